@@ -1,0 +1,54 @@
+"""minimcp: the Model Context Protocol for synchronous Python.
+
+Tools are plain functions, calls run on worker threads, and HTTP is served by a WSGI app, so MCP
+fits into Flask/Django-era code and plain scripts without an event loop::
+
+    from minimcp.server import MCPServer
+
+    mcp = MCPServer("Demo")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    mcp.run(transport="streamable-http")
+
+Names are imported lazily so that ``import minimcp`` stays cheap for command-line tools.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Client": "minimcp.client",
+    "InputRequiredRoundsExceededError": "minimcp.client",
+    "StdioServerParameters": "minimcp.client.stdio",
+    "stdio_client": "minimcp.client.stdio",
+    "MCPError": "minimcp.jsonrpc",
+    "UrlElicitationRequiredError": "minimcp.jsonrpc",
+    "MCPDeprecationWarning": "minimcp.shared.exceptions",
+}
+
+__all__ = [*_EXPORTS, "types"]
+
+if TYPE_CHECKING:
+    from minimcp import types
+    from minimcp.client import Client, InputRequiredRoundsExceededError
+    from minimcp.client.stdio import StdioServerParameters, stdio_client
+    from minimcp.jsonrpc import MCPError, UrlElicitationRequiredError
+    from minimcp.shared.exceptions import MCPDeprecationWarning
+
+
+def __getattr__(name: str) -> Any:
+    if name == "types":
+        return importlib.import_module("minimcp.types")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'minimcp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

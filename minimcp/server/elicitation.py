@@ -1,0 +1,153 @@
+"""Elicitation outcomes and the form-schema rule.
+
+A form question is a flat pydantic model. ``form_schema`` renders it to the JSON Schema the client
+shows as a form and refuses anything the spec's ``PrimitiveSchemaDefinition`` cannot express,
+before a byte is sent. ``outcome_of`` turns the client's ``ElicitResult`` back into one of three
+typed outcomes, validating accepted content against the model, so ``result.data`` only exists on
+an accept and a type checker can narrow on ``result.action``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Literal, TypeVar, Union
+
+from pydantic import BaseModel, ValidationError
+from typing_extensions import TypeAliasType
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class AcceptedElicitation(BaseModel, Generic[T]):
+    """The user submitted the form; ``data`` is the validated model instance."""
+
+    action: Literal["accept"] = "accept"
+    data: T
+
+
+class AcceptedUrlElicitation(BaseModel):
+    """The user agreed to open the URL (not that the out-of-band step finished)."""
+
+    action: Literal["accept"] = "accept"
+
+
+class DeclinedElicitation(BaseModel):
+    """The user explicitly said no."""
+
+    action: Literal["decline"] = "decline"
+
+
+class CancelledElicitation(BaseModel):
+    """The user dismissed the question without choosing."""
+
+    action: Literal["cancel"] = "cancel"
+
+
+ElicitationResult = TypeAliasType(
+    "ElicitationResult",
+    Union[AcceptedElicitation[T], DeclinedElicitation, CancelledElicitation],
+    type_params=(T,),
+)
+UrlElicitationResult = Union[AcceptedUrlElicitation, DeclinedElicitation, CancelledElicitation]
+
+_STRING_FORMATS = {"date", "date-time", "email", "uri"}
+_NULL = {"type": "null"}
+
+
+def form_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The ``requestedSchema`` for ``schema``, or ``TypeError`` naming the first field a form cannot hold."""
+    rendered = schema.model_json_schema()
+    definitions = rendered.pop("$defs", {})
+    properties = {}
+    for name, prop in rendered.get("properties", {}).items():
+        prop = _inline_enum_ref(_strip_optional(prop), definitions)
+        if not _is_primitive(prop):
+            raise TypeError(
+                f"Elicitation schema field {name!r} rendered as {prop!r}, which is not a valid "
+                "PrimitiveSchemaDefinition"
+            )
+        properties[name] = prop
+    rendered["properties"] = properties
+    return rendered
+
+
+def _strip_optional(prop: dict[str, Any]) -> dict[str, Any]:
+    """``X | None`` renders as ``X``: a form expresses optionality only through ``required``."""
+    variants = prop.get("anyOf")
+    if isinstance(variants, list) and _NULL in variants and len(variants) == 2:
+        (inner,) = [v for v in variants if v != _NULL]
+        prop = {**{k: v for k, v in prop.items() if k != "anyOf"}, **inner}
+    if "default" in prop and prop["default"] is None:
+        prop = {k: v for k, v in prop.items() if k != "default"}
+    return prop
+
+
+def _inline_enum_ref(prop: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:
+    """A Python ``Enum`` of strings renders as a ``$ref``; forms need the enum inline."""
+    ref = prop.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+        return prop
+    target = definitions.get(ref.removeprefix("#/$defs/"), {})
+    if target.get("type") != "string" or "enum" not in target:
+        return prop
+    inlined = {k: v for k, v in prop.items() if k != "$ref"}
+    inlined.update({"type": "string", "enum": target["enum"]})
+    return inlined
+
+
+def _is_string_enum(values: Any) -> bool:
+    return isinstance(values, list) and bool(values) and all(isinstance(v, str) for v in values)
+
+
+def _is_titled_options(options: Any) -> bool:
+    return isinstance(options, list) and bool(options) and all(
+        isinstance(o, dict) and isinstance(o.get("const"), str) for o in options
+    )
+
+
+def _is_primitive(prop: dict[str, Any]) -> bool:
+    kind = prop.get("type")
+    if kind == "string":
+        if "format" in prop and prop["format"] not in _STRING_FORMATS:
+            return False
+        if "enum" in prop:
+            return _is_string_enum(prop["enum"])
+        if "oneOf" in prop:
+            return _is_titled_options(prop["oneOf"])
+        return True
+    if kind in ("number", "integer", "boolean"):
+        return True
+    if kind == "array":
+        items = prop.get("items")
+        if not isinstance(items, dict):
+            return False
+        if "enum" in items:
+            return items.get("type", "string") == "string" and _is_string_enum(items["enum"])
+        return _is_titled_options(items.get("anyOf"))
+    return False
+
+
+def outcome_of(
+    result: dict[str, Any], schema: type[T] | None
+) -> AcceptedElicitation[T] | AcceptedUrlElicitation | DeclinedElicitation | CancelledElicitation:
+    """The typed outcome of an ``ElicitResult``; ``schema`` is ``None`` for URL mode.
+
+    Raises ``ValueError`` when an accepted form answer is missing or does not fit the model, so
+    a tool can never act on garbage.
+    """
+    action = result.get("action")
+    if action == "decline":
+        return DeclinedElicitation()
+    if action == "cancel":
+        return CancelledElicitation()
+    if action != "accept":
+        raise ValueError(f"Received an elicitation result with an unknown action: {action!r}")
+    if schema is None:
+        return AcceptedUrlElicitation()
+    content = result.get("content")
+    if content is None:
+        raise ValueError("Received an accepted elicitation with no content")
+    try:
+        data = schema.model_validate(content)
+    except ValidationError:
+        raise ValueError("Received an accepted elicitation whose content does not match the requested schema") from None
+    return AcceptedElicitation[schema](data=data)  # type: ignore[valid-type]

@@ -1,0 +1,341 @@
+"""The 2026-07-28 multi round-trip machinery: ask by raising, answer by replaying.
+
+A 2026-07-28 request cannot push a question to the client. Instead a question with no recorded
+answer raises ``InputRequired`` (a ``BaseException``, so ``except Exception`` in user code does not
+swallow it); the dispatcher turns it into an ``input_required`` result whose ``requestState``
+seals the answers gathered so far. The client retries with ``inputResponses`` and the echoed
+state, the handler runs again from the top, and each question already answered returns its
+recorded answer at once, so the call gets further each round. No thread waits between rounds;
+the server keeps nothing.
+
+An answer is matched to the exact question it answers: the state records a digest of each
+question as it was rendered, and a question that renders differently on a later round (a changed
+message or schema) is asked anew.
+
+``requestState`` travels through the client, so it is sealed (see ``RequestStateSecurity``) and
+bound to the method, the target, the arguments, the audience and the principal. Every failure to
+open it is the one frozen -32602 error; the reason goes to the server log only.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from minimcp.jsonrpc import MCPError
+from minimcp.types import (
+    INVALID_PARAMS,
+    CreateMessageResult,
+    CreateMessageResultWithTools,
+    ElicitResult,
+    ListRootsResult,
+    dump,
+)
+
+logger = logging.getLogger("minimcp.server.request_state")
+
+#: Clock skew tolerated on ``iat`` before a state counts as minted in the future.
+FUTURE_SKEW = 60.0
+
+
+class InputRequired(BaseException):
+    """A question (or several) with no recorded answer; becomes an ``input_required`` result."""
+
+    def __init__(self, requests: dict[str, dict[str, Any]]) -> None:
+        super().__init__(sorted(requests))
+        self.requests = requests
+
+
+class InvalidRequestState(Exception):
+    """A ``requestState`` that must be refused; ``reason`` is for the server log only."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def frozen_error() -> MCPError:
+    """The single answer to every unusable ``requestState``: it reveals nothing about why."""
+    return MCPError(INVALID_PARAMS, "Invalid or expired requestState", {"reason": "invalid_request_state"})
+
+
+# --- sealing ------------------------------------------------------------------------------------
+class RequestStateCodec(Protocol):
+    def seal(self, payload: bytes) -> str: ...
+
+    def unseal(self, token: str) -> bytes:
+        """The payload ``seal`` produced; raises ``InvalidRequestState`` for anything else."""
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _hkdf(key: bytes, info: bytes) -> bytes:
+    prk = hmac.new(b"minimcp request state", key, hashlib.sha256).digest()
+    return hmac.new(prk, info + b"\x01", hashlib.sha256).digest()
+
+
+class HMACRequestStateCodec:
+    """Standard-library sealing: HMAC-SHA256 counter-mode keystream, then HMAC-SHA256 (encrypt-then-MAC).
+
+    Token: ``"m1." + base64url(key id(4) || nonce(16) || ciphertext || tag(32))``. ``keys[0]``
+    seals; every key unseals, which is what makes rotation possible.
+    """
+
+    _PREFIX = "m1."
+
+    def __init__(self, keys: Sequence[bytes]) -> None:
+        self._ring: dict[bytes, tuple[bytes, bytes]] = {}
+        self._minting = b""
+        for key in keys:
+            kid = hashlib.sha256(b"minimcp key id" + key).digest()[:4]
+            self._ring[kid] = (_hkdf(key, b"enc"), _hkdf(key, b"mac"))
+            self._minting = self._minting or kid
+
+    @staticmethod
+    def _keystream(key: bytes, nonce: bytes, length: int) -> bytes:
+        blocks = (hmac.new(key, nonce + i.to_bytes(4, "big"), hashlib.sha256).digest()
+                  for i in range(math.ceil(length / 32)))
+        return b"".join(blocks)[:length]
+
+    def seal(self, payload: bytes) -> str:
+        enc, mac = self._ring[self._minting]
+        nonce = os.urandom(16)
+        cipher = bytes(a ^ b for a, b in zip(payload, self._keystream(enc, nonce, len(payload))))
+        body = self._minting + nonce + cipher
+        return self._PREFIX + _b64(body + hmac.new(mac, body, hashlib.sha256).digest())
+
+    def unseal(self, token: str) -> bytes:
+        if not token.startswith(self._PREFIX):
+            raise InvalidRequestState("malformed")
+        try:
+            raw = _unb64(token[len(self._PREFIX):])
+        except ValueError:
+            raise InvalidRequestState("malformed") from None
+        if len(raw) < 4 + 16 + 32:
+            raise InvalidRequestState("malformed")
+        body, tag = raw[:-32], raw[-32:]
+        keys = self._ring.get(body[:4])
+        if keys is None:
+            raise InvalidRequestState("unknown key")
+        enc, mac = keys
+        if not hmac.compare_digest(tag, hmac.new(mac, body, hashlib.sha256).digest()):
+            raise InvalidRequestState("seal")
+        nonce, cipher = body[4:20], body[20:]
+        return bytes(a ^ b for a, b in zip(cipher, self._keystream(enc, nonce, len(cipher))))
+
+
+def _default_principal(request_context: Any) -> str | None:
+    request = getattr(request_context, "request", None)
+    environ = getattr(request, "environ", None) or {}
+    return environ.get("REMOTE_USER") or None
+
+
+class RequestStateSecurity:
+    """How ``requestState`` is sealed and what it is bound to; share ``keys`` across processes."""
+
+    def __init__(
+        self,
+        *,
+        keys: Sequence[bytes | bytearray | str] | None = None,
+        codec: RequestStateCodec | None = None,
+        ttl: float = 600.0,
+        bind_principal: Callable[[Any], str | None] | None = _default_principal,
+        audience: str | None = None,
+    ) -> None:
+        if (keys is None) == (codec is None):
+            raise ValueError("RequestStateSecurity takes exactly one of keys= or codec=")
+        if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl) or ttl <= 0:
+            raise ValueError(f"request-state ttl must be a positive finite number, got {ttl}")
+        if keys is not None:
+            codec = HMACRequestStateCodec(_check_keys(keys))
+        self.codec: RequestStateCodec = codec  # type: ignore[assignment]
+        self.ttl = float(ttl)
+        self.bind_principal = bind_principal
+        self.audience = audience
+        self.explicit = True
+
+    @classmethod
+    def ephemeral(cls, *, ttl: float = 600.0, audience: str | None = None) -> RequestStateSecurity:
+        """One random key for this process: right for stdio and a single HTTP process."""
+        security = cls(keys=[os.urandom(32)], ttl=ttl, audience=audience)
+        security.explicit = False
+        return security
+
+
+def _check_keys(keys: Sequence[bytes | bytearray | str]) -> list[bytes]:
+    ring: list[bytes] = []
+    for index, key in enumerate(keys):
+        if isinstance(key, str):
+            key = key.encode()
+        elif isinstance(key, (bytes, bytearray)):
+            key = bytes(key)
+        else:
+            raise TypeError(f"request-state keys must be bytes, bytearray, or str; keys[{index}] is {type(key).__name__}")
+        if len(key) < 32:
+            raise ValueError(
+                f"request-state keys must be at least 32 bytes of secret randomness; keys[{index}] is {len(key)} "
+                'bytes. Generate one with: python -c "import secrets; print(secrets.token_hex(32))"'
+            )
+        if key in ring:
+            raise ValueError(f"keys[{index}] duplicates an earlier ring key")
+        ring.append(key)
+    if not ring:
+        raise ValueError("RequestStateSecurity needs at least one key")
+    return ring
+
+
+# --- the answer book ------------------------------------------------------------------------------
+def digest(value: Any) -> str:
+    """SHA-256 over sorted compact JSON: the fingerprint of arguments and of rendered questions."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+_RESPONSE_MODELS: dict[str, Any] = {
+    "elicitation/create": ElicitResult,
+    "roots/list": ListRootsResult,
+}
+
+
+def _validated(method: str, key: str, response: Any) -> dict[str, Any]:
+    """A client answer checked against the result type of the question it answers."""
+    try:
+        if method == "sampling/createMessage":
+            content = response.get("content") if isinstance(response, dict) else None
+            model: Any = CreateMessageResultWithTools if isinstance(content, list) else CreateMessageResult
+        else:
+            model = _RESPONSE_MODELS[method]
+        return dump(model.model_validate(response))
+    except (ValidationError, KeyError, AttributeError):
+        raise MCPError(INVALID_PARAMS, f"inputResponses['{key}'] is not a valid answer to {method}") from None
+
+
+class Binding:
+    """What a sealed state is bound to: one method on one target with one set of arguments."""
+
+    def __init__(self, method: str, target: str, arguments: Any, audience: str, principal: str | None) -> None:
+        self.method = method
+        self.target = target
+        self.arguments = digest(arguments or {})
+        self.audience = audience
+        self.principal = principal
+
+
+class AnswerBook:
+    """The answers of one call so far, and the questions this pass could not answer."""
+
+    def __init__(self, answers: dict[str, dict[str, Any]], asked: dict[str, dict[str, Any]],
+                 fresh: dict[str, Any], handler_state: str | None) -> None:
+        self._answers = answers  # key -> {"d": question digest, "r": response}
+        self._asked = asked  # key -> {"d": digest, "m": method}, the questions of the last round
+        self._fresh = fresh  # this round's inputResponses, consumed when their question is asked
+        self.handler_state = handler_state
+        self.pending: dict[str, dict[str, Any]] = {}
+
+    def answer(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        question = digest({"method": method, "params": params})
+        recorded = self._answers.get(key)
+        if recorded is not None and recorded["d"] == question:
+            return recorded["r"]
+        asked = self._asked.get(key)
+        if key in self._fresh and (asked is None or asked["d"] == question):
+            response = _validated(method, key, self._fresh.pop(key))
+            self._answers[key] = {"d": question, "r": response}
+            return response
+        return None
+
+    def defer(self, requests: dict[str, dict[str, Any]]) -> None:
+        self.pending.update(requests)
+
+    def payload(self, binding: Binding, handler_state: str | None) -> dict[str, Any]:
+        asked = {key: {"d": digest(request), "m": request["method"]} for key, request in self.pending.items()}
+        return {"v": 1, "iat": time.time(), "m": binding.method, "t": binding.target, "a": binding.arguments,
+                "aud": binding.audience, "p": binding.principal, "answers": self._answers, "asked": asked,
+                "s": handler_state}
+
+
+class ReplayQuestions:
+    """The 2026-07-28 ``Questions`` strategy: a recorded answer, or ``InputRequired``."""
+
+    def __init__(self, book: AnswerBook) -> None:
+        self._book = book
+
+    def ask(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        answer = self._book.answer(key, method, params)
+        if answer is not None:
+            return answer
+        request = {key: {"method": method, "params": params}}
+        self._book.defer(request)
+        raise InputRequired(request)
+
+
+def open_book(security: RequestStateSecurity, binding: Binding, request_state: Any,
+              input_responses: Any) -> AnswerBook:
+    """Verify the incoming state against ``binding`` and gather the answers it and this retry carry."""
+    if input_responses is not None and not (
+        isinstance(input_responses, dict) and all(isinstance(v, dict) for v in input_responses.values())
+    ):
+        raise MCPError(INVALID_PARAMS, "inputResponses must be an object mapping each key to a result object")
+    fresh = dict(input_responses or {})
+    if request_state is None:
+        return AnswerBook({}, {}, fresh, None)
+    try:
+        payload = _unseal(security, binding, request_state)
+    except InvalidRequestState as refused:
+        logger.warning("requestState rejected on %s: %s", binding.method, refused.reason)
+        raise frozen_error() from None
+    return AnswerBook(payload.get("answers", {}), payload.get("asked", {}), fresh, payload.get("s"))
+
+
+def _unseal(security: RequestStateSecurity, binding: Binding, token: Any) -> dict[str, Any]:
+    if not isinstance(token, str):
+        raise InvalidRequestState("non-string requestState")
+    try:
+        raw = security.codec.unseal(token)
+    except InvalidRequestState:
+        raise
+    except Exception:
+        raise InvalidRequestState("codec error") from None
+    try:
+        payload = json.loads(raw)
+        iat = float(payload["iat"])
+    except (ValueError, KeyError, TypeError):
+        raise InvalidRequestState("malformed") from None
+    now = time.time()
+    if iat > now + FUTURE_SKEW:
+        raise InvalidRequestState("minted in the future")
+    if now > iat + security.ttl:
+        raise InvalidRequestState("expired")
+    if (payload.get("m"), payload.get("t"), payload.get("a")) != (binding.method, binding.target, binding.arguments):
+        raise InvalidRequestState("request binding")
+    if payload.get("aud") != binding.audience:
+        raise InvalidRequestState("audience")
+    if payload.get("p") != binding.principal:
+        raise InvalidRequestState("principal drift" if payload.get("p") is None or binding.principal is None
+                                  else "principal")
+    return payload
+
+
+def seal(security: RequestStateSecurity, payload: dict[str, Any]) -> str:
+    """Seal the next round's state; a codec failure here is the server's, so -32603."""
+    try:
+        return security.codec.seal(json.dumps(payload, separators=(",", ":")).encode())
+    except Exception:
+        logger.exception("sealing requestState failed")
+        raise MCPError(-32603, "Internal error") from None

@@ -1,0 +1,251 @@
+"""What the server knows about one client: its era, its declarations, and (legacy) its session.
+
+A legacy connection opens with ``initialize`` and lives as a ``ServerSession`` until it is deleted,
+expires or its transport ends; it owns the table of server-to-client requests awaiting answers and
+the standalone channel (the HTTP GET stream, or the stdio/in-memory connection itself).
+
+A 2026-07-28 request carries everything in its own ``_meta``; it gets a short-lived
+``ServerSession`` of its own that can send nothing unprompted, so handlers see one interface.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from minimcp import jsonrpc
+from minimcp.server.calls import Outbox, PendingRequests, send_request
+from minimcp.types import (
+    ClientCapabilities,
+    ElicitResult,
+    Implementation,
+    LoggingLevel,
+    RequestId,
+    dump,
+)
+
+if TYPE_CHECKING:
+    from minimcp.server.app import MCPServer
+
+logger = logging.getLogger("minimcp.server.session")
+
+LOG_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def _covers(declared: Any, required: Any) -> bool:
+    """Whether a declared capability object includes everything ``required`` names."""
+    if not isinstance(required, dict):
+        return declared is not None
+    if not isinstance(declared, dict):
+        return False
+    return all(key in declared and _covers(declared[key], value) for key, value in required.items())
+
+
+class ServerSession:
+    """The server's side of one connection (legacy) or of one self-contained request (2026-07-28)."""
+
+    def __init__(
+        self,
+        server: MCPServer,
+        *,
+        protocol_version: str,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        legacy: bool,
+        log_level: LoggingLevel | None = None,
+    ) -> None:
+        self._server = server
+        self.id: str | None = None
+        self.legacy = legacy
+        self.protocol_version = protocol_version
+        self.client_capabilities = client_capabilities or ClientCapabilities()
+        self.client_info = client_info
+        self.log_level = log_level
+        self.initialized = False
+        self.pending = PendingRequests()
+        self.last_seen = time.monotonic()
+        # _lock guards standalone, _inflight and subscriptions.
+        self._lock = threading.Lock()
+        self.standalone: Outbox | None = None
+        self._inflight: dict[RequestId, Outbox] = {}
+        self.subscriptions: set[str] = set()
+        self.closed = False
+
+    # --- what a handler asks -------------------------------------------------------------
+    @property
+    def can_send_request(self) -> bool:
+        return self.legacy and not self.closed
+
+    def check_client_capability(self, capability: ClientCapabilities) -> bool:
+        return _covers(dump(self.client_capabilities), dump(capability))
+
+    def declares(self, required: dict[str, Any]) -> bool:
+        """``check_client_capability`` for a wire-shaped capability object."""
+        return _covers(dump(self.client_capabilities), required)
+
+    def log_enabled(self, level: str) -> bool:
+        """Whether a protocol log message at ``level`` may go to this client.
+
+        A legacy client that never called ``logging/setLevel`` receives everything (as the official
+        SDK does); a 2026-07-28 request receives nothing unless its ``_meta`` names a level.
+        """
+        if self.log_level is None:
+            return self.legacy
+        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
+
+    # --- request bookkeeping (transports and the dispatcher) -----------------------------------
+    def begin(self, request_id: RequestId, outbox: Outbox) -> None:
+        self.last_seen = time.monotonic()
+        with self._lock:
+            self._inflight[request_id] = outbox
+
+    def end(self, request_id: RequestId) -> None:
+        self.last_seen = time.monotonic()
+        with self._lock:
+            self._inflight.pop(request_id, None)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._inflight)
+
+    def attach_standalone(self, outbox: Outbox | None) -> None:
+        with self._lock:
+            self.standalone = outbox
+
+    def close(self) -> None:
+        """End the session: every worker waiting on this client wakes with "Connection closed"."""
+        self.closed = True
+        self.pending.close(jsonrpc.connection_closed())
+        with self._lock:
+            outboxes = [*self._inflight.values(), *([self.standalone] if self.standalone else [])]
+        for outbox in outboxes:
+            outbox.abort()
+
+    # --- sending -------------------------------------------------------------------------------
+    def channel(self, related_request_id: RequestId | None) -> Outbox | None:
+        with self._lock:
+            if related_request_id is not None:
+                return self._inflight.get(related_request_id)
+            return self.standalone
+
+    def send_notification(self, method: str, params: dict[str, Any] | None = None,
+                          related_request_id: RequestId | None = None) -> None:
+        """Send on the request's stream, or the standalone channel; dropped where neither exists."""
+        channel = self.channel(related_request_id) if self.legacy else None
+        if channel is None:
+            logger.debug("dropped %s: no channel to this client", method)
+            return
+        channel.send(jsonrpc.notification(method, params))
+
+    def send_request(self, method: str, params: dict[str, Any],
+                     related_request_id: RequestId | None = None) -> dict[str, Any]:
+        """Ask the client and wait (bounded by the server's ``back_channel_timeout``)."""
+        channel = self.channel(related_request_id) if self.legacy else None
+        if channel is None:
+            raise jsonrpc.NoBackChannelError(method)
+        return send_request(self.pending, channel, method, params, self._server.back_channel_timeout)
+
+    def send_elicit_complete(self, elicitation_id: str, related_request_id: RequestId | None = None) -> None:
+        if not self.legacy:
+            logger.debug("send_elicit_complete(%r) ignored: 2026-07-28 has no completion notification",
+                         elicitation_id)
+            return
+        self.send_notification("notifications/elicitation/complete", {"elicitationId": elicitation_id},
+                               related_request_id)
+
+    def send_tool_list_changed(self) -> None:
+        self.send_notification("notifications/tools/list_changed")
+
+    def send_resource_list_changed(self) -> None:
+        self.send_notification("notifications/resources/list_changed")
+
+    def send_prompt_list_changed(self) -> None:
+        self.send_notification("notifications/prompts/list_changed")
+
+    def send_resource_updated(self, uri: str) -> None:
+        self.send_notification("notifications/resources/updated", {"uri": str(uri)})
+
+    def send_log_message(self, level: LoggingLevel, data: Any, logger_name: str | None = None,
+                         related_request_id: RequestId | None = None) -> None:
+        if not self.log_enabled(level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger_name is not None:
+            params["logger"] = logger_name
+        self.send_notification("notifications/message", params, related_request_id)
+
+    def elicit_form(self, message: str, requested_schema: dict[str, Any],
+                    related_request_id: RequestId | None = None) -> ElicitResult:
+        result = self.send_request(
+            "elicitation/create",
+            {"mode": "form", "message": message, "requestedSchema": requested_schema},
+            related_request_id,
+        )
+        return ElicitResult.model_validate(result)
+
+    def elicit_url(self, message: str, url: str, elicitation_id: str,
+                   related_request_id: RequestId | None = None) -> ElicitResult:
+        result = self.send_request(
+            "elicitation/create",
+            {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id},
+            related_request_id,
+        )
+        return ElicitResult.model_validate(result)
+
+
+class SessionManager:
+    """Legacy sessions by ``Mcp-Session-Id``; idle ones expire when looked at, no timer thread."""
+
+    def __init__(self, idle_timeout: float, max_sessions: int = 10_000) -> None:
+        self.idle_timeout = idle_timeout
+        self.max_sessions = max_sessions
+        # _lock guards _sessions.
+        self._lock = threading.Lock()
+        self._sessions: dict[str, ServerSession] = {}
+
+    def add(self, session: ServerSession) -> str | None:
+        """Register ``session`` under a fresh 128-bit id; ``None`` when the server is full."""
+        self._expire()
+        with self._lock:
+            if len(self._sessions) >= self.max_sessions:
+                return None
+            session.id = secrets.token_hex(16)
+            self._sessions[session.id] = session
+        return session.id
+
+    def get(self, session_id: str) -> ServerSession | None:
+        with self._lock:
+            session = self._sessions.get(session_id)
+        if session is not None and self._idle(session):
+            self.remove(session_id)
+            return None
+        return session
+
+    def remove(self, session_id: str) -> bool:
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is None:
+            return False
+        session.close()
+        return True
+
+    def close(self) -> None:
+        with self._lock:
+            sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            session.close()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def _idle(self, session: ServerSession) -> bool:
+        return not session.busy and time.monotonic() - session.last_seen > self.idle_timeout
+
+    def _expire(self) -> None:
+        with self._lock:
+            expired = [sid for sid, s in self._sessions.items() if self._idle(s)]
+        for session_id in expired:
+            self.remove(session_id)

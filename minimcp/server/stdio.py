@@ -1,0 +1,145 @@
+"""The stdio transport: newline-delimited JSON-RPC on stdin/stdout.
+
+While serving, the protocol owns a private duplicate of file descriptor 1 and descriptor 1 itself
+is pointed at stderr, so a stray ``print`` in a tool (or a C library writing to stdout) can never
+corrupt the stream. Every message is written whole, under one lock, on one line.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from typing import IO, TYPE_CHECKING, Any
+
+from minimcp import jsonrpc
+from minimcp.jsonrpc import EnvelopeError, MCPError, Message
+from minimcp.server.calls import Outbox
+from minimcp.server.dispatch import MODERN
+from minimcp.server.sessions import ServerSession
+
+if TYPE_CHECKING:
+    from minimcp.server.app import MCPServer
+
+logger = logging.getLogger("minimcp.server.stdio")
+
+
+class _Writer:
+    """Serialises writes from the reader loop and every worker onto the protocol stream."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        # _lock guards _stream: one message is one uninterrupted line.
+        self._lock = threading.Lock()
+
+    def write(self, message: Message) -> None:
+        data = jsonrpc.encode(message) + b"\n"
+        with self._lock:
+            try:
+                self._stream.write(data)
+                self._stream.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                logger.debug("stdout closed; dropped a message")
+
+
+class _StdioOutbox(Outbox):
+    def __init__(self, writer: _Writer, can_request: bool, on_final: Any = None) -> None:
+        super().__init__(can_request)
+        self._writer = writer
+        self._on_final = on_final
+
+    def _deliver(self, message: Message, final: bool) -> None:
+        self._writer.write(message)
+        if final and self._on_final is not None:
+            self._on_final()
+
+
+def _protect_stdout() -> IO[bytes]:
+    """Move the protocol to a private descriptor and send descriptor 1 to stderr."""
+    sys.stdout.flush()
+    protocol = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol
+
+
+def serve_stdio(server: MCPServer, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
+    """Serve one client on stdin/stdout until EOF."""
+    reader = stdin or sys.stdin.buffer
+    writer = _Writer(stdout or _protect_stdout())
+    connection = _Connection(server, writer)
+    try:
+        for line in iter(reader.readline, b""):
+            if line.strip():
+                connection.receive(line)
+    finally:
+        connection.close()
+
+
+class _Connection:
+    """One stdio peer: its legacy session (after ``initialize``) and its requests in flight."""
+
+    def __init__(self, server: MCPServer, writer: _Writer) -> None:
+        self._dispatcher = server.dispatcher
+        self._writer = writer
+        self._session: ServerSession | None = None
+        self._standalone = _StdioOutbox(writer, can_request=True)
+        # _lock guards _inflight: request id -> outbox, for notifications/cancelled.
+        self._lock = threading.Lock()
+        self._inflight: dict[Any, Outbox] = {}
+
+    def receive(self, line: bytes) -> None:
+        message: Any = None
+        try:
+            message = jsonrpc.decode(line)
+            kind = jsonrpc.kind_of(message)
+        except MCPError as bad:
+            self._writer.write(jsonrpc.error_from(jsonrpc.safe_id(message), bad))
+            return
+        if kind == "request":
+            self._request(message)
+        elif kind == "notification":
+            self._notification(message)
+        elif self._session is not None:
+            self._dispatcher.handle_response(message, self._session)
+
+    def _request(self, message: Message) -> None:
+        try:
+            if self._dispatcher.classify(message) == MODERN:
+                session = self._dispatcher.modern_session(message)
+            elif message["method"] == "initialize" or self._session is None:
+                session = self._dispatcher.new_legacy_session()
+            else:
+                session = self._session
+        except EnvelopeError as refused:
+            self._writer.write(jsonrpc.error_from(message["id"], refused))
+            return
+        request_id = message["id"]
+        outbox = _StdioOutbox(self._writer, can_request=session.legacy, on_final=lambda: self._forget(request_id))
+        with self._lock:
+            self._inflight[request_id] = outbox
+        answer = self._dispatcher.handle_request(message, session, outbox)
+        if message["method"] == "initialize" and answer is not None and "result" in answer:
+            self._session = session
+            session.attach_standalone(self._standalone)
+        if answer is not None:
+            outbox.close(answer)
+
+    def _forget(self, request_id: Any) -> None:
+        with self._lock:
+            self._inflight.pop(request_id, None)
+
+    def _notification(self, message: Message) -> None:
+        if message.get("method") == "notifications/cancelled":
+            params = message.get("params") or {}
+            with self._lock:
+                outbox = self._inflight.get(params.get("requestId"))
+            if outbox is not None:
+                outbox.abort()
+            return
+        self._dispatcher.handle_notification(message, self._session)
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()

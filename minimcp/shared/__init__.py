@@ -1,0 +1,1 @@
+"""Pieces both sides of a connection share."""
