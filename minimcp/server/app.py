@@ -9,10 +9,11 @@ and the transports (``wsgi``, ``stdio``, ``memory``) feed it.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import inspect
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, TypeVar
@@ -440,14 +441,11 @@ class MCPServer(Generic[LifespanT]):
         else:
             raise ValueError(f"Unknown transport: {transport}")
 
-    def _running(self) -> AbstractContextManager[Any]:
-        server = self
-
-        class _Bracket:
-            def __enter__(self) -> None:
-                server.lifespan_context()
-
-            def __exit__(self, *exc: Any) -> None:
-                server.close()
-
-        return _Bracket()
+    @contextlib.contextmanager
+    def _running(self) -> Iterator[None]:
+        """Bracket a serving loop with the lifespan."""
+        self.lifespan_context()
+        try:
+            yield
+        finally:
+            self.close()

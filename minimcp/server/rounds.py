@@ -33,14 +33,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from minimcp.jsonrpc import MCPError
-from minimcp.types import (
-    INVALID_PARAMS,
-    CreateMessageResult,
-    CreateMessageResultWithTools,
-    ElicitResult,
-    ListRootsResult,
-    dump,
-)
+from minimcp.types import INVALID_PARAMS, dump, parse_input_response
 
 logger = logging.getLogger("minimcp.server.request_state")
 
@@ -207,22 +200,11 @@ def digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-_RESPONSE_MODELS: dict[str, Any] = {
-    "elicitation/create": ElicitResult,
-    "roots/list": ListRootsResult,
-}
-
-
 def _validated(method: str, key: str, response: Any) -> dict[str, Any]:
     """A client answer checked against the result type of the question it answers."""
     try:
-        if method == "sampling/createMessage":
-            content = response.get("content") if isinstance(response, dict) else None
-            model: Any = CreateMessageResultWithTools if isinstance(content, list) else CreateMessageResult
-        else:
-            model = _RESPONSE_MODELS[method]
-        return dump(model.model_validate(response))
-    except (ValidationError, KeyError, AttributeError):
+        return dump(parse_input_response(method, response))
+    except (ValidationError, KeyError):
         raise MCPError(INVALID_PARAMS, f"inputResponses['{key}'] is not a valid answer to {method}") from None
 
 

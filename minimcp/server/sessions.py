@@ -20,7 +20,11 @@ from minimcp import jsonrpc
 from minimcp.server.calls import Outbox, PendingRequests, send_request
 from minimcp.types import (
     ClientCapabilities,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    CreateMessageResultWithTools,
     ElicitResult,
+    ListRootsResult,
     Implementation,
     LoggingLevel,
     RequestId,
@@ -194,6 +198,18 @@ class ServerSession:
             related_request_id,
         )
         return ElicitResult.model_validate(result)
+
+    def create_message(self, messages: list[Any], *, max_tokens: int, related_request_id: RequestId | None = None,
+                       **options: Any) -> CreateMessageResult | CreateMessageResultWithTools:
+        """Legacy-only sampling from the body (deprecated; a resolver returning ``Sample`` works in both eras)."""
+        params = dump(CreateMessageRequestParams(messages=messages, max_tokens=max_tokens, **options))
+        result = self.send_request("sampling/createMessage", params, related_request_id)
+        model = CreateMessageResultWithTools if isinstance(result.get("content"), list) else CreateMessageResult
+        return model.model_validate(result)
+
+    def list_roots(self, related_request_id: RequestId | None = None) -> ListRootsResult:
+        """Legacy-only roots from the body (deprecated; a resolver returning ``ListRoots`` works in both eras)."""
+        return ListRootsResult.model_validate(self.send_request("roots/list", {}, related_request_id))
 
 
 class SessionManager:
