@@ -1,0 +1,287 @@
+"""ctx.elicit / ctx.elicit_url end to end: real client, in-memory and over HTTP, both eras.
+
+Every test runs against each transport (the in-memory connection and a real werkzeug server on a
+loopback port) and each era (``mode="legacy"``: the worker blocks while the question travels;
+``mode="auto"``: lands on 2026-07-28, where the question comes back as ``input_required`` and the
+tool is replayed).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable
+
+import pytest
+from pydantic import BaseModel, Field
+
+from minimcp import Client, MCPError
+from minimcp.client import ClientRequestContext
+from minimcp.server import MCPServer
+from minimcp.server.mcpserver import Context
+from minimcp.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
+
+QUESTION = "No tables for 2 on 2025-12-25. Would you like to try another date?"
+
+
+class AlternativeDate(BaseModel):
+    accept_alternative: bool = Field(description="Try another date?")
+    date: str = Field(default="2025-12-26", description="Alternative date (YYYY-MM-DD)")
+
+
+class Address(BaseModel):
+    street: str
+
+
+class Shipping(BaseModel):
+    address: Address
+
+
+def bistro(**options: Any) -> MCPServer:
+    mcp = MCPServer("Bistro", **options)
+
+    @mcp.tool()
+    def book_table(date: str, party_size: int, ctx: Context) -> str:
+        """Book a table at the bistro."""
+        if date not in ("2025-12-25", "2025-12-28"):
+            return f"Booked a table for {party_size} on {date}."
+        result = ctx.elicit(
+            message=f"No tables for {party_size} on {date}. Would you like to try another date?",
+            schema=AlternativeDate,
+        )
+        if result.action == "accept" and result.data.accept_alternative:
+            return book_table(result.data.date, party_size, ctx)
+        return "No booking made."
+
+    @mcp.tool()
+    def ship(ctx: Context) -> str:
+        ctx.elicit("Where to?", schema=Shipping)
+        return "unreachable"
+
+    @mcp.tool()
+    def pay_deposit(booking_id: str, ctx: Context) -> str:
+        result = ctx.elicit_url(
+            message="A 20 EUR deposit confirms your booking.",
+            url=f"https://pay.example.com/deposit/{booking_id}",
+            elicitation_id=f"deposit-{booking_id}",
+        )
+        if result.action == "accept":
+            return "Complete the payment in your browser."
+        return "No deposit taken. The booking expires in one hour."
+
+    @mcp.tool()
+    def confirm_deposit(booking_id: str, ctx: Context) -> str:
+        ctx.session.send_elicit_complete(f"deposit-{booking_id}")
+        return f"Deposit received for booking {booking_id}."
+
+    return mcp
+
+
+@pytest.fixture(params=["memory", "http"])
+def connect(request: pytest.FixtureRequest, serve_http: Callable[..., str]) -> Callable[..., Client]:
+    """``connect(mcp, **client_options)``: a Client over the parametrized transport."""
+
+    def make(mcp: MCPServer, **options: Any) -> Client:
+        target: Any = mcp if request.param == "memory" else serve_http(mcp)
+        return Client(target, **options)
+
+    return make
+
+
+ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
+
+
+def answering(*answers: ElicitResult, seen: list[Any] | None = None) -> Callable[..., ElicitResult]:
+    """An elicitation callback that records each question and gives the next canned answer."""
+    queue = list(answers)
+    record = seen if seen is not None else []
+
+    def callback(context: ClientRequestContext, params: Any) -> ElicitResult:
+        record.append(params)
+        return queue.pop(0)
+
+    return callback
+
+
+def text_of(result: Any) -> str:
+    return result.content[0].text
+
+
+@ERAS
+def test_accept_books_the_alternative_date(connect: Callable[..., Client], mode: str) -> None:
+    seen: list[Any] = []
+    callback = answering(ElicitResult(action="accept", content={"accept_alternative": True, "date": "2025-12-27"}),
+                         seen=seen)
+    with connect(bistro(), mode=mode, elicitation_callback=callback) as client:
+        result = client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+        assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+    assert text_of(result) == "Booked a table for 2 on 2025-12-27."
+    assert len(seen) == 1 and isinstance(seen[0], ElicitRequestFormParams)
+    assert seen[0].message == QUESTION
+    assert seen[0].requested_schema == {
+        "properties": {
+            "accept_alternative": {"description": "Try another date?", "title": "Accept Alternative", "type": "boolean"},
+            "date": {"default": "2025-12-26", "description": "Alternative date (YYYY-MM-DD)", "title": "Date",
+                     "type": "string"},
+        },
+        "required": ["accept_alternative"], "title": "AlternativeDate", "type": "object",
+    }
+
+
+@ERAS
+def test_server_side_default_fills_an_omitted_field(connect: Callable[..., Client], mode: str) -> None:
+    callback = answering(ElicitResult(action="accept", content={"accept_alternative": True}))
+    with connect(bistro(), mode=mode, elicitation_callback=callback) as client:
+        result = client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+    assert text_of(result) == "Booked a table for 2 on 2025-12-26."
+
+
+@ERAS
+@pytest.mark.parametrize("answer", [
+    ElicitResult(action="decline"),
+    ElicitResult(action="cancel"),
+    ElicitResult(action="accept", content={"accept_alternative": False}),
+])
+def test_decline_cancel_and_refusal_are_answered_normally(connect: Callable[..., Client], mode: str,
+                                                          answer: ElicitResult) -> None:
+    with connect(bistro(), mode=mode, elicitation_callback=answering(answer)) as client:
+        result = client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+    assert not result.is_error
+    assert text_of(result) == "No booking made."
+
+
+@ERAS
+def test_a_second_question_in_the_same_call(connect: Callable[..., Client], mode: str) -> None:
+    seen: list[Any] = []
+    callback = answering(
+        ElicitResult(action="accept", content={"accept_alternative": True, "date": "2025-12-28"}),
+        ElicitResult(action="accept", content={"accept_alternative": True, "date": "2025-12-30"}),
+        seen=seen,
+    )
+    with connect(bistro(), mode=mode, elicitation_callback=callback) as client:
+        result = client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+    assert text_of(result) == "Booked a table for 2 on 2025-12-30."
+    assert [p.message for p in seen] == [QUESTION, QUESTION.replace("2025-12-25", "2025-12-28")]
+
+
+@ERAS
+def test_a_nested_model_is_refused_before_anything_is_sent(connect: Callable[..., Client], mode: str) -> None:
+    seen: list[Any] = []
+    with connect(bistro(), mode=mode, elicitation_callback=answering(seen=seen)) as client:
+        result = client.call_tool("ship", {})
+    assert result.is_error
+    assert text_of(result) == (
+        "Error executing tool ship: Elicitation schema field 'address' rendered as "
+        "{'$ref': '#/$defs/Address'}, which is not a valid PrimitiveSchemaDefinition"
+    )
+    assert seen == []
+
+
+@ERAS
+def test_an_answer_that_does_not_fit_the_schema_fails_the_tool(connect: Callable[..., Client], mode: str) -> None:
+    callback = answering(ElicitResult(action="accept", content={"accept_alternative": "maybe"}))
+    with connect(bistro(), mode=mode, elicitation_callback=callback) as client:
+        result = client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+    assert result.is_error
+    assert text_of(result) == ("Error executing tool book_table: Received an accepted elicitation whose content "
+                               "does not match the requested schema")
+
+
+@ERAS
+def test_without_a_callback_elicitation_is_not_supported(connect: Callable[..., Client], mode: str) -> None:
+    with connect(bistro(), mode=mode) as client:
+        with pytest.raises(MCPError) as raised:
+            client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+        assert str(raised.value) == "Elicitation not supported"
+        assert raised.value.code == -32600
+        assert text_of(client.call_tool("book_table", {"date": "2025-12-24", "party_size": 2})) == \
+            "Booked a table for 2 on 2025-12-24."
+
+
+@ERAS
+def test_url_mode_and_the_completion_notification(connect: Callable[..., Client], mode: str) -> None:
+    seen: list[Any] = []
+    notes: list[Any] = []
+    done = threading.Event()
+
+    def on_message(message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/elicitation/complete":
+            notes.append(message)
+            done.set()
+
+    with connect(bistro(), mode=mode, elicitation_callback=answering(ElicitResult(action="accept"), seen=seen),
+                 message_handler=on_message) as client:
+        result = client.call_tool("pay_deposit", {"booking_id": "42"})
+        assert text_of(result) == "Complete the payment in your browser."
+        assert len(seen) == 1 and isinstance(seen[0], ElicitRequestURLParams)
+        assert seen[0].message == "A 20 EUR deposit confirms your booking."
+        assert seen[0].url == "https://pay.example.com/deposit/42"
+        assert text_of(client.call_tool("confirm_deposit", {"booking_id": "42"})) == \
+            "Deposit received for booking 42."
+        if mode == "legacy":
+            assert seen[0].elicitation_id == "deposit-42"
+            assert done.wait(5)
+            assert notes[0].params.elicitation_id == "deposit-42"
+        else:
+            assert seen[0].elicitation_id is None
+            assert notes == []
+
+
+@ERAS
+def test_url_mode_decline(connect: Callable[..., Client], mode: str) -> None:
+    with connect(bistro(), mode=mode, elicitation_callback=answering(ElicitResult(action="decline"))) as client:
+        result = client.call_tool("pay_deposit", {"booking_id": "42"})
+    assert text_of(result) == "No deposit taken. The booking expires in one hour."
+
+
+def test_legacy_client_that_never_answers_times_out_and_frees_the_worker(connect: Callable[..., Client]) -> None:
+    mcp = bistro(back_channel_timeout=0.3)
+    release = threading.Event()
+
+    def slow(context: ClientRequestContext, params: Any) -> ElicitResult:
+        release.wait(1.0)
+        return ElicitResult(action="accept", content={"accept_alternative": False})
+
+    with connect(mcp, mode="legacy", elicitation_callback=slow) as client:
+        baseline = threading.active_count()
+        started = time.monotonic()
+        with pytest.raises(MCPError) as raised:
+            client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+        assert raised.value.code == -32001
+        assert str(raised.value) == "Request 'elicitation/create' timed out"
+        assert time.monotonic() - started < 2.5
+        release.set()
+        assert text_of(client.call_tool("book_table", {"date": "2025-12-24", "party_size": 2})) == \
+            "Booked a table for 2 on 2025-12-24."
+        deadline = time.monotonic() + 5
+        while threading.active_count() > baseline + 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert threading.active_count() <= baseline + 1
+
+
+def test_elicit_replay_off_restores_the_official_error(connect: Callable[..., Client]) -> None:
+    with connect(bistro(elicit_replay=False), elicitation_callback=answering()) as client:
+        with pytest.raises(MCPError) as raised:
+            client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+    assert str(raised.value) == ("Cannot send 'elicitation/create': this transport context has no back-channel "
+                                 "for server-initiated requests.")
+
+
+def test_replay_takes_one_round_per_question(connect: Callable[..., Client]) -> None:
+    mcp = MCPServer("Counter")
+    runs: list[int] = []
+
+    class Ok(BaseModel):
+        ok: bool
+
+    @mcp.tool()
+    def twice(ctx: Context) -> str:
+        runs.append(1)
+        first = ctx.elicit("first?", schema=Ok)
+        second = ctx.elicit("second?", schema=Ok)
+        return f"{first.action} {second.action}"
+
+    callback = answering(ElicitResult(action="accept", content={"ok": True}), ElicitResult(action="decline"))
+    with connect(mcp, elicitation_callback=callback) as client:
+        assert text_of(client.call_tool("twice", {})) == "accept decline"
+    assert len(runs) == 3

@@ -1,0 +1,172 @@
+"""Sealed requestState on 2026-07-28: what it binds, how it rotates, and the one frozen error.
+
+These tests speak the wire directly (a real werkzeug server, ``requests``), so what they check is
+what any client sees.
+"""
+
+import logging
+import threading
+import time
+from typing import Any, Callable
+
+import pytest
+from conftest import final_message, modern_post, modern_rpc
+from pydantic import BaseModel
+
+from minimcp.server import MCPServer
+from minimcp.server.mcpserver import Context, RequestStateSecurity
+
+KEY_A = b"a" * 32
+KEY_B = b"b" * 32
+FROZEN = {"code": -32602, "message": "Invalid or expired requestState", "data": {"reason": "invalid_request_state"}}
+CAPS = {"elicitation": {}}
+
+
+class Ok(BaseModel):
+    ok: bool
+
+
+def server(**options: Any) -> MCPServer:
+    mcp = MCPServer("Vault", **options)
+
+    @mcp.tool()
+    def open_vault(door: str, ctx: Context) -> str:
+        answer = ctx.elicit(f"Open {door}?", schema=Ok)
+        return f"{door}: {answer.action}"
+
+    @mcp.tool()
+    def other(door: str, ctx: Context) -> str:
+        answer = ctx.elicit(f"Open {door}?", schema=Ok)
+        return f"other {door}: {answer.action}"
+
+    return mcp
+
+
+def first_round(url: str, tool: str = "open_vault", door: str = "front") -> dict[str, Any]:
+    answer = modern_rpc(url, "tools/call", {"name": tool, "arguments": {"door": door}}, capabilities=CAPS)
+    result = answer["result"]
+    assert result["resultType"] == "input_required"
+    assert list(result["inputRequests"]) == ["elicit:0"]
+    return result
+
+
+def retry(url: str, state: Any, tool: str = "open_vault", door: str = "front") -> dict[str, Any]:
+    params = {"name": tool, "arguments": {"door": door}, "requestState": state,
+              "inputResponses": {"elicit:0": {"action": "accept", "content": {"ok": True}}}}
+    response, message = modern_post(url, "tools/call", params, capabilities=CAPS)
+    return final_message(response, message["id"])
+
+
+def test_an_intact_state_completes(serve_http: Callable[..., str]) -> None:
+    url = serve_http(server())
+    state = first_round(url)["requestState"]
+    assert retry(url, state)["result"]["content"][0]["text"] == "front: accept"
+
+
+@pytest.mark.parametrize("mangle", [
+    lambda s: s + "-TAMPERED",
+    lambda s: s[:-10],
+    lambda s: s[:20] + ("A" if s[20] != "A" else "B") + s[21:],
+    lambda s: "m1.garbage",
+    lambda s: "",
+    lambda s: 12345,
+])
+def test_tampered_states_get_the_frozen_error(serve_http: Callable[..., str], mangle: Callable[[str], Any],
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    url = serve_http(server())
+    state = first_round(url)["requestState"]
+    with caplog.at_level(logging.WARNING, logger="minimcp.server.request_state"):
+        answer = retry(url, mangle(state))
+    assert answer["error"] == FROZEN
+    assert "requestState rejected on tools/call" in caplog.text
+
+
+def test_state_is_bound_to_the_tool_and_the_arguments(serve_http: Callable[..., str]) -> None:
+    url = serve_http(server())
+    state = first_round(url)["requestState"]
+    assert retry(url, state, tool="other")["error"] == FROZEN
+    assert retry(url, state, door="back")["error"] == FROZEN
+
+
+def test_an_expired_state_is_refused(serve_http: Callable[..., str]) -> None:
+    url = serve_http(server(request_state_security=RequestStateSecurity(keys=[KEY_A], ttl=0.2)))
+    state = first_round(url)["requestState"]
+    time.sleep(0.4)
+    assert retry(url, state)["error"] == FROZEN
+
+
+def test_a_state_minted_by_another_key_or_audience_is_refused(serve_http: Callable[..., str]) -> None:
+    minted = first_round(serve_http(server(request_state_security=RequestStateSecurity(keys=[KEY_A]))))
+    foreign_key = serve_http(server(request_state_security=RequestStateSecurity(keys=[KEY_B])))
+    assert retry(foreign_key, minted["requestState"])["error"] == FROZEN
+    other_name = MCPServer("Another", request_state_security=RequestStateSecurity(keys=[KEY_A]))
+
+    @other_name.tool()
+    def open_vault(door: str, ctx: Context) -> str:
+        return "never"
+
+    assert retry(serve_http(other_name), minted["requestState"])["error"] == FROZEN
+
+
+def test_key_rotation_across_two_servers(serve_http: Callable[..., str]) -> None:
+    old = serve_http(server(request_state_security=RequestStateSecurity(keys=[KEY_A])))
+    rolling = serve_http(server(request_state_security=RequestStateSecurity(keys=[KEY_B, KEY_A])))
+    new_only = serve_http(server(request_state_security=RequestStateSecurity(keys=[KEY_B])))
+    state_from_old = first_round(old)["requestState"]
+    assert retry(rolling, state_from_old)["result"]["content"][0]["text"] == "front: accept"
+    state_from_rolling = first_round(rolling)["requestState"]
+    assert retry(new_only, state_from_rolling)["result"]["content"][0]["text"] == "front: accept"
+    assert retry(new_only, state_from_old)["error"] == FROZEN
+
+
+def test_every_round_mints_a_different_state_and_no_thread_is_held(serve_http: Callable[..., str]) -> None:
+    url = serve_http(server())
+    first = first_round(url)["requestState"]
+    baseline = threading.active_count()
+    states = {first_round(url)["requestState"] for _ in range(30)}
+    assert len(states) == 30 and first not in states
+    assert threading.active_count() <= baseline + 1
+
+
+def test_garbage_input_responses_are_errors_not_results(serve_http: Callable[..., str]) -> None:
+    url = serve_http(server())
+    for responses in (None, {"elicit:0": 12345}, {"elicit:0": {"action": "maybe"}}):
+        params: dict[str, Any] = {"name": "open_vault", "arguments": {"door": "front"}, "inputResponses": responses}
+        if responses is None:
+            params["inputResponses"] = None
+            response, message = modern_post(url, "tools/call", params, capabilities=CAPS)
+            answer = final_message(response, message["id"])
+            assert answer.get("result", {}).get("resultType") != "complete"
+            continue
+        response, message = modern_post(url, "tools/call", params, capabilities=CAPS)
+        answer = final_message(response, message["id"])
+        assert "error" in answer and answer["error"]["code"] == -32602, answer
+
+
+def test_extra_and_missing_answers(serve_http: Callable[..., str]) -> None:
+    url = serve_http(server())
+    state = first_round(url)["requestState"]
+    params = {"name": "open_vault", "arguments": {"door": "front"}, "requestState": state,
+              "inputResponses": {"unrelated": {"action": "accept"}}}
+    response, message = modern_post(url, "tools/call", params, capabilities=CAPS)
+    again = final_message(response, message["id"])["result"]
+    assert again["resultType"] == "input_required" and list(again["inputRequests"]) == ["elicit:0"]
+    params["inputResponses"] = {"elicit:0": {"action": "decline"}, "extra": {"action": "accept"}}
+    params["requestState"] = again["requestState"]
+    response, message = modern_post(url, "tools/call", params, capabilities=CAPS)
+    assert final_message(response, message["id"])["result"]["content"][0]["text"] == "front: decline"
+
+
+def test_construction_errors() -> None:
+    with pytest.raises(ValueError, match="exactly one of keys= or codec="):
+        RequestStateSecurity()
+    with pytest.raises(ValueError, match="at least 32 bytes of secret randomness; keys\\[0\\] is 7 bytes"):
+        RequestStateSecurity(keys=[b"short!!"])
+    with pytest.raises(TypeError, match="keys\\[0\\] is int"):
+        RequestStateSecurity(keys=[7])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="keys\\[1\\] duplicates an earlier ring key"):
+        RequestStateSecurity(keys=[KEY_A, KEY_A])
+    with pytest.raises(ValueError, match="ttl must be a positive finite number, got 0"):
+        RequestStateSecurity(keys=[KEY_A], ttl=0)
+    with pytest.raises(ValueError, match="^request_state_security is configured but this server has no name."):
+        MCPServer(request_state_security=RequestStateSecurity(keys=[KEY_A]))
