@@ -134,7 +134,8 @@ class Dispatcher:
                                 {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": version})
         if headers is not None:
             check_headers(message, headers, self.server)
-        self._method(message.get("method"), MODERN)
+        if "id" in message:
+            self._method(message.get("method"), MODERN)
         log_level = meta.get(META_LOG_LEVEL)
         if log_level is not None and log_level not in LOG_LEVELS:
             raise EnvelopeError(400, INVALID_PARAMS, f"Invalid log level in _meta: {log_level!r}")

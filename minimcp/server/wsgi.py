@@ -134,10 +134,14 @@ class MCPWSGIApp:
         if not _accepts(request, "application/json", "text/event-stream"):
             return _json(jsonrpc.error(
                 None, INVALID_REQUEST, "Not Acceptable: Accept must list application/json and text/event-stream"), 406)
-        request.max_content_length = self.max_request_body_size
+        # One byte over the limit: werkzeug's limited stream stops silently *at* its limit, so a
+        # chunked body (no Content-Length) over the limit would otherwise arrive truncated.
+        request.max_content_length = self.max_request_body_size + 1
         try:
             body = request.get_data(cache=False)
         except RequestEntityTooLarge:
+            body = None
+        if body is None or len(body) > self.max_request_body_size:
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Request body too large"), 413)
         message: Any = None
         try:
@@ -177,7 +181,10 @@ class MCPWSGIApp:
                 raise EnvelopeError(400, INVALID_REQUEST, "Invalid Request: session already initialized")
             session = self.dispatcher.new_legacy_session()
         else:
-            session = self._session(request)
+            try:
+                session = self._session(request)
+            except EnvelopeError as refused:  # session errors carry "id": null (api.md §5.7)
+                return _json(jsonrpc.error_from(None, refused), refused.status)
         if kind == "notification":
             self.dispatcher.handle_notification(message, session)
             return Response(status=202)

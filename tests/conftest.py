@@ -1,0 +1,218 @@
+"""Shared fixtures and wire helpers: serve a server over real HTTP and talk JSON-RPC to it.
+
+Tests talk to the server on the wire with ``requests`` (never through ``minimcp.client``), so what
+they check is exactly what any client would see. Import the helpers with ``from conftest import ...``.
+
+- ``serve_http(mcp, **wsgi_options) -> url`` (fixture): the MCP endpoint URL of ``mcp.wsgi_app()``
+  served by a threaded werkzeug server on 127.0.0.1, port 0, stopped at teardown;
+- ``serve_wsgi(app) -> base_url`` (fixture): the same for any WSGI callable (mounting tests);
+- ``post`` / ``read_messages`` / ``rpc``: one POST, its JSON or SSE body as messages, the final answer;
+- ``legacy_handshake(url)``: ``initialize`` + ``notifications/initialized``, a ``LegacySession``;
+- ``modern_meta`` / ``modern_headers`` / ``modern_rpc``: a self-contained 2026-07-28 request.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pytest
+import requests
+from werkzeug.serving import make_server
+
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+ACCEPT_BOTH = "application/json, text/event-stream"
+BASE_HEADERS = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
+TIMEOUT = 30
+
+_ids = itertools.count(1)
+
+
+# --- serving ------------------------------------------------------------------------------------
+class _Served:
+    def __init__(self, app: Any) -> None:
+        self.httpd = make_server("127.0.0.1", 0, app, threaded=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                       name="test-werkzeug", daemon=True)
+        self.thread.start()
+        self.base = f"http://127.0.0.1:{self.httpd.server_port}"
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)
+
+
+@pytest.fixture
+def serve_wsgi() -> Iterator[Callable[[Any], str]]:
+    """Serve any WSGI app; returns ``http://127.0.0.1:<port>`` (no trailing slash)."""
+    served: list[_Served] = []
+
+    def start(app: Any) -> str:
+        s = _Served(app)
+        served.append(s)
+        return s.base
+
+    yield start
+    for s in served:
+        s.stop()
+
+
+@pytest.fixture
+def serve_http(serve_wsgi: Callable[[Any], str]) -> Iterator[Callable[..., str]]:
+    """Serve ``mcp.wsgi_app(**options)``; returns the endpoint URL (``.../mcp`` by default)."""
+    apps: list[Any] = []
+
+    def start(mcp: Any, **options: Any) -> str:
+        app = mcp.wsgi_app(**options)
+        apps.append(app)
+        return serve_wsgi(app) + app.path
+
+    yield start
+    for app in apps:
+        app.close()
+
+
+# --- one POST -------------------------------------------------------------------------------------
+def request_message(method: str, params: dict[str, Any] | None = None, id: Any = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": next(_ids) if id is None else id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def post(url: str, body: Any, *, headers: dict[str, str] | None = None, session_id: str | None = None,
+         protocol_version: str | None = None, raw: bool = False) -> requests.Response:
+    """POST one JSON-RPC message (or ``raw`` bytes/str) with the headers a conforming client sends."""
+    all_headers = dict(BASE_HEADERS)
+    if session_id is not None:
+        all_headers["Mcp-Session-Id"] = session_id
+    if protocol_version is not None:
+        all_headers["MCP-Protocol-Version"] = protocol_version
+    all_headers.update(headers or {})
+    data = body if raw else json.dumps(body)
+    return requests.post(url, data=data, headers=all_headers, timeout=TIMEOUT)
+
+
+def read_messages(response: requests.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of a response: one JSON body, or every ``data:`` line of an SSE stream."""
+    content_type = response.headers.get("Content-Type", "")
+    if content_type.startswith("text/event-stream"):
+        messages = []
+        for line in response.text.splitlines():
+            if line.startswith("data:") and line[5:].strip():
+                messages.append(json.loads(line[5:].strip()))
+        return messages
+    if not response.content:
+        return []
+    assert content_type.startswith("application/json"), (response.status_code, content_type, response.text)
+    return [response.json()]
+
+
+def final_message(response: requests.Response, id: Any = None) -> dict[str, Any]:
+    """The response (result or error) that ends the exchange; with ``id``, the one answering it."""
+    finals = [m for m in read_messages(response) if "result" in m or "error" in m]
+    if id is not None:
+        finals = [m for m in finals if m.get("id") == id]
+    assert len(finals) == 1, (response.status_code, response.text)
+    return finals[0]
+
+
+def rpc(url: str, method: str, params: dict[str, Any] | None = None, **post_options: Any) -> dict[str, Any]:
+    """Send one request and return its final JSON-RPC answer (asserting HTTP 200)."""
+    message = request_message(method, params)
+    response = post(url, message, **post_options)
+    assert response.status_code == 200, (response.status_code, response.text)
+    return final_message(response, message["id"])
+
+
+# --- legacy (2025-11-25) ----------------------------------------------------------------------------
+@dataclass
+class LegacySession:
+    url: str
+    session_id: str
+    protocol_version: str
+    initialize_result: dict[str, Any] = field(default_factory=dict)
+
+    def post(self, body: Any, **options: Any) -> requests.Response:
+        options.setdefault("session_id", self.session_id)
+        options.setdefault("protocol_version", self.protocol_version)
+        return post(self.url, body, **options)
+
+    def rpc(self, method: str, params: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+        options.setdefault("session_id", self.session_id)
+        options.setdefault("protocol_version", self.protocol_version)
+        return rpc(self.url, method, params, **options)
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The ``result`` of a ``tools/call`` (asserts it is not a JSON-RPC error)."""
+        answer = self.rpc("tools/call", {"name": name, "arguments": arguments or {}})
+        assert "result" in answer, answer
+        return answer["result"]
+
+    def delete(self) -> requests.Response:
+        return requests.delete(self.url, headers={"Mcp-Session-Id": self.session_id,
+                                                  "MCP-Protocol-Version": self.protocol_version}, timeout=TIMEOUT)
+
+
+def initialize_params(protocol_version: str = LEGACY, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"protocolVersion": protocol_version, "capabilities": capabilities or {},
+            "clientInfo": {"name": "wire-test", "version": "1.0"}}
+
+
+def legacy_handshake(url: str, protocol_version: str = LEGACY,
+                     capabilities: dict[str, Any] | None = None) -> LegacySession:
+    """``initialize`` (no session header) -> ``Mcp-Session-Id`` -> ``notifications/initialized`` (202)."""
+    message = request_message("initialize", initialize_params(protocol_version, capabilities))
+    response = post(url, message)
+    assert response.status_code == 200, (response.status_code, response.text)
+    answer = final_message(response, message["id"])
+    assert "result" in answer, answer
+    session_id = response.headers.get("Mcp-Session-Id")
+    assert session_id, response.headers
+    negotiated = answer["result"]["protocolVersion"]
+    ack = post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+               session_id=session_id, protocol_version=negotiated)
+    assert ack.status_code == 202, (ack.status_code, ack.text)
+    return LegacySession(url, session_id, negotiated, answer["result"])
+
+
+# --- modern (2026-07-28) ------------------------------------------------------------------------------
+def modern_meta(capabilities: dict[str, Any] | None = None, version: str = MODERN, **extra: Any) -> dict[str, Any]:
+    return {"io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientCapabilities": capabilities or {}, **extra}
+
+
+def modern_params(params: dict[str, Any] | None = None, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {**(params or {}), "_meta": modern_meta(capabilities)}
+
+
+def modern_headers(method: str, params: dict[str, Any] | None = None, version: str = MODERN) -> dict[str, str]:
+    """``MCP-Protocol-Version``, ``Mcp-Method`` and (for the named methods) ``Mcp-Name``."""
+    headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
+    params = params or {}
+    if method in ("tools/call", "prompts/get") and "name" in params:
+        headers["Mcp-Name"] = params["name"]
+    elif method == "resources/read" and "uri" in params:
+        headers["Mcp-Name"] = params["uri"]
+    return headers
+
+
+def modern_post(url: str, method: str, params: dict[str, Any] | None = None, *,
+                capabilities: dict[str, Any] | None = None, headers: dict[str, str] | None = None,
+                id: Any = None) -> tuple[requests.Response, dict[str, Any]]:
+    """POST a correctly stamped 2026-07-28 request; returns the response and the message sent."""
+    message = request_message(method, modern_params(params, capabilities), id=id)
+    all_headers = {**modern_headers(method, params), **(headers or {})}
+    return post(url, message, headers=all_headers), message
+
+
+def modern_rpc(url: str, method: str, params: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+    response, message = modern_post(url, method, params, **options)
+    assert response.status_code == 200, (response.status_code, response.text)
+    return final_message(response, message["id"])
