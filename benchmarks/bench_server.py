@@ -1,0 +1,97 @@
+"""The minimcp benchmark server: the tools /work/shared/bench/load.py drives.
+
+Tools (exactly load.py's contract, and the same as the official SDK's ``official_server.py``):
+
+    echo(text: str) -> str      returns ``text`` unchanged
+    confirm(n: int) -> str      asks one yes/no question with ``ctx.elicit`` (schema ``{confirm: bool}``),
+                                then answers ``"confirmed {n}"`` on accept + true, else ``"declined {n}"``.
+                                Works on both eras: legacy = SSE ``elicitation/create`` -> POSTed
+                                answer; 2026-07-28 = ``input_required`` -> retry with ``inputResponses``.
+
+Usage:
+    python benchmarks/bench_server.py PORT [--server werkzeug|gunicorn] [--threads 32] [--max-workers N]
+
+    werkzeug  ``mcp.run(transport="streamable-http")``: werkzeug's threaded server, one thread per
+              connection (the library's own ``serve_http``).
+    gunicorn  ``gunicorn --worker-class gthread --threads 32 -w 1 --chdir benchmarks bench_server:app``
+              (this process execs gunicorn, so the PID stays the gunicorn master's).
+
+The endpoint is ``http://127.0.0.1:PORT/mcp``. ``app`` is the WSGI application for any WSGI server.
+The worker pool size comes from ``--max-workers`` or the ``BENCH_MAX_WORKERS`` environment variable
+(default: the library default, 32); holding 1,000 legacy questions open at once needs more.
+Logging is at WARNING, as the official peer runs (no per-request access log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _REPO not in sys.path:  # run from a checkout without `pip install -e .`
+    sys.path.insert(0, _REPO)
+
+from pydantic import BaseModel  # noqa: E402
+
+from minimcp.server import MCPServer  # noqa: E402
+from minimcp.server.mcpserver import Context  # noqa: E402
+
+logging.getLogger("werkzeug").setLevel(logging.WARNING)
+
+
+class Confirmation(BaseModel):
+    confirm: bool
+
+
+def build_server(max_workers: int = 0) -> MCPServer:
+    """The benchmark server; ``max_workers`` 0 keeps the library's default pool size."""
+    options = {"max_workers": max_workers} if max_workers > 0 else {}
+    server = MCPServer("bench-minimcp", log_level="WARNING", **options)
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return text
+
+    @server.tool()
+    def confirm(n: int, ctx: Context) -> str:
+        """Ask the user to confirm item n, then report the decision."""
+        result = ctx.elicit(f"Proceed with item {n}?", schema=Confirmation)
+        if result.action == "accept" and result.data.confirm:
+            return f"confirmed {n}"
+        return f"declined {n}"
+
+    return server
+
+
+mcp = build_server(int(os.environ.get("BENCH_MAX_WORKERS", "0") or 0))
+app = mcp.wsgi_app()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("port", type=int)
+    ap.add_argument("--server", default="werkzeug", choices=["werkzeug", "gunicorn"])
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--threads", type=int, default=32, help="gunicorn gthread threads")
+    ap.add_argument("--max-workers", type=int, default=0, help="MCPServer(max_workers=...) (0: library default)")
+    args = ap.parse_args()
+    if args.max_workers:
+        os.environ["BENCH_MAX_WORKERS"] = str(args.max_workers)  # gunicorn's worker builds its own
+    if args.server == "gunicorn":
+        here = os.path.dirname(os.path.abspath(__file__))
+        repo = os.path.dirname(here)
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH")) if p)
+        os.execv(sys.executable, [
+            sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--threads", str(args.threads),
+            "-w", "1", "-b", f"{args.host}:{args.port}", "--chdir", here, "--log-level", "warning",
+            "bench_server:app",
+        ])
+    server = build_server(args.max_workers) if args.max_workers else mcp
+    server.run(transport="streamable-http", host=args.host, port=args.port)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Protocol-free ceiling: a raw WSGI app on the same WSGI servers minimcp runs on.
+
+The WSGI twin of /work/shared/bench/null_asgi.py. It is not an MCP server (no validation, no
+sessions, no schema): it parses the JSON-RPC body and answers ``tools/call echo`` with the same
+result shape the SDKs send, ``initialize`` with a minimal result, and notifications with 202. Its
+throughput is the ceiling that the WSGI server + load.py reach on this machine; minimcp's number
+divided by it is the share of the budget left after the MCP layer.
+
+Usage:
+    python benchmarks/null_wsgi.py PORT [--server werkzeug|gunicorn] [--threads 32]
+
+``app`` is the WSGI application (``gunicorn --worker-class gthread --threads 32 -w 1
+--chdir benchmarks null_wsgi:app``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+
+_JSON_HEADERS = [("Content-Type", "application/json")]
+
+
+def _result(msg: dict) -> dict:
+    method = msg.get("method")
+    params = msg.get("params") or {}
+    if method == "initialize":
+        return {
+            "protocolVersion": params.get("protocolVersion", "2025-11-25"),
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "null-wsgi", "version": "0"},
+        }
+    if method == "tools/call" and params.get("name") == "echo":
+        text = (params.get("arguments") or {}).get("text", "")
+        return {
+            "content": [{"type": "text", "text": text}],
+            "isError": False,
+            "resultType": "complete",
+            "structuredContent": {"result": text},
+        }
+    return {}
+
+
+def app(environ, start_response):
+    if environ["REQUEST_METHOD"] != "POST":
+        start_response("405 Method Not Allowed", [("Content-Length", "0")])
+        return [b""]
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    body = environ["wsgi.input"].read(length) if length > 0 else b""
+    msg = json.loads(body)
+    if "id" not in msg:
+        start_response("202 Accepted", [("Content-Length", "0")])
+        return [b""]
+    out = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": _result(msg)}, separators=(",", ":")).encode()
+    start_response("200 OK", [*_JSON_HEADERS, ("Content-Length", str(len(out)))])
+    return [out]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("port", type=int)
+    ap.add_argument("--server", default="werkzeug", choices=["werkzeug", "gunicorn"])
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--threads", type=int, default=32, help="gunicorn gthread threads")
+    args = ap.parse_args()
+    if args.server == "gunicorn":
+        here = os.path.dirname(os.path.abspath(__file__))
+        os.execv(sys.executable, [
+            sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--threads", str(args.threads),
+            "-w", "1", "-b", f"{args.host}:{args.port}", "--chdir", here, "--log-level", "warning",
+            "null_wsgi:app",
+        ])
+    from werkzeug.serving import make_server
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    httpd = make_server(args.host, args.port, app, threaded=True)  # the server minimcp's serve_http uses
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.server_close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""The MCP client: ``Client`` for everyday use, ``ClientSession`` and transports underneath.
+
+    from minimcp import Client
+
+    with Client("http://127.0.0.1:8000/mcp") as client:
+        print(client.call_tool("add", {"a": 1, "b": 2}).content)
+
+``Client(mcp)`` talks to a server object in this process, ``Client("http://...")`` over Streamable
+HTTP, ``Client(StdioServerParameters(command=...))`` to a subprocess; anything else is used as a
+:class:`Transport`.
+"""
+
+from minimcp.client.client import Client, InputRequiredRoundsExceededError
+from minimcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
+from minimcp.client.transports import Transport
+
+__all__ = [
+    "Client",
+    "ClientRequestContext",
+    "ClientSession",
+    "IncomingMessage",
+    "InputRequiredRoundsExceededError",
+    "Transport",
+]

@@ -1,0 +1,346 @@
+"""Client: the one-liner over a configurable session over a pluggable transport.
+
+``Client(target)`` picks the transport from what it is given, negotiates the protocol era when the
+``with`` block is entered (see :meth:`Client._negotiate`), and turns 2026-07-28 multi-round
+requests back into one blocking call by answering each ``InputRequiredResult`` through the same
+callbacks that answer a legacy server's questions.
+
+    with Client("http://127.0.0.1:8000/mcp", elicitation_callback=ask) as client:
+        result = client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from minimcp.client.session import (
+    ClientSession,
+    ElicitationFnT,
+    ListRootsFnT,
+    LoggingFnT,
+    MessageHandlerFnT,
+    ProgressFnT,
+    SamplingFnT,
+)
+from minimcp.client.stdio import StdioServerParameters, stdio_client
+from minimcp.client.streamable_http import streamable_http_client
+from minimcp.client.transports import InMemoryTransport, Transport
+from minimcp.jsonrpc import MCPError
+from minimcp.types import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    MODERN_PROTOCOL_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    CallToolResult,
+    CompleteResult,
+    DiscoverResult,
+    EmptyResult,
+    GetPromptResult,
+    Implementation,
+    InputRequiredResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    LoggingLevel,
+    PromptReference,
+    ReadResourceResult,
+    RequestParamsMeta,
+    ResourceTemplateReference,
+    SamplingCapability,
+    ServerCapabilities,
+)
+
+T = TypeVar("T")
+
+#: Backoff for rounds that carry only ``requestState`` (the server is shedding load, not asking).
+STATE_ONLY_FIRST_DELAY = 0.05
+STATE_ONLY_MAX_DELAY = 0.25
+
+
+class InputRequiredRoundsExceededError(RuntimeError):
+    """The server kept answering ``input_required`` past ``Client(input_required_max_rounds=...)``."""
+
+
+def _check_mode(mode: str) -> None:
+    if mode in ("legacy", "auto") or mode in MODERN_PROTOCOL_VERSIONS:
+        return
+    text = f"mode must be 'legacy', 'auto', or one of {list(MODERN_PROTOCOL_VERSIONS)!r}; got {mode!r}"
+    if mode in HANDSHAKE_PROTOCOL_VERSIONS:
+        text += f" ({mode!r} is a handshake-era version; use mode='legacy')"
+    raise ValueError(text)
+
+
+class Client:
+    """A connection to one MCP server; enter it with ``with`` to connect.
+
+    A connected client may be shared by threads; each call blocks only its caller.
+    """
+
+    def __init__(
+        self,
+        server: Any,
+        *,
+        raise_exceptions: bool = False,
+        read_timeout_seconds: float | None = None,
+        sampling_callback: SamplingFnT | None = None,
+        sampling_capabilities: SamplingCapability | None = None,
+        list_roots_callback: ListRootsFnT | None = None,
+        logging_callback: LoggingFnT | None = None,
+        log_level: LoggingLevel | None = None,
+        message_handler: MessageHandlerFnT | None = None,
+        client_info: Implementation | None = None,
+        mode: str = "auto",
+        prior_discover: DiscoverResult | None = None,
+        elicitation_callback: ElicitationFnT | None = None,
+        input_required_max_rounds: int = 10,
+    ) -> None:
+        _check_mode(mode)
+        self.server = server
+        self.raise_exceptions = raise_exceptions
+        self.mode = mode
+        self.prior_discover = prior_discover
+        self.input_required_max_rounds = input_required_max_rounds
+        self._session_options: dict[str, Any] = dict(
+            read_timeout_seconds=read_timeout_seconds,
+            sampling_callback=sampling_callback,
+            sampling_capabilities=sampling_capabilities,
+            elicitation_callback=elicitation_callback,
+            list_roots_callback=list_roots_callback,
+            logging_callback=logging_callback,
+            message_handler=message_handler,
+            client_info=client_info,
+            log_level=log_level,
+        )
+        self._session: ClientSession | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def _transport(self) -> Transport:
+        target = self.server
+        if hasattr(target, "in_memory_endpoint"):
+            return InMemoryTransport(target)
+        if isinstance(target, str):
+            return streamable_http_client(target)
+        if isinstance(target, StdioServerParameters):
+            return stdio_client(target, errlog=sys.stderr)
+        return target
+
+    def __enter__(self) -> Client:
+        if self._session is not None:
+            raise RuntimeError("Client is already entered; cannot reenter")
+        session = ClientSession(self._transport(), **self._session_options)
+        self._session = session
+        try:
+            session.start()
+            self._negotiate(session)
+        except BaseException:
+            self._session = None
+            session.close()
+            raise
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            session.close()
+
+    def _negotiate(self, session: ClientSession) -> None:
+        """``auto``: one ``server/discover`` probe; a modern answer settles it, anything else (an
+        error, a non-discover result) means a legacy server, except a -32022 that names only
+        modern versions we lack: that server is modern and will not talk to us at all."""
+        if self.mode == "legacy":
+            session.initialize()
+            return
+        if self.mode != "auto":
+            session.use_version(self.mode, self.prior_discover)
+            return
+        try:
+            session.discover()
+            return
+        except MCPError as failure:
+            if failure.code == UNSUPPORTED_PROTOCOL_VERSION and not self._names_handshake_version(failure.data):
+                raise
+        except ValidationError:
+            pass
+        session.initialize()
+
+    @staticmethod
+    def _names_handshake_version(data: Any) -> bool:
+        supported = data.get("supported") if isinstance(data, dict) else None
+        if not isinstance(supported, list):
+            return True
+        return any(version in HANDSHAKE_PROTOCOL_VERSIONS for version in supported)
+
+    # --- state -----------------------------------------------------------------------------
+
+    @property
+    def session(self) -> ClientSession:
+        if self._session is None:
+            raise RuntimeError("Client must be used within a context manager")
+        return self._session
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.session.protocol_version
+
+    @property
+    def server_info(self) -> Implementation | None:
+        return self.session.server_info
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities | None:
+        return self.session.server_capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        return self.session.instructions
+
+    # --- the input_required loop -----------------------------------------------------------
+
+    def _until_complete(
+        self,
+        method: str,
+        leg: Callable[[Mapping[str, Any] | None, str | None], T | InputRequiredResult],
+        input_responses: Mapping[str, Any] | None,
+        request_state: str | None,
+    ) -> T:
+        """Retry ``leg`` with the answers to each round until the result is terminal.
+
+        Every retry is a new request (new id) with the same method, name and arguments; only
+        ``request_state`` is carried from round to round, byte for byte.
+        """
+        session = self.session
+        rounds = 0
+        delay = STATE_ONLY_FIRST_DELAY
+        while True:
+            result = leg(input_responses, request_state)
+            if not isinstance(result, InputRequiredResult):
+                return result
+            rounds += 1
+            if rounds > self.input_required_max_rounds:
+                raise InputRequiredRoundsExceededError(
+                    f"Server returned InputRequiredResult for more than {self.input_required_max_rounds} rounds; "
+                    "raise input_required_max_rounds on the Client, or use "
+                    f"client.session.{method}(..., allow_input_required=True) to drive the loop manually."
+                )
+            if result.input_requests:
+                input_responses = session.fulfil_input_requests(result)
+                delay = STATE_ONLY_FIRST_DELAY
+            else:
+                input_responses = None
+                time.sleep(delay)
+                delay = min(delay * 2, STATE_ONLY_MAX_DELAY)
+            request_state = result.request_state
+
+    # --- methods ---------------------------------------------------------------------------
+
+    def list_tools(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListToolsResult:
+        return self.session.list_tools(cursor=cursor, meta=meta)
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        read_timeout_seconds: float | None = None,
+        progress_callback: ProgressFnT | None = None,
+        *,
+        input_responses: Mapping[str, Any] | None = None,
+        request_state: str | None = None,
+        meta: RequestParamsMeta | None = None,
+    ) -> CallToolResult:
+        session = self.session
+        return self._until_complete(
+            "call_tool",
+            lambda responses, state: session.call_tool(
+                name, arguments, read_timeout_seconds, progress_callback,
+                input_responses=responses, request_state=state, meta=meta, allow_input_required=True,
+            ),
+            input_responses,
+            request_state,
+        )
+
+    def list_resources(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListResourcesResult:
+        return self.session.list_resources(cursor=cursor, meta=meta)
+
+    def list_resource_templates(
+        self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None
+    ) -> ListResourceTemplatesResult:
+        return self.session.list_resource_templates(cursor=cursor, meta=meta)
+
+    def read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: Mapping[str, Any] | None = None,
+        request_state: str | None = None,
+        meta: RequestParamsMeta | None = None,
+    ) -> ReadResourceResult:
+        session = self.session
+        return self._until_complete(
+            "read_resource",
+            lambda responses, state: session.read_resource(
+                uri, input_responses=responses, request_state=state, meta=meta, allow_input_required=True
+            ),
+            input_responses,
+            request_state,
+        )
+
+    def list_prompts(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListPromptsResult:
+        return self.session.list_prompts(cursor=cursor, meta=meta)
+
+    def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, str] | None = None,
+        *,
+        input_responses: Mapping[str, Any] | None = None,
+        request_state: str | None = None,
+        meta: RequestParamsMeta | None = None,
+    ) -> GetPromptResult:
+        session = self.session
+        return self._until_complete(
+            "get_prompt",
+            lambda responses, state: session.get_prompt(
+                name, arguments, input_responses=responses, request_state=state, meta=meta, allow_input_required=True
+            ),
+            input_responses,
+            request_state,
+        )
+
+    def complete(
+        self,
+        ref: PromptReference | ResourceTemplateReference | dict[str, Any],
+        argument: dict[str, str],
+        context_arguments: dict[str, str] | None = None,
+    ) -> CompleteResult:
+        return self.session.complete(ref, argument, context_arguments)
+
+    def send_ping(self) -> EmptyResult:
+        """Legacy only (``ping`` does not exist on 2026-07-28)."""
+        return self.session.send_ping()
+
+    ping = send_ping
+
+    def set_logging_level(self, level: LoggingLevel) -> EmptyResult:
+        """Legacy only; on 2026-07-28 pass ``Client(log_level=...)``, which rides on every request."""
+        return self.session.set_logging_level(level)
+
+    def subscribe_resource(self, uri: str) -> EmptyResult:
+        return self.session.subscribe_resource(uri)
+
+    def unsubscribe_resource(self, uri: str) -> EmptyResult:
+        return self.session.unsubscribe_resource(uri)
+
+    def send_roots_list_changed(self) -> None:
+        self.session.send_roots_list_changed()
+
+
+__all__ = ["Client", "InputRequiredRoundsExceededError"]

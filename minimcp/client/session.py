@@ -1,0 +1,655 @@
+"""ClientSession: one request, one response, over any transport, in either protocol era.
+
+What this file owns: request ids, stamping each request for its era (2026-07-28 ``_meta`` and
+HTTP headers; the negotiated ``MCP-Protocol-Version`` after a legacy handshake), the one retry a
+``-32022`` earns, answering the server's questions through the user's callbacks, and routing
+notifications to ``message_handler``, ``logging_callback`` and progress callbacks. What it does
+not do: choose the era (that is :class:`~minimcp.client.Client`'s negotiation) or loop over
+``input_required`` rounds (also the Client's; here a round is returned when asked for with
+``allow_input_required=True``).
+
+Server questions reach the session two ways, and one function answers both: as server-to-client
+requests on a legacy connection (:meth:`ClientSession._on_message`), and as the ``inputRequests``
+of an ``InputRequiredResult`` on 2026-07-28 (:meth:`ClientSession.fulfil_input_requests`). They
+differ only in what a failing callback does: on legacy its exception is the server's problem
+(answered as error code 0), on 2026-07-28 it is the caller's (it propagates).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Union
+
+from pydantic import BaseModel, ValidationError
+
+from minimcp import jsonrpc
+from minimcp.client.streamable_http import encode_header_value, header_parameters
+from minimcp.client.transports import Transport
+from minimcp.jsonrpc import MCPError, Message
+from minimcp.types import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LATEST_HANDSHAKE_VERSION,
+    LATEST_PROTOCOL_VERSION,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    METHOD_NOT_FOUND,
+    MODERN_PROTOCOL_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    CallToolResult,
+    ClientCapabilities,
+    CompleteResult,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    CreateMessageResultWithTools,
+    DiscoverResult,
+    ElicitationCapability,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    EmptyResult,
+    ErrorData,
+    FormElicitationCapability,
+    GetPromptResult,
+    Implementation,
+    InitializeResult,
+    InputRequiredResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListRootsResult,
+    ListToolsResult,
+    LoggingLevel,
+    LoggingMessageNotificationParams,
+    PromptReference,
+    ReadResourceResult,
+    RequestId,
+    RequestParamsMeta,
+    ResourceTemplateReference,
+    RootsCapability,
+    SamplingCapability,
+    ServerNotification,
+    Tool,
+    UrlElicitationCapability,
+    dump,
+    parse_elicit_params,
+    parse_server_notification,
+)
+
+if TYPE_CHECKING:
+    from minimcp.types import ServerCapabilities
+
+logger = logging.getLogger("minimcp.client")
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+#: What ``message_handler`` receives: a server notification, or an exception met while reading.
+IncomingMessage: TypeAlias = Union[ServerNotification, Exception]
+
+
+@dataclass(kw_only=True)
+class ClientRequestContext:
+    """Passed to every callback that answers a server question.
+
+    ``request_id`` is the server's JSON-RPC id on a legacy connection and the ``inputRequests``
+    key on 2026-07-28.
+    """
+
+    session: ClientSession
+    request_id: RequestId
+    meta: RequestParamsMeta | None = None
+
+
+ElicitationFnT = Callable[
+    [ClientRequestContext, "ElicitRequestFormParams | ElicitRequestURLParams"], "ElicitResult | ErrorData"
+]
+SamplingFnT = Callable[
+    [ClientRequestContext, CreateMessageRequestParams], "CreateMessageResult | CreateMessageResultWithTools | ErrorData"
+]
+ListRootsFnT = Callable[[ClientRequestContext], "ListRootsResult | ErrorData"]
+LoggingFnT = Callable[[LoggingMessageNotificationParams], None]
+MessageHandlerFnT = Callable[[IncomingMessage], None]
+ProgressFnT = Callable[[float, "float | None", "str | None"], None]
+
+_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_UNSUPPORTED = {
+    "elicitation/create": "Elicitation not supported",
+    "sampling/createMessage": "Sampling not supported",
+    "roots/list": "List roots not supported",
+}
+_INVALID_RESULT = ErrorData(code=INTERNAL_ERROR, message="Client callback returned an invalid result")
+
+
+def _default_client_info() -> Implementation:
+    from minimcp import __version__
+
+    return Implementation(name="minimcp", version=__version__)
+
+
+class ClientSession:
+    """Requests and their answers over one transport; safe to share between threads.
+
+    Usually reached as ``client.session``; use it directly to drive multi-round requests by hand
+    (``allow_input_required=True``) or to keep the ``discover_result`` for a later pinned client.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        read_timeout_seconds: float | None = None,
+        sampling_callback: SamplingFnT | None = None,
+        sampling_capabilities: SamplingCapability | None = None,
+        elicitation_callback: ElicitationFnT | None = None,
+        list_roots_callback: ListRootsFnT | None = None,
+        logging_callback: LoggingFnT | None = None,
+        message_handler: MessageHandlerFnT | None = None,
+        client_info: Implementation | None = None,
+        log_level: LoggingLevel | None = None,
+    ) -> None:
+        self.transport = transport
+        self.read_timeout_seconds = read_timeout_seconds
+        self._sampling_callback = sampling_callback
+        self._sampling_capabilities = sampling_capabilities
+        self._elicitation_callback = elicitation_callback
+        self._list_roots_callback = list_roots_callback
+        self._logging_callback = logging_callback
+        self._message_handler = message_handler
+        self.client_info = client_info or _default_client_info()
+        self.log_level = log_level
+        self.protocol_version: str | None = None
+        self.initialize_result: InitializeResult | None = None
+        self.discover_result: DiscoverResult | None = None
+        # next() on itertools.count is atomic under the GIL: ids stay unique across threads.
+        self._ids = itertools.count(1)
+        # Guards _progress (token -> callback) and _tools (name -> last listed definition plus its
+        # x-mcp-header map); both are written by callers and read by reader threads.
+        self._lock = threading.Lock()
+        self._progress: dict[RequestId, ProgressFnT] = {}
+        self._tools: dict[str, tuple[Tool, dict[str, str]]] = {}
+
+    # --- what we declare -----------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> ClientCapabilities:
+        """Registering is declaring: each callback given adds its capability, nothing else does."""
+        return ClientCapabilities(
+            elicitation=ElicitationCapability(form=FormElicitationCapability(), url=UrlElicitationCapability())
+            if self._elicitation_callback is not None
+            else None,
+            sampling=(self._sampling_capabilities or SamplingCapability()) if self._sampling_callback is not None else None,
+            roots=RootsCapability(list_changed=True) if self._list_roots_callback is not None else None,
+        )
+
+    @property
+    def modern(self) -> bool:
+        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities | None:
+        known = self.initialize_result or self.discover_result
+        return known.capabilities if known is not None else None
+
+    @property
+    def server_info(self) -> Implementation | None:
+        if self.initialize_result is not None:
+            return self.initialize_result.server_info
+        if self.discover_result is None:
+            return None
+        raw = (self.discover_result.meta or {}).get(META_SERVER_INFO) or (self.discover_result.model_extra or {}).get(
+            "serverInfo"
+        )
+        try:
+            return Implementation.model_validate(raw) if raw is not None else None
+        except ValidationError:
+            return None
+
+    @property
+    def instructions(self) -> str | None:
+        known = self.initialize_result or self.discover_result
+        return known.instructions if known is not None else None
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.transport.connect(self._on_message)
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def initialize(self) -> InitializeResult:
+        """The legacy handshake: ``initialize``, ``notifications/initialized``, standalone stream."""
+        self.protocol_version = None
+        raw = self._exchange(
+            "initialize",
+            {
+                "protocolVersion": LATEST_HANDSHAKE_VERSION,
+                "capabilities": dump(self.capabilities),
+                "clientInfo": dump(self.client_info),
+            },
+        )
+        result = InitializeResult.model_validate(raw)
+        if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            raise RuntimeError(f"Unsupported protocol version from the server: {result.protocol_version}")
+        self.protocol_version = result.protocol_version
+        self.initialize_result = result
+        self.send_notification("notifications/initialized")
+        self.transport.listen(headers=self._headers(None, None))
+        if self.log_level is not None and result.capabilities.logging is not None:
+            self.set_logging_level(self.log_level)
+        return result
+
+    def discover(self) -> DiscoverResult:
+        """Probe with ``server/discover`` and settle on the newest modern version both sides speak.
+
+        Raises ``MCPError`` for any error answer and ``ValidationError`` for a result that is not a
+        ``DiscoverResult`` (several legacy servers answer unknown methods with ``{}``); the era is
+        left unset either way so that the caller can fall back to the handshake.
+        """
+        self.protocol_version = LATEST_PROTOCOL_VERSION
+        try:
+            result = DiscoverResult.model_validate(self._exchange("server/discover", {}))
+            version = next((v for v in MODERN_PROTOCOL_VERSIONS if v in result.supported_versions), None)
+            if version is None:
+                raise MCPError(
+                    UNSUPPORTED_PROTOCOL_VERSION,
+                    "No mutually supported 2026-07-28-era protocol version",
+                    {"supported": result.supported_versions},
+                )
+        except BaseException:
+            self.protocol_version = None
+            raise
+        self.protocol_version = version
+        self.discover_result = result
+        return result
+
+    def use_version(self, version: str, prior_discover: DiscoverResult | None = None) -> None:
+        """Speak ``version`` from the first request on, with no traffic to find out."""
+        self.protocol_version = version
+        self.discover_result = prior_discover
+
+    # --- one exchange ----------------------------------------------------------------------
+
+    def _headers(self, method: str | None, params: Mapping[str, Any] | None) -> dict[str, str]:
+        """HTTP request headers for this era (other transports ignore them); ``method`` is ``None``
+        for what is not a request (the standalone GET, our answers to the server)."""
+        if self.protocol_version is None:
+            return {}
+        headers = {"MCP-Protocol-Version": self.protocol_version}
+        if not self.modern or method is None:
+            return headers
+        headers["Mcp-Method"] = method
+        params = params or {}
+        name_param = _NAME_PARAM.get(method)
+        if name_param is not None and isinstance(params.get(name_param), str):
+            headers["Mcp-Name"] = encode_header_value(params[name_param]) or ""
+        if method == "tools/call":
+            with self._lock:
+                known = self._tools.get(params.get("name", ""))
+            arguments = params.get("arguments") or {}
+            for argument, header in (known[1] if known else {}).items():
+                value = encode_header_value(arguments.get(argument))
+                if value is not None:
+                    headers[f"Mcp-Param-{header}"] = value
+        return headers
+
+    def _stamp(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Each 2026-07-28 request carries who we are and what we can do: the server keeps nothing."""
+        if not self.modern:
+            return params
+        meta = dict(params.get("_meta") or {})
+        meta[META_PROTOCOL_VERSION] = self.protocol_version
+        meta[META_CLIENT_CAPABILITIES] = dump(self.capabilities)
+        meta[META_CLIENT_INFO] = dump(self.client_info)
+        if self.log_level is not None:
+            meta[META_LOG_LEVEL] = self.log_level
+        return {**params, "_meta": meta}
+
+    def _exchange(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        progress_callback: ProgressFnT | None = None,
+    ) -> dict[str, Any]:
+        """Send one request and return its ``result`` dict; a JSON-RPC error raises ``MCPError``.
+
+        On 2026-07-28 a ``-32022`` naming a version we speak earns exactly one retry with it.
+        """
+        retried = False
+        while True:
+            request_id = next(self._ids)
+            stamped = self._stamp(params)
+            if progress_callback is not None:
+                stamped = {**stamped, "_meta": {**(stamped.get("_meta") or {}), "progressToken": request_id}}
+                with self._lock:
+                    self._progress[request_id] = progress_callback
+            try:
+                answer = self.transport.request(
+                    jsonrpc.request(request_id, method, stamped),
+                    headers=self._headers(method, stamped),
+                    timeout=timeout if timeout is not None else self.read_timeout_seconds,
+                )
+            finally:
+                if progress_callback is not None:
+                    with self._lock:
+                        self._progress.pop(request_id, None)
+            error = answer.get("error")
+            if error is None:
+                result = answer.get("result")
+                return result if isinstance(result, dict) else {}
+            failure = MCPError(error.get("code", INTERNAL_ERROR), str(error.get("message", "")), error.get("data"))
+            if self.modern and not retried and failure.code == UNSUPPORTED_PROTOCOL_VERSION and self._adopt(failure.data):
+                retried = True
+                continue
+            raise failure
+
+    def _adopt(self, data: Any) -> bool:
+        supported = data.get("supported") if isinstance(data, dict) else None
+        version = next((v for v in MODERN_PROTOCOL_VERSIONS if isinstance(supported, list) and v in supported), None)
+        if version is None:
+            return False
+        self.protocol_version = version
+        return True
+
+    def send_request(self, method: str, params: dict[str, Any] | None, result_type: type[ResultT], *,
+                     timeout: float | None = None, progress_callback: ProgressFnT | None = None) -> ResultT:
+        """Any request by name, its result validated as ``result_type``."""
+        raw = self._exchange(method, params or {}, timeout=timeout, progress_callback=progress_callback)
+        return result_type.model_validate(raw)
+
+    def send_notification(self, method: str, params: dict[str, Any] | None = None) -> None:
+        message = jsonrpc.notification(method, self._stamp(params) if params else params)
+        self.transport.send(message, headers=self._headers(method, params))
+
+    # --- requests --------------------------------------------------------------------------
+
+    @staticmethod
+    def _paged(cursor: str | None, meta: RequestParamsMeta | None) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        if cursor is not None:
+            params["cursor"] = cursor
+        if meta:
+            params["_meta"] = dict(meta)
+        return params
+
+    @staticmethod
+    def _round(
+        params: dict[str, Any], input_responses: Mapping[str, Any] | None, request_state: str | None,
+        meta: RequestParamsMeta | None,
+    ) -> dict[str, Any]:
+        if input_responses is not None:
+            params["inputResponses"] = {
+                key: dump(value) if isinstance(value, BaseModel) else value for key, value in input_responses.items()
+            }
+        if request_state is not None:
+            params["requestState"] = request_state
+        if meta:
+            params["_meta"] = dict(meta)
+        return params
+
+    @staticmethod
+    def _terminal(raw: dict[str, Any], model: type[ResultT], method: str, allow_input_required: bool) -> ResultT | InputRequiredResult:
+        result_type = raw.get("resultType")
+        if result_type == "input_required":
+            result = InputRequiredResult.model_validate(raw)
+            if not allow_input_required:
+                raise RuntimeError(
+                    "Server returned InputRequiredResult; pass allow_input_required=True to receive it and retry "
+                    f"{method}(..., input_responses=..., request_state=result.request_state)."
+                )
+            return result
+        if result_type not in (None, "complete"):
+            raise MCPError(INTERNAL_ERROR, f"Server returned a result of unknown resultType {result_type!r}")
+        return model.model_validate(raw)
+
+    def list_tools(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListToolsResult:
+        """List tools, dropping (with a warning) any whose ``x-mcp-header`` annotations are invalid:
+        a client must never call those."""
+        result = self.send_request("tools/list", self._paged(cursor, meta), ListToolsResult)
+        kept = []
+        for tool in result.tools:
+            try:
+                headers = header_parameters(tool.input_schema)
+            except ValueError as invalid:
+                logger.warning("Ignoring tool %r: invalid x-mcp-header annotation: %s", tool.name, invalid)
+                continue
+            kept.append(tool)
+            with self._lock:
+                self._tools[tool.name] = (tool, headers)
+        result.tools = kept
+        return result
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        read_timeout_seconds: float | None = None,
+        progress_callback: ProgressFnT | None = None,
+        *,
+        input_responses: Mapping[str, Any] | None = None,
+        request_state: str | None = None,
+        meta: RequestParamsMeta | None = None,
+        allow_input_required: bool = False,
+    ) -> CallToolResult | InputRequiredResult:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        raw = self._exchange(
+            "tools/call",
+            self._round(params, input_responses, request_state, meta),
+            timeout=read_timeout_seconds,
+            progress_callback=progress_callback,
+        )
+        result = self._terminal(raw, CallToolResult, "call_tool", allow_input_required)
+        if isinstance(result, CallToolResult):
+            self._check_structured(name, result)
+        return result
+
+    def _check_structured(self, name: str, result: CallToolResult) -> None:
+        """A tool that declares an output schema must return structured content that fits it."""
+        if result.is_error:
+            return
+        with self._lock:
+            known = self._tools.get(name)
+        if known is None:
+            try:
+                self.list_tools()
+            except MCPError:
+                return
+            with self._lock:
+                known = self._tools.get(name)
+        schema = known[0].output_schema if known else None
+        if schema is None:
+            return
+        if result.structured_content is None:
+            raise RuntimeError(f"Tool {name} has an output schema but did not return structured content")
+        try:
+            import jsonschema
+        except ImportError:
+            return
+        try:
+            jsonschema.validate(result.structured_content, schema)
+        except jsonschema.ValidationError as invalid:
+            raise RuntimeError(f"Invalid structured content returned by tool {name}: {invalid.message}") from None
+        except jsonschema.SchemaError:
+            logger.warning("Tool %r declares an output schema that is not valid JSON Schema", name)
+
+    def list_resources(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListResourcesResult:
+        return self.send_request("resources/list", self._paged(cursor, meta), ListResourcesResult)
+
+    def list_resource_templates(
+        self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None
+    ) -> ListResourceTemplatesResult:
+        return self.send_request("resources/templates/list", self._paged(cursor, meta), ListResourceTemplatesResult)
+
+    def read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: Mapping[str, Any] | None = None,
+        request_state: str | None = None,
+        meta: RequestParamsMeta | None = None,
+        allow_input_required: bool = False,
+    ) -> ReadResourceResult | InputRequiredResult:
+        raw = self._exchange("resources/read", self._round({"uri": str(uri)}, input_responses, request_state, meta))
+        return self._terminal(raw, ReadResourceResult, "read_resource", allow_input_required)
+
+    def list_prompts(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListPromptsResult:
+        return self.send_request("prompts/list", self._paged(cursor, meta), ListPromptsResult)
+
+    def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, str] | None = None,
+        *,
+        input_responses: Mapping[str, Any] | None = None,
+        request_state: str | None = None,
+        meta: RequestParamsMeta | None = None,
+        allow_input_required: bool = False,
+    ) -> GetPromptResult | InputRequiredResult:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        raw = self._exchange("prompts/get", self._round(params, input_responses, request_state, meta))
+        return self._terminal(raw, GetPromptResult, "get_prompt", allow_input_required)
+
+    def complete(
+        self,
+        ref: PromptReference | ResourceTemplateReference | dict[str, Any],
+        argument: dict[str, str],
+        context_arguments: dict[str, str] | None = None,
+    ) -> CompleteResult:
+        params: dict[str, Any] = {"ref": dump(ref) if isinstance(ref, BaseModel) else ref, "argument": argument}
+        if context_arguments is not None:
+            params["context"] = {"arguments": context_arguments}
+        return self.send_request("completion/complete", params, CompleteResult)
+
+    def send_ping(self) -> EmptyResult:
+        return self.send_request("ping", None, EmptyResult)
+
+    def set_logging_level(self, level: LoggingLevel) -> EmptyResult:
+        return self.send_request("logging/setLevel", {"level": level}, EmptyResult)
+
+    def subscribe_resource(self, uri: str) -> EmptyResult:
+        return self.send_request("resources/subscribe", {"uri": str(uri)}, EmptyResult)
+
+    def unsubscribe_resource(self, uri: str) -> EmptyResult:
+        return self.send_request("resources/unsubscribe", {"uri": str(uri)}, EmptyResult)
+
+    def send_roots_list_changed(self) -> None:
+        self.send_notification("notifications/roots/list_changed")
+
+    # --- answering the server ----------------------------------------------------------------
+
+    def fulfil_input_requests(self, result: InputRequiredResult) -> dict[str, dict[str, Any]]:
+        """Answer every ``inputRequests`` entry, in the server's order, on this thread.
+
+        A callback's ``ErrorData`` (or the refusal given when no callback is registered) raises
+        ``MCPError``; a callback's exception propagates unchanged.
+        """
+        responses: dict[str, dict[str, Any]] = {}
+        for key, request in (result.input_requests or {}).items():
+            wire = dump(request)
+            params = wire.get("params") or {}
+            context = ClientRequestContext(session=self, request_id=key, meta=params.get("_meta"))
+            outcome = self._answer(wire["method"], params, context)
+            if isinstance(outcome, ErrorData):
+                raise MCPError.from_error_data(outcome)
+            responses[key] = outcome
+        return responses
+
+    def _answer(self, method: str, params: dict[str, Any], context: ClientRequestContext) -> dict[str, Any] | ErrorData:
+        """The wire answer to one server question; callback exceptions propagate."""
+        if method == "ping":
+            return {}
+        if method not in _UNSUPPORTED:
+            return ErrorData(code=METHOD_NOT_FOUND, message="Method not found")
+        try:
+            if method == "elicitation/create":
+                callback, args, answer_types = self._elicitation_callback, (parse_elicit_params(params),), (ElicitResult,)
+            elif method == "sampling/createMessage":
+                callback, args = self._sampling_callback, (CreateMessageRequestParams.model_validate(params),)
+                answer_types = (CreateMessageResult, CreateMessageResultWithTools)
+            else:
+                callback, args, answer_types = self._list_roots_callback, (), (ListRootsResult,)
+        except ValidationError:
+            return ErrorData(code=INVALID_PARAMS, message="Invalid request parameters")
+        if callback is None:
+            return ErrorData(code=INVALID_REQUEST, message=_UNSUPPORTED[method])
+        outcome = callback(context, *args)
+        if isinstance(outcome, ErrorData):
+            return outcome
+        if not isinstance(outcome, answer_types):
+            return _INVALID_RESULT
+        return dump(outcome)
+
+    def _on_message(self, message: Message) -> None:
+        """Every server message that is not the answer to one of our requests."""
+        try:
+            if "id" in message:
+                self._answer_server_request(message)
+            else:
+                self._on_notification(message)
+        except Exception as exc:  # a handler must not kill the thread that reads the connection
+            logger.exception("Failed to handle a server message")
+            self._deliver(exc)
+
+    def _answer_server_request(self, message: Message) -> None:
+        params = message.get("params") or {}
+        context = ClientRequestContext(session=self, request_id=message["id"], meta=params.get("_meta"))
+        try:
+            outcome = self._answer(message["method"], params, context)
+        except Exception as exc:  # the official wire behaviour: the server learns the text, code 0
+            outcome = ErrorData(code=0, message=str(exc))
+        if isinstance(outcome, ErrorData):
+            reply = jsonrpc.error(message["id"], outcome.code, outcome.message, outcome.data)
+        else:
+            reply = jsonrpc.result(message["id"], outcome)
+        self.transport.send(reply, headers=self._headers(None, None))
+
+    def _on_notification(self, message: Message) -> None:
+        try:
+            notification = parse_server_notification(message)
+        except ValidationError as invalid:
+            self._deliver(invalid)
+            return
+        if notification is None:
+            logger.debug("Ignoring unknown notification %r", message.get("method"))
+            return
+        params = notification.params
+        if notification.method == "notifications/progress":
+            with self._lock:
+                callback = self._progress.get(params.progress_token)
+            if callback is not None:
+                callback(params.progress, params.total, params.message)
+        elif notification.method == "notifications/message" and self._logging_callback is not None:
+            self._logging_callback(params)
+        self._deliver(notification)
+
+    def _deliver(self, item: IncomingMessage) -> None:
+        if self._message_handler is not None:
+            self._message_handler(item)
+
+
+__all__ = [
+    "ClientRequestContext",
+    "ClientSession",
+    "ElicitationFnT",
+    "IncomingMessage",
+    "ListRootsFnT",
+    "LoggingFnT",
+    "MessageHandlerFnT",
+    "ProgressFnT",
+    "SamplingFnT",
+]
