@@ -1,0 +1,34 @@
+"""A server no one here wrote: the official async Python SDK, asking one question, on uvicorn.
+
+Usage: ``python official_confirm.py PORT``. Serves ``confirm(n)`` at ``http://127.0.0.1:PORT/mcp``.
+"""
+
+import sys
+from typing import Annotated
+
+import uvicorn
+from mcp.server import MCPServer
+from mcp.server.mcpserver import AcceptedElicitation, Elicit, ElicitationResult, Resolve
+from pydantic import BaseModel
+
+mcp = MCPServer("official", log_level="WARNING")
+
+
+class Confirmation(BaseModel):
+    confirm: bool
+
+
+async def ask_confirm(n: int) -> Elicit[Confirmation]:
+    return Elicit(f"Proceed with item {n}?", Confirmation)
+
+
+@mcp.tool()
+async def confirm(n: int, answer: Annotated[ElicitationResult[Confirmation], Resolve(ask_confirm)]) -> str:
+    """Ask the user to confirm item n."""
+    if isinstance(answer, AcceptedElicitation) and answer.data.confirm:
+        return f"confirmed {n}"
+    return f"declined {n}"
+
+
+if __name__ == "__main__":
+    uvicorn.run(mcp.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")

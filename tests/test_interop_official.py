@@ -1,0 +1,111 @@
+"""Interoperability with an implementation no one here wrote: the official Python SDK (``mcp``).
+
+The official client (async; the test drives it with ``anyio.run``) talks to a minimcp server in
+both eras, elicitation included; and minimcp's client, in its default auto mode, completes an
+elicitation against an official server in a separate process.
+"""
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+import mcp as official
+import mcp_types as official_types
+import pytest
+from pydantic import BaseModel, Field
+
+from minimcp import Client
+from minimcp.server import MCPServer
+from minimcp.server.mcpserver import Context
+from minimcp.types import ElicitResult
+
+
+class AlternativeDate(BaseModel):
+    accept_alternative: bool = Field(description="Try another date?")
+    date: str = Field(default="2025-12-26", description="Alternative date (YYYY-MM-DD)")
+
+
+def bistro() -> MCPServer:
+    mcp = MCPServer("Bistro")
+
+    @mcp.tool()
+    def book_table(date: str, party_size: int, ctx: Context) -> str:
+        """Book a table at the bistro."""
+        if date != "2025-12-25":
+            return f"Booked a table for {party_size} on {date}."
+        result = ctx.elicit(f"No tables for {party_size} on {date}. Would you like to try another date?",
+                            schema=AlternativeDate)
+        if result.action == "accept" and result.data.accept_alternative:
+            return book_table(result.data.date, party_size, ctx)
+        return "No booking made."
+
+    return mcp
+
+
+def run_official_client(url: str, mode: str) -> tuple[str, list[str], list[str], str]:
+    asked: list[str] = []
+
+    async def on_elicit(context: Any, params: Any) -> official_types.ElicitResult:
+        asked.append(params.message)
+        return official_types.ElicitResult(action="accept", content={"accept_alternative": True, "date": "2025-12-27"})
+
+    async def main() -> tuple[str, list[str], list[str], str]:
+        async with official.Client(url, mode=mode, elicitation_callback=on_elicit) as client:
+            tools = await client.list_tools()
+            result = await client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
+            return result.content[0].text, [t.name for t in tools.tools], asked, client.protocol_version
+
+    return anyio.run(main)
+
+
+@pytest.mark.parametrize("mode, version", [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_the_official_client_completes_book_table(serve_http: Callable[..., str], mode: str, version: str) -> None:
+    text, names, asked, negotiated = run_official_client(serve_http(bistro()), mode)
+    assert names == ["book_table"]
+    assert asked == ["No tables for 2 on 2025-12-25. Would you like to try another date?"]
+    assert text == "Booked a table for 2 on 2025-12-27."
+    assert negotiated == version
+
+
+@pytest.fixture
+def official_server() -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = Path(__file__).parent / "servers" / "official_confirm.py"
+    process = subprocess.Popen([sys.executable, str(script), str(port)], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, process.stderr.read() if \
+                    process.poll() is not None else "official server did not start"
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.mark.parametrize("mode, version", [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+def test_minimcp_client_completes_an_elicitation_against_the_official_server(official_server: str, mode: str,
+                                                                            version: str) -> None:
+    asked: list[str] = []
+
+    def on_elicit(context: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"confirm": True})
+
+    with Client(official_server, mode=mode, elicitation_callback=on_elicit) as client:
+        result = client.call_tool("confirm", {"n": 7})
+        assert client.protocol_version == version
+    assert result.content[0].text == "confirmed 7"
+    assert asked == ["Proceed with item 7?"]
