@@ -492,8 +492,6 @@ def threads_between_rounds(load, server_argv: list[str], name: str, k: int, load
     try:
         srv.wait_ready()
         loader.run(srv.url, MODERN, "elicit", 400, 8)  # warm the pools at the concurrency used below
-        time.sleep(0.5)
-        out["before"] = srv.threads()
         pending: list[tuple[int, dict, dict]] = []
         lock = threading.Lock()
 
@@ -521,24 +519,32 @@ def threads_between_rounds(load, server_argv: list[str], name: str, k: int, load
             w.conn.close()
             return ok
 
-        ts = [threading.Thread(target=first_rounds, args=(list(range(j, k, 8)),)) for j in range(8)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-        out["input_required"] = sum(1 for _, _, res in pending if res.get("resultType") == "input_required")
-        time.sleep(0.5)
-        out["between"] = srv.threads()
         counts = [0] * 8
 
         def run_part(j: int) -> None:
             counts[j] = second_rounds(pending[j::8])
 
-        ts = [threading.Thread(target=run_part, args=(j,)) for j in range(8)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
+        def batch(first: range, phase: str) -> None:
+            ts = [threading.Thread(target=first_rounds, args=(list(first[j::8]),)) for j in range(8)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            if phase:
+                time.sleep(0.5)
+                out["input_required"] = sum(1 for _, _, res in pending if res.get("resultType") == "input_required")
+                out["between"] = srv.threads()
+            ts = [threading.Thread(target=run_part, args=(j,)) for j in range(8)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+
+        batch(range(-200, 0), "")  # warm-up with this very driver (the pool grows to its working size)
+        pending.clear()
+        time.sleep(0.5)
+        out["before"] = srv.threads()
+        batch(range(k), "measure")
         out["completed"] = sum(counts)
         time.sleep(0.5)
         out["after"] = srv.threads()
@@ -661,7 +667,7 @@ def targets(args, results: dict, foot: dict) -> None:
     o = foot.get("outstanding")
     if o:
         mib = o["rss_outstanding"] / 1024
-        row("1,000 outstanding legacy elicitations <= 150 MB RSS",
+        row(f"{o['n']:,} outstanding legacy elicitations <= 150 MB RSS",
             o["arrived"] == o["n"] and o["ok"] == o["n"] and mib * 1.048576 <= 150,
             f"{mib:.1f} MiB = {mib * 1.048576:.1f} MB, {o['arrived']} open, {o['ok']} completed")
     for t in foot.get("threads", []):

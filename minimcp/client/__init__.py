@@ -12,6 +12,7 @@ HTTP, ``Client(StdioServerParameters(command=...))`` to a subprocess; anything e
 
 from minimcp.client.client import Client, InputRequiredRoundsExceededError
 from minimcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
+from minimcp.client.terminal import TerminalElicitation, terminal_elicitation
 from minimcp.client.transports import Transport
 
 __all__ = [
@@ -20,5 +21,7 @@ __all__ = [
     "ClientSession",
     "IncomingMessage",
     "InputRequiredRoundsExceededError",
+    "TerminalElicitation",
     "Transport",
+    "terminal_elicitation",
 ]

@@ -369,8 +369,7 @@ class ClientSession:
         return result_type.model_validate(raw)
 
     def send_notification(self, method: str, params: dict[str, Any] | None = None) -> None:
-        message = jsonrpc.notification(method, self._stamp(params) if params else params)
-        self.transport.send(message, headers=self._headers(method, params))
+        self.transport.send(jsonrpc.notification(method, params), headers=self._headers(method, params))
 
     # --- requests --------------------------------------------------------------------------
 

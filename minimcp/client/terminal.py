@@ -7,6 +7,7 @@ form question becomes one prompt per field, a URL question shows the link and as
 What the specification asks of a client, and where it happens here:
 
 - the user may review and edit the answers before they are sent: the summary step;
+- the asking server is named before its question (when the session knows its name);
 - decline and cancel are always available: ``:decline`` / ``:cancel`` at any prompt, EOF and
   Ctrl-C cancel;
 - the client should validate input against the schema: every field is checked as it is typed and
@@ -289,6 +290,7 @@ class TerminalElicitation:
     def __call__(self, context: ClientRequestContext | None,
                  params: ElicitRequestFormParams | ElicitRequestURLParams) -> ElicitResult:
         try:
+            self._introduce(context)
             if isinstance(params, ElicitRequestURLParams):
                 return self._url(params)
             return self._form(params)
@@ -333,6 +335,12 @@ class TerminalElicitation:
         if answer.lower() == CANCEL:
             raise _Finish("cancel")
         return answer
+
+    def _introduce(self, context: ClientRequestContext | None) -> None:
+        """Name the asking server first: the user must know who wants the answer (protocol.md §4.4)."""
+        info = context.session.server_info if context is not None else None
+        if info is not None:
+            self._say(f"Question from server {self._emphasis(info.title or info.name)}:")
 
     def _emphasis(self, text: str) -> str:
         isatty = getattr(self._out, "isatty", None)

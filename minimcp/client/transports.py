@@ -51,8 +51,6 @@ MAX_RESUME_ATTEMPTS = 5
 DEFAULT_RETRY_MS = 1000
 #: How long ``close`` waits for a stdio server to exit on its own, then after SIGTERM.
 STDIO_EXIT_GRACE = 2.0
-#: The slice in which a stdio request re-checks that the server is still alive.
-STDIO_POLL_INTERVAL = 1.0
 
 
 @runtime_checkable
@@ -498,10 +496,9 @@ class StdioTransport:
             self._pending[message["id"]] = slot
         try:
             self._write(message)
-            deadline = None if timeout is None else time.monotonic() + timeout
-            while not slot.done.wait(STDIO_POLL_INTERVAL if deadline is None else min(STDIO_POLL_INTERVAL, max(deadline - time.monotonic(), 0))):
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise timed_out(message["method"])
+            # Without a timeout the wait still ends: the reader wakes every slot when the pipe closes.
+            if not slot.done.wait(timeout):
+                raise timed_out(message["method"])
         finally:
             with self._lock:
                 self._pending.pop(message["id"], None)
@@ -544,6 +541,8 @@ DEFAULT_INHERITED_ENV_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"
 
 
 def default_environment() -> dict[str, str]:
+    """The inherited part of a stdio server's environment; values starting with ``()`` are bash
+    exported functions, which a child shell would execute, so they are never passed on."""
     env = {key: os.environ[key] for key in DEFAULT_INHERITED_ENV_VARS if key in os.environ}
     return {key: value for key, value in env.items() if not value.startswith("()")}
 
