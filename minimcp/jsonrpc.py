@@ -149,13 +149,20 @@ def _depth_ok(value: Any, limit: int) -> bool:
     return True
 
 
+def _shallow(data: bytes | str) -> bool:
+    """Fewer opening brackets than the depth limit means the limit cannot be exceeded: skip the walk."""
+    if isinstance(data, str):
+        return data.count("{") + data.count("[") <= MAX_JSON_DEPTH
+    return data.count(b"{") + data.count(b"[") <= MAX_JSON_DEPTH
+
+
 def decode(data: bytes | str) -> Any:
     """Parse a body into JSON, or raise the -32700 error a peer should receive."""
     try:
         value = json.loads(data)
     except (ValueError, RecursionError):
         raise MCPError(PARSE_ERROR, "Parse error: the body is not valid JSON") from None
-    if not _depth_ok(value, MAX_JSON_DEPTH):
+    if isinstance(value, (dict, list)) and not _shallow(data) and not _depth_ok(value, MAX_JSON_DEPTH):
         raise MCPError(PARSE_ERROR, f"Parse error: JSON nested deeper than {MAX_JSON_DEPTH} levels")
     return value
 

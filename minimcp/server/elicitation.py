@@ -9,6 +9,7 @@ an accept and a type checker can narrow on ``result.action``.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Generic, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ValidationError
@@ -53,8 +54,12 @@ _STRING_FORMATS = {"date", "date-time", "email", "uri"}
 _NULL = {"type": "null"}
 
 
+@functools.lru_cache(maxsize=256)
 def form_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """The ``requestedSchema`` for ``schema``, or ``TypeError`` naming the first field a form cannot hold."""
+    """The ``requestedSchema`` for ``schema``, or ``TypeError`` naming the first field a form cannot hold.
+
+    Cached per model class (rendering is most of the cost of a question); callers must not mutate it.
+    """
     rendered = schema.model_json_schema()
     definitions = rendered.pop("$defs", {})
     properties = {}
@@ -150,4 +155,10 @@ def outcome_of(
         data = schema.model_validate(content)
     except ValidationError:
         raise ValueError("Received an accepted elicitation whose content does not match the requested schema") from None
-    return AcceptedElicitation[schema](data=data)  # type: ignore[valid-type]
+    return _accepted(schema)(data=data)
+
+
+@functools.lru_cache(maxsize=256)
+def _accepted(schema: type[T]) -> type[AcceptedElicitation[T]]:
+    """``AcceptedElicitation[schema]``, parametrised once per model rather than on every answer."""
+    return AcceptedElicitation[schema]  # type: ignore[valid-type]

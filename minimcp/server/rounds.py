@@ -20,6 +20,7 @@ open it is the one frozen -32602 error; the reason goes to the server log only.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import json
@@ -101,16 +102,17 @@ class HMACRequestStateCodec:
             self._minting = self._minting or kid
 
     @staticmethod
-    def _keystream(key: bytes, nonce: bytes, length: int) -> bytes:
+    def _xor(key: bytes, nonce: bytes, data: bytes) -> bytes:
+        """``data`` XOR the HMAC-SHA256 counter-mode keystream of ``key`` and ``nonce`` (its own inverse)."""
         blocks = (hmac.new(key, nonce + i.to_bytes(4, "big"), hashlib.sha256).digest()
-                  for i in range(math.ceil(length / 32)))
-        return b"".join(blocks)[:length]
+                  for i in range(math.ceil(len(data) / 32)))
+        stream = b"".join(blocks)[:len(data)]
+        return (int.from_bytes(data, "big") ^ int.from_bytes(stream, "big")).to_bytes(len(data), "big")
 
     def seal(self, payload: bytes) -> str:
         enc, mac = self._ring[self._minting]
         nonce = os.urandom(16)
-        cipher = bytes(a ^ b for a, b in zip(payload, self._keystream(enc, nonce, len(payload))))
-        body = self._minting + nonce + cipher
+        body = self._minting + nonce + self._xor(enc, nonce, payload)
         return self._PREFIX + _b64(body + hmac.new(mac, body, hashlib.sha256).digest())
 
     def unseal(self, token: str) -> bytes:
@@ -129,8 +131,7 @@ class HMACRequestStateCodec:
         enc, mac = keys
         if not hmac.compare_digest(tag, hmac.new(mac, body, hashlib.sha256).digest()):
             raise InvalidRequestState("seal")
-        nonce, cipher = body[4:20], body[20:]
-        return bytes(a ^ b for a, b in zip(cipher, self._keystream(enc, nonce, len(cipher))))
+        return self._xor(enc, body[4:20], body[20:])
 
 
 def _default_principal(request_context: Any) -> str | None:
@@ -214,9 +215,14 @@ class Binding:
     def __init__(self, method: str, target: str, arguments: Any, audience: str, principal: str | None) -> None:
         self.method = method
         self.target = target
-        self.arguments = digest(arguments or {})
+        self._arguments = arguments or {}
         self.audience = audience
         self.principal = principal
+
+    @functools.cached_property
+    def arguments(self) -> str:
+        """The digest of the arguments, computed only when a state is sealed or opened."""
+        return digest(self._arguments)
 
 
 class AnswerBook:
