@@ -44,14 +44,13 @@ def to_contents(uri: str, value: Any, mime_type: str | None) -> list[TextResourc
     return [TextResourceContents(uri=uri, mime_type=mime, text=pydantic_core.to_json(value, fallback=str).decode())]
 
 
-class Resource:
-    """A static resource: ``read`` produces its contents."""
+class _Listed:
+    """What a resource or template shows in a list: its name and the metadata around it."""
 
-    def __init__(self, uri: str, *, name: str | None = None, title: str | None = None,
-                 description: str | None = None, mime_type: str | None = None, icons: list[Any] | None = None,
-                 annotations: Any = None, meta: dict[str, Any] | None = None) -> None:
-        self.uri = uri
-        self.name = name or uri
+    def __init__(self, name: str, *, title: str | None = None, description: str | None = None,
+                 mime_type: str | None = None, icons: list[Any] | None = None, annotations: Any = None,
+                 meta: dict[str, Any] | None = None) -> None:
+        self.name = name
         self.title = title
         self.description = description
         self.mime_type = mime_type or "text/plain"
@@ -59,10 +58,20 @@ class Resource:
         self.annotations = annotations
         self.meta = meta
 
+    def _listing(self) -> dict[str, Any]:
+        return {"name": self.name, "title": self.title, "description": self.description, "mime_type": self.mime_type,
+                "icons": self.icons, "annotations": self.annotations, "meta": self.meta}
+
+
+class Resource(_Listed):
+    """A static resource: ``read`` produces its contents."""
+
+    def __init__(self, uri: str, *, name: str | None = None, **details: Any) -> None:
+        super().__init__(name or uri, **details)
+        self.uri = uri
+
     def definition(self) -> ResourceDefinition:
-        return ResourceDefinition(uri=self.uri, name=self.name, title=self.title, description=self.description,
-                                  mime_type=self.mime_type, icons=self.icons, annotations=self.annotations,
-                                  meta=self.meta)
+        return ResourceDefinition(uri=self.uri, **self._listing())
 
     def read(self) -> Any:
         raise TypeError(f"resource {self.uri} has nothing to read")
@@ -88,21 +97,13 @@ class FunctionResource(Resource):
         return self.fn()
 
 
-class ResourceTemplate:
+class ResourceTemplate(_Listed):
     """A parametrised resource; ``match`` recognises its URIs and extracts the arguments."""
 
-    def __init__(self, uri_template: str, fn: Callable[..., Any], *, name: str, title: str | None = None,
-                 description: str | None = None, mime_type: str | None = None, icons: list[Any] | None = None,
-                 annotations: Any = None, meta: dict[str, Any] | None = None) -> None:
+    def __init__(self, uri_template: str, fn: Callable[..., Any], *, name: str, **details: Any) -> None:
+        super().__init__(name, **details)
         self.uri_template = uri_template
         self.fn = fn
-        self.name = name
-        self.title = title
-        self.description = description
-        self.mime_type = mime_type or "text/plain"
-        self.icons = icons
-        self.annotations = annotations
-        self.meta = meta
         params = classify(fn, name)
         self.context_params = params.context
         self._pattern, path_vars, query_vars = _compile(uri_template)
@@ -119,9 +120,7 @@ class ResourceTemplate:
         self._arguments = arguments_model(f"{name}Arguments", params.arguments)
 
     def definition(self) -> TemplateDefinition:
-        return TemplateDefinition(uri_template=self.uri_template, name=self.name, title=self.title,
-                                  description=self.description, mime_type=self.mime_type, icons=self.icons,
-                                  annotations=self.annotations, meta=self.meta)
+        return TemplateDefinition(uri_template=self.uri_template, **self._listing())
 
     def match(self, uri: str) -> dict[str, Any] | None:
         path, _, query = uri.partition("?")
