@@ -21,14 +21,14 @@ import json
 import time
 from typing import Annotated, Any
 
-from pydantic import Field, ValidationError
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, ValidationError
 
 from minimcp import MCPError
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Audio, Context, Image, UserMessage
 from minimcp.types import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    MODERN_PROTOCOL_VERSIONS,
     CallToolResult,
     ClientCapabilities,
     Completion,
@@ -86,7 +86,8 @@ def _text(text: str) -> CallToolResult:
 
 
 def _is_modern(ctx: Context) -> bool:
-    return not ctx.session.legacy
+    """Whether this request is 2026-07-28 (stateless: questions travel as ``input_required``)."""
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
 def _form(message: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:

@@ -196,7 +196,9 @@ class MCPServer(Generic[LifespanT]):
         return self._lifespan_value
 
     def close(self) -> None:
-        """Exit the lifespan and stop the worker pool; blocked workers wake with "Connection closed"."""
+        """End open listens, exit the lifespan and stop the worker pool; blocked workers wake with
+        "Connection closed"."""
+        self.dispatcher.listens.close()
         with self._lifespan_lock:
             cm, self._lifespan_cm = self._lifespan_cm, None
         if cm is not None:

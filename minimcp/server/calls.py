@@ -13,16 +13,21 @@ Nothing here knows about HTTP, WSGI or stdio: transports implement ``Outbox._del
 from __future__ import annotations
 
 import itertools
+import logging
 from abc import ABC, abstractmethod
 import os
 import threading
+import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.types import INTERNAL_ERROR, REQUEST_TIMEOUT, RequestId
+
+logger = logging.getLogger("minimcp.server.calls")
 
 
 class WorkerPool:
@@ -189,6 +194,13 @@ class Outbox(ABC):
         for waiter in waiters:
             waiter.fail(jsonrpc.connection_closed())
 
+    def close_stream(self) -> None:
+        """Let the transport end the response connection now while the request keeps running.
+
+        Only a resumable stream (``EventLog``) can do this: the client reconnects and receives the
+        rest from the log. Everywhere else there is no way back to the client, so this is a no-op.
+        """
+
     def track(self, waiter: Waiter) -> None:
         with self._lock:
             self._waiters.add(waiter)
@@ -224,6 +236,73 @@ class QueueOutbox(Outbox):
             if not self._queue and not self._cond.wait_for(lambda: self._queue, timeout):
                 return None
             return self._queue.popleft()
+
+
+@dataclass(frozen=True)
+class Event:
+    """One entry of an ``EventLog``: ``message`` is ``None`` where the server ended the connection."""
+
+    seq: int
+    message: Message | None
+    final: bool
+
+
+class EventLog(Outbox):
+    """A resumable outbox: every message is kept, numbered, so a reconnecting client can replay it.
+
+    Readers never consume: the response that first carries the stream and every later resumption
+    (``Last-Event-ID``) read from their own position. ``close_stream`` appends a marker where the
+    current reader ends its connection. The log is bounded: past ``max_events`` the oldest entries
+    are dropped, and a reader that fell behind them continues from the oldest one kept.
+    """
+
+    def __init__(self, stream_id: str, can_request: bool = True, max_events: int = 1024) -> None:
+        super().__init__(can_request)
+        self.stream_id = stream_id
+        # _cond guards _events and _last; finished_at is set once under it and may be read without
+        # it (a single attribute read) by whoever decides whether the finished log is still kept.
+        self._cond = threading.Condition(threading.Lock())
+        self._events: deque[Event] = deque(maxlen=max_events)
+        self._last = 0
+        self.finished_at: float | None = None
+
+    def _append(self, message: Message | None, final: bool) -> None:
+        with self._cond:
+            self._last += 1
+            self._events.append(Event(self._last, message, final))
+            if final:
+                self.finished_at = time.monotonic()
+            self._cond.notify_all()
+
+    def _deliver(self, message: Message, final: bool) -> None:
+        self._append(message, final)
+
+    def close_stream(self) -> None:
+        if not self.done:
+            self._append(None, False)
+
+    def read(self, after: int, timeout: float) -> Event | None:
+        """The first entry after sequence number ``after``; ``None`` if none arrives within ``timeout``."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._last > after, timeout):
+                return None
+            oldest = self._events[0]
+            if oldest.seq > after + 1:
+                logger.warning("stream %s: events %d-%d were dropped before a reader got them",
+                               self.stream_id, after + 1, oldest.seq - 1)
+                return oldest
+            return self._events[after - oldest.seq + 1]
+
+    @property
+    def last(self) -> int:
+        """The sequence number of the newest entry (0 while the log is empty)."""
+        with self._cond:
+            return self._last
+
+    def exhausted(self, after: int) -> bool:
+        """Whether a reader past ``after`` has seen the final response and nothing can follow."""
+        with self._cond:
+            return self.finished_at is not None and after >= self._last
 
 
 def send_request(

@@ -210,6 +210,32 @@ class Context(Generic[LifespanT]):
             params["logger"] = logger_name
         self._rc.outbox.send(jsonrpc.notification("notifications/message", params))
 
+    def close_sse_stream(self) -> None:
+        """End this request's SSE connection now; the request keeps running (SEP-1699 polling).
+
+        On a resumable stream (a legacy 2025-11-25 session) the client reconnects after the
+        announced ``retry`` interval with ``Last-Event-ID`` and receives everything sent since,
+        including the result. Elsewhere there is nothing to reconnect to, so this is a no-op.
+        """
+        self._rc.outbox.close_stream()
+
+    # --- telling 2026-07-28 listeners (subscriptions/listen) -------------------------------------
+    def notify_tools_changed(self) -> None:
+        """Publish ``notifications/tools/list_changed`` to the open listens that asked for it."""
+        self._rc.server.dispatcher.listens.publish("notifications/tools/list_changed")
+
+    def notify_prompts_changed(self) -> None:
+        """Publish ``notifications/prompts/list_changed`` to the open listens that asked for it."""
+        self._rc.server.dispatcher.listens.publish("notifications/prompts/list_changed")
+
+    def notify_resources_changed(self) -> None:
+        """Publish ``notifications/resources/list_changed`` to the open listens that asked for it."""
+        self._rc.server.dispatcher.listens.publish("notifications/resources/list_changed")
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Publish ``notifications/resources/updated`` to the open listens subscribed to ``uri``."""
+        self._rc.server.dispatcher.listens.publish("notifications/resources/updated", {"uri": str(uri)}, uri=str(uri))
+
     def debug(self, data: Any, *, logger_name: str | None = None) -> None:
         self.log("debug", data, logger_name=logger_name)
 

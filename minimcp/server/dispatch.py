@@ -8,7 +8,9 @@ messages go to the request's ``Outbox``; a request that runs on a worker answers
 response arrives later through ``outbox.close``.
 
 The protocol is readable as data: ``METHODS`` says which method exists in which era, which ones run
-user code on a worker, which may answer ``input_required``, and which results carry caching hints.
+user code on a worker, which may answer ``input_required``, which results carry caching hints, and
+which answer with a stream that stays open (``subscriptions/listen``: its outbox is never closed by
+a response, only by the client going away or the server shutting down).
 Rejections that happen before a handler runs raise ``EnvelopeError`` with the HTTP status the
 Streamable HTTP binding gives them; everything after is an ordinary JSON-RPC answer.
 """
@@ -30,6 +32,7 @@ from minimcp.server.context import Context, LegacyQuestions, RequestContext
 from minimcp.server.headers import check_headers
 from minimcp.server.rounds import Binding, InputRequired, ReplayQuestions, open_book, seal
 from minimcp.server.sessions import LOG_LEVELS, ServerSession
+from minimcp.server.subscriptions import Listens
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     HEADER_MISMATCH,
@@ -62,6 +65,7 @@ from minimcp.types import (
     ReadResourceRequestParams,
     SetLevelRequestParams,
     SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
     dump,
 )
 
@@ -89,6 +93,7 @@ class Method:
     worker: bool = False  # runs user code that may block, so it goes to the pool
     rounds: bool = False  # may answer input_required on 2026-07-28
     cache_scope: str | None = None  # 2026-07-28 results carry ttlMs and this cacheScope
+    stream: bool = False  # answers with a stream of notifications that stays open (no response yet)
 
 
 class Dispatcher:
@@ -96,6 +101,7 @@ class Dispatcher:
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
+        self.listens = Listens()
 
     # --- which era, which session ----------------------------------------------------------------
     @staticmethod
@@ -152,6 +158,12 @@ class Dispatcher:
         """A session for a connection about to ``initialize``; the handshake fills it in."""
         return ServerSession(self.server, protocol_version=LATEST_HANDSHAKE_VERSION, legacy=True)
 
+    @staticmethod
+    def streams(message: Message) -> bool:
+        """Whether ``message`` asks for a method that answers with a stream that stays open."""
+        method = METHODS.get(message.get("method"))  # type: ignore[arg-type]
+        return method is not None and method.stream
+
     def _method(self, name: Any, era: Era) -> Method:
         method = METHODS.get(name) if isinstance(name, str) else None
         if method is None or era not in method.eras:
@@ -174,6 +186,8 @@ class Dispatcher:
             raise
         except MCPError as exc:
             return jsonrpc.error_from(request_id, exc)
+        if method.stream:
+            return self._open_stream(method, message, session, outbox, request)
         if not method.worker:
             return self._execute(method, message, session, outbox, request)
         session.begin(request_id, outbox)
@@ -210,15 +224,33 @@ class Dispatcher:
             logger.debug("ignored a response with unknown id %r", message.get("id"))
 
     # --- running a handler -----------------------------------------------------------------------
-    def _execute(self, method: Method, message: Message, session: ServerSession, outbox: Outbox,
-                 request: Any) -> Message:
+    def _request_context(self, message: Message, session: ServerSession, outbox: Outbox,
+                         request: Any) -> RequestContext[Any]:
         request_id = message["id"]
         params = message.get("params") or {}
-        rc = RequestContext(
+        return RequestContext(
             request_id=request_id, meta=params.get("_meta"), session=session,
             lifespan_context=self.server.lifespan_context(), server=self.server, outbox=outbox,
             questions=LegacyQuestions(session, request_id), request=request,
         )
+
+    def _open_stream(self, method: Method, message: Message, session: ServerSession, outbox: Outbox,
+                     request: Any) -> Message | None:
+        """Start a stream method: its handler only registers ``outbox``, which stays open with no response."""
+        ctx = Context(self._request_context(message, session, outbox, request))
+        try:
+            method.handler(self, message.get("params") or {}, ctx)
+        except MCPError as exc:
+            return jsonrpc.error_from(message["id"], exc)
+        except ValidationError:
+            return jsonrpc.error(message["id"], INVALID_PARAMS, "Invalid request parameters")
+        return None
+
+    def _execute(self, method: Method, message: Message, session: ServerSession, outbox: Outbox,
+                 request: Any) -> Message:
+        request_id = message["id"]
+        params = message.get("params") or {}
+        rc = self._request_context(message, session, outbox, request)
         try:
             if method.rounds and not session.legacy:
                 result = self._run_rounds(method, message["method"], params, rc)
@@ -365,6 +397,12 @@ def _complete(d: Dispatcher, params: dict[str, Any], ctx: Context) -> Any:
     return d.server.complete(request.ref, request.argument, request.context, ctx)
 
 
+def _listen(d: Dispatcher, params: dict[str, Any], ctx: Context) -> None:
+    request = SubscriptionsListenRequestParams.model_validate(params)
+    rc = ctx.request_context
+    d.listens.open(rc.request_id, request.notifications, d.server.capabilities(), rc.outbox)
+
+
 def _set_level(d: Dispatcher, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     ctx.session.log_level = SetLevelRequestParams.model_validate(params).level
     return {}
@@ -387,5 +425,6 @@ METHODS: dict[str, Method] = {
     "prompts/list": Method(_list_prompts, cache_scope="public"),
     "prompts/get": Method(_get_prompt, worker=True, rounds=True),
     "completion/complete": Method(_complete),
+    "subscriptions/listen": Method(_listen, MODERN_ONLY, stream=True),
     "logging/setLevel": Method(_set_level, LEGACY_ONLY),
 }

@@ -14,10 +14,11 @@ import logging
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from minimcp import jsonrpc
-from minimcp.server.calls import Outbox, PendingRequests, send_request
+from minimcp.server.calls import EventLog, Outbox, PendingRequests, send_request
 from minimcp.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -35,6 +36,10 @@ if TYPE_CHECKING:
     from minimcp.server.app import MCPServer
 
 logger = logging.getLogger("minimcp.server.session")
+
+#: How long a finished response stream stays resumable, and how many streams a session keeps.
+STREAM_TTL = 300.0
+MAX_STREAMS = 64
 
 LOG_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -71,10 +76,11 @@ class ServerSession:
         self.initialized = False
         self.pending = PendingRequests()
         self.last_seen = time.monotonic()
-        # _lock guards standalone, _inflight and subscriptions.
+        # _lock guards standalone, _inflight, subscriptions and _streams.
         self._lock = threading.Lock()
         self.standalone: Outbox | None = None
         self._inflight: dict[RequestId, Outbox] = {}
+        self._streams: OrderedDict[str, EventLog] = OrderedDict()
         self.subscriptions: set[str] = set()
         self.closed = False
 
@@ -118,6 +124,27 @@ class ServerSession:
     def attach_standalone(self, outbox: Outbox | None) -> None:
         with self._lock:
             self.standalone = outbox
+
+    # --- resumable response streams (legacy SSE, ``Last-Event-ID``) ----------------------------
+    def retain_stream(self, log: EventLog) -> None:
+        """Keep ``log`` so a client that lost its connection can resume it by event id.
+
+        Bounded: a finished stream is kept for ``STREAM_TTL`` seconds, and beyond ``MAX_STREAMS``
+        the oldest streams (finished ones first) are forgotten.
+        """
+        now = time.monotonic()
+        with self._lock:
+            for stream_id, kept in list(self._streams.items()):
+                if kept.finished_at is not None and now - kept.finished_at > STREAM_TTL:
+                    del self._streams[stream_id]
+            self._streams[log.stream_id] = log
+            while len(self._streams) > MAX_STREAMS:
+                finished = next((sid for sid, kept in self._streams.items() if kept.finished_at is not None), None)
+                del self._streams[finished if finished is not None else next(iter(self._streams))]
+
+    def stream(self, stream_id: str) -> EventLog | None:
+        with self._lock:
+            return self._streams.get(stream_id)
 
     def close(self) -> None:
         """End the session: every worker waiting on this client wakes with "Connection closed"."""

@@ -15,11 +15,20 @@ asks the dispatcher which era the message belongs to, and answers in one of two 
 Legacy sessions (``Mcp-Session-Id``) hold server-to-client requests; their answers arrive as
 later POSTs and are routed by id. A 2026-07-28 request is self-contained and never carries a
 server-to-client request.
+
+Resumability (legacy sessions at 2025-11-25 or later): an SSE answer is drained from an
+``EventLog`` rather than a queue, opens with a priming event (an id, ``retry:``, empty data) and
+numbers every event ``<stream id>:<seq>``. When a handler calls ``ctx.close_sse_stream()`` the
+response ends with another id-only event and the request keeps running; the client reconnects with
+GET and ``Last-Event-ID`` and gets everything after that id from the log. A 2026-07-28 stream has
+no ids: a broken one is simply re-issued, and ``subscriptions/listen`` streams stay open until the
+client leaves.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +37,7 @@ from werkzeug.wrappers import Request, Response
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
-from minimcp.server.calls import QueueOutbox
+from minimcp.server.calls import Event, EventLog, QueueOutbox
 from minimcp.server.dispatch import MODERN, Dispatcher
 from minimcp.server.sessions import ServerSession, SessionManager
 from minimcp.server.transport_security import TransportSecuritySettings, host_allowed, origin_allowed
@@ -48,6 +57,8 @@ logger = logging.getLogger("minimcp.server.wsgi")
 SESSION_HEADER = "Mcp-Session-Id"
 _STATUS_400 = {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+#: The first legacy revision whose clients expect priming events and resume with ``Last-Event-ID``.
+RESUMABLE_SINCE = "2025-11-25"
 
 
 def _json(message: Message | None, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -59,8 +70,9 @@ def _plain(text: str, status: int) -> Response:
     return Response(text, status=status, content_type="text/plain")
 
 
-def _sse(message: Message) -> bytes:
-    return b"event: message\ndata: " + jsonrpc.encode(message) + b"\n\n"
+def _sse(message: Message, event_id: str | None = None) -> bytes:
+    prefix = b"" if event_id is None else f"id: {event_id}\n".encode()
+    return prefix + b"event: message\ndata: " + jsonrpc.encode(message) + b"\n\n"
 
 
 def _accepts(request: Request, *types: str) -> bool:
@@ -70,7 +82,11 @@ def _accepts(request: Request, *types: str) -> bool:
 
 
 class MCPWSGIApp:
-    """The WSGI callable ``mcp.wsgi_app()`` returns; ``close()`` ends sessions and the lifespan."""
+    """The WSGI callable ``mcp.wsgi_app()`` returns; ``close()`` ends sessions and the lifespan.
+
+    ``keepalive_interval`` (seconds) paces the comments that reveal a vanished client;
+    ``retry_interval`` (milliseconds) is the reconnection delay announced on resumable streams.
+    """
 
     def __init__(
         self,
@@ -83,6 +99,7 @@ class MCPWSGIApp:
         transport_security: TransportSecuritySettings | None = None,
         session_idle_timeout: float = 3600.0,
         keepalive_interval: float = 15.0,
+        retry_interval: int = 1000,
     ) -> None:
         self.server = server
         self.dispatcher: Dispatcher = server.dispatcher
@@ -93,6 +110,7 @@ class MCPWSGIApp:
         self.security = transport_security or TransportSecuritySettings()
         self.sessions = SessionManager(session_idle_timeout)
         self.keepalive_interval = keepalive_interval
+        self.retry_interval = retry_interval
         self._routes = {path: (methods, fn) for path, methods, fn in server.custom_routes}
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
@@ -164,6 +182,9 @@ class MCPWSGIApp:
             return Response(status=202)
         if kind != "request":
             raise EnvelopeError(400, INVALID_REQUEST, "A 2026-07-28 client sends no responses")
+        if self.json_response and self.dispatcher.streams(message):
+            raise EnvelopeError(400, INVALID_REQUEST,
+                                f"{message['method']} answers with an SSE stream; this endpoint answers JSON only")
         outbox = QueueOutbox(can_request=False)
         return self._answer(request, message, session, outbox, self.dispatcher.handle_request(
             message, session, outbox, request))
@@ -192,7 +213,12 @@ class MCPWSGIApp:
             self.dispatcher.handle_response(message, session)
             return Response(status=202)
         multithread = request.environ.get("wsgi.multithread", True)
-        outbox = QueueOutbox(can_request=multithread and not self.json_response and not self.stateless_http)
+        can_request = multithread and not self.json_response and not self.stateless_http
+        outbox: QueueOutbox | EventLog
+        if self._resumable(session):
+            outbox = EventLog(secrets.token_hex(8), can_request)
+        else:
+            outbox = QueueOutbox(can_request)
         answer = self.dispatcher.handle_request(message, session, outbox, request)
         if initializing and answer is not None and "result" in answer:
             if self.sessions.add(session) is None:
@@ -208,12 +234,23 @@ class MCPWSGIApp:
             raise EnvelopeError(404, INVALID_REQUEST, "Session not found")
         return session
 
+    def _resumable(self, session: ServerSession) -> bool:
+        """Whether this session's SSE answers get event ids and can be resumed with ``Last-Event-ID``.
+
+        Only stateful legacy sessions at 2025-11-25 or later: older clients may not expect the empty
+        priming event, and a 2026-07-28 request has no session to resume against.
+        """
+        return (session.legacy and session.id is not None and not self.json_response and not self.stateless_http
+                and session.protocol_version >= RESUMABLE_SINCE)
+
     # --- answering a request ---------------------------------------------------------------------
-    def _answer(self, request: Request, message: Message, session: ServerSession, outbox: QueueOutbox,
+    def _answer(self, request: Request, message: Message, session: ServerSession, outbox: QueueOutbox | EventLog,
                 answer: Message | None) -> Response:
         headers = {SESSION_HEADER: session.id} if session.legacy and session.id else {}
         if answer is not None:
             return _json(answer, self._status(answer, session), headers)
+        if isinstance(outbox, EventLog):
+            return self._answer_resumable(session, outbox, headers)
         first = outbox.get(self.keepalive_interval)
         if first is not None and first[1]:
             return _json(first[0], self._status(first[0], session), headers)
@@ -228,6 +265,49 @@ class MCPWSGIApp:
         if not session.legacy and error is not None and error.get("code") in _STATUS_400:
             return 400
         return 200
+
+    def _answer_resumable(self, session: ServerSession, log: EventLog, headers: dict[str, str]) -> Response:
+        """JSON when the answer comes first; otherwise a resumable SSE stream opened by a priming event."""
+        first = log.read(0, self.keepalive_interval)
+        if first is not None and first.final and first.message is not None:
+            return _json(first.message, self._status(first.message, session), headers)
+        session.retain_stream(log)
+        return Response(self._replay(log, 0, first, since=0, prime=True), headers={**headers, **_SSE_HEADERS},
+                        content_type="text/event-stream", direct_passthrough=True)
+
+    def _resume_point(self, log: EventLog, seq: int) -> bytes:
+        """An event with an id and no data: where a reconnecting client resumes, and after how long."""
+        return f"id: {log.stream_id}:{seq}\nretry: {self.retry_interval}\ndata: \n\n".encode()
+
+    def _replay(self, log: EventLog, after: int, event: Event | None, since: int, prime: bool) -> Iterator[bytes]:
+        """Write ``log`` from after sequence number ``after`` until its final response, or until the
+        server closes the stream (``close_stream``), in which case the request keeps running and the
+        client resumes with ``Last-Event-ID``. Closes logged up to ``since`` happened before this
+        connection existed and are skipped. A client that goes away aborts the request."""
+        ended = False
+        try:
+            if prime:
+                yield self._resume_point(log, after)
+            while not ended:
+                if event is None:
+                    if log.exhausted(after):
+                        ended = True
+                        return
+                    yield b": keepalive\n\n"
+                else:
+                    after = event.seq
+                    if event.message is None:
+                        if after > since:
+                            ended = True
+                            yield self._resume_point(log, after)
+                    else:
+                        ended = event.final
+                        yield _sse(event.message, f"{log.stream_id}:{after}")
+                if not ended:
+                    event = log.read(after, self.keepalive_interval)
+        finally:
+            if not ended:
+                log.abort()
 
     def _drain_to_final(self, outbox: QueueOutbox, item: tuple[Message, bool] | None) -> Message:
         while item is None or not item[1]:
@@ -261,11 +341,25 @@ class MCPWSGIApp:
             session = self._session(request)
         except EnvelopeError as refused:
             return _json(jsonrpc.error_from(None, refused), refused.status)
+        last_event_id = request.headers.get("Last-Event-ID")
+        if last_event_id:
+            return self._resume(session, last_event_id.strip())
         if session.standalone is not None:
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Conflict: a standalone stream is already open"), 409)
         outbox = QueueOutbox(can_request=True)
         session.attach_standalone(outbox)
         return Response(self._standalone(session, outbox), headers={SESSION_HEADER: session.id or "", **_SSE_HEADERS},
+                        content_type="text/event-stream", direct_passthrough=True)
+
+    def _resume(self, session: ServerSession, last_event_id: str) -> Response:
+        """Continue a response stream after the event the client saw last (a GET with ``Last-Event-ID``)."""
+        stream_id, _, seq = last_event_id.rpartition(":")
+        log = session.stream(stream_id) if seq.isdigit() else None
+        if log is None or int(seq) > log.last:
+            return _json(jsonrpc.error(None, INVALID_REQUEST, "Unknown or expired Last-Event-ID"), 400)
+        after = int(seq)
+        return Response(self._replay(log, after, log.read(after, 0.0), since=log.last, prime=False),
+                        headers={SESSION_HEADER: session.id or "", **_SSE_HEADERS},
                         content_type="text/event-stream", direct_passthrough=True)
 
     def _standalone(self, session: ServerSession, outbox: QueueOutbox) -> Iterator[bytes]:

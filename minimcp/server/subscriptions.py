@@ -1,0 +1,117 @@
+"""``subscriptions/listen`` (2026-07-28): long-lived notification streams and what reaches them.
+
+A 2026-07-28 server has no session and no standalone stream, so a client that wants to hear about
+changes opens a listen: one request whose response never completes on its own. The first message
+on it acknowledges the subscription with the subset of notification types the server honours;
+afterwards every change the handlers publish (``Context.notify_tools_changed()`` and friends) goes
+to each open listen that opted in, tagged with the listen's request id as ``subscriptionId``.
+
+This file knows nothing of HTTP or stdio: a listen is an ``Outbox`` the transport drains. The
+client ends a listen by going away (the transport aborts its outbox) and the server ends all of
+them on shutdown with a final ``complete`` result.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from minimcp import jsonrpc
+from minimcp.jsonrpc import MCPError
+from minimcp.server.calls import Outbox
+from minimcp.types import INTERNAL_ERROR, META_SUBSCRIPTION_ID, RequestId, ServerCapabilities, SubscriptionFilter
+
+#: Notification type -> (the filter key a listen opts in with, the capability that must be declared).
+LIST_CHANGED = {
+    "notifications/tools/list_changed": "toolsListChanged",
+    "notifications/prompts/list_changed": "promptsListChanged",
+    "notifications/resources/list_changed": "resourcesListChanged",
+}
+
+
+def honoured(requested: SubscriptionFilter, capabilities: ServerCapabilities) -> dict[str, Any]:
+    """The part of a listen's filter this server can deliver, in wire form; the rest is omitted."""
+    offered = {
+        "toolsListChanged": bool(capabilities.tools and capabilities.tools.list_changed),
+        "promptsListChanged": bool(capabilities.prompts and capabilities.prompts.list_changed),
+        "resourcesListChanged": bool(capabilities.resources and capabilities.resources.list_changed),
+    }
+    wanted = {
+        "toolsListChanged": requested.tools_list_changed,
+        "promptsListChanged": requested.prompts_list_changed,
+        "resourcesListChanged": requested.resources_list_changed,
+    }
+    result: dict[str, Any] = {key: True for key, on in wanted.items() if on and offered[key]}
+    if requested.resource_subscriptions and capabilities.resources and capabilities.resources.subscribe:
+        result["resourceSubscriptions"] = list(requested.resource_subscriptions)
+    return result
+
+
+class Listen:
+    """One open ``subscriptions/listen``: its id, what it receives, and where it goes."""
+
+    def __init__(self, listen_id: RequestId, notifications: dict[str, Any], outbox: Outbox) -> None:
+        self.id = listen_id
+        self.notifications = notifications
+        self.outbox = outbox
+
+    @property
+    def open(self) -> bool:
+        return not self.outbox.cancelled.is_set() and not self.outbox.done
+
+    def wants(self, method: str, uri: str | None) -> bool:
+        if method == "notifications/resources/updated":
+            return uri in self.notifications.get("resourceSubscriptions", ())
+        key = LIST_CHANGED.get(method)
+        return key is not None and bool(self.notifications.get(key))
+
+    def tagged(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A notification for this listen, carrying its ``subscriptionId``."""
+        return jsonrpc.notification(method, {**(params or {}), "_meta": {META_SUBSCRIPTION_ID: self.id}})
+
+
+class Listens:
+    """The open listens of one server, shared by every transport and thread."""
+
+    def __init__(self, max_open: int = 1024) -> None:
+        self.max_open = max_open
+        # _lock guards _open.
+        self._lock = threading.Lock()
+        self._open: list[Listen] = []
+
+    def open(self, listen_id: RequestId, requested: SubscriptionFilter, capabilities: ServerCapabilities,
+             outbox: Outbox) -> Listen:
+        """Acknowledge a listen on ``outbox`` and start delivering to it.
+
+        The acknowledgement is queued before the listen is registered, so no notification can
+        precede it on the stream. ``max_open`` is a soft bound (checked, then registered).
+        """
+        listen = Listen(listen_id, honoured(requested, capabilities), outbox)
+        with self._lock:
+            self._open = [kept for kept in self._open if kept.open]
+            if len(self._open) >= self.max_open:
+                raise MCPError(INTERNAL_ERROR, "Too many open subscriptions; try again later")
+        outbox.send(listen.tagged("notifications/subscriptions/acknowledged", {"notifications": listen.notifications}))
+        with self._lock:
+            self._open.append(listen)
+        return listen
+
+    def publish(self, method: str, params: dict[str, Any] | None = None, uri: str | None = None) -> None:
+        """Send ``method`` to every open listen that opted in to it; a no-op with no listener."""
+        with self._lock:
+            self._open = [kept for kept in self._open if kept.open]
+            targets = [listen for listen in self._open if listen.wants(method, uri)]
+        for listen in targets:
+            listen.outbox.send(listen.tagged(method, params))
+
+    def close(self) -> None:
+        """End every listen gracefully: a final ``complete`` result naming its subscription."""
+        with self._lock:
+            listens, self._open = self._open, []
+        for listen in listens:
+            listen.outbox.close(jsonrpc.result(listen.id, {
+                "resultType": "complete", "_meta": {META_SUBSCRIPTION_ID: listen.id}}))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(1 for listen in self._open if listen.open)
