@@ -123,3 +123,18 @@ def test_an_answer_after_the_timeout_is_ignored(serve_http: Callable[..., str]) 
     assert session.post(late).status_code == 202
     assert outcomes == ["-32001 Request 'elicitation/create' timed out"]
     assert wait_for(lambda: threading.active_count() <= baseline + 1)
+
+
+def test_deleting_the_session_ends_its_standalone_stream_at_once(serve_http: Callable[..., str]) -> None:
+    url = serve_http(asking_server([]))
+    session = legacy_handshake(url)
+    stream = requests.get(url, stream=True, timeout=30, headers={
+        "Accept": "text/event-stream", "Mcp-Session-Id": session.session_id,
+        "MCP-Protocol-Version": session.protocol_version})
+    assert stream.status_code == 200
+    lines = stream.iter_lines()
+    assert next(lines) == b": stream open"
+    started = time.monotonic()
+    assert session.delete().status_code == 200
+    assert [line for line in lines if line] == []
+    assert time.monotonic() - started < 2

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import requests
-from conftest import TIMEOUT, LegacySession, legacy_handshake, request_message
+from conftest import BASE_HEADERS, TIMEOUT, LegacySession, legacy_handshake, request_message
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "payment_page.py"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -43,7 +43,8 @@ def example() -> ModuleType:
 
 @pytest.fixture
 def mcp_url(example: ModuleType, serve_http: Callable[..., str]) -> str:
-    return serve_http(example.mcp)
+    """A short keepalive: a DELETEd session's GET stream only notices at its next keepalive tick."""
+    return serve_http(example.mcp, keepalive_interval=0.2)
 
 
 def base_of(mcp_url: str) -> str:
@@ -81,13 +82,16 @@ class WireClient:
             for message in _sse_messages(self._stream):
                 if "method" in message and "id" not in message:
                     self.notifications.put(message)
-        except (requests.RequestException, ValueError):  # the stream is closed at teardown
+        except requests.RequestException:  # a test that failed early may leave the stream broken
             pass
 
     def call_tool(self, name: str, arguments: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
         """``tools/call`` on an SSE response; each server question gets ``answer`` POSTed back."""
         message = request_message("tools/call", {"name": name, "arguments": arguments})
-        with self.session.post(message) as response:
+        headers = {**BASE_HEADERS, "Mcp-Session-Id": self.session.session_id,
+                   "MCP-Protocol-Version": self.session.protocol_version}
+        with requests.post(self.session.url, json=message, headers=headers, stream=True,
+                           timeout=(5, TIMEOUT)) as response:
             for incoming in _sse_messages(response) if response.headers["Content-Type"].startswith(
                     "text/event-stream") else [response.json()]:
                 if incoming.get("method") == "elicitation/create":
@@ -100,9 +104,10 @@ class WireClient:
         raise AssertionError("the call's stream ended without a result")
 
     def close(self) -> None:
-        self._stream.close()
+        """DELETE first: the server then ends the GET stream, so the reader finishes on its own."""
         self.session.delete()
-        self._reader.join(5)
+        self._reader.join(TIMEOUT)
+        self._stream.close()
 
 
 def _sse_messages(response: requests.Response) -> Iterator[dict[str, Any]]:

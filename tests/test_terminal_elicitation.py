@@ -15,13 +15,18 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, Field
 
+from minimcp import Client
 from minimcp.client.terminal import TerminalElicitation, terminal_elicitation
+from minimcp.server import MCPServer
+from minimcp.server.mcpserver import Context
 from minimcp.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -440,6 +445,93 @@ def test_form_on_a_real_terminal() -> None:
 
 
 def test_ctrl_c_on_a_real_terminal_cancels() -> None:
-    result, screen = run_on_pty([("Party size (required)", "2\r"), ("[y/n] > ", "\x03")])
-    assert result == {"action": "cancel"}
-    assert "(cancelled)" in screen
+    """Ctrl-C at a prompt cancels the question, and the program goes on to print the result.
+
+    A SIGINT that lands after the prompt is printed but before the read starts is only noticed
+    when the read returns (a CPython limitation); like a user, the test presses Ctrl-C again.
+    """
+    term = Terminal(PTY_SCRIPT, json.dumps(PTY_SCHEMA))
+    try:
+        term.expect("Party size (required)")
+        term.type("2\r")
+        term.expect("[y/n] > ")
+        for _ in range(10):
+            term.type("\x03")
+            try:
+                term.expect("(cancelled)", timeout=2.0)
+                break
+            except AssertionError:
+                continue
+        term.expect("}\r\n")
+        assert term.proc.wait(20) == 0
+        assert 'RESULT {"action":"cancel"}' in term.screen
+    finally:
+        term.close()
+
+
+# --- through the real client ---------------------------------------------------------------------------
+class AlternativeDate(BaseModel):
+    accept_alternative: bool = Field(description="Try another date?")
+    date: str = Field(default="2025-12-26", description="Alternative date (YYYY-MM-DD)")
+
+
+def bistro() -> MCPServer:
+    """The seed's form and URL tools on one fresh server."""
+    mcp = MCPServer("Bistro")
+
+    @mcp.tool()
+    def book_table(date: str, party_size: int, ctx: Context) -> str:
+        """Book a table at the bistro."""
+        if date != "2025-12-25":
+            return f"Booked a table for {party_size} on {date}."
+        result = ctx.elicit(message=f"No tables for {party_size} on {date}. Would you like to try another date?",
+                            schema=AlternativeDate)
+        if result.action == "accept" and result.data.accept_alternative:
+            return book_table(result.data.date, party_size, ctx)
+        return "No booking made."
+
+    @mcp.tool()
+    def pay_deposit(booking_id: str, ctx: Context) -> str:
+        """Take the deposit that confirms a booking."""
+        result = ctx.elicit_url(message="A 20 EUR deposit confirms your booking.",
+                                url=f"https://pay.example.com/deposit/{booking_id}",
+                                elicitation_id=f"deposit-{booking_id}")
+        return "Complete the payment in your browser." if result.action == "accept" else "No deposit taken."
+
+    return mcp
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize(("tool", "arguments", "lines", "expected"), [
+    ("book_table", {"date": "2025-12-25", "party_size": 2}, ["y", "2025-12-27", ""],
+     "Booked a table for 2 on 2025-12-27."),
+    ("book_table", {"date": "2025-12-25", "party_size": 2}, ["maybe", "yes", "", ""],
+     "Booked a table for 2 on 2025-12-26."),
+    ("book_table", {"date": "2025-12-25", "party_size": 2}, [":decline"], "No booking made."),
+    ("pay_deposit", {"booking_id": "42"}, ["y"], "Complete the payment in your browser."),
+    ("pay_deposit", {"booking_id": "42"}, [], "No deposit taken."),
+])
+def test_as_the_clients_callback(mode: str, tool: str, arguments: dict[str, Any], lines: list[str],
+                                 expected: str) -> None:
+    screen = io.StringIO()
+    ask = TerminalElicitation(input=io.StringIO("".join(line + "\n" for line in lines)), output=screen)
+    with Client(bistro(), mode=mode, elicitation_callback=ask) as client:
+        result = client.call_tool(tool, arguments)
+    assert not result.is_error, result
+    assert result.content[0].text == expected
+    assert screen.getvalue().startswith("Question from server Bistro:\n")
+
+
+def test_concurrent_questions_take_turns() -> None:
+    """Two threads asking at once: each question is asked whole, one after the other."""
+    screen = io.StringIO()
+    ask = TerminalElicitation(input=io.StringIO("Ada\n36\n\nBob\n41\n\n"), output=screen)
+    results: list[ElicitResult] = []
+    threads = [threading.Thread(target=lambda: results.append(
+        ask(None, ElicitRequestFormParams(message="Who?", requested_schema=SCHEMA)))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert sorted((r.content["name"], r.content["age"]) for r in results if r.content) == [("Ada", 36), ("Bob", 41)]
+    assert screen.getvalue().count("Who?\n") == 2

@@ -24,6 +24,7 @@ import datetime
 import math
 import re
 import sys
+import threading
 import webbrowser
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TextIO
@@ -82,10 +83,16 @@ class _Field:
     choices: list[_Choice] = field(default_factory=list)
 
 
+def _titled(options: list[Any]) -> list[_Choice]:
+    """``[{const, title}]`` options; entries without a ``const`` cannot be answered and are skipped."""
+    return [_Choice(str(o["const"]), str(o.get("title", o["const"])))
+            for o in options if isinstance(o, dict) and "const" in o]
+
+
 def _choices_of(schema: dict[str, Any]) -> list[_Choice] | None:
     """The options of a single-select string (``enum``, ``enum``+``enumNames`` or ``oneOf``), if any."""
     if isinstance(schema.get("oneOf"), list):
-        return [_Choice(str(o["const"]), str(o.get("title", o["const"]))) for o in schema["oneOf"]]
+        return _titled(schema["oneOf"])
     if isinstance(schema.get("enum"), list):
         names = schema.get("enumNames")
         if isinstance(names, list) and len(names) == len(schema["enum"]):
@@ -100,7 +107,7 @@ def _parse_field(name: str, schema: dict[str, Any], required: bool) -> _Field:
     if kind == "array":
         items = schema.get("items") or {}
         if isinstance(items.get("anyOf"), list):
-            choices = [_Choice(str(o["const"]), str(o.get("title", o["const"]))) for o in items["anyOf"]]
+            choices = _titled(items["anyOf"])
         else:
             choices = _choices_of(items) or []
         kind = "multi"
@@ -277,8 +284,8 @@ class TerminalElicitation:
     construction), so a redirected or captured ``sys.stdout`` is honoured. When both are the real
     terminal, the builtin ``input()`` reads the answers, which gives line editing and history.
     ``open_browser=True`` opens a URL-mode link with ``webbrowser.open`` once the user agreed.
-    Calls are not serialized: a client that runs several callbacks at once should use one
-    terminal per conversation.
+    Calls on one instance take turns (a lock), so two questions arriving at once from threads
+    never interleave their prompts on the same terminal.
     """
 
     def __init__(self, input: TextIO | None = None, output: TextIO | None = None,
@@ -286,9 +293,15 @@ class TerminalElicitation:
         self._input = input
         self._output = output
         self.open_browser = open_browser
+        self._turn = threading.Lock()
 
     def __call__(self, context: ClientRequestContext | None,
                  params: ElicitRequestFormParams | ElicitRequestURLParams) -> ElicitResult:
+        with self._turn:
+            return self._ask_user(context, params)
+
+    def _ask_user(self, context: ClientRequestContext | None,
+                  params: ElicitRequestFormParams | ElicitRequestURLParams) -> ElicitResult:
         try:
             self._introduce(context)
             if isinstance(params, ElicitRequestURLParams):

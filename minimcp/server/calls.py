@@ -230,12 +230,23 @@ class QueueOutbox(Outbox):
             self._queue.append((message, final))
             self._cond.notify()
 
-    def get(self, timeout: float) -> tuple[Message, bool] | None:
-        """The next message and whether it is the final response; ``None`` after ``timeout`` seconds."""
+    def get(self, timeout: float, *, until_cancelled: bool = False) -> tuple[Message, bool] | None:
+        """The next message and whether it is the final response; ``None`` after ``timeout`` seconds.
+
+        With ``until_cancelled`` an abort also ends the wait at once, for streams that have no final
+        response to wait for (a standalone GET stream whose session was deleted).
+        """
+        def ready() -> bool:
+            return bool(self._queue) or (until_cancelled and self.cancelled.is_set())
+
         with self._cond:
-            if not self._queue and not self._cond.wait_for(lambda: self._queue, timeout):
-                return None
-            return self._queue.popleft()
+            self._cond.wait_for(ready, timeout)
+            return self._queue.popleft() if self._queue else None
+
+    def abort(self) -> None:
+        super().abort()
+        with self._cond:
+            self._cond.notify_all()
 
 
 @dataclass(frozen=True)

@@ -366,8 +366,11 @@ class MCPWSGIApp:
         try:
             yield b": stream open\n\n"
             while not session.closed and not outbox.cancelled.is_set():
-                item = outbox.get(self.keepalive_interval)
-                yield b": keepalive\n\n" if item is None else _sse(item[0])
+                item = outbox.get(self.keepalive_interval, until_cancelled=True)
+                if item is not None:
+                    yield _sse(item[0])
+                elif not outbox.cancelled.is_set():
+                    yield b": keepalive\n\n"
         finally:
             if session.standalone is outbox:
                 session.attach_standalone(None)
