@@ -98,7 +98,7 @@ class _Discard(Outbox):
 
 
 class _NoQuestions:
-    def ask(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    def ask(self, key: str, method: str, params: dict[str, Any], gate: Any) -> dict[str, Any]:
         raise NoBackChannelError(method)
 
 
@@ -346,7 +346,8 @@ class MCPServer(Generic[LifespanT]):
             logger.exception("Error %s %s", kind, uri)
             text = f"Error reading resource {uri}" if resource is not None else \
                 f"Error creating resource from template {uri}"
-            raise MCPError(INTERNAL_ERROR, text) from None
+            # 2026-07-28 answers every internal failure alike, as the dispatcher does for tools and prompts.
+            raise MCPError(INTERNAL_ERROR, text if legacy else "Internal server error") from None
         raise MCPError(RESOURCE_NOT_FOUND if legacy else INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
 
     # --- prompts ---------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import threading
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -46,11 +46,18 @@ LifespanT = TypeVar("LifespanT")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
+Gate = Callable[[], None]
+
+
 class Questions(Protocol):
     """How a question reaches the client on this request's era."""
 
-    def ask(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The client's answer (a JSON-RPC ``result`` object) to ``method`` with ``params``."""
+    def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
+        """The client's answer (a JSON-RPC ``result`` object) to ``method`` with ``params``.
+
+        ``gate`` raises when the client did not declare it can answer; it runs only when the question
+        must actually go out, so an answer already recorded (2026-07-28) needs no declaration.
+        """
 
 
 class LegacyQuestions:
@@ -60,7 +67,8 @@ class LegacyQuestions:
         self._session = session
         self._request_id = request_id
 
-    def ask(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
+        gate()
         return self._session.send_request(method, params, related_request_id=self._request_id)
 
 
@@ -181,11 +189,10 @@ class Context(Generic[LifespanT]):
             raise ValueError("Context is not available outside of a request")
         if not rc.session.legacy and not rc.server.elicit_replay:
             raise jsonrpc.NoBackChannelError(method)
-        elicitation_gate(rc.session, mode)
         with self._lock:
             key = f"elicit:{rc.body_questions}"
             rc.body_questions += 1
-        return rc.questions.ask(key, method, params)
+        return rc.questions.ask(key, method, params, lambda: elicitation_gate(rc.session, mode))
 
     # --- telling the client --------------------------------------------------------------------
     def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:

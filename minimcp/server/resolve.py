@@ -283,22 +283,26 @@ def _settle(node: Resolver, value: Any, ctx: Context) -> Any:
         return _elicit(node, value, ctx)
     if isinstance(value, Sample):
         required: dict[str, Any] = {"sampling": {"tools": {}} if value.uses_tools else {}}
-        if not session.declares(required):
-            what = "sampling.tools" if value.uses_tools else "sampling"
-            raise missing_capability(what, required, node.key)
-        answer = rc.questions.ask(node.key, "sampling/createMessage", value.params())
+        what = "sampling.tools" if value.uses_tools else "sampling"
+        answer = rc.questions.ask(node.key, "sampling/createMessage", value.params(),
+                                  lambda: _require(session, what, required, node.key))
         model = CreateMessageResultWithTools if value.uses_tools else CreateMessageResult
         return model.model_validate(answer)
-    if not session.declares({"roots": {}}):
-        raise missing_capability("roots", {"roots": {}}, node.key)
-    return ListRootsResult.model_validate(rc.questions.ask(node.key, "roots/list", {}))
+    answer = rc.questions.ask(node.key, "roots/list", {},
+                              lambda: _require(session, "roots", {"roots": {}}, node.key))
+    return ListRootsResult.model_validate(answer)
+
+
+def _require(session: ServerSession, what: str, required: dict[str, Any], asker: str) -> None:
+    if not session.declares(required):
+        raise missing_capability(what, required, asker)
 
 
 def _elicit(node: Resolver, question: Elicit[Any], ctx: Context) -> Any:
     rc = ctx.request_context
-    elicitation_gate(rc.session, "form", node.key)
     params = {"mode": "form", "message": question.message, "requestedSchema": form_schema(question.schema)}
-    answer = rc.questions.ask(node.key, "elicitation/create", params)
+    answer = rc.questions.ask(node.key, "elicitation/create", params,
+                              lambda: elicitation_gate(rc.session, "form", node.key))
     try:
         return outcome_of(answer, question.schema)
     except ValueError as exc:

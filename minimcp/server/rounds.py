@@ -118,10 +118,13 @@ class HMACRequestStateCodec:
     def unseal(self, token: str) -> bytes:
         if not token.startswith(self._PREFIX):
             raise InvalidRequestState("malformed")
+        text = token[len(self._PREFIX):]
         try:
-            raw = _unb64(token[len(self._PREFIX):])
+            raw = _unb64(text)
         except ValueError:
             raise InvalidRequestState("malformed") from None
+        if _b64(raw) != text:  # the decoder skips stray characters and padding bits: accept one spelling only
+            raise InvalidRequestState("malformed")
         if len(raw) < 4 + 16 + 32:
             raise InvalidRequestState("malformed")
         body, tag = raw[:-32], raw[-32:]
@@ -264,10 +267,11 @@ class ReplayQuestions:
     def __init__(self, book: AnswerBook) -> None:
         self._book = book
 
-    def ask(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    def ask(self, key: str, method: str, params: dict[str, Any], gate: Callable[[], None]) -> dict[str, Any]:
         answer = self._book.answer(key, method, params)
         if answer is not None:
             return answer
+        gate()
         request = {key: {"method": method, "params": params}}
         self._book.defer(request)
         raise InputRequired(request)
