@@ -141,7 +141,9 @@ class ResourceTemplate(_Listed):
 
 
 def _compile(template: str) -> tuple[re.Pattern[str], list[str], list[str]]:
-    pattern, path_vars, query_vars, last = "", [], [], 0
+    pattern, last = "", 0
+    path_vars: list[str] = []
+    query_vars: list[str] = []
     for found in _VARIABLE.finditer(template):
         pattern += re.escape(template[last:found.start()])
         operator, names = found.group(1), found.group(2).split(",")

@@ -21,7 +21,7 @@ from minimcp.server.exceptions import InvalidSignature
 
 def require_sync(fn: Callable[..., Any], name: str) -> None:
     """minimcp has one execution model; refuse coroutine functions where they are registered."""
-    target = fn.__call__ if not inspect.isroutine(fn) and callable(fn) else fn
+    target: Any = fn if inspect.isroutine(fn) else getattr(fn, "__call__", fn)
     if inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target):
         raise TypeError(
             f"minimcp runs plain functions only: '{name}' is declared 'async def'; delete async/await when porting"
