@@ -195,6 +195,13 @@ def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
+def request_id_in(params: Any, key: str = "requestId") -> RequestId | None:
+    """``params[key]`` when it is a usable request id, else ``None``: ids named inside params (as in
+    ``notifications/cancelled``) are client-controlled and may be anything, even unhashable."""
+    value = params.get(key) if isinstance(params, dict) else None
+    return value if _valid_id(value) else None
+
+
 def safe_id(message: Any) -> RequestId | None:
     """The id to echo in an error about ``message``: its own when readable, else ``None``."""
     if isinstance(message, dict) and _valid_id(message.get("id")):

@@ -138,3 +138,14 @@ def test_deleting_the_session_ends_its_standalone_stream_at_once(serve_http: Cal
     assert session.delete().status_code == 200
     assert [line for line in lines if line] == []
     assert time.monotonic() - started < 2
+
+
+def test_an_error_answer_with_a_malformed_code_becomes_an_internal_error(serve_http: Callable[..., str]) -> None:
+    outcomes: list[str] = []
+    url = serve_http(asking_server(outcomes))
+    session = legacy_handshake(url, capabilities={"elicitation": {}})
+    response, (event, lines) = open_call(session)
+    answer = {"jsonrpc": "2.0", "id": event["id"], "error": {"code": "x", "message": "odd"}}
+    assert session.post(answer).status_code == 202
+    assert rest_of_stream(lines)[-1]["error"] == {"code": -32603, "message": "odd"}
+    assert outcomes == ["-32603 odd"]

@@ -383,7 +383,7 @@ class MCPServer(Generic[LifespanT]):
     def get_prompt(self, name: str, arguments: dict[str, str] | None = None, context: Context | None = None) -> Any:
         prompt = self._prompts.get(name)
         if prompt is None:
-            raise ValueError(f"Unknown prompt: {name}")
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")  # the caller's mistake: -32602, as for tools/call
         return prompt.render(arguments, context or self._detached_context())
 
     # --- completion ------------------------------------------------------------------------------

@@ -107,9 +107,14 @@ class Waiter:
 
 
 class PendingRequests:
-    """Server-to-client requests of one connection that still await their answers, keyed by id."""
+    """Server-to-client requests of one connection that still await their answers, keyed by id.
 
-    def __init__(self) -> None:
+    ``limit`` (``None``: no limit) caps how many may be outstanding at once, so one client that
+    never answers cannot pin every worker of the pool; the request over the cap fails at once.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
         self._ids = itertools.count(1)
         # _lock guards _waiting and _closed_with.
         self._lock = threading.Lock()
@@ -121,6 +126,8 @@ class PendingRequests:
         with self._lock:
             if self._closed_with is not None:
                 raise self._closed_with
+            if self.limit is not None and len(self._waiting) >= self.limit:
+                raise MCPError(INTERNAL_ERROR, f"Too many requests awaiting this client's answers (limit {self.limit})")
             request_id = next(self._ids)
             self._waiting[request_id] = waiter
         return request_id, waiter
@@ -133,7 +140,10 @@ class PendingRequests:
             return False
         if "error" in message:
             error = message["error"]
-            waiter.fail(MCPError(error.get("code", 0), str(error.get("message", "")), error.get("data")))
+            code = error.get("code")
+            if isinstance(code, bool) or not isinstance(code, int):
+                code = INTERNAL_ERROR  # a malformed error answer must not travel on as garbage
+            waiter.fail(MCPError(code, str(error.get("message", "")), error.get("data")))
         else:
             waiter.resolve(message)
         return True

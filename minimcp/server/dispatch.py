@@ -74,9 +74,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("minimcp.server")
 
-LEGACY = "legacy"
-MODERN = "2026-07-28"
 Era = Literal["legacy", "2026-07-28"]
+LEGACY: Literal["legacy"] = "legacy"
+MODERN: Literal["2026-07-28"] = "2026-07-28"
 BOTH = frozenset({LEGACY, MODERN})
 
 #: How many entries one page of a list result holds.
@@ -213,8 +213,8 @@ class Dispatcher:
         if method == "notifications/initialized":
             session.initialized = True
         elif method == "notifications/cancelled":
-            params = message.get("params") or {}
-            outbox = session.channel(params.get("requestId")) if "requestId" in params else None
+            request_id = jsonrpc.request_id_in(message.get("params"))
+            outbox = session.channel(request_id) if request_id is not None else None
             if outbox is not None:
                 outbox.abort()
 
@@ -347,24 +347,19 @@ def _empty(d: Dispatcher, params: dict[str, Any], ctx: Context) -> dict[str, Any
     return {}
 
 
-def _list_tools(d: Dispatcher, params: dict[str, Any], ctx: Context) -> ListToolsResult:
-    page, cursor = _page(d.server.list_tools(), PaginatedRequestParams.model_validate(params).cursor)
-    return ListToolsResult(tools=page, next_cursor=cursor)
+def _lister(items: Callable[[MCPServer], list[Any]], result: type[Any], field: str) -> Handler:
+    """A ``*/list`` handler: one page of ``items`` under ``field`` of ``result``, with the next cursor."""
+
+    def handler(d: Dispatcher, params: dict[str, Any], ctx: Context) -> Any:
+        page, cursor = _page(items(d.server), PaginatedRequestParams.model_validate(params).cursor)
+        return result(**{field: page, "next_cursor": cursor})
+
+    return handler
 
 
 def _call_tool(d: Dispatcher, params: dict[str, Any], ctx: Context) -> Any:
     request = CallToolRequestParams.model_validate({k: v for k, v in params.items() if k != "inputResponses"})
     return d.server.call_tool(request.name, request.arguments, context=ctx)
-
-
-def _list_resources(d: Dispatcher, params: dict[str, Any], ctx: Context) -> ListResourcesResult:
-    page, cursor = _page(d.server.list_resources(), PaginatedRequestParams.model_validate(params).cursor)
-    return ListResourcesResult(resources=page, next_cursor=cursor)
-
-
-def _list_templates(d: Dispatcher, params: dict[str, Any], ctx: Context) -> ListResourceTemplatesResult:
-    page, cursor = _page(d.server.list_resource_templates(), PaginatedRequestParams.model_validate(params).cursor)
-    return ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
 
 
 def _read_resource(d: Dispatcher, params: dict[str, Any], ctx: Context) -> Any:
@@ -380,11 +375,6 @@ def _subscribe(d: Dispatcher, params: dict[str, Any], ctx: Context) -> dict[str,
 def _unsubscribe(d: Dispatcher, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     ctx.session.subscriptions.discard(SubscribeRequestParams.model_validate(params).uri)
     return {}
-
-
-def _list_prompts(d: Dispatcher, params: dict[str, Any], ctx: Context) -> ListPromptsResult:
-    page, cursor = _page(d.server.list_prompts(), PaginatedRequestParams.model_validate(params).cursor)
-    return ListPromptsResult(prompts=page, next_cursor=cursor)
 
 
 def _get_prompt(d: Dispatcher, params: dict[str, Any], ctx: Context) -> Any:
@@ -415,14 +405,16 @@ METHODS: dict[str, Method] = {
     "initialize": Method(_initialize, LEGACY_ONLY),
     "ping": Method(_empty, LEGACY_ONLY),
     "server/discover": Method(_discover, MODERN_ONLY, cache_scope="public"),
-    "tools/list": Method(_list_tools, cache_scope="public"),
+    "tools/list": Method(_lister(lambda s: s.list_tools(), ListToolsResult, "tools"), cache_scope="public"),
     "tools/call": Method(_call_tool, worker=True, rounds=True),
-    "resources/list": Method(_list_resources, cache_scope="public"),
-    "resources/templates/list": Method(_list_templates, cache_scope="public"),
+    "resources/list": Method(_lister(lambda s: s.list_resources(), ListResourcesResult, "resources"),
+                             cache_scope="public"),
+    "resources/templates/list": Method(_lister(lambda s: s.list_resource_templates(), ListResourceTemplatesResult,
+                                               "resource_templates"), cache_scope="public"),
     "resources/read": Method(_read_resource, worker=True, rounds=True, cache_scope="private"),
     "resources/subscribe": Method(_subscribe, LEGACY_ONLY),
     "resources/unsubscribe": Method(_unsubscribe, LEGACY_ONLY),
-    "prompts/list": Method(_list_prompts, cache_scope="public"),
+    "prompts/list": Method(_lister(lambda s: s.list_prompts(), ListPromptsResult, "prompts"), cache_scope="public"),
     "prompts/get": Method(_get_prompt, worker=True, rounds=True),
     "completion/complete": Method(_complete),
     "subscriptions/listen": Method(_listen, MODERN_ONLY, stream=True),

@@ -83,6 +83,8 @@ class ServerSession:
         self._streams: OrderedDict[str, EventLog] = OrderedDict()
         self.subscriptions: set[str] = set()
         self.closed = False
+        #: The authenticated user that opened this legacy session over HTTP; only they may use its id.
+        self.principal: str | None = None
 
     # --- what a handler asks -------------------------------------------------------------
     @property
@@ -120,6 +122,12 @@ class ServerSession:
     @property
     def busy(self) -> bool:
         return bool(self._inflight)
+
+    @property
+    def working(self) -> bool:
+        """Whether some call of this session runs server code rather than waiting on the client:
+        a worker that computes keeps its session alive, one blocked on an unanswered question does not."""
+        return len(self._inflight) > len(self.pending)
 
     def attach_standalone(self, outbox: Outbox | None) -> None:
         with self._lock:
@@ -240,32 +248,61 @@ class ServerSession:
 
 
 class SessionManager:
-    """Legacy sessions by ``Mcp-Session-Id``; idle ones expire when looked at, no timer thread."""
+    """Legacy sessions by ``Mcp-Session-Id``; idle ones expire on a sweep, no timer thread.
 
-    def __init__(self, idle_timeout: float, max_sessions: int = 10_000) -> None:
+    The expiry rule: a session expires when its client has sent nothing for ``idle_timeout`` seconds
+    and none of its calls is running server code. A call blocked on a question the client never
+    answers does not keep the session alive: expiry closes it, and its worker wakes with
+    "Connection closed". Sweeps run when a session is added or looked up and on the keepalive tick
+    of every open response stream (``sweep``), at most every ``SWEEP_INTERVAL`` seconds.
+    ``max_pending_per_session`` caps the server-to-client requests one session may have outstanding.
+    """
+
+    #: The longest pause between two sweeps; shorter when ``idle_timeout`` is short.
+    SWEEP_INTERVAL = 5.0
+
+    def __init__(self, idle_timeout: float, max_sessions: int = 10_000, max_pending_per_session: int = 32) -> None:
         self.idle_timeout = idle_timeout
         self.max_sessions = max_sessions
-        # _lock guards _sessions.
+        self.max_pending_per_session = max_pending_per_session
+        # _lock guards _sessions and _next_sweep.
         self._lock = threading.Lock()
         self._sessions: dict[str, ServerSession] = {}
+        self._next_sweep = 0.0
 
     def add(self, session: ServerSession) -> str | None:
         """Register ``session`` under a fresh 128-bit id; ``None`` when the server is full."""
-        self._expire()
+        self.sweep(force=len(self._sessions) >= self.max_sessions)
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
                 return None
             session.id = secrets.token_hex(16)
+            session.pending.limit = self.max_pending_per_session
             self._sessions[session.id] = session
         return session.id
 
     def get(self, session_id: str) -> ServerSession | None:
+        """The live session with this id, renewed: a lookup means its client just sent something."""
+        self.sweep()
         with self._lock:
             session = self._sessions.get(session_id)
         if session is not None and self._idle(session):
             self.remove(session_id)
             return None
+        if session is not None:
+            session.last_seen = time.monotonic()
         return session
+
+    def sweep(self, force: bool = False) -> None:
+        """Expire every idle session; without ``force``, only if the last sweep is old enough."""
+        now = time.monotonic()
+        with self._lock:
+            if not force and now < self._next_sweep:
+                return
+            self._next_sweep = now + min(self.SWEEP_INTERVAL, self.idle_timeout / 4)
+            expired = [sid for sid, s in self._sessions.items() if self._idle(s)]
+        for session_id in expired:
+            self.remove(session_id)
 
     def remove(self, session_id: str) -> bool:
         with self._lock:
@@ -285,10 +322,4 @@ class SessionManager:
         return len(self._sessions)
 
     def _idle(self, session: ServerSession) -> bool:
-        return not session.busy and time.monotonic() - session.last_seen > self.idle_timeout
-
-    def _expire(self) -> None:
-        with self._lock:
-            expired = [sid for sid, s in self._sessions.items() if self._idle(s)]
-        for session_id in expired:
-            self.remove(session_id)
+        return not session.working and time.monotonic() - session.last_seen > self.idle_timeout

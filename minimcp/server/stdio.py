@@ -132,9 +132,9 @@ class _Connection:
 
     def _notification(self, message: Message) -> None:
         if message.get("method") == "notifications/cancelled":
-            params = message.get("params") or {}
+            request_id = jsonrpc.request_id_in(message.get("params"))
             with self._lock:
-                outbox = self._inflight.get(params.get("requestId"))
+                outbox = self._inflight.get(request_id)
             if outbox is not None:
                 outbox.abort()
             return

@@ -75,6 +75,11 @@ def _sse(message: Message, event_id: str | None = None) -> bytes:
     return prefix + b"event: message\ndata: " + jsonrpc.encode(message) + b"\n\n"
 
 
+def _principal(request: Request) -> str | None:
+    """The authenticated user a host framework put in the WSGI environ (``REMOTE_USER``), if any."""
+    return request.environ.get("REMOTE_USER") or None
+
+
 def _accepts(request: Request, *types: str) -> bool:
     accept = request.headers.get("Accept", "")
     offered = {part.split(";")[0].strip().lower() for part in accept.split(",")}
@@ -85,7 +90,9 @@ class MCPWSGIApp:
     """The WSGI callable ``mcp.wsgi_app()`` returns; ``close()`` ends sessions and the lifespan.
 
     ``keepalive_interval`` (seconds) paces the comments that reveal a vanished client;
-    ``retry_interval`` (milliseconds) is the reconnection delay announced on resumable streams.
+    ``retry_interval`` (milliseconds) is the reconnection delay announced on resumable streams;
+    ``max_sessions`` caps live legacy sessions (an ``initialize`` beyond it gets 503) and
+    ``max_pending_per_session`` the questions one session may leave unanswered at once.
     """
 
     def __init__(
@@ -100,6 +107,8 @@ class MCPWSGIApp:
         session_idle_timeout: float = 3600.0,
         keepalive_interval: float = 15.0,
         retry_interval: int = 1000,
+        max_sessions: int = 10_000,
+        max_pending_per_session: int = 32,
     ) -> None:
         self.server = server
         self.dispatcher: Dispatcher = server.dispatcher
@@ -108,7 +117,7 @@ class MCPWSGIApp:
         self.stateless_http = stateless_http
         self.max_request_body_size = max_request_body_size
         self.security = transport_security or TransportSecuritySettings()
-        self.sessions = SessionManager(session_idle_timeout)
+        self.sessions = SessionManager(session_idle_timeout, max_sessions, max_pending_per_session)
         self.keepalive_interval = keepalive_interval
         self.retry_interval = retry_interval
         self._routes = {path: (methods, fn) for path, methods, fn in server.custom_routes}
@@ -201,6 +210,7 @@ class MCPWSGIApp:
             if request.headers.get(SESSION_HEADER):
                 raise EnvelopeError(400, INVALID_REQUEST, "Invalid Request: session already initialized")
             session = self.dispatcher.new_legacy_session()
+            session.principal = _principal(request)
         else:
             try:
                 session = self._session(request)
@@ -230,7 +240,8 @@ class MCPWSGIApp:
         if not session_id:
             raise EnvelopeError(400, INVALID_REQUEST, "Bad Request: Missing Mcp-Session-Id header")
         session = self.sessions.get(session_id.strip())
-        if session is None:
+        # A session id is not a credential: another user presenting it finds no session (protocol.md §2.2).
+        if session is None or session.principal != _principal(request):
             raise EnvelopeError(404, INVALID_REQUEST, "Session not found")
         return session
 
@@ -293,6 +304,7 @@ class MCPWSGIApp:
                     if log.exhausted(after):
                         ended = True
                         return
+                    self.sessions.sweep()  # the tick that expires a session whose worker waits in vain
                     yield b": keepalive\n\n"
                 else:
                     after = event.seq
@@ -320,6 +332,7 @@ class MCPWSGIApp:
         try:
             while True:
                 if item is None:
+                    self.sessions.sweep()  # the tick that expires a session whose worker waits in vain
                     yield b": keepalive\n\n"
                 else:
                     yield _sse(item[0])
@@ -378,10 +391,11 @@ class MCPWSGIApp:
     def _delete(self, request: Request) -> Response:
         if self.stateless_http:
             return Response("Method Not Allowed", status=405, headers={"Allow": "POST"})
-        session_id = (request.headers.get(SESSION_HEADER) or "").strip()
-        if not session_id:
-            return _json(jsonrpc.error(None, INVALID_REQUEST, "Bad Request: Missing Mcp-Session-Id header"), 400)
-        if not self.sessions.remove(session_id):
+        try:
+            session = self._session(request)
+        except EnvelopeError as refused:
+            return _json(jsonrpc.error_from(None, refused), refused.status)
+        if session.id is None or not self.sessions.remove(session.id):
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Session not found"), 404)
         return Response(status=200)
 
