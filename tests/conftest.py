@@ -13,11 +13,14 @@ they check is exactly what any client would see. Import the helpers with ``from 
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -31,6 +34,20 @@ BASE_HEADERS = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
 TIMEOUT = 30
 
 _ids = itertools.count(1)
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def load_example(name: str) -> Any:
+    """A fresh import of ``examples/<name>.py``, so tests run the page's programs themselves (and a
+    test that mutates one, like a confirmed ``delete_folder``, does not leak into the next)."""
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        sys.modules.pop(name, None)
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(EXAMPLES))
 
 
 # --- serving ------------------------------------------------------------------------------------

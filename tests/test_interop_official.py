@@ -17,34 +17,15 @@ import anyio
 import mcp as official
 import mcp_types as official_types
 import pytest
-from pydantic import BaseModel, Field
+from conftest import load_example
 
 from minimcp import Client
 from minimcp.server import MCPServer
-from minimcp.server.mcpserver import Context
 from minimcp.types import ElicitResult
 
 
-class AlternativeDate(BaseModel):
-    accept_alternative: bool = Field(description="Try another date?")
-    date: str = Field(default="2025-12-26", description="Alternative date (YYYY-MM-DD)")
-
-
 def bistro() -> MCPServer:
-    mcp = MCPServer("Bistro")
-
-    @mcp.tool()
-    def book_table(date: str, party_size: int, ctx: Context) -> str:
-        """Book a table at the bistro."""
-        if date != "2025-12-25":
-            return f"Booked a table for {party_size} on {date}."
-        result = ctx.elicit(f"No tables for {party_size} on {date}. Would you like to try another date?",
-                            schema=AlternativeDate)
-        if result.action == "accept" and result.data.accept_alternative:
-            return book_table(result.data.date, party_size, ctx)
-        return "No booking made."
-
-    return mcp
+    return load_example("bistro_server").mcp
 
 
 def run_official_client(url: str, mode: str) -> tuple[str, list[str], list[str], str]:

@@ -1,12 +1,10 @@
 """Resolvers: ``Annotated[T, Resolve(fn)]``, ``Elicit``, ``Sample``, ``ListRoots`` and the graph checks."""
 
 
-import importlib
-import sys
-from pathlib import Path
 from typing import Annotated, Any, Callable
 
 import pytest
+from conftest import load_example
 from pydantic import BaseModel
 
 from minimcp import Client, MCPError
@@ -32,8 +30,6 @@ from minimcp.types import (
     TextContent,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-
 
 @pytest.fixture(params=["memory", "http"])
 def connect(request: pytest.FixtureRequest, serve_http: Callable[..., str]) -> Callable[..., Client]:
@@ -47,13 +43,7 @@ ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
 
 
 def files_server() -> Any:
-    """A fresh import of the seed's ``delete_folder`` example (a confirmed delete mutates it)."""
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        sys.modules.pop("files_server", None)
-        return importlib.import_module("files_server")
-    finally:
-        sys.path.remove(str(EXAMPLES))
+    return load_example("files_server")
 
 
 def recorder(answer: ElicitResult | None, seen: list[Any]) -> Callable[..., ElicitResult]:

@@ -21,12 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field
+from conftest import load_example
 
 from minimcp import Client
 from minimcp.client.terminal import TerminalElicitation, terminal_elicitation
-from minimcp.server import MCPServer
-from minimcp.server.mcpserver import Context
 from minimcp.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -470,37 +468,6 @@ def test_ctrl_c_on_a_real_terminal_cancels() -> None:
 
 
 # --- through the real client ---------------------------------------------------------------------------
-class AlternativeDate(BaseModel):
-    accept_alternative: bool = Field(description="Try another date?")
-    date: str = Field(default="2025-12-26", description="Alternative date (YYYY-MM-DD)")
-
-
-def bistro() -> MCPServer:
-    """The seed's form and URL tools on one fresh server."""
-    mcp = MCPServer("Bistro")
-
-    @mcp.tool()
-    def book_table(date: str, party_size: int, ctx: Context) -> str:
-        """Book a table at the bistro."""
-        if date != "2025-12-25":
-            return f"Booked a table for {party_size} on {date}."
-        result = ctx.elicit(message=f"No tables for {party_size} on {date}. Would you like to try another date?",
-                            schema=AlternativeDate)
-        if result.action == "accept" and result.data.accept_alternative:
-            return book_table(result.data.date, party_size, ctx)
-        return "No booking made."
-
-    @mcp.tool()
-    def pay_deposit(booking_id: str, ctx: Context) -> str:
-        """Take the deposit that confirms a booking."""
-        result = ctx.elicit_url(message="A 20 EUR deposit confirms your booking.",
-                                url=f"https://pay.example.com/deposit/{booking_id}",
-                                elicitation_id=f"deposit-{booking_id}")
-        return "Complete the payment in your browser." if result.action == "accept" else "No deposit taken."
-
-    return mcp
-
-
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 @pytest.mark.parametrize(("tool", "arguments", "lines", "expected"), [
     ("book_table", {"date": "2025-12-25", "party_size": 2}, ["y", "2025-12-27", ""],
@@ -509,13 +476,14 @@ def bistro() -> MCPServer:
      "Booked a table for 2 on 2025-12-26."),
     ("book_table", {"date": "2025-12-25", "party_size": 2}, [":decline"], "No booking made."),
     ("pay_deposit", {"booking_id": "42"}, ["y"], "Complete the payment in your browser."),
-    ("pay_deposit", {"booking_id": "42"}, [], "No deposit taken."),
+    ("pay_deposit", {"booking_id": "42"}, [], "No deposit taken. The booking expires in one hour."),
 ])
 def test_as_the_clients_callback(mode: str, tool: str, arguments: dict[str, Any], lines: list[str],
                                  expected: str) -> None:
     screen = io.StringIO()
     ask = TerminalElicitation(input=io.StringIO("".join(line + "\n" for line in lines)), output=screen)
-    with Client(bistro(), mode=mode, elicitation_callback=ask) as client:
+    server = load_example("bistro_server" if tool == "book_table" else "deposit_server").mcp
+    with Client(server, mode=mode, elicitation_callback=ask) as client:
         result = client.call_tool(tool, arguments)
     assert not result.is_error, result
     assert result.content[0].text == expected
