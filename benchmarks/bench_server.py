@@ -66,8 +66,11 @@ def build_server(max_workers: int = 0) -> MCPServer:
     return server
 
 
-mcp = build_server(int(os.environ.get("BENCH_MAX_WORKERS", "0") or 0))
-app = mcp.wsgi_app()
+MAX_WORKERS = int(os.environ.get("BENCH_MAX_WORKERS", "0") or 0)
+#: One session may hold as many open questions as there are workers (the 1,000-outstanding test).
+MAX_PENDING = max(32, MAX_WORKERS)
+mcp = build_server(MAX_WORKERS)
+app = mcp.wsgi_app(max_pending_per_session=MAX_PENDING)
 
 
 def main() -> None:
@@ -90,7 +93,8 @@ def main() -> None:
             "bench_server:app",
         ])
     server = build_server(args.max_workers) if args.max_workers else mcp
-    server.run(transport="streamable-http", host=args.host, port=args.port)
+    server.run(transport="streamable-http", host=args.host, port=args.port,
+               max_pending_per_session=max(32, args.max_workers))
 
 
 if __name__ == "__main__":
