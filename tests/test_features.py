@@ -3,9 +3,11 @@ through the public client over each transport and era."""
 
 import base64
 import threading
+import time
 from typing import Any, Callable
 
 import pytest
+import requests
 from pydantic import Field
 
 from minimcp import Client, MCPError
@@ -176,3 +178,50 @@ def test_a_connected_client_is_shared_by_threads(connect: Callable[..., Client])
         for thread in threads:
             thread.join(30)
     assert results == ["done"] * 8
+
+
+def test_a_client_timeout_cancels_the_call_on_the_server(connect: Callable[..., Client]) -> None:
+    mcp = MCPServer("Slow")
+    stopped = threading.Event()
+
+    @mcp.tool()
+    def crawl(ctx: Context) -> str:
+        for _ in range(500):
+            if ctx.cancelled:
+                stopped.set()
+                return "stopped"
+            threading.Event().wait(0.01)
+        return "finished"
+
+    with connect(mcp, mode="legacy") as client:
+        with pytest.raises(MCPError) as raised:
+            client.call_tool("crawl", {}, read_timeout_seconds=0.3)
+        assert raised.value.code == -32001
+        assert stopped.wait(3)
+
+
+def test_a_legacy_client_starts_over_when_its_session_is_gone(serve_http: Callable[..., str]) -> None:
+    mcp = MCPServer("Echo")
+    seen: list[Any] = []
+
+    @mcp.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @mcp.tool()
+    def announce(ctx: Context) -> str:
+        ctx.session.send_tool_list_changed()
+        return "sent"
+
+    url = serve_http(mcp, keepalive_interval=0.1)
+    with Client(url, mode="legacy", message_handler=seen.append) as client:
+        assert client.call_tool("echo", {"text": "one"}).content[0].text == "one"
+        old = client.session.transport.session_id
+        assert requests.delete(url, headers={"Mcp-Session-Id": old}, timeout=10).status_code == 200
+        assert client.call_tool("echo", {"text": "two"}).content[0].text == "two"
+        assert client.session.transport.session_id not in (None, old)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not seen:
+            client.call_tool("announce", {})
+            time.sleep(0.2)
+    assert any(getattr(m, "method", None) == "notifications/tools/list_changed" for m in seen)

@@ -28,11 +28,12 @@ from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
 from minimcp.client.streamable_http import encode_header_value, header_parameters
-from minimcp.client.transports import Transport
+from minimcp.client.transports import SessionExpired, Transport
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     INTERNAL_ERROR,
+    REQUEST_TIMEOUT,
     INVALID_PARAMS,
     INVALID_REQUEST,
     LATEST_HANDSHAKE_VERSION,
@@ -326,7 +327,7 @@ class ClientSession:
 
         On 2026-07-28 a ``-32022`` naming a version we speak earns exactly one retry with it.
         """
-        retried = False
+        retried = restarted = False
         while True:
             request_id = next(self._ids)
             stamped = self._stamp(params)
@@ -340,6 +341,16 @@ class ClientSession:
                     headers=self._headers(method, stamped),
                     timeout=timeout if timeout is not None else self.read_timeout_seconds,
                 )
+            except SessionExpired:
+                if restarted or self.modern:
+                    raise
+                restarted = True  # the spec's rule for a 404 on a legacy session: a fresh initialize
+                self.initialize()
+                continue
+            except MCPError as failure:
+                if failure.code == REQUEST_TIMEOUT:
+                    self._cancel(request_id)
+                raise
             finally:
                 if progress_callback is not None:
                     with self._lock:
@@ -353,6 +364,13 @@ class ClientSession:
                 retried = True
                 continue
             raise failure
+
+    def _cancel(self, request_id: int) -> None:
+        """Tell the server to stop a request we gave up on; best effort, the wait already failed."""
+        try:
+            self.send_notification("notifications/cancelled", {"requestId": request_id, "reason": "timed out"})
+        except MCPError:
+            logger.debug("could not send notifications/cancelled for request %s", request_id)
 
     def _adopt(self, data: Any) -> bool:
         supported = data.get("supported") if isinstance(data, dict) else None

@@ -33,7 +33,7 @@ import urllib3.exceptions
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.types import INTERNAL_ERROR, REQUEST_TIMEOUT
+from minimcp.types import INTERNAL_ERROR, INVALID_REQUEST, REQUEST_TIMEOUT
 
 if TYPE_CHECKING:
     from minimcp.server.memory import InMemoryEndpoint
@@ -74,6 +74,13 @@ class Transport(Protocol):
 
     def close(self) -> None:
         """End the connection and release its threads, sockets or process."""
+
+
+class SessionExpired(MCPError):
+    """The server no longer knows our legacy session (HTTP 404): the client must start over."""
+
+    def __init__(self) -> None:
+        super().__init__(INVALID_REQUEST, "Session not found")
 
 
 def timed_out(method: str) -> MCPError:
@@ -205,6 +212,7 @@ class HttpTransport:
         self._timeout: tuple[float, float] | None = (30.0, 300.0) if self._owns_client else None
         self._handler: Handler | None = None
         self.session_id: str | None = None
+        self._listener: threading.Thread | None = None
         self._closed = threading.Event()
         # Guards _standalone (the open GET response) against close() racing the listener thread.
         self._lock = threading.Lock()
@@ -251,6 +259,10 @@ class HttpTransport:
         method = message["method"]
         deadline = None if timeout is None else time.monotonic() + timeout
         response = self._post(message, headers, timeout)
+        if response.status_code == 404 and self.session_id is not None and method != "initialize":
+            response.close()
+            self.session_id = None
+            raise SessionExpired()
         if message["method"] == "initialize" and response.ok and "mcp-session-id" in response.headers:
             self.session_id = response.headers["mcp-session-id"]
         content_type = response.headers.get("content-type", "")
@@ -342,9 +354,13 @@ class HttpTransport:
         """Open the GET stream and wait for its headers, so nothing sent on it is missed by the
         next call; any refusal (405, 400, ...) just means the server offers no such stream."""
         self._standalone_headers = dict(headers or {})
+        if self._listener is not None and self._listener.is_alive():
+            return  # after a new handshake the running loop reconnects with the new session id itself
         response = self._open_standalone(None)
         if response is not None:
-            threading.Thread(target=self._listen_loop, args=(response,), name="minimcp-http-listen", daemon=True).start()
+            self._listener = threading.Thread(target=self._listen_loop, args=(response,), name="minimcp-http-listen",
+                                              daemon=True)
+            self._listener.start()
 
     def _open_standalone(self, last_event_id: str | None) -> requests.Response | None:
         headers = dict(self._standalone_headers)
