@@ -225,3 +225,14 @@ def test_a_legacy_client_starts_over_when_its_session_is_gone(serve_http: Callab
             client.call_tool("announce", {})
             time.sleep(0.2)
     assert any(getattr(m, "method", None) == "notifications/tools/list_changed" for m in seen)
+
+
+def test_raise_exceptions_shows_the_real_failure_in_memory() -> None:
+    with Client(library()) as client, pytest.raises(MCPError) as sanitized:
+        client.read_resource("books://crash/summary")
+    assert str(sanitized.value) == "Internal server error"
+    with Client(library(), raise_exceptions=True) as client, pytest.raises(MCPError) as real:
+        client.read_resource("books://crash/summary")
+    assert str(real.value) == "Error creating resource from template books://crash/summary"
+    with Client(library(), raise_exceptions=True) as client:
+        assert client.call_tool("chatty", {}).content[0].text == "done"

@@ -124,7 +124,7 @@ class Client:
     def _transport(self) -> Transport:
         target = self.server
         if hasattr(target, "in_memory_endpoint"):
-            return InMemoryTransport(target)
+            return InMemoryTransport(target, raise_exceptions=self.raise_exceptions)
         if isinstance(target, str):
             return streamable_http_client(target)
         if isinstance(target, StdioServerParameters):

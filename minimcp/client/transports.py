@@ -569,14 +569,15 @@ def default_environment() -> dict[str, str]:
 class InMemoryTransport:
     """A server object in this process, through its :meth:`in_memory_endpoint` (no sockets)."""
 
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: Any, raise_exceptions: bool = False) -> None:
         self._server = server
+        self._raise_exceptions = raise_exceptions
         self._endpoint: InMemoryEndpoint | None = None
         self._handler: Handler | None = None
 
     def connect(self, handler: Handler) -> None:
         self._handler = handler
-        self._endpoint = self._server.in_memory_endpoint()
+        self._endpoint = self._server.in_memory_endpoint(raise_exceptions=self._raise_exceptions)
 
     def _live(self) -> InMemoryEndpoint:
         if self._endpoint is None:

@@ -347,7 +347,7 @@ class MCPServer(Generic[LifespanT]):
             text = f"Error reading resource {uri}" if resource is not None else \
                 f"Error creating resource from template {uri}"
             # 2026-07-28 answers every internal failure alike, as the dispatcher does for tools and prompts.
-            raise MCPError(INTERNAL_ERROR, text if legacy else "Internal server error") from None
+            raise MCPError(INTERNAL_ERROR, text if legacy or ctx.session.expose_errors else "Internal server error") from None
         raise MCPError(RESOURCE_NOT_FOUND if legacy else INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
 
     # --- prompts ---------------------------------------------------------------------------------
@@ -423,11 +423,12 @@ class MCPServer(Generic[LifespanT]):
 
     streamable_http_app = wsgi_app
 
-    def in_memory_endpoint(self) -> InMemoryEndpoint:
-        """One connection without sockets, as ``Client(mcp)`` uses it."""
+    def in_memory_endpoint(self, raise_exceptions: bool = False) -> InMemoryEndpoint:
+        """One connection without sockets, as ``Client(mcp)`` uses it; ``raise_exceptions`` lets
+        failures outside tool bodies carry their real message instead of the sanitized one."""
         from minimcp.server.memory import InMemoryEndpoint
 
-        return InMemoryEndpoint(self)
+        return InMemoryEndpoint(self, raise_exceptions)
 
     def run(self, transport: Literal["stdio", "streamable-http"] = "stdio", **options: Any) -> None:
         """Serve until interrupted: stdio by default, or Streamable HTTP on ``http://HOST:PORT/mcp``."""

@@ -270,7 +270,7 @@ class Dispatcher:
             logger.exception("%s failed", message["method"])
             if session.legacy:
                 return jsonrpc.error(request_id, 0, str(exc))
-            return jsonrpc.error(request_id, INTERNAL_ERROR, "Internal server error")
+            return jsonrpc.error(request_id, INTERNAL_ERROR, str(exc) if session.expose_errors else "Internal server error")
 
     def _modern_result(self, wire: dict[str, Any], method: Method) -> None:
         wire.setdefault("resultType", "complete")

@@ -35,8 +35,9 @@ class _CallbackOutbox(Outbox):
 class InMemoryEndpoint:
     """The server side of one in-memory connection (like one stdio process)."""
 
-    def __init__(self, server: MCPServer) -> None:
+    def __init__(self, server: MCPServer, raise_exceptions: bool = False) -> None:
         self._server = server
+        self._raise_exceptions = raise_exceptions
         self._dispatcher = server.dispatcher
         self._session: ServerSession | None = None
         self._listener: _CallbackOutbox | None = None
@@ -69,10 +70,13 @@ class InMemoryEndpoint:
 
     def _session_for(self, message: Message) -> ServerSession:
         if self._dispatcher.classify(message) == MODERN:
-            return self._dispatcher.modern_session(message)
-        if message["method"] == "initialize" or self._session is None:
-            return self._dispatcher.new_legacy_session()
-        return self._session
+            session = self._dispatcher.modern_session(message)
+        elif message["method"] == "initialize" or self._session is None:
+            session = self._dispatcher.new_legacy_session()
+        else:
+            return self._session
+        session.expose_errors = self._raise_exceptions
+        return session
 
     @staticmethod
     def _drain(outbox: QueueOutbox, on_message: OnMessage, method: str, timeout: float | None) -> Message:

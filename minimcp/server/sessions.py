@@ -83,6 +83,8 @@ class ServerSession:
         self._streams: OrderedDict[str, EventLog] = OrderedDict()
         self.subscriptions: set[str] = set()
         self.closed = False
+        #: Tell the client the real text of internal failures (an in-memory client that asked to see them).
+        self.expose_errors = False
         #: The authenticated user that opened this legacy session over HTTP; only they may use its id.
         self.principal: str | None = None
 
