@@ -293,6 +293,7 @@ class TerminalElicitation:
         self._input = input
         self._output = output
         self.open_browser = open_browser
+        # _turn: one question at a time on the terminal, so prompts of two threads never interleave.
         self._turn = threading.Lock()
 
     def __call__(self, context: ClientRequestContext | None,
