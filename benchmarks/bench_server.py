@@ -28,6 +28,7 @@ import argparse
 import logging
 import os
 import sys
+from typing import Any
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _REPO not in sys.path:  # run from a checkout without `pip install -e .`
@@ -37,17 +38,20 @@ from pydantic import BaseModel  # noqa: E402
 
 from minimcp.server import MCPServer  # noqa: E402
 from minimcp.server.mcpserver import Context  # noqa: E402
+from serving import exec_gunicorn  # noqa: E402  (this folder is on sys.path)
 
-logging.getLogger("werkzeug").setLevel(logging.WARNING)
+logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no per-request access log, as the official peer
 
 
 class Confirmation(BaseModel):
     confirm: bool
 
 
-def build_server(max_workers: int = 0) -> MCPServer:
-    """The benchmark server; ``max_workers`` 0 keeps the library's default pool size."""
-    options = {"max_workers": max_workers} if max_workers > 0 else {}
+def build_server(max_workers: int = 0, **options: Any) -> MCPServer:
+    """The benchmark server; ``max_workers`` 0 keeps the library's default pool size, ``options``
+    are further ``MCPServer`` settings (the soak server shortens ``back_channel_timeout``)."""
+    if max_workers > 0:
+        options["max_workers"] = max_workers
     server = MCPServer("bench-minimcp", log_level="WARNING", **options)
 
     @server.tool()
@@ -84,18 +88,10 @@ def main() -> None:
     if args.max_workers:
         os.environ["BENCH_MAX_WORKERS"] = str(args.max_workers)  # gunicorn's worker builds its own
     if args.server == "gunicorn":
-        here = os.path.dirname(os.path.abspath(__file__))
-        repo = os.path.dirname(here)
-        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH")) if p)
-        os.execv(sys.executable, [
-            sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--threads", str(args.threads),
-            "-w", "1", "-b", f"{args.host}:{args.port}", "--chdir", here, "--log-level", "warning",
-            "bench_server:app",
-        ])
+        exec_gunicorn("bench_server:app", args.host, args.port, args.threads)
     server = build_server(args.max_workers) if args.max_workers else mcp
     server.run(transport="streamable-http", host=args.host, port=args.port,
                max_pending_per_session=max(32, args.max_workers))
-
 
 if __name__ == "__main__":
     main()

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import os
-import sys
+
+from serving import exec_gunicorn, serve_werkzeug  # this folder is on sys.path
 
 _JSON_HEADERS = [("Content-Type", "application/json")]
 
@@ -70,23 +69,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=32, help="gunicorn gthread threads")
     args = ap.parse_args()
     if args.server == "gunicorn":
-        here = os.path.dirname(os.path.abspath(__file__))
-        os.execv(sys.executable, [
-            sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--threads", str(args.threads),
-            "-w", "1", "-b", f"{args.host}:{args.port}", "--chdir", here, "--log-level", "warning",
-            "null_wsgi:app",
-        ])
-    from werkzeug.serving import make_server
-
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    httpd = make_server(args.host, args.port, app, threaded=True)  # the server minimcp's serve_http uses
-    try:
-        httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        httpd.server_close()
-
+        exec_gunicorn("null_wsgi:app", args.host, args.port, args.threads)
+    serve_werkzeug(app, args.host, args.port)
 
 if __name__ == "__main__":
     main()

@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import requests
+from serving import HERE, REPO, gunicorn_command  # this folder is on sys.path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
+#: What the benchmark server's ``confirm(n)`` answers for each action, followed by ``n``.
+OUTCOME = {"accept": "confirmed", "decline": "declined"}
 MODERN, LEGACY = "2026-07-28", "2025-11-25"
 BASE = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 TIMEOUT = 30
@@ -83,9 +84,7 @@ def start(name: str) -> Served:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p)}
     if name == "gunicorn":
-        cmd = [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--threads", "64", "-w", "1",
-               "-b", f"127.0.0.1:{port}", "--chdir", HERE, "--log-level", "warning", "--timeout", "120",
-               "soak_server:app"]
+        cmd = gunicorn_command("soak_server:app", "127.0.0.1", port, 64, "--timeout", "120")
     else:
         cmd = [sys.executable, os.path.join(HERE, "soak_server.py"), str(port)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -169,7 +168,7 @@ class Client:
         answer = {"action": action, "content": {"confirm": True}} if action == "accept" else {"action": action}
         done = self.modern("tools/call", {**call, "inputResponses": {key: answer},
                                           "requestState": first["requestState"]})
-        if text_of(done) != f"{action} {n}":
+        if text_of(done) != f"{OUTCOME[action]} {n}":
             raise Failure("misrouted", f"modern elicitation {action} {n}: {text_of(done)}")
 
     # --- legacy ----------------------------------------------------------------------------------
@@ -231,7 +230,7 @@ class Client:
         if how == "never":
             if ends[0].get("error", {}).get("code") != -32001:
                 raise Failure("unexpected", json.dumps(ends[0])[:200])
-        elif text_of(ends[0]) != f"{how} {n}":
+        elif text_of(ends[0]) != f"{OUTCOME[how]} {n}":
             raise Failure("misrouted", f"legacy elicitation {how} {n}: {text_of(ends[0])}")
 
     def churn(self) -> None:

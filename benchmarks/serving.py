@@ -1,0 +1,45 @@
+"""How the benchmark and soak scripts serve a WSGI app: werkzeug's threaded server or gunicorn.
+
+One home for the gunicorn command line (gthread workers, one process, this folder on the path)
+and for the werkzeug loop, so every measured server is started the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+
+def gunicorn_command(app_ref: str, host: str, port: int, threads: int, *extra: str) -> list[str]:
+    """The gunicorn command serving ``app_ref`` (``module:app`` in this folder) with gthread workers."""
+    return [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--threads", str(threads), "-w", "1",
+            "-b", f"{host}:{port}", "--chdir", HERE, "--log-level", "warning", *extra, app_ref]
+
+
+def exec_gunicorn(app_ref: str, host: str, port: int, threads: int) -> None:
+    """Replace this process with gunicorn, so the PID the caller watches is gunicorn's master."""
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p)
+    command = gunicorn_command(app_ref, host, port, threads)
+    os.execv(command[0], command)
+
+
+def serve_werkzeug(app: Any, host: str, port: int) -> None:
+    """Serve ``app`` with werkzeug's threaded server (what ``mcp.run`` uses) until interrupted."""
+    from werkzeug.serving import make_server
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    httpd = make_server(host, port, app, threaded=True)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.server_close()
+        close = getattr(app, "close", None)
+        if close is not None:
+            close()
