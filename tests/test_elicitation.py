@@ -13,6 +13,7 @@ import time
 from typing import Any, Callable
 
 import pytest
+from conftest import load_example
 from pydantic import BaseModel, Field
 
 from minimcp import Client, MCPError
@@ -38,6 +39,9 @@ class Shipping(BaseModel):
 
 
 def bistro(**options: Any) -> MCPServer:
+    """The page's ``book_table`` with a second full date (2025-12-28), so one call can ask twice
+    with different questions, and a tool whose schema a form cannot hold. URL mode uses the page's
+    own ``deposit_server`` example."""
     mcp = MCPServer("Bistro", **options)
 
     @mcp.tool()
@@ -57,22 +61,6 @@ def bistro(**options: Any) -> MCPServer:
     def ship(ctx: Context) -> str:
         ctx.elicit("Where to?", schema=Shipping)
         return "unreachable"
-
-    @mcp.tool()
-    def pay_deposit(booking_id: str, ctx: Context) -> str:
-        result = ctx.elicit_url(
-            message="A 20 EUR deposit confirms your booking.",
-            url=f"https://pay.example.com/deposit/{booking_id}",
-            elicitation_id=f"deposit-{booking_id}",
-        )
-        if result.action == "accept":
-            return "Complete the payment in your browser."
-        return "No deposit taken. The booking expires in one hour."
-
-    @mcp.tool()
-    def confirm_deposit(booking_id: str, ctx: Context) -> str:
-        ctx.session.send_elicit_complete(f"deposit-{booking_id}")
-        return f"Deposit received for booking {booking_id}."
 
     return mcp
 
@@ -209,7 +197,8 @@ def test_url_mode_and_the_completion_notification(connect: Callable[..., Client]
             notes.append(message)
             done.set()
 
-    with connect(bistro(), mode=mode, elicitation_callback=answering(ElicitResult(action="accept"), seen=seen),
+    with connect(load_example("deposit_server").mcp, mode=mode,
+                 elicitation_callback=answering(ElicitResult(action="accept"), seen=seen),
                  message_handler=on_message) as client:
         result = client.call_tool("pay_deposit", {"booking_id": "42"})
         assert text_of(result) == "Complete the payment in your browser."
@@ -229,7 +218,8 @@ def test_url_mode_and_the_completion_notification(connect: Callable[..., Client]
 
 @ERAS
 def test_url_mode_decline(connect: Callable[..., Client], mode: str) -> None:
-    with connect(bistro(), mode=mode, elicitation_callback=answering(ElicitResult(action="decline"))) as client:
+    with connect(load_example("deposit_server").mcp, mode=mode,
+                 elicitation_callback=answering(ElicitResult(action="decline"))) as client:
         result = client.call_tool("pay_deposit", {"booking_id": "42"})
     assert text_of(result) == "No deposit taken. The booking expires in one hour."
 
