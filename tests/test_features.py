@@ -236,3 +236,21 @@ def test_raise_exceptions_shows_the_real_failure_in_memory() -> None:
     assert str(real.value) == "Error creating resource from template books://crash/summary"
     with Client(library(), raise_exceptions=True) as client:
         assert client.call_tool("chatty", {}).content[0].text == "done"
+
+
+def test_a_tool_that_exits_still_answers_and_the_server_keeps_serving(connect: Callable[..., Client]) -> None:
+    mcp = MCPServer("Exits")
+
+    @mcp.tool()
+    def leave() -> str:
+        raise SystemExit(3)
+
+    @mcp.tool()
+    def stay() -> str:
+        return "here"
+
+    with connect(mcp) as client:
+        with pytest.raises(MCPError) as raised:
+            client.call_tool("leave", {}, read_timeout_seconds=10)
+        assert raised.value.code == -32603
+        assert client.call_tool("stay", {}).content[0].text == "here"

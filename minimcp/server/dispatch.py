@@ -193,11 +193,14 @@ class Dispatcher:
         session.begin(request_id, outbox)
 
         def job() -> None:
+            response = jsonrpc.error(request_id, INTERNAL_ERROR, "Internal server error")
             try:
                 response = self._execute(method, message, session, outbox, request)
+            except BaseException:  # even a handler that calls sys.exit() must answer, or its caller waits forever
+                logger.exception("%s ended the worker", message["method"])
             finally:
                 session.end(request_id)
-            outbox.close(response)
+                outbox.close(response)
 
         try:
             self.server.pool.submit(job)
@@ -250,8 +253,8 @@ class Dispatcher:
                  request: Any) -> Message:
         request_id = message["id"]
         params = message.get("params") or {}
-        rc = self._request_context(message, session, outbox, request)
         try:
+            rc = self._request_context(message, session, outbox, request)
             if method.rounds and not session.legacy:
                 result = self._run_rounds(method, message["method"], params, rc)
             else:
@@ -270,7 +273,8 @@ class Dispatcher:
             logger.exception("%s failed", message["method"])
             if session.legacy:
                 return jsonrpc.error(request_id, 0, str(exc))
-            return jsonrpc.error(request_id, INTERNAL_ERROR, str(exc) if session.expose_errors else "Internal server error")
+            text = str(exc) if session.expose_errors else "Internal server error"
+            return jsonrpc.error(request_id, INTERNAL_ERROR, text)
 
     def _modern_result(self, wire: dict[str, Any], method: Method) -> None:
         wire.setdefault("resultType", "complete")
