@@ -16,10 +16,10 @@ import itertools
 import logging
 from abc import ABC, abstractmethod
 import os
+import queue
 import threading
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -31,50 +31,92 @@ logger = logging.getLogger("minimcp.server.calls")
 
 
 class WorkerPool:
-    """A bounded set of worker threads shared by every transport of one server."""
+    """A bounded set of worker threads shared by every transport of one server.
 
-    def __init__(self, max_workers: int, wait_timeout: float) -> None:
+    Threads start on demand, up to ``max_workers``, and one idle for ``idle_timeout`` seconds ends;
+    a job waits for a free worker at most ``wait_timeout`` seconds. Jobs travel on a C-implemented
+    ``SimpleQueue`` and every count lives under one lock, because a call's handoff to its worker is
+    paid on every tool call: ``ThreadPoolExecutor`` plus a semaphore cost about four times as much.
+
+    ``_lock`` (the lock of ``_free``) guards ``_running`` (jobs accepted and not finished),
+    ``_idle`` (threads waiting for a job and not yet promised one), ``_queued_waiters`` and
+    ``_pid``; jobs are put on the queue under it, so a thread that timed out can tell, under the
+    same lock, whether a job is still meant for it.
+    """
+
+    def __init__(self, max_workers: int, wait_timeout: float, idle_timeout: float = 60.0) -> None:
         if max_workers < 1:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
         self.max_workers = max_workers
         self.wait_timeout = wait_timeout
-        self._slots = threading.BoundedSemaphore(max_workers)
-        # _lock guards _executor and _pid: the executor is created on first use in each process,
-        # because threads do not survive a fork (gunicorn preloads the app, then forks workers).
+        self.idle_timeout = idle_timeout
         self._lock = threading.Lock()
-        self._executor: ThreadPoolExecutor | None = None
-        self._pid = 0
+        self._free = threading.Condition(self._lock)
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._running = 0
+        self._idle = 0
+        self._queued_waiters = 0
+        self._pid = os.getpid()
 
     def submit(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` on a worker, or raise the "Server busy" error if none frees up in time."""
-        if not self._slots.acquire(timeout=self.wait_timeout):
-            raise MCPError(
-                INTERNAL_ERROR, f"Server busy: no worker thread became free within {self.wait_timeout}s"
-            )
-        try:
-            self._get_executor().submit(self._run, fn)
-        except BaseException:
-            self._slots.release()
-            raise
-
-    def _run(self, fn: Callable[[], None]) -> None:
-        try:
-            fn()
-        finally:
-            self._slots.release()
-
-    def _get_executor(self) -> ThreadPoolExecutor:
         with self._lock:
-            if self._executor is None or self._pid != os.getpid():
-                self._executor = ThreadPoolExecutor(self.max_workers, thread_name_prefix="minimcp-worker")
-                self._pid = os.getpid()
-            return self._executor
+            if self._pid != os.getpid():  # threads do not survive a fork (gunicorn preloads, then forks)
+                self._pid, self._running, self._idle, self._jobs = os.getpid(), 0, 0, queue.SimpleQueue()
+            if self._running >= self.max_workers and not self._wait_for_slot():
+                raise MCPError(
+                    INTERNAL_ERROR, f"Server busy: no worker thread became free within {self.wait_timeout}s"
+                )
+            self._running += 1
+            if self._idle:
+                self._idle -= 1  # promised to this job
+            else:
+                threading.Thread(target=self._work, args=(self._jobs,), name="minimcp-worker", daemon=True).start()
+            self._jobs.put(fn)
+
+    def _wait_for_slot(self) -> bool:
+        """Wait (holding ``_lock`` between waits) until a job finishes; ``False`` after ``wait_timeout``."""
+        deadline = time.monotonic() + self.wait_timeout
+        self._queued_waiters += 1
+        try:
+            while self._running >= self.max_workers:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._free.wait(remaining)
+            return True
+        finally:
+            self._queued_waiters -= 1
+
+    def _work(self, jobs: queue.SimpleQueue[Callable[[], None] | None]) -> None:
+        while True:
+            try:
+                fn = jobs.get(timeout=self.idle_timeout)
+            except queue.Empty:
+                with self._lock:
+                    if jobs.empty():  # no job is promised to an idle thread: this one may end
+                        self._idle -= 1
+                        return
+                continue
+            if fn is None:  # close(): this idle thread is no longer counted
+                return
+            try:
+                fn()
+            except BaseException:  # a job reports its own failures; this only keeps the thread alive
+                logger.exception("a worker job failed")
+            finally:
+                with self._lock:
+                    self._running -= 1
+                    self._idle += 1
+                    if self._queued_waiters:
+                        self._free.notify()
 
     def close(self) -> None:
+        """End the idle threads; busy ones end when their job does (their waits are released elsewhere)."""
         with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+            for _ in range(self._idle):
+                self._jobs.put(None)
+            self._idle = 0
 
 
 class Waiter:
@@ -227,36 +269,31 @@ class Outbox(ABC):
 
 
 class QueueOutbox(Outbox):
-    """An outbox the transport drains from its own thread (an HTTP response body, an in-memory call)."""
+    """An outbox the transport drains from its own thread (an HTTP response body, an in-memory call).
+
+    The messages travel on a ``SimpleQueue`` (C-implemented put and get with timeout): every call's
+    answer crosses from its worker to the transport here. ``abort`` puts a ``None`` that ends the
+    current wait early.
+    """
 
     def __init__(self, can_request: bool = True) -> None:
         super().__init__(can_request)
-        # _cond guards _queue.
-        self._cond = threading.Condition(threading.Lock())
-        self._queue: deque[tuple[Message, bool]] = deque()
+        self._queue: queue.SimpleQueue[tuple[Message, bool] | None] = queue.SimpleQueue()
 
     def _deliver(self, message: Message, final: bool) -> None:
-        with self._cond:
-            self._queue.append((message, final))
-            self._cond.notify()
+        self._queue.put((message, final))
 
-    def get(self, timeout: float, *, until_cancelled: bool = False) -> tuple[Message, bool] | None:
-        """The next message and whether it is the final response; ``None`` after ``timeout`` seconds.
-
-        With ``until_cancelled`` an abort also ends the wait at once, for streams that have no final
-        response to wait for (a standalone GET stream whose session was deleted).
-        """
-        def ready() -> bool:
-            return bool(self._queue) or (until_cancelled and self.cancelled.is_set())
-
-        with self._cond:
-            self._cond.wait_for(ready, timeout)
-            return self._queue.popleft() if self._queue else None
+    def get(self, timeout: float) -> tuple[Message, bool] | None:
+        """The next message and whether it is the final response; ``None`` after ``timeout`` seconds,
+        or at once when the request is aborted (a stream with no final response then ends)."""
+        try:
+            return self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
 
     def abort(self) -> None:
         super().abort()
-        with self._cond:
-            self._cond.notify_all()
+        self._queue.put(None)
 
 
 @dataclass(frozen=True)

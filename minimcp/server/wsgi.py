@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from werkzeug.exceptions import RequestEntityTooLarge
-from werkzeug.wrappers import Request, Response
+from werkzeug.wrappers import Request
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
@@ -55,19 +56,55 @@ if TYPE_CHECKING:
 logger = logging.getLogger("minimcp.server.wsgi")
 
 SESSION_HEADER = "Mcp-Session-Id"
+_SESSION_KEY = "HTTP_MCP_SESSION_ID"
+_VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
 _STATUS_400 = {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
-_SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+_SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
+_STATUS_LINES = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
 #: The first legacy revision whose clients expect priming events and resume with ``Last-Event-ID``.
 RESUMABLE_SINCE = "2025-11-25"
 
 
-def _json(message: Message | None, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    body = b"" if message is None else jsonrpc.encode(message)
-    return Response(body, status=status, headers=headers, content_type="application/json")
+class _Reply:
+    """One answer of this endpoint, as a WSGI application.
+
+    werkzeug's ``Response`` (header objects, encodings, conditional requests) cost about as much as
+    all the rest of the HTTP handling of an echo call; a JSON body or an SSE stream needs none of it.
+    """
+
+    __slots__ = ("status", "headers", "body")
+
+    def __init__(self, status: int, headers: list[tuple[str, str]], body: Iterable[bytes]) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        start_response(_STATUS_LINES[self.status], self.headers)
+        return self.body
 
 
-def _plain(text: str, status: int) -> Response:
-    return Response(text, status=status, content_type="text/plain")
+def _bytes(body: bytes, status: int, content_type: str, headers: dict[str, str] | None = None) -> _Reply:
+    fields = [("Content-Type", content_type), ("Content-Length", str(len(body)))]
+    if headers:
+        fields.extend(headers.items())
+    return _Reply(status, fields, [body])
+
+
+def _json(message: Message, status: int = 200, headers: dict[str, str] | None = None) -> _Reply:
+    return _bytes(jsonrpc.encode(message), status, "application/json", headers)
+
+
+def _plain(text: str, status: int, headers: dict[str, str] | None = None) -> _Reply:
+    return _bytes(text.encode(), status, "text/plain; charset=utf-8", headers)
+
+
+def _empty(status: int) -> _Reply:
+    return _Reply(status, [("Content-Length", "0")], [])
+
+
+def _events(body: Iterator[bytes], headers: dict[str, str]) -> _Reply:
+    return _Reply(200, [*_SSE_HEADERS, *headers.items()], body)
 
 
 def _sse(message: Message, event_id: str | None = None) -> bytes:
@@ -75,15 +112,37 @@ def _sse(message: Message, event_id: str | None = None) -> bytes:
     return prefix + b"event: message\ndata: " + jsonrpc.encode(message) + b"\n\n"
 
 
-def _principal(request: Request) -> str | None:
+class _EnvironHeaders:
+    """Request headers by name, read straight from the WSGI environ (what the dispatcher's header
+    checks call ``get`` on; werkzeug's ``EnvironHeaders`` costs ten times as much per lookup)."""
+
+    __slots__ = ("_environ",)
+
+    def __init__(self, environ: dict[str, Any]) -> None:
+        self._environ = environ
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return self._environ.get("HTTP_" + name.upper().replace("-", "_"), default)
+
+
+def _principal(environ: dict[str, Any]) -> str | None:
     """The authenticated user a host framework put in the WSGI environ (``REMOTE_USER``), if any."""
-    return request.environ.get("REMOTE_USER") or None
+    return environ.get("REMOTE_USER") or None
 
 
-def _accepts(request: Request, *types: str) -> bool:
-    accept = request.headers.get("Accept", "")
-    offered = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+def _accepts(environ: dict[str, Any], *types: str) -> bool:
+    offered = {part.split(";")[0].strip().lower() for part in environ.get("HTTP_ACCEPT", "").split(",")}
     return "*/*" in offered or all(t in offered for t in types)
+
+
+def _content_length(environ: dict[str, Any]) -> int | None:
+    value = environ.get("CONTENT_LENGTH", "")
+    return int(value) if value.isdigit() else None
+
+
+def _version_header(environ: dict[str, Any]) -> str | None:
+    value = environ.get(_VERSION_KEY)
+    return value.strip(" \t") if value is not None else None
 
 
 class MCPWSGIApp:
@@ -123,51 +182,49 @@ class MCPWSGIApp:
         self._routes = {path: (methods, fn) for path, methods, fn in server.custom_routes}
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
-        request = Request(environ)
-        return self._route(request)(environ, start_response)
+        return self._route(environ)(environ, start_response)
 
     def close(self) -> None:
         self.sessions.close()
         self.server.close()
 
     # --- routing -----------------------------------------------------------------------------
-    def _route(self, request: Request) -> Response:
-        path = "/" + request.path.strip("/")
+    def _route(self, environ: dict[str, Any]) -> Any:
+        """The WSGI application that answers this request: a ``_Reply``, or a custom route's response."""
+        path = "/" + environ.get("PATH_INFO", "").strip("/")
+        method = environ["REQUEST_METHOD"]
         if path != self.path:
             route = self._routes.get(path)
-            if route is not None and request.method in route[0]:
-                return route[1](request)
+            if route is not None and method in route[0]:
+                return route[1](Request(environ))
             return _plain("Not Found", 404) if route is None else _plain("Method Not Allowed", 405)
-        if not host_allowed(self.security, request.headers.get("Host")):
-            logger.warning("rejected request with Host %r", request.headers.get("Host"))
+        host = environ.get("HTTP_HOST")
+        if not host_allowed(self.security, host):
+            logger.warning("rejected request with Host %r", host)
             return _plain("Invalid Host header", 421)
-        if not origin_allowed(self.security, request.headers.get("Origin")):
-            logger.warning("rejected request with Origin %r", request.headers.get("Origin"))
+        origin = environ.get("HTTP_ORIGIN")
+        if not origin_allowed(self.security, origin):
+            logger.warning("rejected request with Origin %r", origin)
             return _plain("Invalid Origin header", 403)
-        if request.method == "POST":
-            return self._post(request)
-        if request.method == "GET":
-            return self._get(request)
-        if request.method == "DELETE":
-            return self._delete(request)
-        return Response("Method Not Allowed", status=405, headers={"Allow": "GET, POST, DELETE"})
+        if method == "POST":
+            return self._post(environ)
+        if method == "GET":
+            return self._get(environ)
+        if method == "DELETE":
+            return self._delete(environ)
+        return _plain("Method Not Allowed", 405, {"Allow": "GET, POST, DELETE"})
 
     # --- POST ----------------------------------------------------------------------------------
-    def _post(self, request: Request) -> Response:
-        if request.content_length is not None and request.content_length > self.max_request_body_size:
+    def _post(self, environ: dict[str, Any]) -> _Reply:
+        length = _content_length(environ)
+        if length is not None and length > self.max_request_body_size:
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Request body too large"), 413)
-        if request.mimetype != "application/json":
+        if environ.get("CONTENT_TYPE", "").split(";")[0].strip().lower() != "application/json":
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Content-Type must be application/json"), 415)
-        if not _accepts(request, "application/json", "text/event-stream"):
+        if not _accepts(environ, "application/json", "text/event-stream"):
             return _json(jsonrpc.error(
                 None, INVALID_REQUEST, "Not Acceptable: Accept must list application/json and text/event-stream"), 406)
-        # One byte over the limit: werkzeug's limited stream stops silently *at* its limit, so a
-        # chunked body (no Content-Length) over the limit would otherwise arrive truncated.
-        request.max_content_length = self.max_request_body_size + 1
-        try:
-            body = request.get_data(cache=False)
-        except RequestEntityTooLarge:
-            body = None
+        body = self._body(environ, length)
         if body is None or len(body) > self.max_request_body_size:
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Request body too large"), 413)
         message: Any = None
@@ -176,72 +233,91 @@ class MCPWSGIApp:
             kind = jsonrpc.kind_of(message)
         except MCPError as bad:
             return _json(jsonrpc.error_from(jsonrpc.safe_id(message), bad), 400)
-        header_version = request.headers.get("MCP-Protocol-Version")
-        header_version = header_version.strip(" \t") if header_version is not None else None
         try:
-            if self.dispatcher.classify(message, header_version) == MODERN:
-                return self._post_modern(request, message, kind)
-            return self._post_legacy(request, message, kind)
+            if self.dispatcher.classify(message, _version_header(environ)) == MODERN:
+                return self._post_modern(environ, message, kind)
+            return self._post_legacy(environ, message, kind)
         except EnvelopeError as refused:
             return _json(jsonrpc.error_from(jsonrpc.safe_id(message), refused), refused.status)
 
-    def _post_modern(self, request: Request, message: Message, kind: str) -> Response:
-        session = self.dispatcher.modern_session(message, request.headers)
+    def _body(self, environ: dict[str, Any], length: int | None) -> bytes | None:
+        """The request body, or ``None`` when it is over the limit."""
+        if length is not None:
+            stream = environ["wsgi.input"]
+            parts = []
+            while length > 0:  # a WSGI input may return fewer bytes than asked for
+                part = stream.read(length)
+                if not part:
+                    break
+                parts.append(part)
+                length -= len(part)
+            return b"".join(parts)
+        # No Content-Length (a chunked body): werkzeug knows each server's way of marking its end.
+        # One byte over the limit, because its limited stream stops silently *at* the limit.
+        request = Request(environ)
+        request.max_content_length = self.max_request_body_size + 1
+        try:
+            return request.get_data(cache=False)
+        except RequestEntityTooLarge:
+            return None
+
+    def _post_modern(self, environ: dict[str, Any], message: Message, kind: str) -> _Reply:
+        session = self.dispatcher.modern_session(message, _EnvironHeaders(environ))
         if kind == "notification":
-            return Response(status=202)
+            return _empty(202)
         if kind != "request":
             raise EnvelopeError(400, INVALID_REQUEST, "A 2026-07-28 client sends no responses")
         if self.json_response and self.dispatcher.streams(message):
             raise EnvelopeError(400, INVALID_REQUEST,
                                 f"{message['method']} answers with an SSE stream; this endpoint answers JSON only")
         outbox = QueueOutbox(can_request=False)
-        return self._answer(request, message, session, outbox, self.dispatcher.handle_request(
-            message, session, outbox, request))
+        return self._answer(message, session, outbox, self.dispatcher.handle_request(
+            message, session, outbox, Request(environ)))
 
-    def _post_legacy(self, request: Request, message: Message, kind: str) -> Response:
-        header_version = request.headers.get("MCP-Protocol-Version")
-        if header_version is not None and header_version.strip(" \t") not in HANDSHAKE_PROTOCOL_VERSIONS:
-            raise EnvelopeError(400, INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {header_version}")
+    def _post_legacy(self, environ: dict[str, Any], message: Message, kind: str) -> _Reply:
+        header_version = _version_header(environ)
+        if header_version is not None and header_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            raise EnvelopeError(400, INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {environ[_VERSION_KEY]}")
         initializing = kind == "request" and message["method"] == "initialize"
         if self.stateless_http:
             session = self.dispatcher.new_legacy_session()
             session.initialized = True
         elif initializing:
-            if request.headers.get(SESSION_HEADER):
+            if environ.get(_SESSION_KEY):
                 raise EnvelopeError(400, INVALID_REQUEST, "Invalid Request: session already initialized")
             session = self.dispatcher.new_legacy_session()
-            session.principal = _principal(request)
+            session.principal = _principal(environ)
         else:
             try:
-                session = self._session(request)
+                session = self._session(environ)
             except EnvelopeError as refused:  # session errors carry "id": null (api.md §5.7)
                 return _json(jsonrpc.error_from(None, refused), refused.status)
         if kind == "notification":
             self.dispatcher.handle_notification(message, session)
-            return Response(status=202)
+            return _empty(202)
         if kind in ("response", "error"):
             self.dispatcher.handle_response(message, session)
-            return Response(status=202)
-        multithread = request.environ.get("wsgi.multithread", True)
+            return _empty(202)
+        multithread = environ.get("wsgi.multithread", True)
         can_request = multithread and not self.json_response and not self.stateless_http
         outbox: QueueOutbox | EventLog
         if self._resumable(session):
             outbox = EventLog(secrets.token_hex(8), can_request)
         else:
             outbox = QueueOutbox(can_request)
-        answer = self.dispatcher.handle_request(message, session, outbox, request)
+        answer = self.dispatcher.handle_request(message, session, outbox, Request(environ))
         if initializing and answer is not None and "result" in answer:
             if self.sessions.add(session) is None:
                 return _json(jsonrpc.error(message["id"], INVALID_REQUEST, "Too many sessions; try again later"), 503)
-        return self._answer(request, message, session, outbox, answer)
+        return self._answer(message, session, outbox, answer)
 
-    def _session(self, request: Request) -> ServerSession:
-        session_id = request.headers.get(SESSION_HEADER)
+    def _session(self, environ: dict[str, Any]) -> ServerSession:
+        session_id = environ.get(_SESSION_KEY)
         if not session_id:
             raise EnvelopeError(400, INVALID_REQUEST, "Bad Request: Missing Mcp-Session-Id header")
         session = self.sessions.get(session_id.strip())
         # A session id is not a credential: another user presenting it finds no session (protocol.md §2.2).
-        if session is None or session.principal != _principal(request):
+        if session is None or session.principal != _principal(environ):
             raise EnvelopeError(404, INVALID_REQUEST, "Session not found")
         return session
 
@@ -255,8 +331,8 @@ class MCPWSGIApp:
                 and session.protocol_version >= RESUMABLE_SINCE)
 
     # --- answering a request ---------------------------------------------------------------------
-    def _answer(self, request: Request, message: Message, session: ServerSession, outbox: QueueOutbox | EventLog,
-                answer: Message | None) -> Response:
+    def _answer(self, message: Message, session: ServerSession, outbox: QueueOutbox | EventLog,
+                answer: Message | None) -> _Reply:
         headers = {SESSION_HEADER: session.id} if session.legacy and session.id else {}
         if answer is not None:
             return _json(answer, self._status(answer, session), headers)
@@ -267,8 +343,7 @@ class MCPWSGIApp:
             return _json(first[0], self._status(first[0], session), headers)
         if self.json_response:
             return _json(self._drain_to_final(outbox, first), headers=headers)
-        return Response(self._stream(outbox, first), headers={**headers, **_SSE_HEADERS},
-                        content_type="text/event-stream", direct_passthrough=True)
+        return _events(self._stream(outbox, first), headers)
 
     @staticmethod
     def _status(answer: Message, session: ServerSession) -> int:
@@ -277,14 +352,13 @@ class MCPWSGIApp:
             return 400
         return 200
 
-    def _answer_resumable(self, session: ServerSession, log: EventLog, headers: dict[str, str]) -> Response:
+    def _answer_resumable(self, session: ServerSession, log: EventLog, headers: dict[str, str]) -> _Reply:
         """JSON when the answer comes first; otherwise a resumable SSE stream opened by a priming event."""
         first = log.read(0, self.keepalive_interval)
         if first is not None and first.final and first.message is not None:
             return _json(first.message, self._status(first.message, session), headers)
         session.retain_stream(log)
-        return Response(self._replay(log, 0, first, since=0, prime=True), headers={**headers, **_SSE_HEADERS},
-                        content_type="text/event-stream", direct_passthrough=True)
+        return _events(self._replay(log, 0, first, since=0, prime=True), headers)
 
     def _resume_point(self, log: EventLog, seq: int) -> bytes:
         """An event with an id and no data: where a reconnecting client resumes, and after how long."""
@@ -345,41 +419,39 @@ class MCPWSGIApp:
                 outbox.abort()
 
     # --- GET and DELETE --------------------------------------------------------------------------
-    def _get(self, request: Request) -> Response:
-        if not _accepts(request, "text/event-stream"):
+    def _get(self, environ: dict[str, Any]) -> _Reply:
+        if not _accepts(environ, "text/event-stream"):
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream"), 406)
         if self.stateless_http:
-            return Response("Method Not Allowed", status=405, headers={"Allow": "POST"})
+            return _plain("Method Not Allowed", 405, {"Allow": "POST"})
         try:
-            session = self._session(request)
+            session = self._session(environ)
         except EnvelopeError as refused:
             return _json(jsonrpc.error_from(None, refused), refused.status)
-        last_event_id = request.headers.get("Last-Event-ID")
+        last_event_id = environ.get("HTTP_LAST_EVENT_ID")
         if last_event_id:
             return self._resume(session, last_event_id.strip())
         if session.standalone is not None:
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Conflict: a standalone stream is already open"), 409)
         outbox = QueueOutbox(can_request=True)
         session.attach_standalone(outbox)
-        return Response(self._standalone(session, outbox), headers={SESSION_HEADER: session.id or "", **_SSE_HEADERS},
-                        content_type="text/event-stream", direct_passthrough=True)
+        return _events(self._standalone(session, outbox), {SESSION_HEADER: session.id or ""})
 
-    def _resume(self, session: ServerSession, last_event_id: str) -> Response:
+    def _resume(self, session: ServerSession, last_event_id: str) -> _Reply:
         """Continue a response stream after the event the client saw last (a GET with ``Last-Event-ID``)."""
         stream_id, _, seq = last_event_id.rpartition(":")
         log = session.stream(stream_id) if seq.isdigit() else None
         if log is None or int(seq) > log.last:
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Unknown or expired Last-Event-ID"), 400)
         after = int(seq)
-        return Response(self._replay(log, after, log.read(after, 0.0), since=log.last, prime=False),
-                        headers={SESSION_HEADER: session.id or "", **_SSE_HEADERS},
-                        content_type="text/event-stream", direct_passthrough=True)
+        return _events(self._replay(log, after, log.read(after, 0.0), since=log.last, prime=False),
+                       {SESSION_HEADER: session.id or ""})
 
     def _standalone(self, session: ServerSession, outbox: QueueOutbox) -> Iterator[bytes]:
         try:
             yield b": stream open\n\n"
             while not session.closed and not outbox.cancelled.is_set():
-                item = outbox.get(self.keepalive_interval, until_cancelled=True)
+                item = outbox.get(self.keepalive_interval)
                 if item is not None:
                     yield _sse(item[0])
                 elif not outbox.cancelled.is_set():
@@ -388,30 +460,34 @@ class MCPWSGIApp:
             if session.standalone is outbox:
                 session.attach_standalone(None)
 
-    def _delete(self, request: Request) -> Response:
+    def _delete(self, environ: dict[str, Any]) -> _Reply:
         if self.stateless_http:
-            return Response("Method Not Allowed", status=405, headers={"Allow": "POST"})
+            return _plain("Method Not Allowed", 405, {"Allow": "POST"})
         try:
-            session = self._session(request)
+            session = self._session(environ)
         except EnvelopeError as refused:
             return _json(jsonrpc.error_from(None, refused), refused.status)
         if session.id is None or not self.sessions.remove(session.id):
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Session not found"), 404)
-        return Response(status=200)
+        return _empty(200)
 
 
-def serve_http(server: MCPServer, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-    """Serve ``server`` with werkzeug's threaded server until interrupted."""
-    from werkzeug.serving import make_server
+def serve_http(server: MCPServer, host: str = "127.0.0.1", port: int = 8000, *, max_connections: int = 2048,
+               idle_timeout: float = 75.0, **options: Any) -> None:
+    """Serve ``server`` on minimcp's keep-alive HTTP/1.1 server until interrupted.
+
+    ``max_connections`` and ``idle_timeout`` configure the HTTP server (see ``minimcp.server.httpd``);
+    every other option goes to :class:`MCPWSGIApp`.
+    """
+    from minimcp.server.httpd import WSGIServer
 
     app = MCPWSGIApp(server, **options)
-    httpd = make_server(host, port, app, threaded=True)
-    logger.info("serving MCP on http://%s:%s%s", host, httpd.server_port, app.path)
+    httpd = WSGIServer(app, host, port, max_connections=max_connections, idle_timeout=idle_timeout)
+    logger.info("serving MCP on http://%s:%s%s", host, httpd.port, app.path)
     try:
         httpd.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
-        httpd.server_close()
+        httpd.shutdown()
         app.sessions.close()
-
