@@ -10,6 +10,7 @@ import math
 import re
 import string
 import threading
+import time
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -23,6 +24,7 @@ from conftest import (
     final_message,
     initialize_params,
     legacy_handshake,
+    modern_rpc,
     post,
     read_messages,
     request_message,
@@ -454,6 +456,76 @@ def test_worker_pool_refuses_when_busy_and_recovers(serve_http: Any) -> None:
     assert first["result"]["content"] == [{"type": "text", "text": "released"}]
     assert session.call_tool("quick")["content"] == [{"type": "text", "text": "quick"}]
     assert session.call_tool("block")["content"] == [{"type": "text", "text": "released"}]
+
+
+def _worker_threads(besides: set[threading.Thread] | None = None) -> set[threading.Thread]:
+    """Live pool threads, other than ``besides`` (those of other servers, which come and go)."""
+    return {t for t in threading.enumerate() if t.name == "minimcp-worker"} - (besides or set())
+
+
+def _wait_until(predicate: Any, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return predicate()
+
+
+def test_worker_pool_reuses_threads_never_exceeds_its_size_and_lets_idle_ones_go(serve_http: Any) -> None:
+    mcp = MCPServer("pool", max_workers=3)
+    mcp.pool.idle_timeout = 0.3
+    inside = threading.Semaphore(0)
+    release = threading.Event()
+
+    @mcp.tool()
+    def hold(n: int) -> int:
+        inside.release()
+        assert release.wait(20)
+        return n
+
+    @mcp.tool()
+    def echo(text: str) -> str:
+        return text
+
+    url = serve_http(mcp)
+    others = _worker_threads()
+    for i in range(20):  # one caller at a time: one worker serves them all
+        assert modern_rpc(url, "tools/call", {"name": "echo", "arguments": {"text": str(i)}})["result"][
+            "structuredContent"] == {"result": str(i)}
+    assert len(_worker_threads(others)) == 1
+
+    answers: list[Any] = []
+    callers = [threading.Thread(target=lambda n=n: answers.append(modern_rpc(
+        url, "tools/call", {"name": "hold", "arguments": {"n": n}}))) for n in range(5)]
+    for caller in callers:
+        caller.start()
+    try:
+        for _ in range(3):
+            assert inside.acquire(timeout=10)
+        assert not inside.acquire(timeout=0.3)  # the 4th and 5th call wait for a free worker
+        assert len(_worker_threads(others)) == 3
+    finally:
+        release.set()
+        for caller in callers:
+            caller.join(20)
+    assert sorted(a["result"]["structuredContent"]["result"] for a in answers) == [0, 1, 2, 3, 4]
+    assert _wait_until(lambda: not _worker_threads(others)), _worker_threads(others)
+    assert modern_rpc(url, "tools/call", {"name": "echo", "arguments": {"text": "again"}})["result"][
+        "structuredContent"] == {"result": "again"}
+
+
+def test_closing_the_app_ends_idle_workers(serve_http: Any) -> None:
+    mcp = MCPServer("pool")
+    others = _worker_threads()
+
+    @mcp.tool()
+    def echo(text: str) -> str:
+        return text
+
+    url = serve_http(mcp)
+    assert modern_rpc(url, "tools/call", {"name": "echo", "arguments": {"text": "x"}})["result"]["content"]
+    assert len(_worker_threads(others)) == 1
+    mcp.close()
+    assert _wait_until(lambda: not _worker_threads(others)), _worker_threads(others)
 
 
 # --- registration errors ---------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ def _mismatch(text: str) -> EnvelopeError:
 def decode_value(raw: str, header: str) -> str:
     """A header value with optional white space trimmed and the Base64 sentinel decoded."""
     value = raw.strip(" \t")
-    if any(ord(c) < 0x20 or ord(c) > 0x7E for c in value):
+    if not (value.isascii() and value.isprintable()):  # printable ASCII is exactly 0x20-0x7E
         raise _mismatch(f"{header} header holds characters that are not plain header text")
     if value.startswith("=?base64?") and value.endswith("?=") and len(value) >= len("=?base64??="):
         encoded = value[len("=?base64?"):-len("?=")]
