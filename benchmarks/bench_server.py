@@ -9,10 +9,10 @@ Tools (exactly load.py's contract, and the same as the official SDK's ``official
                                 answer; 2026-07-28 = ``input_required`` -> retry with ``inputResponses``.
 
 Usage:
-    python benchmarks/bench_server.py PORT [--server werkzeug|gunicorn] [--threads 32] [--max-workers N]
+    python benchmarks/bench_server.py PORT [--server httpd|gunicorn] [--threads 32] [--max-workers N]
 
-    werkzeug  ``mcp.run(transport="streamable-http")``: werkzeug's threaded server, one thread per
-              connection (the library's own ``serve_http``).
+    httpd     ``mcp.run(transport="streamable-http")``: minimcp's keep-alive HTTP server (what
+              ``mcp.run`` uses; the library's own ``serve_http``).
     gunicorn  ``gunicorn --worker-class gthread --threads 32 -w 1 --chdir benchmarks bench_server:app``
               (this process execs gunicorn, so the PID stays the gunicorn master's).
 
@@ -25,7 +25,6 @@ Logging is at WARNING, as the official peer runs (no per-request access log).
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from typing import Any
@@ -39,8 +38,6 @@ from pydantic import BaseModel  # noqa: E402
 from minimcp.server import MCPServer  # noqa: E402
 from minimcp.server.mcpserver import Context  # noqa: E402
 from serving import exec_gunicorn  # noqa: E402  (this folder is on sys.path)
-
-logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no per-request access log, as the official peer
 
 
 class Confirmation(BaseModel):
@@ -80,7 +77,7 @@ app = mcp.wsgi_app(max_pending_per_session=MAX_PENDING)
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("port", type=int)
-    ap.add_argument("--server", default="werkzeug", choices=["werkzeug", "gunicorn"])
+    ap.add_argument("--server", default="httpd", choices=["httpd", "gunicorn"])
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--threads", type=int, default=32, help="gunicorn gthread threads")
     ap.add_argument("--max-workers", type=int, default=0, help="MCPServer(max_workers=...) (0: library default)")

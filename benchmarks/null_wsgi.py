@@ -7,7 +7,7 @@ throughput is the ceiling that the WSGI server + load.py reach on this machine; 
 divided by it is the share of the budget left after the MCP layer.
 
 Usage:
-    python benchmarks/null_wsgi.py PORT [--server werkzeug|gunicorn] [--threads 32]
+    python benchmarks/null_wsgi.py PORT [--server httpd|gunicorn] [--threads 32]
 
 ``app`` is the WSGI application (``gunicorn --worker-class gthread --threads 32 -w 1
 --chdir benchmarks null_wsgi:app``).
@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from serving import exec_gunicorn, serve_werkzeug  # this folder is on sys.path
+from serving import exec_gunicorn, serve_httpd  # this folder is on sys.path
 
 _JSON_HEADERS = [("Content-Type", "application/json")]
 
@@ -64,13 +64,13 @@ def app(environ, start_response):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("port", type=int)
-    ap.add_argument("--server", default="werkzeug", choices=["werkzeug", "gunicorn"])
+    ap.add_argument("--server", default="httpd", choices=["httpd", "gunicorn"])
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--threads", type=int, default=32, help="gunicorn gthread threads")
     args = ap.parse_args()
     if args.server == "gunicorn":
         exec_gunicorn("null_wsgi:app", args.host, args.port, args.threads)
-    serve_werkzeug(app, args.host, args.port)
+    serve_httpd(app, args.host, args.port)
 
 if __name__ == "__main__":
     main()

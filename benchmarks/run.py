@@ -10,18 +10,19 @@ round runs every configuration once, servers in a rotating order), and the table
 rounds. Ratios are computed per round (same-run), then their median is shown.
 
 Servers:
-    minimcp/werkzeug   benchmarks/bench_server.py PORT                    (werkzeug threaded server)
+    minimcp/httpd      benchmarks/bench_server.py PORT                    (minimcp's keep-alive HTTP server,
+                       what mcp.run uses)
     minimcp/gunicorn   benchmarks/bench_server.py PORT --server gunicorn  (gthread, 32 threads, 1 worker)
     official/fast      official_server.py PORT --profile fast       (2026-07-28 rows; stateless JSON)
     official/stateful  official_server.py PORT --profile stateful   (2025-11-25 rows; sessions + SSE)
-    null/werkzeug, null/gunicorn   benchmarks/null_wsgi.py: the WSGI ceiling under the same servers
+    null/httpd, null/gunicorn   benchmarks/null_wsgi.py: the WSGI ceiling under the same servers
     (with --null-asgi also /work/shared/bench/null_asgi.py: the uvicorn ceiling)
 
 Measured:
     echo        rps, p50, p99 at c=1, 8, 32, both eras
     elicit      elicitation round trips/s (p50, p99) at c=8, both eras
     footprint   server RSS after warm-up and peak (VmRSS / VmHWM of the server's process tree);
-                RSS with 1,000 legacy elicitations outstanding at once (fresh minimcp/werkzeug server
+                RSS with 1,000 legacy elicitations outstanding at once (fresh minimcp/httpd server
                 with MCPServer(max_workers=1100)); threads of the server process before and after
                 many 2026-07-28 input_required rounds; ``import minimcp`` vs ``import mcp.server``
                 wall time (median of 5); installed size of the runtime dependency closures.
@@ -240,7 +241,7 @@ def throughput(args, servers: dict[str, Server], loader: Loader, modes: list[str
     if "echo" in modes:
         for era in (MODERN, LEGACY):
             official = "official/fast" if era == MODERN else "official/stateful"
-            names = ["minimcp/werkzeug", "minimcp/gunicorn", official, "null/werkzeug", "null/gunicorn"]
+            names = ["minimcp/httpd", "minimcp/gunicorn", official, "null/httpd", "null/gunicorn"]
             if era == LEGACY and args.official_fast_legacy:
                 names.append("official/fast")
             if args.null_asgi:
@@ -250,7 +251,7 @@ def throughput(args, servers: dict[str, Server], loader: Loader, modes: list[str
     if "elicit" in modes:
         for era in (MODERN, LEGACY):
             official = "official/fast" if era == MODERN else "official/stateful"
-            configs.append(("elicit", era, ELICIT_CONCURRENCY, ["minimcp/werkzeug", "minimcp/gunicorn", official]))
+            configs.append(("elicit", era, ELICIT_CONCURRENCY, ["minimcp/httpd", "minimcp/gunicorn", official]))
     results: dict[tuple, list[dict]] = {}
     est: dict[tuple, float] = {}
     for rnd in range(args.rounds):
@@ -383,8 +384,8 @@ def deps_sizes() -> dict:
 
 
 def outstanding_legacy(load, n: int, sessions: int, max_workers: int) -> dict:
-    """Hold ``n`` legacy elicitations open at once on a fresh minimcp/werkzeug server."""
-    srv = Server("minimcp/werkzeug-outstanding",
+    """Hold ``n`` legacy elicitations open at once on a fresh minimcp/httpd server."""
+    srv = Server("minimcp/httpd-outstanding",
                  [PY, str(HERE / "bench_server.py"), "{PORT}", "--max-workers", str(max_workers)]).start()
     out: dict = {"n": n, "max_workers": max_workers}
     try:
@@ -583,7 +584,7 @@ def report(args, results: dict, rss: dict, foot: dict) -> None:
             log(f"\nsame-run ratios (rps), {ERA_LABEL[era]}:\n")
             log("| ratio | " + " | ".join(f"c={c}" for c in args.concurrency) + " |")
             log("|" + "---|" * (1 + len(args.concurrency)))
-            for mini in ("minimcp/werkzeug", "minimcp/gunicorn"):
+            for mini in ("minimcp/httpd", "minimcp/gunicorn"):
                 peers = [official, "null/" + mini.split("/")[1]]
                 if era == LEGACY and args.official_fast_legacy:
                     peers.insert(1, "official/fast")
@@ -597,7 +598,7 @@ def report(args, results: dict, rss: dict, foot: dict) -> None:
         log("|---|---|---|---|---|---|---|")
         for era in (MODERN, LEGACY):
             official = "official/fast" if era == MODERN else "official/stateful"
-            for name in ("minimcp/werkzeug", "minimcp/gunicorn", official):
+            for name in ("minimcp/httpd", "minimcp/gunicorn", official):
                 key = ("elicit", era, ELICIT_CONCURRENCY, name)
                 ref = ("elicit", era, ELICIT_CONCURRENCY, official)
                 ratio = "" if name == official else fmt(med_ratio(results, key, ref), ".2f")
@@ -615,7 +616,7 @@ def report(args, results: dict, rss: dict, foot: dict) -> None:
         log("\n### footprint\n")
         o = foot.get("outstanding")
         if o:
-            log(f"- {o['n']:,} legacy elicitations outstanding (minimcp/werkzeug, MCPServer(max_workers={o['max_workers']})): "
+            log(f"- {o['n']:,} legacy elicitations outstanding (minimcp/httpd, MCPServer(max_workers={o['max_workers']})): "
                 f"RSS {o['rss_outstanding'] / 1024:.1f} MiB with {o['arrived']} open (warm {o['rss_warm'] / 1024:.1f} MiB, "
                 f"{o['threads_outstanding']} threads), {o['ok']}/{o['n']} results correct after answering")
         for t in foot.get("threads", []):
@@ -642,13 +643,13 @@ def targets(args, results: dict, foot: dict) -> None:
         rows.append((name, "n/a" if met is None else ("MET" if met else "NOT MET"), detail))
 
     if any(k[0] == "echo" for k in results) and 8 in args.concurrency:
-        for mini in ("minimcp/werkzeug", "minimcp/gunicorn"):
+        for mini in ("minimcp/httpd", "minimcp/gunicorn"):
             r = med_ratio(results, ("echo", MODERN, 8, mini), ("echo", MODERN, 8, "official/fast"))
             rps = med_field(results, ("echo", MODERN, 8, mini), "rps")
             row(f"2026 echo c=8 >= 1.5x official fast ({mini})", r >= 1.5, f"{r:.2f}x (need 1.5x)")
             row(f"2026 echo c=8 > TS legacy echo 2339 rps ({mini})", rps > TS_LEGACY_ECHO_C8,
                 f"{rps:.0f} rps = {rps / TS_LEGACY_ECHO_C8:.2f}x of 2339")
-        for mini in ("minimcp/werkzeug", "minimcp/gunicorn"):
+        for mini in ("minimcp/httpd", "minimcp/gunicorn"):
             null = "null/" + mini.split("/")[1]
             for era in (MODERN, LEGACY):
                 rs = [med_ratio(results, ("echo", era, c, mini), ("echo", era, c, null)) for c in args.concurrency]
@@ -657,7 +658,7 @@ def targets(args, results: dict, foot: dict) -> None:
     if any(k[0] == "elicit" for k in results):
         for era in (MODERN, LEGACY):
             official = "official/fast" if era == MODERN else "official/stateful"
-            for mini in ("minimcp/werkzeug", "minimcp/gunicorn"):
+            for mini in ("minimcp/httpd", "minimcp/gunicorn"):
                 key = ("elicit", era, ELICIT_CONCURRENCY, mini)
                 ref = ("elicit", era, ELICIT_CONCURRENCY, official)
                 r = med_ratio(results, key, ref)
@@ -731,13 +732,13 @@ def main() -> None:
         bench = str(HERE / "bench_server.py")
         null = str(HERE / "null_wsgi.py")
         specs = {
-            "minimcp/werkzeug": [PY, bench, "{PORT}"],
+            "minimcp/httpd": [PY, bench, "{PORT}"],
             "minimcp/gunicorn": [PY, bench, "{PORT}", "--server", "gunicorn"],
             "official/fast": [PY, str(ref / "official_server.py"), "{PORT}", "--profile", "fast"],
             "official/stateful": [PY, str(ref / "official_server.py"), "{PORT}", "--profile", "stateful"],
         }
         if "echo" in modes:
-            specs["null/werkzeug"] = [PY, null, "{PORT}"]
+            specs["null/httpd"] = [PY, null, "{PORT}"]
             specs["null/gunicorn"] = [PY, null, "{PORT}", "--server", "gunicorn"]
             if args.null_asgi:
                 specs["null/uvicorn"] = [PY, str(ref / "null_asgi.py"), "{PORT}"]
@@ -773,7 +774,7 @@ def main() -> None:
         log("threads held between 2026-07-28 rounds:")
         k = 200 if args.quick else 1000
         foot["threads"] = [
-            threads_between_rounds(load, [PY, str(HERE / "bench_server.py"), "{PORT}"], "minimcp/werkzeug", k, loader),
+            threads_between_rounds(load, [PY, str(HERE / "bench_server.py"), "{PORT}"], "minimcp/httpd", k, loader),
             threads_between_rounds(load, [PY, str(HERE / "bench_server.py"), "{PORT}", "--server", "gunicorn"],
                                    "minimcp/gunicorn", k, loader),
         ]

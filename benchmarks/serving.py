@@ -1,7 +1,7 @@
-"""How the benchmark and soak scripts serve a WSGI app: werkzeug's threaded server or gunicorn.
+"""How the benchmark and soak scripts serve a WSGI app: minimcp's HTTP server or gunicorn.
 
 One home for the gunicorn command line (gthread workers, one process, this folder on the path)
-and for the werkzeug loop, so every measured server is started the same way.
+and for the minimcp server loop, so every measured server is started the same way.
 """
 
 from __future__ import annotations
@@ -28,18 +28,17 @@ def exec_gunicorn(app_ref: str, host: str, port: int, threads: int) -> None:
     os.execv(command[0], command)
 
 
-def serve_werkzeug(app: Any, host: str, port: int) -> None:
-    """Serve ``app`` with werkzeug's threaded server (what ``mcp.run`` uses) until interrupted."""
-    from werkzeug.serving import make_server
+def serve_httpd(app: Any, host: str, port: int) -> None:
+    """Serve ``app`` with minimcp's keep-alive HTTP server (what ``mcp.run`` uses) until interrupted."""
+    from minimcp.server.httpd import WSGIServer
 
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    httpd = make_server(host, port, app, threaded=True)
+    httpd = WSGIServer(app, host, port)
     try:
         httpd.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
-        httpd.server_close()
+        httpd.shutdown()
         close = getattr(app, "close", None)
         if close is not None:
             close()

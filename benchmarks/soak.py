@@ -1,6 +1,6 @@
-"""Soak test: mixed traffic for a long time against werkzeug and gunicorn, watching RSS and threads.
+"""Soak test: mixed traffic for a long time against minimcp's httpd and gunicorn, watching RSS and threads.
 
-    python benchmarks/soak.py [--duration 600] [--sample 30] [--clients 6] [--servers werkzeug,gunicorn]
+    python benchmarks/soak.py [--duration 600] [--sample 30] [--clients 6] [--servers httpd,gunicorn]
 
 Both servers run ``benchmarks/soak_server.py`` (``echo``, ``confirm``) in their own process and
 are driven at the same time, each by ``--clients`` threads doing a weighted mix of: 2026-07-28
@@ -309,7 +309,7 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=600.0)
     ap.add_argument("--sample", type=float, default=30.0)
     ap.add_argument("--clients", type=int, default=6, help="client threads per server")
-    ap.add_argument("--servers", default="werkzeug,gunicorn")
+    ap.add_argument("--servers", default="httpd,gunicorn")
     args = ap.parse_args()
     servers = [start(name) for name in args.servers.split(",")]
     tallies = [Tally() for _ in servers]

@@ -2,7 +2,8 @@
 
 Short bounds so the soak's "never answer" and "disconnect" cases release their workers quickly:
 ``back_channel_timeout`` 3 s, SSE keepalive 1 s. ``app`` is the WSGI callable for gunicorn;
-``python benchmarks/soak_server.py PORT`` serves it with werkzeug's threaded server instead.
+``python benchmarks/soak_server.py PORT`` serves it with minimcp's keep-alive HTTP server (what
+``mcp.run`` uses) instead.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 import sys
 
 from bench_server import build_server
-from serving import serve_werkzeug
+from serving import serve_httpd
 
 mcp = build_server(64, back_channel_timeout=3.0)
 app = mcp.wsgi_app(keepalive_interval=1.0, session_idle_timeout=60.0)
 
 if __name__ == "__main__":
-    serve_werkzeug(app, "127.0.0.1", int(sys.argv[1]))
+    serve_httpd(app, "127.0.0.1", int(sys.argv[1]))
