@@ -6,7 +6,6 @@ and for the minimcp server loop, so every measured server is started the same wa
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from typing import Any

@@ -4,11 +4,13 @@ Tests talk to the server on the wire with ``requests`` (never through ``minimcp.
 they check is exactly what any client would see. Import the helpers with ``from conftest import ...``.
 
 - ``serve_http(mcp, **wsgi_options) -> url`` (fixture): the MCP endpoint URL of ``mcp.wsgi_app()``
-  served by a threaded werkzeug server on 127.0.0.1, port 0, stopped at teardown;
+  served by minimcp's own HTTP/1.1 server (``minimcp.server.httpd.WSGIServer``, what ``mcp.run``
+  serves with) on 127.0.0.1, port 0, stopped at teardown;
 - ``serve_wsgi(app) -> base_url`` (fixture): the same for any WSGI callable (mounting tests);
 - ``post`` / ``read_messages`` / ``rpc``: one POST, its JSON or SSE body as messages, the final answer;
 - ``legacy_handshake(url)``: ``initialize`` + ``notifications/initialized``, a ``LegacySession``;
-- ``modern_meta`` / ``modern_headers`` / ``modern_rpc``: a self-contained 2026-07-28 request.
+- ``modern_meta`` / ``modern_headers`` / ``modern_rpc``: a self-contained 2026-07-28 request;
+- ``busy_threads()``: the thread count a leak test compares, without kept-alive connections.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from typing import Any, Callable
 
 import pytest
 import requests
-from werkzeug.serving import make_server
+
+from minimcp.server.httpd import WSGIServer
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -50,18 +53,23 @@ def load_example(name: str) -> Any:
         sys.path.remove(str(EXAMPLES))
 
 
+def busy_threads() -> int:
+    """Live threads, leaving out the HTTP server's connection threads (``minimcp-httpd-<port>``):
+    a client's kept-alive connection holds one by design until it closes or idles out, and what a
+    leak test watches is the work the server does, not the connections a client keeps open."""
+    return sum(1 for t in threading.enumerate() if not t.name.startswith("minimcp-httpd-"))
+
+
 # --- serving ------------------------------------------------------------------------------------
 class _Served:
     def __init__(self, app: Any) -> None:
-        self.httpd = make_server("127.0.0.1", 0, app, threaded=True)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                       name="test-werkzeug", daemon=True)
+        self.httpd = WSGIServer(app, "127.0.0.1", 0)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="test-httpd", daemon=True)
         self.thread.start()
-        self.base = f"http://127.0.0.1:{self.httpd.server_port}"
+        self.base = f"http://127.0.0.1:{self.httpd.port}"
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.httpd.shutdown(5)
         self.thread.join(5)
 
 

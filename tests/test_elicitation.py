@@ -13,7 +13,7 @@ import time
 from typing import Any, Callable
 
 import pytest
-from conftest import load_example
+from conftest import busy_threads, load_example
 from pydantic import BaseModel, Field
 
 from minimcp import Client, MCPError
@@ -233,7 +233,7 @@ def test_legacy_client_that_never_answers_times_out_and_frees_the_worker(connect
         return ElicitResult(action="accept", content={"accept_alternative": False})
 
     with connect(mcp, mode="legacy", elicitation_callback=slow) as client:
-        baseline = threading.active_count()
+        baseline = busy_threads()
         started = time.monotonic()
         with pytest.raises(MCPError) as raised:
             client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
@@ -244,9 +244,9 @@ def test_legacy_client_that_never_answers_times_out_and_frees_the_worker(connect
         assert text_of(client.call_tool("book_table", {"date": "2025-12-24", "party_size": 2})) == \
             "Booked a table for 2 on 2025-12-24."
         deadline = time.monotonic() + 5
-        while threading.active_count() > baseline + 1 and time.monotonic() < deadline:
+        while busy_threads() > baseline + 1 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert threading.active_count() <= baseline + 1
+        assert busy_threads() <= baseline + 1
 
 
 def test_elicit_replay_off_restores_the_official_error(connect: Callable[..., Client]) -> None:

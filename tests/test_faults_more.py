@@ -9,12 +9,11 @@ outlives its call; the measured times are printed (``pytest -s``) for the report
 
 from __future__ import annotations
 
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from conftest import LEGACY, legacy_handshake, post, request_message
+from conftest import LEGACY, busy_threads, legacy_handshake, post, request_message
 from pydantic import BaseModel
 from test_legacy_faults import open_call, rest_of_stream, wait_for
 from test_stdio_server import StdioPeer
@@ -61,7 +60,7 @@ def asking_server(outcomes: list[tuple[str, float]], **options: Any) -> MCPServe
 
 def settle(baseline: int, slack: int = 0) -> bool:
     """Whether the thread count comes back to ``baseline`` (plus pool threads kept for reuse)."""
-    return wait_for(lambda: threading.active_count() <= baseline + slack, 5)
+    return wait_for(lambda: busy_threads() <= baseline + slack, 5)
 
 
 # --- the session expires while its worker waits ------------------------------------------------------
@@ -72,7 +71,7 @@ def test_an_expiring_session_releases_its_waiting_worker(serve_http: Callable[..
     url = serve_http(asking_server(outcomes, back_channel_timeout=5), session_idle_timeout=idle,
                      keepalive_interval=0.05)
     session = legacy_handshake(url, capabilities={"elicitation": {}})
-    baseline = threading.active_count()
+    baseline = busy_threads()
     response, (_, lines) = open_call(session)
     asked = time.monotonic()
     final = rest_of_stream(lines)[-1]  # the client holds the stream open and sends nothing
@@ -104,7 +103,7 @@ def test_closing_the_app_wakes_every_blocked_worker(serve_wsgi: Callable[[Any], 
     app = mcp.wsgi_app(keepalive_interval=0.05)
     url = serve_wsgi(app) + app.path
     sessions = [legacy_handshake(url, capabilities={"elicitation": {}}) for _ in range(3)]
-    baseline = threading.active_count()
+    baseline = busy_threads()
     streams = [open_call(s)[1][1] for s in sessions]
     started = time.monotonic()
     app.close()

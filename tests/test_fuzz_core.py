@@ -15,6 +15,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
+
+from conftest import busy_threads
 from fuzz_support import (
     MODERN,
     check_answer,
@@ -116,7 +118,7 @@ class Peer:
 def mcp() -> Iterator[MCPServer]:
     server = fuzz_server(back_channel_timeout=5.0)
     server.lifespan_context()
-    baseline = threading.active_count()
+    baseline = busy_threads()
     yield server
     assert_healthy(server, baseline)
     server.close()
@@ -128,9 +130,9 @@ def assert_healthy(server: MCPServer, baseline: int) -> None:
         {"name": "echo", "arguments": {"text": "alive"}})), None)
     assert status == 200 and answer is not None and answer["result"]["content"][0]["text"] == "alive", answer
     deadline = time.monotonic() + 5
-    while threading.active_count() > baseline + server.pool.max_workers and time.monotonic() < deadline:
+    while busy_threads() > baseline + server.pool.max_workers and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert threading.active_count() <= baseline + server.pool.max_workers, threading.enumerate()
+    assert busy_threads() <= baseline + server.pool.max_workers, threading.enumerate()
 
 
 # --- bytes ------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import pytest
 import requests
-from conftest import BASE_HEADERS, LegacySession, legacy_handshake, modern_rpc, read_messages
+from conftest import BASE_HEADERS, LegacySession, busy_threads, legacy_handshake, modern_rpc, read_messages
 from fuzz_support import LEAKS, assert_no_leak, check_answer, fuzz_server, headers_for, messages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -32,7 +32,7 @@ class Target:
     def __init__(self, url: str) -> None:
         self.url = url
         self.session: LegacySession = legacy_handshake(url, capabilities={"elicitation": {}})
-        self.baseline = threading.active_count()
+        self.baseline = busy_threads()
 
 
 @pytest.fixture
@@ -47,9 +47,9 @@ def target(serve_http: Callable[..., str]) -> Iterator[Target]:
     assert target.session.call_tool("echo", {"text": "legacy alive"})["content"][0]["text"] == "legacy alive"
     deadline = time.monotonic() + 5
     allowance = target.baseline + mcp.pool.max_workers
-    while threading.active_count() > allowance and time.monotonic() < deadline:
+    while busy_threads() > allowance and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert threading.active_count() <= allowance, threading.enumerate()
+    assert busy_threads() <= allowance, threading.enumerate()
 
 
 @st.composite

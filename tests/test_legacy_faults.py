@@ -1,12 +1,11 @@
 """A legacy worker blocked on a question always comes back: DELETE, disconnect, timeout, bad answers."""
 
 import json
-import threading
 import time
 from typing import Any, Callable
 
 import requests
-from conftest import BASE_HEADERS, legacy_handshake, request_message
+from conftest import BASE_HEADERS, busy_threads, legacy_handshake, request_message
 from pydantic import BaseModel
 
 from minimcp import MCPError
@@ -114,7 +113,7 @@ def test_an_answer_after_the_timeout_is_ignored(serve_http: Callable[..., str]) 
     outcomes: list[str] = []
     url = serve_http(asking_server(outcomes, back_channel_timeout=0.2))
     session = legacy_handshake(url, capabilities={"elicitation": {}})
-    baseline = threading.active_count()
+    baseline = busy_threads()
     response, (event, lines) = open_call(session)
     messages = rest_of_stream(lines)
     assert messages[0]["method"] == "notifications/cancelled"
@@ -122,7 +121,7 @@ def test_an_answer_after_the_timeout_is_ignored(serve_http: Callable[..., str]) 
     late = {"jsonrpc": "2.0", "id": event["id"], "result": {"action": "accept", "content": {"ok": True}}}
     assert session.post(late).status_code == 202
     assert outcomes == ["-32001 Request 'elicitation/create' timed out"]
-    assert wait_for(lambda: threading.active_count() <= baseline + 1)
+    assert wait_for(lambda: busy_threads() <= baseline + 1)
 
 
 def test_deleting_the_session_ends_its_standalone_stream_at_once(serve_http: Callable[..., str]) -> None:

@@ -5,12 +5,11 @@ what any client sees.
 """
 
 import logging
-import threading
 import time
 from typing import Any, Callable
 
 import pytest
-from conftest import final_message, modern_post, modern_rpc
+from conftest import busy_threads, final_message, modern_post, modern_rpc
 from pydantic import BaseModel
 
 from minimcp.server import MCPServer
@@ -122,10 +121,10 @@ def test_key_rotation_across_two_servers(serve_http: Callable[..., str]) -> None
 def test_every_round_mints_a_different_state_and_no_thread_is_held(serve_http: Callable[..., str]) -> None:
     url = serve_http(server())
     first = first_round(url)["requestState"]
-    baseline = threading.active_count()
+    baseline = busy_threads()
     states = {first_round(url)["requestState"] for _ in range(30)}
     assert len(states) == 30 and first not in states
-    assert threading.active_count() <= baseline + 1
+    assert busy_threads() <= baseline + 1
 
 
 def test_garbage_input_responses_are_errors_not_results(serve_http: Callable[..., str]) -> None:

@@ -39,9 +39,10 @@ class WorkerPool:
     paid on every tool call: ``ThreadPoolExecutor`` plus a semaphore cost about four times as much.
 
     ``_lock`` (the lock of ``_free``) guards ``_running`` (jobs accepted and not finished),
-    ``_idle`` (threads waiting for a job and not yet promised one), ``_queued_waiters`` and
-    ``_pid``; jobs are put on the queue under it, so a thread that timed out can tell, under the
-    same lock, whether a job is still meant for it.
+    ``_idle`` (threads waiting for a job and not yet promised one), ``_queued_waiters``,
+    ``_generation`` (advanced by ``close()``: a thread of an older generation ends after its job)
+    and ``_pid``; jobs are put on the queue under it, so a thread that timed out can tell, under
+    the same lock, whether a job is still meant for it.
     """
 
     def __init__(self, max_workers: int, wait_timeout: float, idle_timeout: float = 60.0) -> None:
@@ -56,6 +57,7 @@ class WorkerPool:
         self._running = 0
         self._idle = 0
         self._queued_waiters = 0
+        self._generation = 0
         self._pid = os.getpid()
 
     def submit(self, fn: Callable[[], None]) -> None:
@@ -71,7 +73,8 @@ class WorkerPool:
             if self._idle:
                 self._idle -= 1  # promised to this job
             else:
-                threading.Thread(target=self._work, args=(self._jobs,), name="minimcp-worker", daemon=True).start()
+                threading.Thread(target=self._work, args=(self._jobs, self._generation), name="minimcp-worker",
+                                 daemon=True).start()
             self._jobs.put(fn)
 
     def _wait_for_slot(self) -> bool:
@@ -88,7 +91,7 @@ class WorkerPool:
         finally:
             self._queued_waiters -= 1
 
-    def _work(self, jobs: queue.SimpleQueue[Callable[[], None] | None]) -> None:
+    def _work(self, jobs: queue.SimpleQueue[Callable[[], None] | None], generation: int) -> None:
         while True:
             try:
                 fn = jobs.get(timeout=self.idle_timeout)
@@ -107,13 +110,17 @@ class WorkerPool:
             finally:
                 with self._lock:
                     self._running -= 1
-                    self._idle += 1
                     if self._queued_waiters:
                         self._free.notify()
+                    if generation != self._generation:
+                        return  # closed while this job ran
+                    self._idle += 1
 
     def close(self) -> None:
-        """End the idle threads; busy ones end when their job does (their waits are released elsewhere)."""
+        """End the idle threads now and the busy ones when their job does (their waits are released
+        elsewhere); a later ``submit`` starts new threads."""
         with self._lock:
+            self._generation += 1
             for _ in range(self._idle):
                 self._jobs.put(None)
             self._idle = 0

@@ -88,6 +88,7 @@ class _Body(io.RawIOBase):
         self.remaining = length
         self._chunk_left = 0
         self._done = length == 0
+        self._failed = False  # a read raised: where the body ends is unknown
         self._on_first_read = on_first_read
 
     def readable(self) -> bool:
@@ -101,9 +102,13 @@ class _Body(io.RawIOBase):
         if self._on_first_read is not None:
             self._on_first_read()
             self._on_first_read = None
-        if size is None or size < 0:
-            return b"".join(iter(lambda: self._read_some(65536), b""))
-        return self._read_some(size)
+        try:
+            if size is None or size < 0:
+                return b"".join(iter(lambda: self._read_some(65536), b""))
+            return self._read_some(size)
+        except Exception:
+            self._failed = True
+            raise
 
     def readinto(self, buffer: Any) -> int:
         data = self.read(len(buffer))
@@ -160,16 +165,29 @@ class _Body(io.RawIOBase):
                 return
         raise BadRequest("431 Request Header Fields Too Large", "too many trailer fields")
 
+    def can_drain(self) -> bool:
+        """Whether what the app left unread may be skipped for the next request: not more than
+        ``MAX_DRAIN`` bytes, not after a failed read (where the body ends is unknown), and not while
+        the client still waits for ``100 Continue`` (its body may never come)."""
+        if self.finished:
+            return True
+        if self._failed or self._on_first_read is not None:
+            return False
+        return self.remaining is None or self.remaining <= MAX_DRAIN
+
     def drain(self) -> bool:
-        """Skip what the app left unread; ``False`` when that is too much and the connection must close."""
-        if self.remaining is not None and self.remaining > MAX_DRAIN:
+        """Skip what the app left unread; ``False`` when the connection must close instead."""
+        if not self.can_drain():
             return False
         skipped = 0
-        while not self.finished:
-            chunk = self._read_some(MAX_DRAIN)
-            skipped += len(chunk)
-            if skipped > MAX_DRAIN:
-                return False
+        try:
+            while not self.finished:
+                chunk = self._read_some(MAX_DRAIN)
+                skipped += len(chunk)
+                if skipped > MAX_DRAIN:
+                    return False
+        except BadRequest:
+            return False  # the response is out already: a second one would answer no request
         return True
 
 
@@ -263,7 +281,7 @@ class WSGIServer:
             full = len(self._connections) >= self.max_connections
             if not full:
                 thread = threading.Thread(target=self._connection, args=(sock, address),
-                                          name=f"minimcp-http-{address[1]}", daemon=True)
+                                          name=f"minimcp-httpd-{address[1]}", daemon=True)
                 self._connections[sock] = thread
         if full:
             logger.warning("refusing a connection: %d connections are open", self.max_connections)
@@ -310,10 +328,13 @@ class WSGIServer:
         environ = self._environ(rfile, method, target, version, address)
         keep = self._wants_keep_alive(environ, version)
         length = environ.get("CONTENT_LENGTH")
-        chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+        coding = environ.get("HTTP_TRANSFER_ENCODING")
+        chunked = coding is not None
+        if coding is not None and coding.lower().rsplit(",", 1)[-1].strip(" \t") != "chunked":
+            raise BadRequest("400 Bad Request", "a request body's last transfer coding must be chunked")
         if chunked and length is not None:
             raise BadRequest("400 Bad Request", "both Content-Length and Transfer-Encoding")
-        if length is not None and not length.isdigit():
+        if length is not None and not (length.isascii() and length.isdigit()):  # not "²": int() refuses it
             raise BadRequest("400 Bad Request", "invalid Content-Length")
         expects = environ.get("HTTP_EXPECT", "").lower() == "100-continue" and version == "HTTP/1.1"
         body = _Body(rfile, None if chunked else int(length or 0),
@@ -409,6 +430,7 @@ class _Response:
         self._server = server
         self._sock = sock
         self._head_only = environ["REQUEST_METHOD"] == "HEAD"
+        self._body: _Body = environ["wsgi.input"]  # taken before the app may replace it
         self._version = version
         self.keep = keep
         self.started = False
@@ -448,6 +470,8 @@ class _Response:
                 lines.append("Transfer-Encoding: chunked\r\n")
             else:
                 self.keep = False  # an HTTP/1.0 body without a length ends when the connection does
+        if self.keep and not self._body.can_drain():
+            self.keep = False  # announce it: the unread request body will not be skipped
         if not self.keep:
             lines.append("Connection: close\r\n")
         elif self._version == "HTTP/1.0":
@@ -463,9 +487,10 @@ class _Response:
             if head:
                 self._sock.sendall(head)
             return
-        if self._chunked:
+        if self._chunked and data:  # an empty chunk would be the last one
             data = b"%x\r\n%s\r\n" % (len(data), data)
-        self._sock.sendall(head + data)
+        if head or data:
+            self._sock.sendall(head + data)
 
     def finish(self) -> None:
         head = b"" if self.started else self._head()

@@ -1,0 +1,836 @@
+"""minimcp's own HTTP/1.1 server (``minimcp.server.httpd.WSGIServer``), on the wire.
+
+Every test runs a real ``WSGIServer`` on 127.0.0.1 (port 0) with a tiny WSGI app written here and
+talks to it with raw sockets (``Wire``) or ``http.client``, so what is checked is the bytes a client
+sees: keep-alive and pipelining, request body framing (Content-Length, chunked, 100-continue),
+rejected requests, streamed responses, failures, and the connection limits and lifecycle.
+"""
+
+from __future__ import annotations
+
+import http.client
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import pytest
+
+from minimcp.server.httpd import WSGIServer
+
+WAIT = 5.0  # every blocking wait in this file is bounded by this
+
+
+# --- helpers -----------------------------------------------------------------------------------------
+def wait_until(predicate: Callable[[], bool], timeout: float = WAIT) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+def connection_threads() -> set[str]:
+    """Names of the live connection threads of every ``WSGIServer`` here (``minimcp-httpd-<client port>``)."""
+    return {t.name for t in threading.enumerate() if re.fullmatch(r"minimcp-httpd-\d+", t.name)}
+
+
+def thread_of(*wires: Wire) -> set[str]:
+    return {f"minimcp-httpd-{wire.local_port}" for wire in wires}
+
+
+@dataclass
+class Reply:
+    status: int
+    reason: str
+    headers: list[tuple[str, str]]
+    body: bytes = b""
+    chunks: list[bytes] = field(default_factory=list)
+
+    def header(self, name: str) -> str | None:
+        values = [v for k, v in self.headers if k == name.lower()]
+        return ",".join(values) if values else None
+
+
+class Wire:
+    """One raw client connection; reads responses byte-exactly (no retries, no reconnects)."""
+
+    def __init__(self, port: int, timeout: float = WAIT) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.buf = b""
+        self.eof = False
+
+    @property
+    def local_port(self) -> int:
+        return self.sock.getsockname()[1]
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def _fill(self) -> bool:
+        if self.eof:
+            return False
+        try:
+            data = self.sock.recv(65536)
+        except ConnectionResetError:
+            data = b""
+        if not data:
+            self.eof = True
+            return False
+        self.buf += data
+        return True
+
+    def read_until(self, sep: bytes) -> bytes:
+        while sep not in self.buf:
+            if not self._fill():
+                raise EOFError(f"connection closed before {sep!r}; got {self.buf!r}")
+        data, _, self.buf = self.buf.partition(sep)
+        return data + sep
+
+    def read_exact(self, n: int) -> bytes:
+        while len(self.buf) < n:
+            if not self._fill():
+                raise EOFError(f"connection closed after {len(self.buf)} of {n} bytes")
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def read_to_eof(self) -> bytes:
+        while self._fill():
+            pass
+        data, self.buf = self.buf, b""
+        return data
+
+    def read_head(self) -> Reply:
+        head = self.read_until(b"\r\n\r\n").decode("latin-1")
+        status_line, *lines = head[:-4].split("\r\n")
+        version, code, reason = (status_line.split(" ", 2) + [""])[:3]
+        assert version == "HTTP/1.1", status_line
+        headers = []
+        for line in lines:
+            name, _, value = line.partition(":")
+            headers.append((name.strip().lower(), value.strip()))
+        return Reply(int(code), reason, headers)
+
+    def read_chunk(self) -> bytes:
+        """One chunk's data; ``b""`` for the last chunk (then its empty trailer section is read too)."""
+        size_line = self.read_until(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        data = self.read_exact(size)
+        assert self.read_exact(2) == b"\r\n"  # after data, or the end of an empty trailer section
+        return data
+
+    def read_response(self, head_request: bool = False) -> Reply:
+        reply = self.read_head()
+        if head_request or reply.status < 200 or reply.status in (204, 304):
+            return reply
+        if (reply.header("transfer-encoding") or "").lower() == "chunked":
+            while True:
+                chunk = self.read_chunk()
+                if not chunk:
+                    break  # this server sends no trailers
+                reply.chunks.append(chunk)
+            reply.body = b"".join(reply.chunks)
+        elif reply.header("content-length") is not None:
+            reply.body = self.read_exact(int(reply.header("content-length")))
+        else:
+            reply.body = self.read_to_eof()
+        return reply
+
+    def request(self, data: bytes, head_request: bool = False) -> Reply:
+        self.send(data)
+        return self.read_response(head_request)
+
+    def closed_by_server(self) -> bool:
+        """True when the server ends the connection with nothing more sent (bounded by the timeout)."""
+        try:
+            rest = self.read_to_eof()
+        except socket.timeout:
+            return False
+        assert rest == b"", rest
+        return True
+
+
+def get(path: str = "/", *headers: str, version: str = "HTTP/1.1", method: str = "GET") -> bytes:
+    lines = [f"{method} {path} {version}", "Host: test", *headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def post(path: str, body: bytes, *headers: str) -> bytes:
+    head = "\r\n".join([f"POST {path} HTTP/1.1", "Host: test", f"Content-Length: {len(body)}", *headers])
+    return head.encode("latin-1") + b"\r\n\r\n" + body
+
+
+# --- apps ---------------------------------------------------------------------------------------------
+def hello(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    body = f"hello {environ['PATH_INFO']}".encode()
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def echo(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    """The request body back, whole, with the path in a header."""
+    body = environ["wsgi.input"].read()
+    start_response("200 OK", [("Content-Length", str(len(body))), ("X-Path", environ["PATH_INFO"])])
+    return [body]
+
+
+def ignore_body(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    body = f"ignored {environ['PATH_INFO']}".encode()
+    start_response("200 OK", [("Content-Length", str(len(body)))])
+    return [body]
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., WSGIServer]]:
+    """Start ``WSGIServer(app, "127.0.0.1", 0, **options)`` on a thread; shut down at teardown."""
+    running: list[tuple[WSGIServer, threading.Thread]] = []
+
+    def start(app: Any, **options: Any) -> WSGIServer:
+        server = WSGIServer(app, "127.0.0.1", 0, **options)
+        thread = threading.Thread(target=server.serve_forever, name="test-httpd", daemon=True)
+        thread.start()
+        running.append((server, thread))
+        return server
+
+    yield start
+    for server, thread in running:
+        server.shutdown(WAIT)
+        thread.join(WAIT)
+        assert not thread.is_alive()
+
+
+def assert_served(server: WSGIServer) -> None:
+    """A fresh connection gets a normal answer (the server survived whatever came before)."""
+    wire = Wire(server.port)
+    try:
+        reply = wire.request(get("/after"))
+        assert reply.status == 200, reply
+    finally:
+        wire.close()
+
+
+# --- keep-alive ----------------------------------------------------------------------------------------
+def test_keep_alive_serves_many_requests_on_one_connection_and_one_thread(serve):
+    seen_ports = []
+
+    def app(environ, start_response):
+        seen_ports.append(environ["REMOTE_PORT"])
+        return hello(environ, start_response)
+
+    server = serve(app)
+    before = connection_threads()
+    wire = Wire(server.port)
+    for i in range(6):
+        reply = wire.request(get(f"/r{i}"))
+        assert (reply.status, reply.body) == (200, f"hello /r{i}".encode())
+        assert reply.header("connection") is None  # HTTP/1.1 default: stays open
+        assert connection_threads() - before == thread_of(wire)  # one thread, the same one
+    assert seen_ports == [str(wire.local_port)] * 6
+    mine = thread_of(wire)
+    wire.close()
+    assert wait_until(lambda: not connection_threads() & mine)
+
+
+def test_http_client_reuses_its_connection(serve):
+    seen_ports = []
+
+    def app(environ, start_response):
+        seen_ports.append(environ["REMOTE_PORT"])
+        return echo(environ, start_response)
+
+    server = serve(app)
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT)
+    try:
+        for i in range(3):
+            conn.request("POST", f"/p{i}", body=f"body {i}".encode())
+            response = conn.getresponse()
+            assert (response.status, response.read()) == (200, f"body {i}".encode())
+            assert not response.will_close
+        assert len(set(seen_ports)) == 1 and len(seen_ports) == 3
+    finally:
+        conn.close()
+
+
+def test_http10_request_gets_connection_close(serve):
+    server = serve(hello)
+    wire = Wire(server.port)
+    reply = wire.request(get("/", version="HTTP/1.0"))
+    assert (reply.status, reply.body) == (200, b"hello /")
+    assert reply.header("connection") == "close"
+    assert wire.closed_by_server()
+
+
+def test_http10_keep_alive_is_honoured(serve):
+    server = serve(hello)
+    wire = Wire(server.port)
+    for path in ("/a", "/b"):
+        reply = wire.request(get(path, "Connection: keep-alive", version="HTTP/1.0"))
+        assert (reply.status, reply.body) == (200, f"hello {path}".encode())
+        assert reply.header("connection") == "keep-alive"
+    wire.close()
+
+
+def test_http11_connection_close_closes(serve):
+    server = serve(hello)
+    wire = Wire(server.port)
+    reply = wire.request(get("/", "Connection: close"))
+    assert reply.status == 200
+    assert reply.header("connection") == "close"
+    assert wire.closed_by_server()
+
+
+def test_pipelined_requests_are_answered_in_order(serve):
+    server = serve(echo)
+    wire = Wire(server.port)
+    wire.send(post("/one", b"first body") + get("/two") + post("/three", b"3") + get("/four", "Connection: close"))
+    replies = [wire.read_response() for _ in range(4)]
+    assert [(r.header("x-path"), r.body) for r in replies] == [
+        ("/one", b"first body"), ("/two", b""), ("/three", b"3"), ("/four", b"")]
+    assert wire.closed_by_server()
+
+
+# --- request bodies --------------------------------------------------------------------------------------
+def test_content_length_body_is_read_by_the_app(serve):
+    server = serve(echo)
+    wire = Wire(server.port)
+    body = bytes(range(256)) * 400  # 100 KiB, every byte value
+    reply = wire.request(post("/", body))
+    assert reply.body == body
+    reply = wire.request(post("/again", b"x"))  # and the connection is still in step
+    assert (reply.header("x-path"), reply.body) == ("/again", b"x")
+    wire.close()
+
+
+def test_partial_reads_and_readline_stop_at_the_body_end(serve):
+    def app(environ, start_response):
+        stream = environ["wsgi.input"]
+        parts = [stream.read(3), stream.readline(), stream.readline(), stream.read(), stream.read()]
+        body = repr(parts).encode()
+        start_response("200 OK", [("Content-Length", str(len(body)))])
+        return [body]
+
+    server = serve(app)
+    wire = Wire(server.port)
+    reply = wire.request(post("/", b"abcdef\nghi\njkl") + get("/next"))
+    assert reply.body == repr([b"abc", b"def\n", b"ghi\n", b"jkl", b""]).encode()
+    assert wire.read_response().status == 200  # the next request was not eaten as body
+    wire.close()
+
+
+def test_unread_small_body_is_skipped_for_the_next_request(serve):
+    server = serve(ignore_body)
+    wire = Wire(server.port)
+    reply = wire.request(post("/a", b"x" * 5000))
+    assert (reply.body, reply.header("connection")) == (b"ignored /a", None)
+    reply = wire.request(b"POST /b HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         b"4\r\nabcd\r\n0\r\n\r\n")
+    assert reply.body == b"ignored /b"
+    reply = wire.request(get("/c"))
+    assert (reply.status, reply.body) == (200, b"ignored /c")
+    wire.close()
+
+
+def test_unread_body_over_64k_closes_the_connection(serve):
+    server = serve(ignore_body)
+    wire = Wire(server.port)
+    try:
+        wire.send(post("/big", b"x" * (200 * 1024)))
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the server may close before the whole upload is in
+    reply = wire.read_response()
+    assert (reply.status, reply.body) == (200, b"ignored /big")
+    assert reply.header("connection") == "close"  # announced, so the client does not reuse it
+    assert wire.closed_by_server()
+    assert_served(server)
+
+
+def test_chunked_body_with_extensions_and_trailers(serve):
+    seen = {}
+
+    def app(environ, start_response):
+        seen["content_length"] = environ.get("CONTENT_LENGTH")
+        return echo(environ, start_response)
+
+    server = serve(app)
+    wire = Wire(server.port)
+    big = b"y" * 70000
+    reply = wire.request(
+        b"POST /c HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"5;name=value\r\nhello\r\n"
+        b"1;a;b=\"q\"\r\n \r\n"
+        + b"%x\r\n" % len(big) + big + b"\r\n"
+        b"0;last\r\nX-Trailer: one\r\nX-Other: two\r\n\r\n")
+    assert reply.status == 200
+    assert reply.body == b"hello " + big
+    assert seen["content_length"] is None
+    reply = wire.request(get("/next"))  # trailers were consumed: the next request parses
+    assert (reply.status, reply.header("x-path")) == (200, "/next")
+    wire.close()
+
+
+def test_malformed_chunk_size_read_by_the_app_ends_the_connection_with_an_error(serve):
+    server = serve(echo)
+    wire = Wire(server.port)
+    reply = wire.request(b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         b"zz\r\nhello\r\n0\r\n\r\n")
+    assert 400 <= reply.status < 600
+    assert reply.header("connection") == "close"
+    assert wire.closed_by_server()
+    assert_served(server)
+
+
+def test_malformed_chunked_body_left_unread_gets_one_response_then_close(serve):
+    server = serve(ignore_body)
+    wire = Wire(server.port)
+    reply = wire.request(b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         b"5\r\nhelloXX0\r\n\r\n")  # chunk data not followed by CRLF
+    assert reply.status == 200
+    assert wire.closed_by_server()  # no second, unsolicited response after the first
+    assert_served(server)
+
+
+def test_body_error_caught_by_the_app_does_not_desync_the_connection(serve):
+    paths = []
+
+    def app(environ, start_response):
+        paths.append(environ["PATH_INFO"])
+        try:
+            environ["wsgi.input"].read()
+        except Exception:
+            start_response("400 Bad Request", [("Content-Length", "0")])
+            return []
+        start_response("200 OK", [("Content-Length", "0")])
+        return []
+
+    server = serve(app)
+    wire = Wire(server.port)
+    wire.send(b"POST /first HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+              b"zz\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: t\r\n\r\n")
+    assert wire.read_response().status == 400
+    assert wire.closed_by_server()
+    assert paths == ["/first"]  # the bytes after the broken body were not taken for a request
+
+
+# --- rejected requests ---------------------------------------------------------------------------------
+BAD_REQUESTS = {
+    "content-length and chunked": (
+        b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"0\r\n\r\n", 400),
+    "transfer coding other than chunked": (b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\nab", 400),
+    "invalid content-length": (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: abc\r\n\r\n", 400),
+    "negative content-length": (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: -1\r\n\r\n", 400),
+    "non-ascii digit content-length": (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: \xb2\r\n\r\nab", 400),
+    "repeated content-length": (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
+                                400),
+    "underscore in header name": (b"GET / HTTP/1.1\r\nHost: t\r\nX_Forwarded: a\r\n\r\n", 400),
+    "header line without colon": (b"GET / HTTP/1.1\r\nHost: t\r\nNoColonHere\r\n\r\n", 400),
+    "space before colon": (b"GET / HTTP/1.1\r\nHost : t\r\n\r\n", 400),
+    "obsolete line folding": (b"GET / HTTP/1.1\r\nHost: t\r\nX-A: 1\r\n  continued\r\n\r\n", 400),
+    "malformed request line": (b"GET /\r\nHost: t\r\n\r\n", 400),
+    "request line too long": (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: t\r\n\r\n", 414),
+    "header line too long": (b"GET / HTTP/1.1\r\nHost: t\r\nX-Long: " + b"b" * 9000 + b"\r\n\r\n", 431),
+    "too many headers": (b"GET / HTTP/1.1\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(101)) + b"\r\n",
+                         431),
+    "unsupported version": (b"GET / HTTP/2.0\r\nHost: t\r\n\r\n", 505),
+}
+
+
+@pytest.mark.parametrize("raw,status", BAD_REQUESTS.values(), ids=BAD_REQUESTS.keys())
+def test_rejected_request_gets_its_status_and_close(serve, raw, status):
+    calls = []
+
+    def app(environ, start_response):
+        calls.append(environ["PATH_INFO"])
+        return hello(environ, start_response)
+
+    server = serve(app)
+    wire = Wire(server.port)
+    reply = wire.request(raw)
+    assert reply.status == status, reply
+    assert reply.header("connection") == "close"
+    assert wire.closed_by_server()
+    assert calls == []  # the app never saw it
+    assert_served(server)
+
+
+def test_one_hundred_headers_are_accepted(serve):
+    server = serve(hello)
+    wire = Wire(server.port)
+    reply = wire.request(b"GET / HTTP/1.1\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(100)) + b"\r\n")
+    assert reply.status == 200
+    wire.close()
+
+
+# --- Expect: 100-continue ----------------------------------------------------------------------------
+def test_100_continue_is_sent_when_the_app_reads_the_body(serve):
+    server = serve(echo)
+    wire = Wire(server.port)
+    wire.send(b"POST /up HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+    interim = wire.read_response()  # the client waits for it before sending the body
+    assert (interim.status, interim.reason) == (100, "Continue")
+    wire.send(b"hello")
+    reply = wire.read_response()
+    assert (reply.status, reply.body) == (200, b"hello")
+    assert wire.request(get("/next")).header("x-path") == "/next"
+    wire.close()
+
+
+def test_no_100_continue_when_the_app_answers_without_reading(serve):
+    server = serve(ignore_body)
+    wire = Wire(server.port)
+    wire.send(b"POST /up HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n")
+    reply = wire.read_response()
+    assert (reply.status, reply.body) == (200, b"ignored /up")  # the final answer, no interim one
+    # The body was never asked for, so the server cannot know whether it follows: it closes rather
+    # than take the client's next request for body bytes (or wait for a body that never comes).
+    assert reply.header("connection") == "close"
+    assert wire.closed_by_server()
+    assert_served(server)
+
+
+# --- streamed responses ------------------------------------------------------------------------------
+def test_streamed_response_is_chunked_and_each_chunk_leaves_at_once(serve):
+    go = threading.Event()
+    second_yielded = threading.Event()
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/event-stream")])
+
+        def events():
+            yield b"data: one\n\n"
+            go.wait(WAIT)
+            second_yielded.set()
+            yield b"data: two\n\n"
+
+        return events()
+
+    server = serve(app)
+    wire = Wire(server.port)
+    wire.send(get("/events"))
+    head = wire.read_head()
+    assert head.header("transfer-encoding") == "chunked"
+    assert head.header("content-length") is None
+    assert wire.read_chunk() == b"data: one\n\n"  # arrives while the generator is blocked
+    assert not second_yielded.is_set()
+    go.set()
+    assert wire.read_chunk() == b"data: two\n\n"
+    assert wire.read_chunk() == b""
+    assert wire.request(get("/events")).body == b"data: one\n\ndata: two\n\n"  # still in step
+    wire.close()
+
+
+def test_streamed_response_to_http10_is_close_delimited(serve):
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return iter([b"a", b"b", b"c"])
+
+    server = serve(app)
+    wire = Wire(server.port)
+    reply = wire.request(get("/", "Connection: keep-alive", version="HTTP/1.0"))
+    assert reply.header("transfer-encoding") is None
+    assert reply.header("connection") == "close"
+    assert reply.body == b"abc"  # read to EOF
+    assert wire.eof
+
+
+def test_app_content_length_is_kept_and_not_chunked(serve):
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Length", "6")])
+        return iter([b"abc", b"", b"def"])
+
+    server = serve(app)
+    wire = Wire(server.port)
+    reply = wire.request(get("/"))
+    assert (reply.body, reply.header("transfer-encoding")) == (b"abcdef", None)
+    assert wire.request(get("/")).body == b"abcdef"
+    wire.close()
+
+
+def test_empty_body_without_length_is_a_valid_chunked_response(serve):
+    def app(environ, start_response):
+        start_response("200 OK", [])
+        return []
+
+    server = serve(app)
+    wire = Wire(server.port)
+    for _ in range(2):
+        reply = wire.request(get("/"))
+        assert (reply.status, reply.body, reply.header("transfer-encoding")) == (200, b"", "chunked")
+    wire.close()
+
+
+def test_write_callable_including_an_empty_write(serve):
+    def app(environ, start_response):
+        write = start_response("200 OK", [("Content-Type", "text/plain")])
+        write(b"a")
+        write(b"")  # must not end the chunked body early
+        write(b"b")
+        return [b"c"]
+
+    server = serve(app)
+    wire = Wire(server.port)
+    assert wire.request(get("/")).body == b"abc"
+    assert wire.request(get("/")).body == b"abc"  # and the framing stayed in step
+    wire.close()
+
+
+def test_app_hop_by_hop_headers_are_dropped(serve):
+    def app(environ, start_response):
+        start_response("200 OK", [("Transfer-Encoding", "gzip"), ("Keep-Alive", "timeout=1"), ("X-Kept", "1")])
+        return [b"body"]
+
+    server = serve(app)
+    wire = Wire(server.port)
+    reply = wire.request(get("/"))
+    assert reply.header("transfer-encoding") == "chunked"
+    assert reply.header("keep-alive") is None and reply.header("x-kept") == "1"
+    assert reply.body == b"body"
+    wire.close()
+
+
+def test_head_gets_headers_but_no_body(serve):
+    def streamed(environ, start_response):
+        start_response("200 OK", [])
+        return iter([b"streamed body"])
+
+    for app in (hello, streamed):
+        server = serve(app)
+        wire = Wire(server.port)
+        reply = wire.request(get("/x", method="HEAD"), head_request=True)
+        assert reply.status == 200
+        if app is hello:
+            assert reply.header("content-length") == str(len(b"hello /x"))
+        # no body bytes: the next response starts right where the head ended
+        reply = wire.request(get("/y"))
+        assert reply.status == 200 and reply.body in (b"hello /y", b"streamed body")
+        wire.close()
+
+
+@pytest.mark.parametrize("status", ["204 No Content", "304 Not Modified"])
+def test_no_body_statuses_get_no_body_and_no_chunked_framing(serve, status):
+    def app(environ, start_response):
+        start_response(status, [])
+        return iter([b"should not be sent"])
+
+    server = serve(app)
+    wire = Wire(server.port)
+    reply = wire.request(get("/"))
+    assert reply.status == int(status[:3])
+    assert reply.header("transfer-encoding") is None
+    wire.send(get("/"))
+    assert wire.read_until(b"\r\n").startswith(b"HTTP/1.1 " + status[:3].encode())  # nothing in between
+    wire.close()
+
+
+def test_client_disconnect_mid_stream_closes_the_generator(serve):
+    aborted = threading.Event()
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/event-stream")])
+
+        def events():
+            deadline = time.monotonic() + WAIT
+            try:
+                yield b"first"
+                while time.monotonic() < deadline:
+                    time.sleep(0.01)
+                    yield b"more"
+            except GeneratorExit:
+                aborted.set()
+                raise
+
+        return events()
+
+    server = serve(app)
+    wire = Wire(server.port)
+    wire.send(get("/"))
+    wire.read_head()
+    assert wire.read_chunk() == b"first"
+    gone = thread_of(wire)
+    wire.close()
+    assert aborted.wait(WAIT)
+    assert wait_until(lambda: not connection_threads() & gone)
+
+
+# --- app failures ---------------------------------------------------------------------------------
+def test_app_raising_before_start_response_gets_500(serve):
+    def app(environ, start_response):
+        if environ["PATH_INFO"] == "/boom":
+            raise RuntimeError("boom")
+        return hello(environ, start_response)
+
+    server = serve(app)
+    wire = Wire(server.port)
+    reply = wire.request(get("/boom"))
+    assert reply.status == 500
+    assert b"boom" not in reply.body  # no details leak to the client
+    assert reply.header("connection") == "close"
+    assert wire.closed_by_server()
+    assert_served(server)
+
+
+def test_app_raising_on_first_iteration_gets_500(serve):
+    def app(environ, start_response):
+        start_response("200 OK", [])
+
+        def body():
+            raise RuntimeError("boom")
+            yield b""  # pragma: no cover
+
+        return body()
+
+    server = serve(app)
+    wire = Wire(server.port)
+    assert wire.request(get("/")).status == 500
+    assert wire.closed_by_server()
+
+
+def test_app_raising_after_headers_were_sent_closes_the_connection(serve):
+    def app(environ, start_response):
+        if environ["PATH_INFO"] == "/after":
+            return hello(environ, start_response)
+        start_response("200 OK", [])
+
+        def body():
+            yield b"partial"
+            raise RuntimeError("boom")
+
+        return body()
+
+    server = serve(app)
+    wire = Wire(server.port)
+    wire.send(get("/"))
+    raw = wire.read_to_eof()
+    assert raw.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert raw.endswith(b"\r\n\r\n7\r\npartial\r\n")  # no terminating chunk: the client sees it broke
+    assert_served(server)
+
+
+# --- limits and lifecycle -------------------------------------------------------------------------
+def test_max_connections_refuses_with_503_until_one_closes(serve):
+    server = serve(hello, max_connections=2)
+    first, second = Wire(server.port), Wire(server.port)
+    for wire in (first, second):
+        assert wire.request(get("/")).status == 200  # both accepted and idle now
+    third = Wire(server.port)
+    third.send(get("/third"))
+    reply = third.read_response()
+    assert reply.status == 503
+    assert reply.header("connection") == "close"
+    assert third.closed_by_server()
+    assert second.request(get("/still")).body == b"hello /still"  # the open ones are unaffected
+
+    first.close()
+
+    def served_again() -> bool:
+        wire = Wire(server.port)
+        try:
+            return wire.request(get("/again")).status == 200
+        finally:
+            wire.close()
+
+    assert wait_until(served_again)
+    second.close()
+
+
+def test_idle_keep_alive_connection_is_closed_after_idle_timeout(serve):
+    server = serve(hello, idle_timeout=0.3)
+    wire = Wire(server.port)
+    assert wire.request(get("/")).status == 200
+    assert thread_of(wire) <= connection_threads()
+    started = time.monotonic()
+    assert wire.closed_by_server()
+    assert 0.2 <= time.monotonic() - started < 3
+    assert wait_until(lambda: not connection_threads() & thread_of(wire))
+
+
+def test_stalled_request_is_closed_after_idle_timeout(serve):
+    server = serve(hello, idle_timeout=0.3)
+    wire = Wire(server.port)
+    wire.send(b"GET / HTTP/1.1\r\nHost: t\r\n")  # the headers never end
+    assert wire.closed_by_server()
+
+
+def test_shutdown_is_prompt_with_idle_keep_alive_connections():
+    server = WSGIServer(hello, "127.0.0.1", 0)  # default idle_timeout: 75 s
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    wires = [Wire(server.port) for _ in range(3)]
+    for wire in wires:
+        assert wire.request(get("/")).status == 200
+    assert thread_of(*wires) <= connection_threads()
+    started = time.monotonic()
+    server.shutdown(WAIT)
+    assert time.monotonic() - started < 1.0
+    thread.join(WAIT)
+    assert not thread.is_alive()
+    assert not connection_threads() & thread_of(*wires)  # shutdown() waited for them
+    for wire in wires:
+        assert wire.closed_by_server()
+    with pytest.raises(OSError):
+        Wire(server.port, timeout=1).request(get("/"))
+
+
+# --- environ and headers ------------------------------------------------------------------------------
+def test_environ_contents(serve):
+    seen: list[dict[str, Any]] = []
+
+    def app(environ, start_response):
+        seen.append(dict(environ, body=environ["wsgi.input"].read()))
+        return hello(environ, start_response)
+
+    server = serve(app)
+    wire = Wire(server.port)
+    wire.request(b"POST /a%20b/%E2%9C%93%2F?x=1&y=%20 HTTP/1.1\r\nHost: example\r\n"
+                 b"Content-Type: application/json\r\nContent-Length: 2\r\n"
+                 b"X-Rep: a\r\nx-rep: b\r\nMcp-Method: tools/list\r\n\r\n{}")
+    wire.request(b"GET http://example.com/p/q?z=1 HTTP/1.1\r\nHost: example.com\r\n\r\n")
+    wire.request(b"GET http://example.com HTTP/1.1\r\nHost: example.com\r\n\r\n")
+    wire.close()
+
+    env = seen[0]
+    assert env["REQUEST_METHOD"] == "POST"
+    assert env["PATH_INFO"] == "/a b/\u2713/".encode().decode("latin-1")  # PEP 3333: bytes as latin-1
+    assert env["QUERY_STRING"] == "x=1&y=%20"
+    assert env["SCRIPT_NAME"] == ""
+    assert env["CONTENT_TYPE"] == "application/json" and env["CONTENT_LENGTH"] == "2"
+    assert "HTTP_CONTENT_TYPE" not in env and "HTTP_CONTENT_LENGTH" not in env
+    assert env["HTTP_X_REP"] == "a,b"
+    assert env["HTTP_MCP_METHOD"] == "tools/list"
+    assert env["HTTP_HOST"] == "example"
+    assert env["SERVER_PROTOCOL"] == "HTTP/1.1"
+    assert env["SERVER_PORT"] == str(server.port)
+    assert env["REMOTE_ADDR"] == "127.0.0.1" and env["REMOTE_PORT"].isdigit()
+    assert env["wsgi.input_terminated"] is True
+    assert env["wsgi.url_scheme"] == "http" and env["wsgi.version"] == (1, 0)
+    assert env["wsgi.multithread"] is True and env["wsgi.multiprocess"] is False
+    assert env["body"] == b"{}"
+    assert (seen[1]["PATH_INFO"], seen[1]["QUERY_STRING"]) == ("/p/q", "z=1")
+    assert (seen[2]["PATH_INFO"], seen[2]["QUERY_STRING"]) == ("/", "")
+    assert "CONTENT_LENGTH" not in seen[1]
+
+
+def test_date_header_on_answers_and_errors(serve):
+    server = serve(hello)
+    wire = Wire(server.port)
+    for reply in (wire.request(get("/")), wire.request(b"GET / HTTP/9.9\r\n\r\n")):
+        date = reply.header("date")
+        assert date is not None and date.endswith("GMT")
+        assert abs(parsedate_to_datetime(date).timestamp() - time.time()) < 60
+    wire.close()
+
+
+def test_leading_empty_lines_before_a_request_are_ignored(serve):
+    server = serve(hello)
+    wire = Wire(server.port)
+    reply = wire.request(b"\r\n\r\n" + get("/x"))
+    assert (reply.status, reply.body) == (200, b"hello /x")
+    wire.close()
