@@ -777,6 +777,18 @@ def test_shutdown_is_prompt_with_idle_keep_alive_connections():
         assert wire.closed_by_server()
     with pytest.raises(OSError):
         Wire(server.port, timeout=1).request(get("/"))
+    started = time.monotonic()
+    server.shutdown(WAIT)  # a second call is harmless
+    assert time.monotonic() - started < 0.1
+
+
+def test_shutdown_of_a_server_that_never_served_is_immediate():
+    server = WSGIServer(hello, "127.0.0.1", 0)
+    started = time.monotonic()
+    server.shutdown(WAIT)
+    assert time.monotonic() - started < 0.5
+    with pytest.raises(OSError):
+        Wire(server.port, timeout=1).request(get("/"))
 
 
 # --- environ and headers ------------------------------------------------------------------------------

@@ -39,6 +39,8 @@ MAX_HEADERS = 100
 #: An unread request body up to this size is skipped so the connection can carry the next request;
 #: a larger one closes the connection instead.
 MAX_DRAIN = 64 * 1024
+#: How long a closing connection keeps reading what the client still sends (see ``WSGIServer._close``).
+LINGER = 1.0
 _NO_BODY_STATUS = (204, 304)
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "upgrade"})
 
@@ -229,6 +231,7 @@ class WSGIServer:
         self._wake_r, self._wake_w = socket.socketpair()
         self._stopping = threading.Event()
         self._stopped = threading.Event()
+        self._serving = False
         self._lock = threading.Lock()
         self._connections: dict[socket.socket, threading.Thread] = {}
         self._date = _Date()
@@ -241,6 +244,7 @@ class WSGIServer:
 
     # --- lifecycle ---------------------------------------------------------------------------------
     def serve_forever(self) -> None:
+        self._serving = True
         try:
             with selectors.DefaultSelector() as selector:
                 selector.register(self._listener, selectors.EVENT_READ)
@@ -253,10 +257,16 @@ class WSGIServer:
             self._stopped.set()
 
     def shutdown(self, timeout: float = 5.0) -> None:
-        """Stop accepting, close every connection, and wait (up to ``timeout``) for their threads."""
+        """Stop accepting, close every connection, and wait (up to ``timeout``) for their threads.
+
+        Idempotent; a server whose ``serve_forever`` never ran shuts down at once.
+        """
+        if self._stopping.is_set():
+            return
         self._stopping.set()
         self._wake_w.send(b"x")
-        self._stopped.wait(timeout)
+        if self._serving:
+            self._stopped.wait(timeout)
         with self._lock:
             live = list(self._connections.items())
         for sock, _ in live:
@@ -274,7 +284,9 @@ class WSGIServer:
     def _accept(self) -> None:
         try:
             sock, address = self._listener.accept()
-        except OSError:
+        except OSError as exc:  # out of descriptors, say: wait a little instead of spinning on select
+            logger.warning("accept failed: %s", exc)
+            self._stopping.wait(0.1)
             return
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with self._lock:
@@ -283,12 +295,16 @@ class WSGIServer:
                 thread = threading.Thread(target=self._connection, args=(sock, address),
                                           name=f"minimcp-httpd-{address[1]}", daemon=True)
                 self._connections[sock] = thread
-        if full:
-            logger.warning("refusing a connection: %d connections are open", self.max_connections)
-            self._send_error(sock, "503 Service Unavailable", "Too many connections; try again later")
-            sock.close()
-            return
-        thread.start()
+        if not full:
+            try:
+                thread.start()
+                return
+            except RuntimeError:  # the system refused another thread
+                with self._lock:
+                    self._connections.pop(sock, None)
+        logger.warning("refusing a connection: %d connections are open", len(self._connections))
+        self._send_error(sock, "503 Service Unavailable", "Too many connections; try again later")
+        self._close(sock)
 
     # --- one connection -----------------------------------------------------------------------------
     def _connection(self, sock: socket.socket, address: tuple[Any, ...]) -> None:
@@ -305,9 +321,27 @@ class WSGIServer:
         except (OSError, ValueError):
             pass  # the client went away or timed out; nothing is left to answer
         finally:
-            with self._lock:
-                self._connections.pop(sock, None)
             rfile.close()
+            self._close(sock)
+            with self._lock:  # only now: shutdown() must still find (and cut short) a lingering close
+                self._connections.pop(sock, None)
+
+    @staticmethod
+    def _close(sock: socket.socket) -> None:
+        """Close after a lingering read: closing with unread input makes the kernel send a reset, which
+        can destroy the response the client has not read yet (a refused body, a 503)."""
+        try:
+            sock.shutdown(socket.SHUT_WR)
+            sock.settimeout(LINGER)
+            skipped = 0
+            while skipped < MAX_DRAIN:
+                data = sock.recv(MAX_DRAIN)
+                if not data:
+                    break
+                skipped += len(data)
+        except OSError:
+            pass
+        finally:
             sock.close()
 
     def _one_request(self, sock: socket.socket, rfile: io.BufferedReader, address: tuple[Any, ...]) -> bool:
@@ -408,7 +442,11 @@ class WSGIServer:
         finally:
             close = getattr(result, "close", None)
             if close is not None:
-                close()
+                try:
+                    close()
+                except Exception:
+                    logger.exception("the WSGI app's response failed to close")
+                    response.keep = False
         return response.keep
 
     def _send_error(self, sock: socket.socket, status: str, text: str) -> None:
