@@ -37,7 +37,7 @@ mcp = MCPServer("Bistro")
 FALLBACK_BASE = "http://127.0.0.1:8000/"  # where the page lives when the call did not come over HTTP
 
 # elicitation id -> the legacy session that asked; the page answers exactly that client.
-# The lock guards the dict: tools run on worker threads, the page on werkzeug's request threads.
+# The lock guards the dict: tools run on worker threads, the page on the HTTP server's request threads.
 _waiting: dict[str, ServerSession] = {}
 _waiting_lock = threading.Lock()
 

@@ -1,6 +1,6 @@
 """The real client against the real server, on every transport and in both eras.
 
-Transports: in-memory (``Client(mcp)``), Streamable HTTP (a threaded werkzeug server on a loopback
+Transports: in-memory (``Client(mcp)``), Streamable HTTP (minimcp's HTTP server on a loopback
 port) and stdio (a subprocess running the same server file). Modes: ``legacy`` (server-to-client
 requests) and ``auto`` (which lands on 2026-07-28 and answers questions by retrying).
 """

@@ -1,6 +1,6 @@
 """ctx.elicit / ctx.elicit_url end to end: real client, in-memory and over HTTP, both eras.
 
-Every test runs against each transport (the in-memory connection and a real werkzeug server on a
+Every test runs against each transport (the in-memory connection and a real HTTP server on a
 loopback port) and each era (``mode="legacy"``: the worker blocks while the question travels;
 ``mode="auto"``: lands on 2026-07-28, where the question comes back as ``input_required`` and the
 tool is replayed).

@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the WSGI app through a real loopback werkzeug server.
+"""Property-based fuzzing of the WSGI app through a real loopback HTTP server.
 
 Every case is one HTTP request on a fresh connection (the development server closes each one), so
 this suite carries the HTTP-only surface: methods, Content-Type/Accept, Host/Origin, session ids

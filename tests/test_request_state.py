@@ -1,6 +1,6 @@
 """Sealed requestState on 2026-07-28: what it binds, how it rotates, and the one frozen error.
 
-These tests speak the wire directly (a real werkzeug server, ``requests``), so what they check is
+These tests speak the wire directly (a real HTTP server, ``requests``), so what they check is
 what any client sees.
 """
 

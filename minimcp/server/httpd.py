@@ -421,11 +421,7 @@ class WSGIServer:
         try:
             result = self.app(environ, response.start_response)
         except Exception:
-            logger.exception("the WSGI app failed before answering")
-            if response.started:
-                return False
-            self._send_error(sock, "500 Internal Server Error", "Internal Server Error")
-            return False
+            return self._failed(sock, response, "before answering")
         try:
             for chunk in result:
                 if chunk:
@@ -434,11 +430,7 @@ class WSGIServer:
         except OSError:
             return False  # the client went away mid-response
         except Exception:
-            logger.exception("the WSGI app failed while answering")
-            if response.started:
-                return False
-            self._send_error(sock, "500 Internal Server Error", "Internal Server Error")
-            return False
+            return self._failed(sock, response, "while answering")
         finally:
             close = getattr(result, "close", None)
             if close is not None:
@@ -448,6 +440,13 @@ class WSGIServer:
                     logger.exception("the WSGI app's response failed to close")
                     response.keep = False
         return response.keep
+
+    def _failed(self, sock: socket.socket, response: _Response, stage: str) -> bool:
+        """Log the app's exception; answer 500 if nothing was sent yet. The connection closes either way."""
+        logger.exception("the WSGI app failed %s", stage)
+        if not response.started:
+            self._send_error(sock, "500 Internal Server Error", "Internal Server Error")
+        return False
 
     def _send_error(self, sock: socket.socket, status: str, text: str) -> None:
         body = text.encode() + b"\n"
