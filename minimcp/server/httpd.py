@@ -64,6 +64,8 @@ def _environ_key(name: str) -> str:
 
 
 _TOKEN = re.compile(r"[!#$%&'*+.^`|~0-9A-Za-z-]+")
+#: Shared by every connection thread without a lock: a dict store is atomic, and two threads racing
+#: past the cap add an entry or two more, which is harmless.
 _ENVIRON_KEYS: dict[str, str] = {}
 _MAX_KEYS = 512
 
