@@ -31,13 +31,9 @@ def serve_httpd(app: Any, host: str, port: int) -> None:
     """Serve ``app`` with minimcp's keep-alive HTTP server (what ``mcp.run`` uses) until interrupted."""
     from minimcp.server.httpd import WSGIServer
 
-    httpd = WSGIServer(app, host, port)
     try:
-        httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        WSGIServer(app, host, port).run()
     finally:
-        httpd.shutdown()
         close = getattr(app, "close", None)
         if close is not None:
             close()

@@ -9,8 +9,12 @@ rejected requests, streamed responses, failures, and the connection limits and l
 from __future__ import annotations
 
 import http.client
+import json
 import re
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -846,3 +850,50 @@ def test_leading_empty_lines_before_a_request_are_ignored(serve):
     reply = wire.request(b"\r\n\r\n" + get("/x"))
     assert (reply.status, reply.body) == (200, b"hello /x")
     wire.close()
+
+
+# --- mcp.run --------------------------------------------------------------------------------------------
+def test_mcp_run_serves_on_this_server_and_stops_cleanly_on_ctrl_c():
+    """``mcp.run(transport="streamable-http")`` in a real process: one connection carries several
+    MCP requests, and Ctrl-C ends the process with status 0 and frees the port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    program = ("from minimcp.server import MCPServer\n"
+               "mcp = MCPServer('run-test', log_level='WARNING')\n"
+               "@mcp.tool()\n"
+               "def echo(text: str) -> str:\n"
+               "    return text\n"
+               f"mcp.run(transport='streamable-http', port={port})\n")
+    process = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        assert wait_until(lambda: _accepts_connections(port), 20), process.stdout
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+        for text in ("one", "two", "three"):
+            body = json.dumps({"jsonrpc": "2.0", "id": text, "method": "tools/call", "params": {
+                "name": "echo", "arguments": {"text": text}, "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {}}}})
+            conn.request("POST", "/mcp", body, {
+                "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"})
+            reply = conn.getresponse()
+            assert reply.status == 200
+            assert json.loads(reply.read())["result"]["structuredContent"] == {"result": text}
+            assert reply.getheader("Connection") is None  # kept alive for the next request
+        conn.close()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(WAIT) == 0
+        assert not _accepts_connections(port)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(WAIT)
+
+
+def _accepts_connections(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False

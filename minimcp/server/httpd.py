@@ -258,6 +258,15 @@ class WSGIServer:
         finally:
             self._stopped.set()
 
+    def run(self) -> None:
+        """``serve_forever`` until Ctrl-C (``KeyboardInterrupt``), then ``shutdown``."""
+        try:
+            self.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.shutdown()
+
     def shutdown(self, timeout: float = 5.0) -> None:
         """Stop accepting, close every connection, and wait (up to ``timeout``) for their threads.
 

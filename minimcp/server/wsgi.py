@@ -485,9 +485,6 @@ def serve_http(server: MCPServer, host: str = "127.0.0.1", port: int = 8000, *, 
     httpd = WSGIServer(app, host, port, max_connections=max_connections, idle_timeout=idle_timeout)
     logger.info("serving MCP on http://%s:%s%s", host, httpd.port, app.path)
     try:
-        httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        httpd.run()
     finally:
-        httpd.shutdown()
         app.sessions.close()
