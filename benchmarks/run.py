@@ -712,6 +712,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.rounds, args.duration = 1, 1.5
+    missing = [name for name in ("mcp", "uvicorn", "gunicorn") if importlib.util.find_spec(name) is None]
+    if missing:
+        sys.exit(f"benchmarks/run.py needs {', '.join(missing)}: run  pip install -e '.[bench]'  first")
     ref = find_ref_dir(args.ref_dir)
     load = import_load(ref)
     loader = Loader(ref, args.procs)
