@@ -380,12 +380,13 @@ def test_chunked_body_with_extensions_and_trailers(serve):
     wire.close()
 
 
-def test_malformed_chunk_size_read_by_the_app_ends_the_connection_with_an_error(serve):
+def test_malformed_chunk_size_read_by_the_app_is_the_clients_error_and_ends_the_connection(serve):
     server = serve(echo)
     wire = Wire(server.port)
     reply = wire.request(b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
                          b"zz\r\nhello\r\n0\r\n\r\n")
-    assert 400 <= reply.status < 600
+    assert reply.status == 400
+    assert b"malformed chunk size" in reply.body
     assert reply.header("connection") == "close"
     assert wire.closed_by_server()
     assert_served(server)
@@ -897,3 +898,21 @@ def _accepts_connections(port: int) -> bool:
         return True
     except OSError:
         return False
+
+
+def test_malformed_chunked_body_to_the_mcp_endpoint_is_a_400(serve):
+    from minimcp.server import MCPServer
+
+    mcp = MCPServer("chunks", log_level="WARNING")
+    app = mcp.wsgi_app()
+    try:
+        server = serve(app)
+        wire = Wire(server.port)
+        reply = wire.request(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                             b"Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             b"zz\r\n{}\r\n0\r\n\r\n")
+        assert reply.status == 400
+        assert wire.closed_by_server()
+        assert Wire(server.port).request(get("/elsewhere")).status == 404  # still serving
+    finally:
+        app.close()

@@ -453,10 +453,17 @@ class WSGIServer:
         return response.keep
 
     def _failed(self, sock: socket.socket, response: _Response, stage: str) -> bool:
-        """Log the app's exception; answer 500 if nothing was sent yet. The connection closes either way."""
-        logger.exception("the WSGI app failed %s", stage)
+        """Answer, if nothing was sent yet, the exception the app let through: a malformed body that
+        reached it through ``wsgi.input`` is the client's error, anything else 500 (and logged).
+        The connection closes either way."""
+        bad = sys.exc_info()[1]
+        if isinstance(bad, BadRequest):
+            status, text = bad.status, str(bad)
+        else:
+            logger.exception("the WSGI app failed %s", stage)
+            status, text = "500 Internal Server Error", "Internal Server Error"
         if not response.started:
-            self._send_error(sock, "500 Internal Server Error", "Internal Server Error")
+            self._send_error(sock, status, text)
         return False
 
     def _send_error(self, sock: socket.socket, status: str, text: str) -> None:
