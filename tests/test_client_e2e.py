@@ -242,3 +242,34 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def test_client_learns_argument_headers_again_when_the_server_asks_for_them(serve_http: Callable[..., str]) -> None:
+    """-32020 on tools/call: the client lists the tools again and retries once, so a tool that was
+    never listed, or redefined with another ``x-mcp-header`` since, is still callable."""
+    from typing import Annotated
+
+    from pydantic import Field
+
+    from minimcp.server import MCPServer
+
+    mcp = MCPServer("headers", log_level="WARNING")
+    seen: list[str] = []
+
+    def route(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+        seen.append(region)
+        return f"routed to {region}"
+
+    def route_v2(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Zone"})]) -> str:
+        seen.append(region)
+        return f"zoned to {region}"
+
+    mcp.add_tool(route, name="route")
+    url = serve_http(mcp)
+    with Client(url, mode="2026-07-28") as client:
+        assert client.call_tool("route", {"region": "eu"}).content[0].text == "routed to eu"  # never listed
+        mcp.remove_tool("route")
+        mcp.add_tool(route_v2, name="route")
+        assert client.call_tool("route", {"region": "us"}).content[0].text == "zoned to us"  # redefined
+        assert client.call_tool("route", {"region": "ap"}).content[0].text == "zoned to ap"  # learned
+    assert seen == ["eu", "us", "ap"]

@@ -302,3 +302,30 @@ def test_list_tools_drops_tools_with_invalid_header_annotations(caplog: pytest.L
         client.call_tool("good", {"r": " x"})
     assert "bad" in caplog.text
     assert server.sent[-1][1]["Mcp-Param-R"] == "=?base64?IHg=?="
+
+
+def test_header_mismatch_earns_one_relisting_and_one_retry_only() -> None:
+    mismatch = {"error": {"code": -32020, "message": "Mcp-Param-R header does not match argument 'r'"}}
+    listed = {"result": {"tools": [
+        {"name": "t", "inputSchema": {"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}}},
+    ]}}
+    server = ScriptedServer({"tools/list": [listed], "tools/call": [mismatch]})
+    with Client(server, mode="2026-07-28") as client:
+        with pytest.raises(MCPError) as refused:
+            client.call_tool("t", {"r": "x"})
+    assert refused.value.error.code == -32020
+    assert server.methods().count("tools/list") == 1
+    assert len(server.calls()) == 2
+    assert "Mcp-Param-R" not in server.sent[-3][1] and server.sent[-1][1]["Mcp-Param-R"] == "x"
+
+
+def test_header_mismatch_with_nothing_new_to_learn_is_not_retried() -> None:
+    mismatch = {"error": {"code": -32020, "message": "Mcp-Name header does not match params.name"}}
+    listed = {"result": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}}
+    server = ScriptedServer({"tools/list": [listed], "tools/call": [mismatch]})
+    with Client(server, mode="2026-07-28") as client:
+        client.list_tools()
+        with pytest.raises(MCPError):
+            client.call_tool("t")
+    assert server.methods().count("tools/list") == 2
+    assert len(server.calls()) == 1

@@ -32,6 +32,7 @@ from minimcp.client.transports import SessionExpired, Transport
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
+    HEADER_MISMATCH,
     INTERNAL_ERROR,
     REQUEST_TIMEOUT,
     INVALID_PARAMS,
@@ -122,6 +123,8 @@ MessageHandlerFnT = Callable[[IncomingMessage], None]
 ProgressFnT = Callable[[float, "float | None", "str | None"], None]
 
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+#: How many pages of ``tools/list`` a client reads looking for one tool's new definition.
+MAX_LIST_PAGES = 100
 _UNSUPPORTED = {
     "elicitation/create": "Elicitation not supported",
     "sampling/createMessage": "Sampling not supported",
@@ -325,9 +328,12 @@ class ClientSession:
     ) -> dict[str, Any]:
         """Send one request and return its ``result`` dict; a JSON-RPC error raises ``MCPError``.
 
-        On 2026-07-28 a ``-32022`` naming a version we speak earns exactly one retry with it.
+        On 2026-07-28 a ``-32022`` naming a version we speak earns exactly one retry with it, and a
+        ``-32020`` on ``tools/call`` one retry after listing the tools again, when the listing changed
+        which arguments travel as ``Mcp-Param-*`` headers (the tool was redefined since we last
+        listed, or never listed).
         """
-        retried = restarted = False
+        retried = restarted = relisted = False
         while True:
             request_id = next(self._ids)
             stamped = self._stamp(params)
@@ -363,7 +369,28 @@ class ClientSession:
             if self.modern and not retried and failure.code == UNSUPPORTED_PROTOCOL_VERSION and self._adopt(failure.data):
                 retried = True
                 continue
+            if (self.modern and not relisted and failure.code == HEADER_MISMATCH and method == "tools/call"
+                    and self._relearn_headers(params.get("name"))):
+                relisted = True
+                continue
             raise failure
+
+    def _relearn_headers(self, tool_name: Any) -> bool:
+        """List the tools again; whether ``tool_name``'s ``Mcp-Param-*`` headers changed."""
+        with self._lock:
+            before = self._tools.get(tool_name)
+        cursor: str | None = None
+        try:
+            for _ in range(MAX_LIST_PAGES):
+                page = self.list_tools(cursor=cursor)
+                cursor = page.next_cursor
+                if cursor is None or any(tool.name == tool_name for tool in page.tools):
+                    break
+        except MCPError:
+            return False
+        with self._lock:
+            after = self._tools.get(tool_name)
+        return after is not None and (before is None or before[1] != after[1])
 
     def _cancel(self, request_id: int) -> None:
         """Tell the server to stop a request we gave up on; best effort, the wait already failed."""
