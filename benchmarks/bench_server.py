@@ -24,7 +24,6 @@ Logging is at WARNING, as the official peer runs (no per-request access log).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from typing import Any
@@ -37,7 +36,7 @@ from pydantic import BaseModel  # noqa: E402
 
 from minimcp.server import MCPServer  # noqa: E402
 from minimcp.server.mcpserver import Context  # noqa: E402
-from serving import exec_gunicorn  # noqa: E402  (this folder is on sys.path)
+from serving import exec_gunicorn, server_arguments  # noqa: E402  (this folder is on sys.path)
 
 
 class Confirmation(BaseModel):
@@ -75,11 +74,7 @@ app = mcp.wsgi_app(max_pending_per_session=MAX_PENDING)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("port", type=int)
-    ap.add_argument("--server", default="httpd", choices=["httpd", "gunicorn"])
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--threads", type=int, default=32, help="gunicorn gthread threads")
+    ap = server_arguments(__doc__)
     ap.add_argument("--max-workers", type=int, default=0, help="MCPServer(max_workers=...) (0: library default)")
     args = ap.parse_args()
     if args.max_workers:

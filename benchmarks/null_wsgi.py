@@ -15,10 +15,9 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
 import json
 
-from serving import exec_gunicorn, serve_httpd  # this folder is on sys.path
+from serving import exec_gunicorn, serve_httpd, server_arguments  # this folder is on sys.path
 
 _JSON_HEADERS = [("Content-Type", "application/json")]
 
@@ -62,12 +61,7 @@ def app(environ, start_response):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("port", type=int)
-    ap.add_argument("--server", default="httpd", choices=["httpd", "gunicorn"])
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--threads", type=int, default=32, help="gunicorn gthread threads")
-    args = ap.parse_args()
+    args = server_arguments(__doc__).parse_args()
     if args.server == "gunicorn":
         exec_gunicorn("null_wsgi:app", args.host, args.port, args.threads)
     serve_httpd(app, args.host, args.port)

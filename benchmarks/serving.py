@@ -6,12 +6,23 @@ and for the minimcp server loop, so every measured server is started the same wa
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+
+
+def server_arguments(description: str | None) -> argparse.ArgumentParser:
+    """The command line every measured server takes: PORT, --server httpd|gunicorn, --host, --threads."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("port", type=int)
+    ap.add_argument("--server", default="httpd", choices=["httpd", "gunicorn"])
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--threads", type=int, default=32, help="gunicorn gthread threads")
+    return ap
 
 
 def gunicorn_command(app_ref: str, host: str, port: int, threads: int, *extra: str) -> list[str]:

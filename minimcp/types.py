@@ -1075,12 +1075,17 @@ def parse_server_notification(data: dict[str, Any]) -> ServerNotification | None
     return _adapter("server notification").validate_python(data)
 
 
+#: The wire unions validated with a ``TypeAdapter``, by name: an input request's method for the
+#: answers ``parse_input_response`` reads, else a name of their own.
+_ADAPTED: dict[str, Any] = {
+    **_INPUT_RESPONSES,
+    "elicitation/create params": ElicitRequestParams,
+    "server notification": ServerNotification,
+}
+
+
 @functools.cache
 def _adapter(name: str) -> TypeAdapter[Any]:
-    """The ``TypeAdapter`` of a wire union, built on first use: building them at import, together
-    with the models they pull in, cost a tenth of ``import minimcp.server``."""
-    if name == "elicitation/create params":
-        return TypeAdapter(ElicitRequestParams)
-    if name == "server notification":
-        return TypeAdapter(ServerNotification)
-    return TypeAdapter(_INPUT_RESPONSES[name])
+    """The ``TypeAdapter`` of one of ``_ADAPTED``, built on first use: building them at import,
+    together with the models they pull in, cost a tenth of ``import minimcp.server``."""
+    return TypeAdapter(_ADAPTED[name])

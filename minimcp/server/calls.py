@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import itertools
 import logging
-from abc import ABC, abstractmethod
 import os
 import queue
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable

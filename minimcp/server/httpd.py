@@ -331,6 +331,8 @@ class WSGIServer:
                     keep = False
         except (OSError, ValueError):
             pass  # the client went away or timed out; nothing is left to answer
+        except Exception:  # a fault of this server's own: end the connection, keep serving the others
+            logger.exception("connection from %s failed", address[0])
         finally:
             rfile.close()
             self._close(sock)

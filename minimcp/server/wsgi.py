@@ -208,10 +208,13 @@ class MCPWSGIApp:
             return _plain("Invalid Origin header", 403)
         if method == "POST":
             return self._post(environ)
-        if method == "GET":
-            return self._get(environ)
-        if method == "DELETE":
-            return self._delete(environ)
+        try:
+            if method == "GET":
+                return self._get(environ)
+            if method == "DELETE":
+                return self._delete(environ)
+        except EnvelopeError as refused:  # a missing or unknown session: no request id to answer
+            return _json(jsonrpc.error_from(None, refused), refused.status)
         return _plain("Method Not Allowed", 405, {"Allow": "GET, POST, DELETE"})
 
     # --- POST ----------------------------------------------------------------------------------
@@ -424,10 +427,7 @@ class MCPWSGIApp:
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream"), 406)
         if self.stateless_http:
             return _plain("Method Not Allowed", 405, {"Allow": "POST"})
-        try:
-            session = self._session(environ)
-        except EnvelopeError as refused:
-            return _json(jsonrpc.error_from(None, refused), refused.status)
+        session = self._session(environ)
         last_event_id = environ.get("HTTP_LAST_EVENT_ID")
         if last_event_id:
             return self._resume(session, last_event_id.strip())
@@ -463,10 +463,7 @@ class MCPWSGIApp:
     def _delete(self, environ: dict[str, Any]) -> _Reply:
         if self.stateless_http:
             return _plain("Method Not Allowed", 405, {"Allow": "POST"})
-        try:
-            session = self._session(environ)
-        except EnvelopeError as refused:
-            return _json(jsonrpc.error_from(None, refused), refused.status)
+        session = self._session(environ)
         if session.id is None or not self.sessions.remove(session.id):
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Session not found"), 404)
         return _empty(200)
