@@ -30,7 +30,7 @@ from werkzeug import Request, Response
 
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Context
-from minimcp.server.sessions import ServerSession
+from minimcp.server.lowlevel.sessions import ServerSession
 
 mcp = MCPServer("Bistro")
 

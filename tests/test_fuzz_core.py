@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError
 from minimcp.server import MCPServer
-from minimcp.server.calls import QueueOutbox
+from minimcp.server.lowlevel.calls import QueueOutbox
 
 #: No example database: the suite runs fresh cases each time and leaves no files in the tree.
 FUZZ = settings(deadline=None, suppress_health_check=list(HealthCheck), database=None)

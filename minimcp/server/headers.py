@@ -17,7 +17,7 @@ from minimcp.jsonrpc import EnvelopeError, Message
 from minimcp.types import HEADER_MISMATCH
 
 if TYPE_CHECKING:
-    from minimcp.server.app import MCPServer
+    from minimcp.server.mcpserver.server import MCPServer
 
 _NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Callable
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
-from minimcp.server.calls import Outbox, QueueOutbox
-from minimcp.server.dispatch import MODERN
-from minimcp.server.sessions import ServerSession
+from minimcp.server.lowlevel.calls import Outbox, QueueOutbox
+from minimcp.server.lowlevel.dispatch import MODERN
+from minimcp.server.lowlevel.sessions import ServerSession
 from minimcp.types import REQUEST_TIMEOUT
 
 if TYPE_CHECKING:
-    from minimcp.server.app import MCPServer
+    from minimcp.server.mcpserver.server import MCPServer
 
 OnMessage = Callable[[Message], None]
 

@@ -15,12 +15,12 @@ from typing import IO, TYPE_CHECKING, Any
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
-from minimcp.server.calls import Outbox
-from minimcp.server.dispatch import MODERN
-from minimcp.server.sessions import ServerSession
+from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.dispatch import MODERN
+from minimcp.server.lowlevel.sessions import ServerSession
 
 if TYPE_CHECKING:
-    from minimcp.server.app import MCPServer
+    from minimcp.server.mcpserver.server import MCPServer
 
 logger = logging.getLogger("minimcp.server.stdio")
 

@@ -38,9 +38,9 @@ from werkzeug.wrappers import Request
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
-from minimcp.server.calls import Event, EventLog, QueueOutbox
-from minimcp.server.dispatch import MODERN, Dispatcher
-from minimcp.server.sessions import ServerSession, SessionManager
+from minimcp.server.lowlevel.calls import Event, EventLog, QueueOutbox
+from minimcp.server.lowlevel.dispatch import MODERN, Dispatcher
+from minimcp.server.lowlevel.sessions import ServerSession, SessionManager
 from minimcp.server.transport_security import TransportSecuritySettings, host_allowed, origin_allowed
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
@@ -51,7 +51,7 @@ from minimcp.types import (
 )
 
 if TYPE_CHECKING:
-    from minimcp.server.app import MCPServer
+    from minimcp.server.mcpserver.server import MCPServer
 
 logger = logging.getLogger("minimcp.server.wsgi")
 

@@ -1,7 +1,12 @@
-"""The high-level server API under the official import path ``mcp.server.mcpserver``."""
+"""The high-level tier: ``MCPServer`` and the decorators that turn plain functions into handlers.
 
-from minimcp.server.app import MCPServer
-from minimcp.server.context import Context
+Rule: this package reads signatures, builds schemas and converts return values; it speaks no
+protocol and does no I/O. What it registers is served by ``minimcp.server.lowlevel``, and the
+transports reach it only through that tier.
+"""
+
+from minimcp.server.mcpserver.server import MCPServer
+from minimcp.server.mcpserver.context import Context
 from minimcp.server.elicitation import (
     AcceptedElicitation,
     AcceptedUrlElicitation,
@@ -10,10 +15,10 @@ from minimcp.server.elicitation import (
     ElicitationResult,
     UrlElicitationResult,
 )
-from minimcp.server.media import Audio, Image
-from minimcp.server.prompts import AssistantMessage, Message, UserMessage
-from minimcp.server.resolve import Elicit, ListRoots, Resolve, Sample
-from minimcp.server.rounds import (
+from minimcp.server.mcpserver.media import Audio, Image
+from minimcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
+from minimcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
+from minimcp.server.lowlevel.rounds import (
     HMACRequestStateCodec,
     InvalidRequestState,
     RequestStateCodec,

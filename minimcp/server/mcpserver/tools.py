@@ -1,5 +1,230 @@
-"""The registered-tool class under the official import path."""
+"""Tools: a plain function, its schemas, and the conversion of what it returns into a result.
 
-from minimcp.server.tools import Tool
+The input schema is the JSON Schema of a pydantic model built from the function's client-supplied
+parameters; the output schema comes from the return annotation. Both are computed once, at
+registration, together with the resolver graph, so a mistake in a signature fails at import.
+"""
 
-__all__ = ["Tool"]
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Annotated, Any, Callable, get_args, get_origin
+
+import pydantic_core
+from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
+from typing_extensions import is_typeddict
+
+from minimcp.jsonrpc import MCPError
+from minimcp.server.mcpserver.context import Context
+from minimcp.server.mcpserver.exceptions import InvalidSignature
+from minimcp.server.mcpserver.media import Audio, Image
+from minimcp.server.mcpserver.resolve import ResolverGraph, ResolverKeys, _arms
+from minimcp.server.mcpserver.signature import argument_values, arguments_model, classify, require_sync, type_hints
+from minimcp.types import (
+    AudioContent,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    InputRequiredResult,
+    ResourceLink,
+    TextContent,
+    ToolAnnotations,
+)
+from minimcp.types import Tool as ToolDefinition
+
+_CONTENT = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+_UNSTRUCTURED = (*_CONTENT, Image, Audio, CallToolResult, InputRequiredResult)
+
+
+def to_content(value: Any) -> list[Any]:
+    """What a handler returned, as content blocks: text as is, objects as indented JSON."""
+    if value is None:
+        return []
+    if isinstance(value, _CONTENT):
+        return [value]
+    if isinstance(value, Image):
+        return [value.to_image_content()]
+    if isinstance(value, Audio):
+        return [value.to_audio_content()]
+    if isinstance(value, (list, tuple)):
+        return [block for item in value for block in to_content(item)]
+    if isinstance(value, str):
+        return [TextContent(type="text", text=value)]
+    return [TextContent(type="text", text=pydantic_core.to_json(value, fallback=str, indent=2).decode())]
+
+
+def error_result(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+class _Output:
+    """How a return value becomes ``structured_content``: validated by ``adapter``, wrapped as
+    ``{"result": ...}`` when the annotation is not an object."""
+
+    def __init__(self, schema: dict[str, Any], adapter: TypeAdapter[Any], wrap: bool) -> None:
+        self.schema = schema
+        self.adapter = adapter
+        self.wrap = wrap
+
+    def structure(self, value: Any) -> Any:
+        if self.wrap:
+            value = {"result": value}
+        return self.adapter.dump_python(self.adapter.validate_python(value), mode="json", by_alias=True)
+
+
+def _mentions_unstructured(annotation: Any) -> bool:
+    for arm in _arms(annotation):
+        base = get_origin(arm) or arm
+        if inspect.isclass(base) and issubclass(base, _UNSTRUCTURED):
+            return True
+        if base in (list, tuple) and any(_mentions_unstructured(a) for a in get_args(arm) if a is not Ellipsis):
+            return True
+    return False
+
+
+def _is_object(annotation: Any) -> bool:
+    base = get_origin(annotation) or annotation
+    if get_origin(annotation) is Annotated:
+        return _is_object(get_args(annotation)[0])
+    if base is dict:
+        args = get_args(annotation)
+        return not args or args[0] is str
+    return inspect.isclass(base) and (
+        issubclass(base, BaseModel) or is_typeddict(base) or dataclasses.is_dataclass(base)
+    )
+
+
+def _annotated_class_model(annotation: Any) -> type[BaseModel] | None:
+    """A plain class with annotations is read through its attributes."""
+    if not inspect.isclass(annotation) or annotation.__module__ == "builtins":
+        return None
+    fields = type_hints(annotation)
+    if not fields:
+        return None
+    return create_model(  # type: ignore[call-overload,no-any-return]
+        annotation.__name__, __config__=ConfigDict(from_attributes=True),
+        **{name: (hint, ...) for name, hint in fields.items()},
+    )
+
+
+def output_plan(name: str, fn: Callable[..., Any], structured_output: bool | None) -> _Output | None:
+    returns = inspect.signature(fn).return_annotation
+    if structured_output is False:
+        return None
+    if returns is inspect.Signature.empty:
+        if structured_output:
+            raise InvalidSignature(f"Function {name}: return annotation required for structured output")
+        return None
+    annotation = type_hints(fn).get("return", returns)
+    if annotation is None or annotation is type(None):
+        annotation = type(None)
+    if _mentions_unstructured(annotation):
+        return None
+    try:
+        if _is_object(annotation):
+            adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+            schema = adapter.json_schema()
+            if get_origin(annotation) is dict or annotation is dict:
+                schema.setdefault("title", f"{name}DictOutput")
+            return _Output(schema, adapter, wrap=False)
+        model = _annotated_class_model(annotation)
+        if model is not None:
+            return _Output(model.model_json_schema(), TypeAdapter(model), wrap=False)
+        if inspect.isclass(annotation) and annotation.__module__ != "builtins" and not _is_plain_data(annotation):
+            raise TypeError("not serializable")
+        wrapper = create_model(f"{name}Output", result=(annotation, ...))  # type: ignore[call-overload]
+        return _Output(wrapper.model_json_schema(), TypeAdapter(wrapper), wrap=True)
+    except Exception:
+        if structured_output:
+            raise InvalidSignature(
+                f"Function {name}: return type {annotation} is not serializable for structured output"
+            ) from None
+        return None
+
+
+def _is_plain_data(annotation: Any) -> bool:
+    return issubclass(annotation, (str, int, float, bool, bytes, list, tuple, dict, set))
+
+
+class Tool:
+    """A registered tool: the function, its schemas and its resolver graph."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        resolver_keys: ResolverKeys | None = None,
+    ) -> None:
+        name = name or getattr(fn, "__name__", None)
+        if name is None or name == "<lambda>":
+            raise ValueError("You must provide a name for lambda functions")
+        require_sync(fn, name)
+        self.fn = fn
+        self.name = name
+        self.title = title
+        self.description = description if description is not None else inspect.getdoc(fn) or ""
+        self.annotations = annotations
+        self.icons = icons
+        self.meta = meta
+        params = classify(fn, name)
+        self.context_params = params.context
+        self.arguments = arguments_model(f"{name}Arguments", params.arguments)
+        self.parameters = self.arguments.model_json_schema(by_alias=True)
+        self.graph = ResolverGraph(name, params.resolved, set(params.arguments), resolver_keys or ResolverKeys())
+        self.output = output_plan(name, fn, structured_output)
+        self._check_channels()
+
+    def _check_channels(self) -> None:
+        returns = type_hints(self.fn).get("return")
+        if self.graph and returns is not None and any(
+            inspect.isclass(arm) and issubclass(arm, InputRequiredResult) for arm in _arms(returns)
+        ):
+            raise InvalidSignature(
+                f"Tool '{self.name}' combines Resolve(...) parameters with an InputRequiredResult return; a call "
+                "has one input_required channel, so the multi-round flow is driven either by resolvers or by the "
+                "tool body, not both"
+            )
+
+    def definition(self) -> ToolDefinition:
+        return ToolDefinition(
+            name=self.name, title=self.title, description=self.description, input_schema=self.parameters,
+            output_schema=self.output.schema if self.output else None, annotations=self.annotations,
+            icons=self.icons, meta=self.meta,
+        )
+
+    def run(self, arguments: dict[str, Any] | None, ctx: Context) -> CallToolResult | InputRequiredResult:
+        """Call the tool; failures of the tool itself become ``is_error`` results, never exceptions.
+
+        ``MCPError`` passes through (it fails the whole request), and so does the internal
+        ``InputRequired`` (a ``BaseException``).
+        """
+        try:
+            values = argument_values(self.arguments.model_validate(arguments or {}))
+            if self.graph:
+                values.update(self.graph.run(ctx, values))
+            for param in self.context_params:
+                values[param] = ctx
+            returned = self.fn(**values)
+            if isinstance(returned, (CallToolResult, InputRequiredResult)):
+                if isinstance(returned, InputRequiredResult) and self.graph:
+                    raise RuntimeError(
+                        "the tool returned an InputRequiredResult but its parameters use Resolve(...); a call has "
+                        "one input_required channel, so the multi-round flow is driven either by resolvers or by "
+                        "the tool body, not both"
+                    )
+                return returned
+            structured = self.output.structure(returned) if self.output else None
+            return CallToolResult(content=to_content(returned), structured_content=structured)
+        except MCPError:
+            raise
+        except Exception as exc:
+            return error_result(f"Error executing tool {self.name}: {exc}")
+

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
-from minimcp.server.calls import Outbox
+from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.elicitation import (
     AcceptedElicitation,
     CancelledElicitation,
@@ -29,7 +29,7 @@ from minimcp.server.elicitation import (
     form_schema,
     outcome_of,
 )
-from minimcp.server.sessions import ServerSession
+from minimcp.server.lowlevel.sessions import ServerSession
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.types import (
     INVALID_REQUEST,
@@ -40,7 +40,7 @@ from minimcp.types import (
 )
 
 if TYPE_CHECKING:
-    from minimcp.server.app import MCPServer
+    from minimcp.server.mcpserver.server import MCPServer
 
 LifespanT = TypeVar("LifespanT")
 ModelT = TypeVar("ModelT", bound=BaseModel)

@@ -18,7 +18,7 @@ from typing import Any
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
-from minimcp.server.calls import Outbox
+from minimcp.server.lowlevel.calls import Outbox
 from minimcp.types import INTERNAL_ERROR, META_SUBSCRIPTION_ID, RequestId, ServerCapabilities, SubscriptionFilter
 
 #: Notification type -> (the filter key a listen opts in with, the capability that must be declared).

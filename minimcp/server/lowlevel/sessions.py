@@ -18,7 +18,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from minimcp import jsonrpc
-from minimcp.server.calls import EventLog, Outbox, PendingRequests, send_request
+from minimcp.server.lowlevel.calls import EventLog, Outbox, PendingRequests, send_request
 from minimcp.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -33,7 +33,7 @@ from minimcp.types import (
 )
 
 if TYPE_CHECKING:
-    from minimcp.server.app import MCPServer
+    from minimcp.server.mcpserver.server import MCPServer
 
 logger = logging.getLogger("minimcp.server.session")
 

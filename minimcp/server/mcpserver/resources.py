@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, unquote
 
 import pydantic_core
 
-from minimcp.server.signature import argument_values, arguments_model, classify
+from minimcp.server.mcpserver.signature import argument_values, arguments_model, classify
 from minimcp.types import BlobResourceContents, TextResourceContents
 from minimcp.types import Resource as ResourceDefinition
 from minimcp.types import ResourceTemplate as TemplateDefinition

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, TypeVar
 
 from minimcp.jsonrpc import MCPError, NoBackChannelError
-from minimcp.server.calls import Outbox, WorkerPool
-from minimcp.server.context import Context, RequestContext
-from minimcp.server.dispatch import Dispatcher
-from minimcp.server.exceptions import ResourceNotFoundError, ToolError
-from minimcp.server.prompts import Prompt
-from minimcp.server.resolve import ResolverKeys
-from minimcp.server.resources import (
+from minimcp.server.lowlevel.calls import Outbox, WorkerPool
+from minimcp.server.mcpserver.context import Context, RequestContext
+from minimcp.server.lowlevel.dispatch import Dispatcher
+from minimcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from minimcp.server.mcpserver.prompts.base import Prompt
+from minimcp.server.mcpserver.resolve import ResolverKeys
+from minimcp.server.mcpserver.resources import (
     FunctionResource,
     ReadResourceContents,
     Resource,
@@ -33,10 +33,10 @@ from minimcp.server.resources import (
     is_template,
     to_contents,
 )
-from minimcp.server.rounds import RequestStateSecurity
-from minimcp.server.sessions import ServerSession
-from minimcp.server.signature import classify, require_sync
-from minimcp.server.tools import Tool, error_result
+from minimcp.server.lowlevel.rounds import RequestStateSecurity
+from minimcp.server.lowlevel.sessions import ServerSession
+from minimcp.server.mcpserver.signature import classify, require_sync
+from minimcp.server.mcpserver.tools import Tool, error_result
 from minimcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,

@@ -27,12 +27,12 @@ from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
-from minimcp.server.calls import Outbox
-from minimcp.server.context import Context, LegacyQuestions, RequestContext
+from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.mcpserver.context import Context, LegacyQuestions, RequestContext
 from minimcp.server.headers import check_headers
-from minimcp.server.rounds import Binding, InputRequired, ReplayQuestions, open_book, seal
-from minimcp.server.sessions import LOG_LEVELS, ServerSession
-from minimcp.server.subscriptions import Listens
+from minimcp.server.lowlevel.rounds import Binding, InputRequired, ReplayQuestions, open_book, seal
+from minimcp.server.lowlevel.sessions import LOG_LEVELS, ServerSession
+from minimcp.server.lowlevel.subscriptions import Listens
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     HEADER_MISMATCH,
@@ -70,7 +70,7 @@ from minimcp.types import (
 )
 
 if TYPE_CHECKING:
-    from minimcp.server.app import MCPServer
+    from minimcp.server.mcpserver.server import MCPServer
 
 logger = logging.getLogger("minimcp.server")
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Callable, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from minimcp.server.exceptions import InvalidSignature
+from minimcp.server.mcpserver.exceptions import InvalidSignature
 
 
 def require_sync(fn: Callable[..., Any], name: str) -> None:
@@ -38,7 +38,7 @@ def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
 
 def is_context(annotation: Any) -> bool:
     """``Context``, ``Context[T]``, a subclass, or ``Annotated[Context, ...]``."""
-    from minimcp.server.context import Context
+    from minimcp.server.mcpserver.context import Context
 
     if get_origin(annotation) is Annotated:
         annotation = get_args(annotation)[0]
@@ -48,7 +48,7 @@ def is_context(annotation: Any) -> bool:
 
 def resolve_marker(annotation: Any) -> Any:
     """The ``Resolve`` in ``Annotated[T, Resolve(fn)]``, else ``None``."""
-    from minimcp.server.resolve import Resolve
+    from minimcp.server.mcpserver.resolve import Resolve
 
     if get_origin(annotation) is Annotated:
         for extra in annotation.__metadata__:

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from minimcp.jsonrpc import NoBackChannelError
 
-from minimcp.server.context import Context, elicitation_gate, missing_capability
+from minimcp.server.mcpserver.context import Context, elicitation_gate, missing_capability
 from minimcp.server.elicitation import (
     AcceptedElicitation,
     CancelledElicitation,
@@ -32,9 +32,9 @@ from minimcp.server.elicitation import (
     form_schema,
     outcome_of,
 )
-from minimcp.server.exceptions import InvalidSignature, ToolError
-from minimcp.server.rounds import InputRequired
-from minimcp.server.signature import is_context, resolve_marker, type_hints
+from minimcp.server.mcpserver.exceptions import InvalidSignature, ToolError
+from minimcp.server.lowlevel.rounds import InputRequired
+from minimcp.server.mcpserver.signature import is_context, resolve_marker, type_hints
 from minimcp.types import (
     CreateMessageResult,
     CreateMessageResultWithTools,
@@ -45,7 +45,7 @@ from minimcp.types import (
 )
 
 if TYPE_CHECKING:
-    from minimcp.server.sessions import ServerSession
+    from minimcp.server.lowlevel.sessions import ServerSession
 
 T = TypeVar("T", bound=BaseModel)
 
