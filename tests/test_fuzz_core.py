@@ -34,6 +34,7 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError
 from minimcp.server import MCPServer
 from minimcp.server.lowlevel.calls import QueueOutbox
+from minimcp.shared.transport_context import TransportContext
 
 #: No example database: the suite runs fresh cases each time and leaves no files in the tree.
 FUZZ = settings(deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -67,7 +68,8 @@ def modern_exchange(mcp: MCPServer, message: Any, headers: Mapping[str, str] | N
         if kind != "request":
             return 400, jsonrpc.error(readable_id(message), -32600, "A 2026-07-28 client sends no responses")
         outbox = QueueOutbox(can_request=False)
-        answer = dispatcher.handle_request(message, session, outbox)
+        answer = dispatcher.handle_request(message, session, outbox,
+                                           TransportContext(kind="streamable-http", can_send_request=False))
     except EnvelopeError as refused:
         return refused.status, jsonrpc.error_from(jsonrpc.safe_id(message), refused)
     except MCPError as bad:

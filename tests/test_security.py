@@ -197,6 +197,33 @@ def test_a_legacy_session_id_is_useless_to_another_user(authed: str) -> None:
     assert final_message(mine)["result"]["content"][0]["text"] == "alice"
 
 
+def test_the_principal_hook_is_the_one_place_identity_is_read(serve_http: Callable[..., str]) -> None:
+    """An authorization layer swaps ``principal=``: it binds sessions and requestState, and handlers see it."""
+    mcp = vault()
+
+    @mcp.tool()
+    def who(ctx: Context) -> str:
+        return str(ctx.request_context.transport.principal)
+
+    url = serve_http(mcp, principal=lambda environ: environ.get("HTTP_X_TOKEN_SUBJECT"))
+    opened = post(url, request_message("initialize", initialize_params()), headers={"X-Token-Subject": "sub-1"})
+    session_id = opened.headers["Mcp-Session-Id"]
+    post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session_id=session_id,
+         protocol_version=LEGACY, headers={"X-Token-Subject": "sub-1"})
+    call = request_message("tools/call", {"name": "who", "arguments": {}})
+    mine = post(url, call, session_id=session_id, protocol_version=LEGACY, headers={"X-Token-Subject": "sub-1"})
+    assert final_message(mine)["result"]["content"][0]["text"] == "sub-1"
+    # REMOTE_USER no longer counts: the hook replaced it.
+    stolen = post(url, call, session_id=session_id, protocol_version=LEGACY, headers={"X-Token-Subject": "sub-2"})
+    assert stolen.status_code == 404
+    response, _ = modern_post(url, "tools/call", {"name": "open_vault", "arguments": {"door": "d"}},
+                              capabilities=CAPS, headers={"X-Token-Subject": "sub-1"})
+    params = {"name": "open_vault", "arguments": {"door": "d"}, "requestState": response.json()["result"]["requestState"],
+              "inputResponses": {"elicit:0": {"action": "decline"}}}
+    other, message = modern_post(url, "tools/call", params, capabilities=CAPS, headers={"X-Token-Subject": "sub-2"})
+    assert final_message(other, message["id"])["error"] == FROZEN
+
+
 # --- session ids ---------------------------------------------------------------------------------------
 def test_session_ids_are_random_visible_ascii_and_never_repeat(serve_http: Callable[..., str]) -> None:
     url = serve_http(vault())

@@ -13,12 +13,16 @@ from minimcp.jsonrpc import EnvelopeError, MCPError, Message
 from minimcp.server.lowlevel.calls import Outbox, QueueOutbox
 from minimcp.server.lowlevel.dispatch import MODERN
 from minimcp.server.lowlevel.sessions import ServerSession
+from minimcp.shared.transport_context import TransportContext
 from minimcp.types import REQUEST_TIMEOUT
 
 if TYPE_CHECKING:
     from minimcp.server.mcpserver.server import MCPServer
 
 OnMessage = Callable[[Message], None]
+
+#: The transport context of a message, by whether its session is legacy (which can ask back).
+_TRANSPORTS = {legacy: TransportContext(kind="memory", can_send_request=legacy) for legacy in (False, True)}
 
 
 class _CallbackOutbox(Outbox):
@@ -60,7 +64,7 @@ class InMemoryEndpoint:
         except EnvelopeError as refused:
             return jsonrpc.error_from(message["id"], refused)
         outbox = QueueOutbox(can_request=session.legacy)
-        answer = self._dispatcher.handle_request(message, session, outbox)
+        answer = self._dispatcher.handle_request(message, session, outbox, _TRANSPORTS[session.legacy])
         if answer is None:
             answer = self._drain(outbox, on_message, message["method"], timeout)
         if message["method"] == "initialize" and "result" in answer:

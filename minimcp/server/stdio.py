@@ -18,11 +18,15 @@ from minimcp.jsonrpc import EnvelopeError, MCPError, Message
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.dispatch import MODERN
 from minimcp.server.lowlevel.sessions import ServerSession
+from minimcp.shared.transport_context import TransportContext
 
 if TYPE_CHECKING:
     from minimcp.server.mcpserver.server import MCPServer
 
 logger = logging.getLogger("minimcp.server.stdio")
+
+#: The transport context of a message, by whether its session is legacy (which can ask back).
+_TRANSPORTS = {legacy: TransportContext(kind="stdio", can_send_request=legacy) for legacy in (False, True)}
 
 
 class _Writer:
@@ -119,7 +123,7 @@ class _Connection:
         outbox = _StdioOutbox(self._writer, can_request=session.legacy, on_final=lambda: self._forget(request_id))
         with self._lock:
             self._inflight[request_id] = outbox
-        answer = self._dispatcher.handle_request(message, session, outbox)
+        answer = self._dispatcher.handle_request(message, session, outbox, _TRANSPORTS[session.legacy])
         if message["method"] == "initialize" and answer is not None and "result" in answer:
             self._session = session
             session.attach_standalone(self._standalone)

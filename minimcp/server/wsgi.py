@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ from minimcp.jsonrpc import EnvelopeError, MCPError, Message
 from minimcp.server.lowlevel.calls import Event, EventLog, QueueOutbox
 from minimcp.server.lowlevel.dispatch import MODERN, Dispatcher
 from minimcp.server.lowlevel.sessions import ServerSession, SessionManager
+from minimcp.shared.transport_context import TransportContext
 from minimcp.server.transport_security import TransportSecuritySettings, host_allowed, origin_allowed
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
@@ -112,21 +113,43 @@ def _sse(message: Message, event_id: str | None = None) -> bytes:
     return prefix + b"event: message\ndata: " + jsonrpc.encode(message) + b"\n\n"
 
 
-class _EnvironHeaders:
-    """Request headers by name, read straight from the WSGI environ (what the dispatcher's header
-    checks call ``get`` on; werkzeug's ``EnvironHeaders`` costs ten times as much per lookup)."""
+class _EnvironHeaders(Mapping[str, str]):
+    """Request headers by case-insensitive name, read straight from the WSGI environ (werkzeug's
+    ``EnvironHeaders`` costs ten times as much per lookup, and the header checks look up several)."""
 
     __slots__ = ("_environ",)
 
     def __init__(self, environ: dict[str, Any]) -> None:
         self._environ = environ
 
-    def get(self, name: str, default: str | None = None) -> str | None:
-        return self._environ.get("HTTP_" + name.upper().replace("-", "_"), default)
+    def __getitem__(self, name: str) -> str:
+        key = name.upper().replace("-", "_")
+        if key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            return self._environ[key]
+        return self._environ["HTTP_" + key]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __iter__(self) -> Iterator[str]:
+        for key in self._environ:
+            if key.startswith("HTTP_"):
+                yield key[5:].replace("_", "-").title()
+            elif key in ("CONTENT_TYPE", "CONTENT_LENGTH") and self._environ[key]:
+                yield key.replace("_", "-").title()
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
-def _principal(environ: dict[str, Any]) -> str | None:
-    """The authenticated user a host framework put in the WSGI environ (``REMOTE_USER``), if any."""
+PrincipalHook = Callable[[dict[str, Any]], "str | None"]
+
+
+def remote_user(environ: dict[str, Any]) -> str | None:
+    """The default principal hook: the user a host framework or proxy authenticated (``REMOTE_USER``)."""
     return environ.get("REMOTE_USER") or None
 
 
@@ -152,6 +175,12 @@ class MCPWSGIApp:
     ``retry_interval`` (milliseconds) is the reconnection delay announced on resumable streams;
     ``max_sessions`` caps live legacy sessions (an ``initialize`` beyond it gets 503) and
     ``max_pending_per_session`` the questions one session may leave unanswered at once.
+
+    ``principal`` is the one place the caller's identity is read: a function of the WSGI environ
+    returning a stable user id, or ``None`` for an anonymous caller. The default reads
+    ``REMOTE_USER``; an authorization layer replaces it (the bearer token's subject, say). What it
+    returns binds legacy sessions (another principal presenting the id finds no session) and
+    sealed ``requestState``, and handlers see it as ``ctx.request_context.transport.principal``.
     """
 
     def __init__(
@@ -168,6 +197,7 @@ class MCPWSGIApp:
         retry_interval: int = 1000,
         max_sessions: int = 10_000,
         max_pending_per_session: int = 32,
+        principal: PrincipalHook = remote_user,
     ) -> None:
         self.server = server
         self.dispatcher: Dispatcher = server.dispatcher
@@ -179,6 +209,7 @@ class MCPWSGIApp:
         self.sessions = SessionManager(session_idle_timeout, max_sessions, max_pending_per_session)
         self.keepalive_interval = keepalive_interval
         self.retry_interval = retry_interval
+        self.principal = principal
         self._routes = {path: (methods, fn) for path, methods, fn in server.custom_routes}
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
@@ -275,7 +306,7 @@ class MCPWSGIApp:
                                 f"{message['method']} answers with an SSE stream; this endpoint answers JSON only")
         outbox = QueueOutbox(can_request=False)
         return self._answer(message, session, outbox, self.dispatcher.handle_request(
-            message, session, outbox, Request(environ)))
+            message, session, outbox, self._transport(environ, outbox.can_request)))
 
     def _post_legacy(self, environ: dict[str, Any], message: Message, kind: str) -> _Reply:
         header_version = _version_header(environ)
@@ -289,7 +320,7 @@ class MCPWSGIApp:
             if environ.get(_SESSION_KEY):
                 raise EnvelopeError(400, INVALID_REQUEST, "Invalid Request: session already initialized")
             session = self.dispatcher.new_legacy_session()
-            session.principal = _principal(environ)
+            session.principal = self.principal(environ)
         else:
             try:
                 session = self._session(environ)
@@ -308,7 +339,7 @@ class MCPWSGIApp:
             outbox = EventLog(secrets.token_hex(8), can_request)
         else:
             outbox = QueueOutbox(can_request)
-        answer = self.dispatcher.handle_request(message, session, outbox, Request(environ))
+        answer = self.dispatcher.handle_request(message, session, outbox, self._transport(environ, can_request))
         if initializing and answer is not None and "result" in answer:
             if self.sessions.add(session) is None:
                 return _json(jsonrpc.error(message["id"], INVALID_REQUEST, "Too many sessions; try again later"), 503)
@@ -320,9 +351,14 @@ class MCPWSGIApp:
             raise EnvelopeError(400, INVALID_REQUEST, "Bad Request: Missing Mcp-Session-Id header")
         session = self.sessions.get(session_id.strip())
         # A session id is not a credential: another user presenting it finds no session (protocol.md §2.2).
-        if session is None or session.principal != _principal(environ):
+        if session is None or session.principal != self.principal(environ):
             raise EnvelopeError(404, INVALID_REQUEST, "Session not found")
         return session
+
+    def _transport(self, environ: dict[str, Any], can_request: bool) -> TransportContext:
+        return TransportContext(kind="streamable-http", can_send_request=can_request,
+                                headers=_EnvironHeaders(environ), principal=self.principal(environ),
+                                request=Request(environ))
 
     def _resumable(self, session: ServerSession) -> bool:
         """Whether this session's SSE answers get event ids and can be resumed with ``Last-Event-ID``.

@@ -33,6 +33,7 @@ from minimcp.server.headers import check_headers
 from minimcp.server.lowlevel.rounds import Binding, InputRequired, ReplayQuestions, open_book, seal
 from minimcp.server.lowlevel.sessions import LOG_LEVELS, ServerSession
 from minimcp.server.lowlevel.subscriptions import Listens
+from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     HEADER_MISMATCH,
@@ -174,7 +175,7 @@ class Dispatcher:
 
     # --- messages --------------------------------------------------------------------------------
     def handle_request(self, message: Message, session: ServerSession, outbox: Outbox,
-                       request: Any = None) -> Message | None:
+                       transport: TransportContext) -> Message | None:
         """Answer a request now, or (``None``) run it on a worker that closes ``outbox`` with the answer."""
         request_id = message["id"]
         era: Era = LEGACY if session.legacy else MODERN
@@ -187,15 +188,15 @@ class Dispatcher:
         except MCPError as exc:
             return jsonrpc.error_from(request_id, exc)
         if method.stream:
-            return self._open_stream(method, message, session, outbox, request)
+            return self._open_stream(method, message, session, outbox, transport)
         if not method.worker:
-            return self._execute(method, message, session, outbox, request)
+            return self._execute(method, message, session, outbox, transport)
         session.begin(request_id, outbox)
 
         def job() -> None:
             response = jsonrpc.error(request_id, INTERNAL_ERROR, "Internal server error")
             try:
-                response = self._execute(method, message, session, outbox, request)
+                response = self._execute(method, message, session, outbox, transport)
             except BaseException:  # even a handler that calls sys.exit() must answer, or its caller waits forever
                 logger.exception("%s ended the worker", message["method"])
             finally:
@@ -228,19 +229,19 @@ class Dispatcher:
 
     # --- running a handler -----------------------------------------------------------------------
     def _request_context(self, message: Message, session: ServerSession, outbox: Outbox,
-                         request: Any) -> RequestContext[Any]:
+                         transport: TransportContext) -> RequestContext[Any]:
         request_id = message["id"]
         params = message.get("params") or {}
         return RequestContext(
             request_id=request_id, meta=params.get("_meta"), session=session,
             lifespan_context=self.server.lifespan_context(), server=self.server, outbox=outbox,
-            questions=LegacyQuestions(session, request_id), request=request,
+            questions=LegacyQuestions(session, request_id), transport=transport,
         )
 
     def _open_stream(self, method: Method, message: Message, session: ServerSession, outbox: Outbox,
-                     request: Any) -> Message | None:
+                     transport: TransportContext) -> Message | None:
         """Start a stream method: its handler only registers ``outbox``, which stays open with no response."""
-        ctx = Context(self._request_context(message, session, outbox, request))
+        ctx = Context(self._request_context(message, session, outbox, transport))
         try:
             method.handler(self, message.get("params") or {}, ctx)
         except MCPError as exc:
@@ -250,11 +251,11 @@ class Dispatcher:
         return None
 
     def _execute(self, method: Method, message: Message, session: ServerSession, outbox: Outbox,
-                 request: Any) -> Message:
+                 transport: TransportContext) -> Message:
         request_id = message["id"]
         params = message.get("params") or {}
         try:
-            rc = self._request_context(message, session, outbox, request)
+            rc = self._request_context(message, session, outbox, transport)
             if method.rounds and not session.legacy:
                 result = self._run_rounds(method, message["method"], params, rc)
             else:

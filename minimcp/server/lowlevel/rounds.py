@@ -138,9 +138,8 @@ class HMACRequestStateCodec:
 
 
 def _default_principal(request_context: Any) -> str | None:
-    request = getattr(request_context, "request", None)
-    environ = getattr(request, "environ", None) or {}
-    return environ.get("REMOTE_USER") or None
+    """The caller the transport's principal hook found (``MCPWSGIApp(principal=...)``)."""
+    return request_context.transport.principal
 
 
 class RequestStateSecurity:

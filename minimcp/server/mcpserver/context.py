@@ -31,6 +31,7 @@ from minimcp.server.elicitation import (
 )
 from minimcp.server.lowlevel.sessions import ServerSession
 from minimcp.shared.exceptions import MCPDeprecationWarning
+from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
     INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -72,9 +73,13 @@ class LegacyQuestions:
         return self._session.send_request(method, params, related_request_id=self._request_id)
 
 
+#: The transport of a call made in-process (``mcp.call_tool(...)``): no client, no channel back.
+DIRECT = TransportContext(kind="direct", can_send_request=False)
+
+
 @dataclass(kw_only=True)
 class RequestContext(Generic[LifespanT]):
-    """The request a handler serves; ``request`` is the werkzeug ``Request`` over HTTP, else ``None``."""
+    """The request a handler serves and the transport it came by."""
 
     request_id: RequestId
     meta: dict[str, Any] | None
@@ -83,10 +88,15 @@ class RequestContext(Generic[LifespanT]):
     server: MCPServer
     outbox: Outbox
     questions: Questions
-    request: Any = None
+    transport: TransportContext = field(default_factory=lambda: DIRECT)
     input_responses: dict[str, Any] | None = None
     request_state: str | None = None
     body_questions: int = field(default=0)
+
+    @property
+    def request(self) -> Any:
+        """The werkzeug ``Request`` over WSGI, else ``None``: for user code, never read by the core."""
+        return self.transport.request
 
 
 def missing_capability(what: str, required: dict[str, Any], asker: str | None = None) -> MCPError:
@@ -143,8 +153,7 @@ class Context(Generic[LifespanT]):
 
     @property
     def headers(self) -> Mapping[str, str] | None:
-        request = self._rc.request
-        return None if request is None else request.headers
+        return self._rc.transport.headers
 
     @property
     def protocol_version(self) -> str:

@@ -1,0 +1,31 @@
+"""``TransportContext``: what the protocol core may know about the transport a message came by.
+
+The core never sees a socket, a WSGI environ or a werkzeug ``Request``; each transport describes
+the message in this frozen record instead. ``request`` is carried through untouched for user
+code on WSGI (``ctx.request``), and nothing in the core reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(kw_only=True, frozen=True)
+class TransportContext:
+    """One inbound message's transport, as the core and the handlers see it."""
+
+    kind: str
+    """``"streamable-http"``, ``"stdio"`` or ``"memory"``."""
+    can_send_request: bool
+    """Whether a server-to-client request can travel back on this message's channel."""
+    headers: Mapping[str, str] | None = None
+    """The HTTP request headers (case-insensitive lookup); ``None`` off HTTP."""
+    principal: str | None = None
+    """The authenticated caller, as the transport's principal hook found it; ``None`` when anonymous."""
+    request: Any = None
+    """The werkzeug ``Request`` on WSGI, for user code only; ``None`` elsewhere."""
+
+
+__all__ = ["TransportContext"]
