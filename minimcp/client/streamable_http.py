@@ -20,7 +20,6 @@ import re
 from typing import Any
 
 import requests
-import requests.auth
 
 from minimcp.client.transports import HttpTransport
 
@@ -33,17 +32,10 @@ _MAX_SAFE_INTEGER = 2**53 - 1
 
 
 def streamable_http_client(
-    url: str,
-    http_client: requests.Session | None = None,
-    terminate_on_close: bool = True,
-    auth: requests.auth.AuthBase | None = None,
+    url: str, http_client: requests.Session | None = None, terminate_on_close: bool = True
 ) -> HttpTransport:
-    """A Streamable HTTP transport to ``url``; the session is DELETEd on close unless told otherwise.
-
-    ``auth`` (an :class:`~minimcp.client.auth.OAuthClientProvider`, or any ``requests`` auth)
-    signs every request this transport makes.
-    """
-    return HttpTransport(url, http_client=http_client, terminate_on_close=terminate_on_close, auth=auth)
+    """A Streamable HTTP transport to ``url``; the session is DELETEd on close unless told otherwise."""
+    return HttpTransport(url, http_client=http_client, terminate_on_close=terminate_on_close)
 
 
 def encode_header_value(value: Any) -> str | None:

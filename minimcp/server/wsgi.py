@@ -40,6 +40,7 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
 from minimcp.server.lowlevel.calls import Event, EventLog, QueueOutbox
 from minimcp.server.lowlevel.dispatch import MODERN, Dispatcher
+from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.lowlevel.sessions import ServerSession, SessionManager
 from minimcp.shared.transport_context import TransportContext
 from minimcp.server.transport_security import TransportSecuritySettings, host_allowed, origin_allowed
@@ -52,6 +53,10 @@ from minimcp.types import (
 )
 
 if TYPE_CHECKING:
+    from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
+    from minimcp.server.auth.provider import OAuthAuthorizationServerProvider, TokenVerifier
+    from minimcp.server.auth.resource_server import ProtectedResource
+    from minimcp.server.auth.settings import AuthSettings
     from minimcp.server.mcpserver.server import MCPServer
 
 logger = logging.getLogger("minimcp.server.wsgi")
@@ -181,6 +186,11 @@ class MCPWSGIApp:
     ``REMOTE_USER``; an authorization layer replaces it (the bearer token's subject, say). What it
     returns binds legacy sessions (another principal presenting the id finds no session) and
     sealed ``requestState``, and handlers see it as ``ctx.request_context.transport.principal``.
+
+    ``auth``, ``token_verifier`` and ``auth_server_provider`` protect the endpoint (the server's own
+    by default, see ``MCPServer(auth=...)``): every request to it must carry a bearer token the
+    verifier accepts, the principal becomes the token's holder, and the metadata and (with a
+    provider) authorization-server routes are served beside it.
     """
 
     def __init__(
@@ -197,7 +207,10 @@ class MCPWSGIApp:
         retry_interval: int = 1000,
         max_sessions: int = 10_000,
         max_pending_per_session: int = 32,
-        principal: PrincipalHook = remote_user,
+        principal: PrincipalHook | None = None,
+        auth: AuthSettings | None = None,
+        token_verifier: TokenVerifier | None = None,
+        auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
     ) -> None:
         self.server = server
         self.dispatcher: Dispatcher = server.dispatcher
@@ -209,8 +222,18 @@ class MCPWSGIApp:
         self.sessions = SessionManager(session_idle_timeout, max_sessions, max_pending_per_session)
         self.keepalive_interval = keepalive_interval
         self.retry_interval = retry_interval
-        self.principal = principal
         self._routes = {path: (methods, fn) for path, methods, fn in server.custom_routes}
+        self.auth: ProtectedResource | None = None
+        if auth is None and token_verifier is None and auth_server_provider is None:
+            auth, token_verifier, auth_server_provider = server.auth_options
+        if auth is not None or token_verifier is not None or auth_server_provider is not None:
+            from minimcp.server.auth.resource_server import ProtectedResource, check_auth_options
+
+            check_auth_options(auth, token_verifier, auth_server_provider)
+            if auth is not None:
+                self.auth = ProtectedResource(auth, token_verifier, auth_server_provider, server.tool_scopes())
+                self._routes.update({path: (methods, fn) for path, methods, fn in self.auth.routes})
+        self.principal: PrincipalHook = principal or (self.auth.principal if self.auth is not None else remote_user)
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         return self._route(environ)(environ, start_response)
@@ -237,6 +260,11 @@ class MCPWSGIApp:
         if not origin_allowed(self.security, origin):
             logger.warning("rejected request with Origin %r", origin)
             return _plain("Invalid Origin header", 403)
+        if self.auth is not None:
+            return self._authenticated(environ, method)
+        return self._serve(environ, method)
+
+    def _serve(self, environ: dict[str, Any], method: str) -> _Reply:
         if method == "POST":
             return self._post(environ)
         try:
@@ -247,6 +275,41 @@ class MCPWSGIApp:
         except EnvelopeError as refused:  # a missing or unknown session: no request id to answer
             return _json(jsonrpc.error_from(None, refused), refused.status)
         return _plain("Method Not Allowed", 405, {"Allow": "GET, POST, DELETE"})
+
+    # --- authorization -----------------------------------------------------------------------------
+    def _authenticated(self, environ: dict[str, Any], method: str) -> _Reply:
+        """Serve a request to a protected endpoint once its bearer token checks out.
+
+        The token is the current one (``get_access_token()``) while the request is dispatched; a
+        call's worker runs in a copy of this thread's context, so the tool sees it too.
+        """
+        from minimcp.server.auth.middleware.auth_context import auth_context_var
+        from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
+
+        assert self.auth is not None
+        try:
+            token = self.auth.authenticate(environ)
+        except AuthChallenge as refused:
+            return self._challenge(refused)
+        current = auth_context_var.set(token)
+        try:
+            return self._serve(environ, method)
+        finally:
+            auth_context_var.reset(current)
+
+    def _challenge(self, refused: AuthChallenge) -> _Reply:
+        www_authenticate = refused.www_authenticate(self.auth.resource_metadata_url if self.auth else None)
+        return _bytes(refused.body(), refused.status, "application/json", {"WWW-Authenticate": www_authenticate})
+
+    def _scopes_refusal(self, environ: dict[str, Any], message: Message) -> _Reply | None:
+        """The 403 for a call to a tool whose ``required_scopes`` the caller's token lacks."""
+        needed = self.dispatcher.required_scopes(message)
+        if not needed:
+            return None
+        from minimcp.server.auth.resource_server import scope_challenge
+
+        refused = scope_challenge(self.auth, environ.get(ACCESS_TOKEN_KEY), needed)
+        return None if refused is None else self._challenge(refused)
 
     # --- POST ----------------------------------------------------------------------------------
     def _post(self, environ: dict[str, Any]) -> _Reply:
@@ -267,6 +330,10 @@ class MCPWSGIApp:
             kind = jsonrpc.kind_of(message)
         except MCPError as bad:
             return _json(jsonrpc.error_from(jsonrpc.safe_id(message), bad), 400)
+        if kind == "request":
+            refused = self._scopes_refusal(environ, message)
+            if refused is not None:
+                return refused
         try:
             if self.dispatcher.classify(message, _version_header(environ)) == MODERN:
                 return self._post_modern(environ, message, kind)
@@ -358,7 +425,7 @@ class MCPWSGIApp:
     def _transport(self, environ: dict[str, Any], can_request: bool) -> TransportContext:
         return TransportContext(kind="streamable-http", can_send_request=can_request,
                                 headers=_EnvironHeaders(environ), principal=self.principal(environ),
-                                request=Request(environ))
+                                access_token=environ.get(ACCESS_TOKEN_KEY), request=Request(environ))
 
     def _resumable(self, session: ServerSession) -> bool:
         """Whether this session's SSE answers get event ids and can be resumed with ``Last-Event-ID``.

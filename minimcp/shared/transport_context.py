@@ -24,6 +24,8 @@ class TransportContext:
     """The HTTP request headers (case-insensitive lookup); ``None`` off HTTP."""
     principal: str | None = None
     """The authenticated caller, as the transport's principal hook found it; ``None`` when anonymous."""
+    access_token: Any = None
+    """The verified bearer token (an ``AccessToken``) on a protected HTTP endpoint; ``None`` elsewhere."""
     request: Any = None
     """The werkzeug ``Request`` on WSGI, for user code only; ``None`` elsewhere."""
 

@@ -12,6 +12,8 @@ Nothing here knows about HTTP, WSGI or stdio: transports implement ``Outbox._del
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import itertools
 import logging
 import os
@@ -61,7 +63,12 @@ class WorkerPool:
         self._pid = os.getpid()
 
     def submit(self, fn: Callable[[], None]) -> None:
-        """Run ``fn`` on a worker, or raise the "Server busy" error if none frees up in time."""
+        """Run ``fn`` on a worker, or raise the "Server busy" error if none frees up in time.
+
+        ``fn`` runs in a copy of the caller's ``contextvars`` context, as an asyncio task would, so
+        what the transport set for the request (its access token, say) is current in the call.
+        """
+        job = functools.partial(contextvars.copy_context().run, fn)
         with self._lock:
             if self._pid != os.getpid():  # threads do not survive a fork (gunicorn preloads, then forks)
                 self._pid, self._running, self._idle, self._jobs = os.getpid(), 0, 0, queue.SimpleQueue()
@@ -75,7 +82,7 @@ class WorkerPool:
             else:
                 threading.Thread(target=self._work, args=(self._jobs, self._generation), name="minimcp-worker",
                                  daemon=True).start()
-            self._jobs.put(fn)
+            self._jobs.put(job)
 
     def _wait_for_slot(self) -> bool:
         """Wait (holding ``_lock`` between waits) until a job finishes; ``False`` after ``wait_timeout``."""

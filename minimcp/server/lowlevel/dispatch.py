@@ -165,6 +165,15 @@ class Dispatcher:
         method = METHODS.get(message.get("method"))  # type: ignore[arg-type]
         return method is not None and method.stream
 
+    def required_scopes(self, message: Message) -> list[str]:
+        """The OAuth scopes a request needs beyond its endpoint's: a called tool's ``required_scopes``.
+        The transport decides what a missing scope costs (over HTTP, a 403)."""
+        if message.get("method") != "tools/call":
+            return []
+        params = message.get("params")
+        tool = self.server.get_tool(params.get("name")) if isinstance(params, dict) else None
+        return tool.required_scopes if tool is not None else []
+
     def _method(self, name: Any, era: Era) -> Method:
         method = METHODS.get(name) if isinstance(name, str) else None
         if method is None or era not in method.eras:

@@ -41,6 +41,7 @@ from minimcp.types import (
 )
 
 if TYPE_CHECKING:
+    from minimcp.server.auth.provider import AccessToken
     from minimcp.server.mcpserver.server import MCPServer
 
 LifespanT = TypeVar("LifespanT")
@@ -154,6 +155,12 @@ class Context(Generic[LifespanT]):
     @property
     def headers(self) -> Mapping[str, str] | None:
         return self._rc.transport.headers
+
+    @property
+    def access_token(self) -> AccessToken | None:
+        """The caller's verified bearer token on a protected HTTP endpoint (its scopes, subject and
+        client), else ``None``. Unlike ``get_access_token()``, it works from threads the tool starts."""
+        return self._rc.transport.access_token
 
     @property
     def protocol_version(self) -> str:

@@ -63,6 +63,8 @@ from minimcp.types import ResourceTemplate as TemplateDefinition
 from minimcp.types import Tool as ToolDefinition
 
 if TYPE_CHECKING:
+    from minimcp.server.auth.provider import OAuthAuthorizationServerProvider, TokenVerifier
+    from minimcp.server.auth.settings import AuthSettings
     from minimcp.server.memory import InMemoryEndpoint
     from minimcp.server.wsgi import MCPWSGIApp
 
@@ -79,6 +81,7 @@ class Settings:
     warn_on_duplicate_resources: bool
     warn_on_duplicate_prompts: bool
     dependencies: list[str]
+    auth: AuthSettings | None = None
 
 
 def _misused(decorator: str, target: Any) -> None:
@@ -129,6 +132,9 @@ class MCPServer(Generic[LifespanT]):
         worker_wait_timeout: float = 30.0,
         back_channel_timeout: float = 600.0,
         elicit_replay: bool = True,
+        auth: AuthSettings | None = None,
+        token_verifier: TokenVerifier | None = None,
+        auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
     ) -> None:
         if lifespan is not None and (inspect.isasyncgenfunction(getattr(lifespan, "__wrapped__", None))
                                      or inspect.iscoroutinefunction(lifespan)):
@@ -147,8 +153,14 @@ class MCPServer(Generic[LifespanT]):
         self.website_url = website_url
         self.icons = icons
         self.version = version
+        if auth is not None or token_verifier is not None or auth_server_provider is not None:
+            from minimcp.server.auth.resource_server import check_auth_options
+
+            check_auth_options(auth, token_verifier, auth_server_provider)
         self.settings = Settings(debug, log_level, warn_on_duplicate_tools, warn_on_duplicate_resources,
-                                 warn_on_duplicate_prompts, list(dependencies or []))
+                                 warn_on_duplicate_prompts, list(dependencies or []), auth)
+        self._token_verifier = token_verifier
+        self._auth_server_provider = auth_server_provider
         logging.basicConfig(level=log_level)
         self.request_state_security = request_state_security or RequestStateSecurity.ephemeral()
         self.pool = WorkerPool(max_workers, worker_wait_timeout)
@@ -218,13 +230,20 @@ class MCPServer(Generic[LifespanT]):
     # --- tools -----------------------------------------------------------------------------------
     def tool(self, name: str | None = None, title: str | None = None, description: str | None = None,
              annotations: ToolAnnotations | None = None, icons: list[Any] | None = None,
-             meta: dict[str, Any] | None = None, structured_output: bool | None = None) -> Callable[[F], F]:
-        """Register a plain function as a tool: ``@mcp.tool()``."""
+             meta: dict[str, Any] | None = None, structured_output: bool | None = None,
+             required_scopes: list[str] | None = None) -> Callable[[F], F]:
+        """Register a plain function as a tool: ``@mcp.tool()``.
+
+        ``required_scopes``: OAuth scopes a caller's token must hold to call it (beyond
+        ``AuthSettings.required_scopes``); over HTTP, a token without them gets 403
+        ``insufficient_scope`` naming them, which is what sends a client to re-authorize.
+        """
         _misused("tool", name)
 
         def decorator(fn: F) -> F:
             self.add_tool(fn, name=name, title=title, description=description, annotations=annotations,
-                          icons=icons, meta=meta, structured_output=structured_output)
+                          icons=icons, meta=meta, structured_output=structured_output,
+                          required_scopes=required_scopes)
             return fn
 
         return decorator
@@ -232,9 +251,10 @@ class MCPServer(Generic[LifespanT]):
     def add_tool(self, fn: Callable[..., Any], name: str | None = None, title: str | None = None,
                  description: str | None = None, annotations: ToolAnnotations | None = None,
                  icons: list[Any] | None = None, meta: dict[str, Any] | None = None,
-                 structured_output: bool | None = None) -> None:
+                 structured_output: bool | None = None, required_scopes: list[str] | None = None) -> None:
         tool = Tool(fn, name=name, title=title, description=description, annotations=annotations, icons=icons,
-                    meta=meta, structured_output=structured_output, resolver_keys=self._resolver_keys)
+                    meta=meta, structured_output=structured_output, resolver_keys=self._resolver_keys,
+                    required_scopes=required_scopes)
         with self._registry_lock:
             if tool.name in self._tools:
                 if self.settings.warn_on_duplicate_tools:
@@ -249,6 +269,12 @@ class MCPServer(Generic[LifespanT]):
 
     def get_tool(self, name: Any) -> Tool | None:
         return self._tools.get(name) if isinstance(name, str) else None
+
+    def tool_scopes(self) -> list[str]:
+        """Every scope some tool requires, for the protected-resource metadata's ``scopes_supported``."""
+        with self._registry_lock:
+            tools = list(self._tools.values())
+        return list(dict.fromkeys(scope for tool in tools for scope in tool.required_scopes))
 
     def list_tools(self) -> list[ToolDefinition]:
         with self._registry_lock:
@@ -415,6 +441,11 @@ class MCPServer(Generic[LifespanT]):
         return decorator
 
     # --- serving ---------------------------------------------------------------------------------
+    @property
+    def auth_options(self) -> tuple[Any, Any, Any]:
+        """``(auth, token_verifier, auth_server_provider)`` as given: what ``wsgi_app()`` protects with."""
+        return self.settings.auth, self._token_verifier, self._auth_server_provider
+
     def wsgi_app(self, **options: Any) -> MCPWSGIApp:
         """The Streamable HTTP endpoint as a WSGI application, for any WSGI server or host framework."""
         from minimcp.server.wsgi import MCPWSGIApp

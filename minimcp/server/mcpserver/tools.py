@@ -162,6 +162,7 @@ class Tool:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         resolver_keys: ResolverKeys | None = None,
+        required_scopes: list[str] | None = None,
     ) -> None:
         name = name or getattr(fn, "__name__", None)
         if name is None or name == "<lambda>":
@@ -174,6 +175,8 @@ class Tool:
         self.annotations = annotations
         self.icons = icons
         self.meta = meta
+        self.required_scopes = list(required_scopes or [])
+        """OAuth scopes a caller's token must hold, beyond the endpoint's own (checked over HTTP)."""
         params = classify(fn, name)
         self.context_params = params.context
         self.arguments = arguments_model(f"{name}Arguments", params.arguments)

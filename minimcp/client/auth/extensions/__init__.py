@@ -1,1 +1,0 @@
-"""OAuth grants without a browser: client credentials, JWT bearer (workload identity), enterprise ID-JAG."""

@@ -1,0 +1,117 @@
+"""The authorization endpoint (RFC 6749 §4.1.1, PKCE S256 required).
+
+Errors go where RFC 6749 §4.1.2.1 says: while the client or its redirect URI is unknown or invalid,
+to the user, as a 400 JSON page (redirecting would make this server an open redirector); once both
+are known good, back to the client's redirect URI with ``error``, ``state`` and ``iss``. A good
+request goes to ``provider.authorize``, whose URL the browser is sent to.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import AnyUrl, BaseModel, Field, ValidationError
+from werkzeug.utils import redirect
+from werkzeug.wrappers import Request, Response
+
+from minimcp.server.auth.errors import stringify_pydantic_error
+from minimcp.server.auth.json_response import json_response
+from minimcp.server.auth.provider import (
+    AuthorizationErrorCode,
+    AuthorizationParams,
+    AuthorizeError,
+    OAuthAuthorizationServerProvider,
+    construct_redirect_uri,
+)
+from minimcp.shared.auth import InvalidRedirectUriError, InvalidScopeError, OAuthClientInformationFull
+
+logger = logging.getLogger("minimcp.server.auth")
+
+
+class AuthorizationRequest(BaseModel):
+    client_id: str
+    redirect_uri: AnyUrl | None = None
+    response_type: Literal["code"]
+    code_challenge: str = Field(..., min_length=43, max_length=128)
+    code_challenge_method: Literal["S256"] = "S256"
+    state: str | None = None
+    scope: str | None = None
+    resource: str | None = None
+
+
+class AuthorizationErrorResponse(BaseModel):
+    error: AuthorizationErrorCode
+    error_description: str | None = None
+    error_uri: AnyUrl | None = None
+    state: str | None = None
+
+
+def _redirect(url: str) -> Response:
+    response = redirect(url, 302)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@dataclass
+class AuthorizationHandler:
+    provider: OAuthAuthorizationServerProvider[Any, Any, Any]
+    issuer: str | None = None
+
+    def handle(self, request: Request) -> Response:
+        params = request.args if request.method == "GET" else request.form
+        state = params.get("state")
+        try:
+            auth_request = AuthorizationRequest.model_validate(params.to_dict())
+        except ValidationError as invalid:
+            wrong_type = any(e["loc"] == ("response_type",) and e["type"] == "literal_error"
+                             for e in invalid.errors())
+            return self._refuse_early(params.to_dict(), state, "unsupported_response_type" if wrong_type
+                                      else "invalid_request", stringify_pydantic_error(invalid))
+        client = self.provider.get_client(auth_request.client_id)
+        if client is None:
+            return self._page("invalid_request", f"Client ID '{auth_request.client_id}' not found", state)
+        try:
+            redirect_uri = client.validate_redirect_uri(auth_request.redirect_uri)
+        except InvalidRedirectUriError as bad:
+            return self._page("invalid_request", bad.message, state)
+        try:
+            scopes = client.validate_scope(auth_request.scope)
+        except InvalidScopeError as bad:
+            return self._back(str(redirect_uri), "invalid_scope", bad.message, state)
+        params_for_provider = AuthorizationParams(
+            state=auth_request.state, scopes=scopes, code_challenge=auth_request.code_challenge,
+            redirect_uri=redirect_uri, redirect_uri_provided_explicitly=auth_request.redirect_uri is not None,
+            resource=auth_request.resource,
+        )
+        try:
+            return _redirect(self.provider.authorize(client, params_for_provider))
+        except AuthorizeError as refused:
+            return self._back(str(redirect_uri), refused.error, refused.error_description, state)
+
+    def _refuse_early(self, params: dict[str, str], state: str | None, error: AuthorizationErrorCode,
+                      description: str) -> Response:
+        """A malformed request: back to the client only when its client id and redirect URI check out."""
+        client_id = params.get("client_id")
+        client = self.provider.get_client(client_id) if client_id else None
+        redirect_uri = _known_redirect_uri(client, params.get("redirect_uri")) if client else None
+        if redirect_uri is None:
+            return self._page(error, description, state)
+        return self._back(redirect_uri, error, description, state)
+
+    def _page(self, error: AuthorizationErrorCode, description: str | None, state: str | None) -> Response:
+        body = AuthorizationErrorResponse(error=error, error_description=description, state=state)
+        return json_response(body, 400, {"Cache-Control": "no-store"})
+
+    def _back(self, redirect_uri: str, error: AuthorizationErrorCode, description: str | None,
+              state: str | None) -> Response:
+        return _redirect(construct_redirect_uri(redirect_uri, error=error, error_description=description,
+                                                state=state, iss=self.issuer))
+
+
+def _known_redirect_uri(client: OAuthClientInformationFull, raw: str | None) -> str | None:
+    try:
+        return str(client.validate_redirect_uri(None if raw is None else AnyUrl(raw)))
+    except (ValidationError, InvalidRedirectUriError):
+        return None

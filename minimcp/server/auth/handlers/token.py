@@ -1,0 +1,155 @@
+"""The token endpoint: authorization code with PKCE (RFC 6749 §4.1.3, RFC 7636), refresh
+(RFC 6749 §6) and, when enabled, the RFC 7523 jwt-bearer grant for enterprise ID-JAGs.
+
+Every answer is ``no-store``. A code or refresh token of another client is treated as unknown, so a
+client cannot probe for others' grants.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import time
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import AnyHttpUrl, AnyUrl, BaseModel, Field, TypeAdapter, ValidationError
+from werkzeug.wrappers import Request, Response
+
+from minimcp.server.auth.errors import stringify_pydantic_error
+from minimcp.server.auth.json_response import NO_STORE, json_response
+from minimcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
+from minimcp.server.auth.provider import (
+    IdentityAssertionParams,
+    OAuthAuthorizationServerProvider,
+    TokenError,
+    TokenErrorCode,
+)
+from minimcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+
+class AuthorizationCodeRequest(BaseModel):
+    grant_type: Literal["authorization_code"]
+    code: str
+    redirect_uri: AnyUrl | None = None
+    client_id: str
+    client_secret: str | None = None
+    code_verifier: str = Field(..., min_length=43, max_length=128)
+    resource: str | None = None
+
+
+class RefreshTokenRequest(BaseModel):
+    grant_type: Literal["refresh_token"]
+    refresh_token: str
+    scope: str | None = None
+    client_id: str
+    client_secret: str | None = None
+    resource: str | None = None
+
+
+class JwtBearerRequest(BaseModel):
+    grant_type: Literal["urn:ietf:params:oauth:grant-type:jwt-bearer"]
+    assertion: str
+    scope: str | None = None
+    client_id: str
+    client_secret: str | None = None
+    resource: str | None = None
+
+
+TokenRequest = Annotated[AuthorizationCodeRequest | RefreshTokenRequest | JwtBearerRequest,
+                         Field(discriminator="grant_type")]
+token_request_adapter: TypeAdapter[Any] = TypeAdapter(TokenRequest)
+
+
+class TokenErrorResponse(BaseModel):
+    error: TokenErrorCode
+    error_description: str | None = None
+    error_uri: AnyHttpUrl | None = None
+
+
+TokenSuccessResponse = OAuthToken
+
+
+def pkce_s256(verifier: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+
+
+def _error(error: TokenErrorCode, description: str, status: int = 400) -> Response:
+    return json_response(TokenErrorResponse(error=error, error_description=description), status, NO_STORE)
+
+
+@dataclass
+class TokenHandler:
+    provider: OAuthAuthorizationServerProvider[Any, Any, Any]
+    client_authenticator: ClientAuthenticator
+    identity_assertion_enabled: bool = False
+
+    def handle(self, request: Request) -> Response:
+        try:
+            client = self.client_authenticator.authenticate_request(request)
+        except AuthenticationError as refused:
+            return _error("invalid_client", refused.message, 401)
+        form = request.form.to_dict()
+        form.setdefault("client_id", client.client_id)
+        try:
+            token_request = token_request_adapter.validate_python(form)
+        except ValidationError as invalid:
+            if any(e["type"] == "union_tag_invalid" for e in invalid.errors()):
+                return _error("unsupported_grant_type", f"Unsupported grant_type {form.get('grant_type')!r}")
+            return _error("invalid_request", stringify_pydantic_error(invalid))
+        if token_request.grant_type not in client.grant_types:
+            return _error("unsupported_grant_type",
+                          f"Client is not registered for the {token_request.grant_type} grant "
+                          f"(registered: {', '.join(client.grant_types)})")
+        try:
+            if isinstance(token_request, AuthorizationCodeRequest):
+                tokens = self._code(client, token_request)
+            elif isinstance(token_request, RefreshTokenRequest):
+                tokens = self._refresh(client, token_request)
+            else:
+                tokens = self._assertion(client, token_request)
+        except TokenError as refused:
+            return _error(refused.error, refused.error_description or refused.error)
+        return json_response(tokens, 200, NO_STORE)
+
+    def _code(self, client: OAuthClientInformationFull, request: AuthorizationCodeRequest) -> OAuthToken:
+        code = self.provider.load_authorization_code(client, request.code)
+        if code is None or code.client_id != client.client_id:
+            raise TokenError("invalid_grant", "authorization code does not exist")
+        if code.expires_at < time.time():
+            raise TokenError("invalid_grant", "authorization code has expired")
+        expected_uri = str(code.redirect_uri) if code.redirect_uri_provided_explicitly else None
+        given_uri = None if request.redirect_uri is None else str(request.redirect_uri)
+        if given_uri != expected_uri:
+            raise TokenError("invalid_request", "redirect_uri did not match the one used when creating auth code")
+        if not hmac.compare_digest(pkce_s256(request.code_verifier), code.code_challenge):
+            raise TokenError("invalid_grant", "incorrect code_verifier")
+        if request.resource is not None and code.resource is not None and request.resource != code.resource:
+            raise TokenError("invalid_target", "resource differs from the one authorized")
+        return self.provider.exchange_authorization_code(client, code)
+
+    def _refresh(self, client: OAuthClientInformationFull, request: RefreshTokenRequest) -> OAuthToken:
+        refresh = self.provider.load_refresh_token(client, request.refresh_token)
+        if refresh is None or refresh.client_id != client.client_id:
+            raise TokenError("invalid_grant", "refresh token does not exist")
+        if refresh.expires_at is not None and refresh.expires_at < time.time():
+            raise TokenError("invalid_grant", "refresh token has expired")
+        scopes = request.scope.split() if request.scope else refresh.scopes
+        for scope in scopes:
+            if scope not in refresh.scopes:
+                raise TokenError("invalid_scope", f"cannot request scope `{scope}` not provided by refresh token")
+        return self.provider.exchange_refresh_token(client, refresh, scopes)
+
+    def _assertion(self, client: OAuthClientInformationFull, request: JwtBearerRequest) -> OAuthToken:
+        if not self.identity_assertion_enabled:
+            raise TokenError("unsupported_grant_type",
+                             "The JWT bearer grant is not supported by this authorization server")
+        if not client.client_secret:
+            raise TokenError("unauthorized_client", "The JWT bearer grant requires a confidential client")
+        params = IdentityAssertionParams(assertion=request.assertion,
+                                         scopes=request.scope.split() if request.scope else None,
+                                         resource=request.resource)
+        return self.provider.exchange_identity_assertion(client, params)
+
+

@@ -1,0 +1,1 @@
+"""The bearer check at the HTTP edge, client authentication, and the current request's token."""

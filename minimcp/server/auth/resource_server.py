@@ -1,0 +1,109 @@
+"""One protected MCP endpoint: everything its HTTP edge needs from the authorization layer.
+
+``ProtectedResource`` is built from what ``MCPServer(auth=..., token_verifier=...,
+auth_server_provider=...)`` was given. It offers the WSGI app three things and nothing else:
+
+- ``routes``: the protected-resource metadata (when ``resource_server_url`` is set) and, with a
+  provider, the built-in authorization server's endpoints;
+- ``authenticate(environ)``: the bearer check, which leaves the verified token in the environ;
+- ``principal(environ)``: the principal hook, the token's holder as one string, which then binds
+  legacy sessions and sealed ``requestState`` like any other principal.
+
+A tool's own scopes (``@mcp.tool(required_scopes=[...])``) are checked by ``scope_challenge`` once
+the edge knows which tool a call names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from minimcp.server.auth import ACCESS_TOKEN_KEY
+from minimcp.server.auth.middleware.bearer_auth import AuthChallenge, BearerAuthBackend, missing_scopes
+from minimcp.server.auth.provider import (
+    AccessToken,
+    OAuthAuthorizationServerProvider,
+    ProviderTokenVerifier,
+    TokenVerifier,
+    principal_of,
+)
+from minimcp.server.auth.routes import (
+    Route,
+    build_resource_metadata_url,
+    create_auth_routes,
+    create_protected_resource_routes,
+)
+from minimcp.server.auth.settings import AuthSettings
+
+def check_auth_options(auth: AuthSettings | None, token_verifier: TokenVerifier | None,
+                       auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None) -> None:
+    """Refuse, when the server is built, a combination that would leave the endpoint half protected."""
+    if auth is None:
+        if token_verifier is not None or auth_server_provider is not None:
+            raise ValueError("token_verifier= and auth_server_provider= need auth=AuthSettings(issuer_url=..., "
+                             "resource_server_url=...) to say what they protect")
+        return
+    if token_verifier is not None and auth_server_provider is not None:
+        raise ValueError("Give either token_verifier= (tokens from an outside authorization server) or "
+                         "auth_server_provider= (the built-in one), not both")
+    if token_verifier is None and auth_server_provider is None:
+        raise ValueError("auth= needs a token_verifier= to check bearer tokens (for example JWTVerifier(...)), "
+                         "or an auth_server_provider= to issue them")
+
+
+class ProtectedResource:
+    def __init__(self, auth: AuthSettings, token_verifier: TokenVerifier | None = None,
+                 auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
+                 tool_scopes: Iterable[str] = ()) -> None:
+        check_auth_options(auth, token_verifier, auth_server_provider)
+        verifier = token_verifier if token_verifier is not None else ProviderTokenVerifier(auth_server_provider)
+        self.settings = auth
+        self.required_scopes = list(auth.required_scopes or [])
+        self.backend = BearerAuthBackend(
+            verifier, required_scopes=self.required_scopes,
+            resource_server_url=auth.resource_server_url if auth.validate_token_resource else None,
+        )
+        self.resource_metadata_url: str | None = None
+        self.routes: list[Route] = []
+        if auth.resource_server_url is not None:
+            self.resource_metadata_url = str(build_resource_metadata_url(auth.resource_server_url))
+            self.routes += create_protected_resource_routes(
+                resource_url=auth.resource_server_url, authorization_servers=[auth.issuer_url],
+                scopes_supported=list(dict.fromkeys([*self.required_scopes, *tool_scopes])) or None,
+                resource_documentation=auth.service_documentation_url,
+            )
+        if auth_server_provider is not None:
+            self.routes += create_auth_routes(
+                provider=auth_server_provider, issuer_url=auth.issuer_url,
+                service_documentation_url=auth.service_documentation_url,
+                client_registration_options=auth.client_registration_options,
+                revocation_options=auth.revocation_options,
+                identity_assertion_enabled=auth.identity_assertion_enabled,
+            )
+
+    def authenticate(self, environ: dict[str, Any]) -> AccessToken:
+        """The request's verified token (also left in the environ), or an ``AuthChallenge``."""
+        token = self.backend.authenticate(environ)
+        environ[ACCESS_TOKEN_KEY] = token
+        return token
+
+    @staticmethod
+    def principal(environ: dict[str, Any]) -> str | None:
+        token = environ.get(ACCESS_TOKEN_KEY)
+        return principal_of(token) if token is not None else None
+
+    def www_authenticate(self, challenge: AuthChallenge) -> str:
+        return challenge.www_authenticate(self.resource_metadata_url)
+
+
+def scope_challenge(protection: ProtectedResource | None, token: AccessToken | None,
+                    needed: list[str]) -> AuthChallenge | None:
+    """The 403 for a call whose token lacks some of ``needed``, naming every scope the client
+    should hold after re-authorizing (the endpoint's own and the tool's). An unprotected endpoint
+    has no token to hold them, so it refuses such a tool to every caller."""
+    missing = missing_scopes(token, needed)
+    if not missing:
+        return None
+    base = protection.required_scopes if protection is not None else []
+    return AuthChallenge(403, "insufficient_scope", f"Required scope: {' '.join(missing)}",
+                         list(dict.fromkeys([*base, *needed])))
