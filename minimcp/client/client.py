@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
+import requests.auth
 from pydantic import ValidationError
 
 from minimcp.client.session import (
@@ -99,9 +100,13 @@ class Client:
         prior_discover: DiscoverResult | None = None,
         elicitation_callback: ElicitationFnT | None = None,
         input_required_max_rounds: int = 10,
+        auth: requests.auth.AuthBase | None = None,
     ) -> None:
         _check_mode(mode)
+        if auth is not None and not isinstance(server, str):
+            raise TypeError("auth= signs HTTP requests, so it needs a URL; give it to your transport instead")
         self.server = server
+        self.auth = auth
         self.raise_exceptions = raise_exceptions
         self.mode = mode
         self.prior_discover = prior_discover
@@ -126,7 +131,7 @@ class Client:
         if hasattr(target, "in_memory_endpoint"):
             return InMemoryTransport(target, raise_exceptions=self.raise_exceptions)
         if isinstance(target, str):
-            return streamable_http_client(target)
+            return streamable_http_client(target, auth=self.auth)
         if isinstance(target, StdioServerParameters):
             return stdio_client(target, errlog=sys.stderr)
         return target

@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 import requests
+import requests.auth
 
 from minimcp.client.transports import HttpTransport
 
@@ -32,10 +33,17 @@ _MAX_SAFE_INTEGER = 2**53 - 1
 
 
 def streamable_http_client(
-    url: str, http_client: requests.Session | None = None, terminate_on_close: bool = True
+    url: str,
+    http_client: requests.Session | None = None,
+    terminate_on_close: bool = True,
+    auth: requests.auth.AuthBase | None = None,
 ) -> HttpTransport:
-    """A Streamable HTTP transport to ``url``; the session is DELETEd on close unless told otherwise."""
-    return HttpTransport(url, http_client=http_client, terminate_on_close=terminate_on_close)
+    """A Streamable HTTP transport to ``url``; the session is DELETEd on close unless told otherwise.
+
+    ``auth`` (an :class:`~minimcp.client.auth.OAuthClientProvider`, or any ``requests`` auth)
+    signs every request this transport makes.
+    """
+    return HttpTransport(url, http_client=http_client, terminate_on_close=terminate_on_close, auth=auth)
 
 
 def encode_header_value(value: Any) -> str | None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import requests
+import requests.auth
 import urllib3.exceptions
 
 from minimcp import jsonrpc
@@ -204,9 +205,16 @@ class HttpTransport:
     id, is resumed with GET + ``Last-Event-ID`` after the server's ``retry:`` delay.
     """
 
-    def __init__(self, url: str, http_client: requests.Session | None = None, terminate_on_close: bool = True) -> None:
+    def __init__(
+        self,
+        url: str,
+        http_client: requests.Session | None = None,
+        terminate_on_close: bool = True,
+        auth: requests.auth.AuthBase | None = None,
+    ) -> None:
         self.url = url
         self.terminate_on_close = terminate_on_close
+        self.auth = auth
         self._owns_client = http_client is None
         self._http = http_client or requests.Session()
         self._timeout: tuple[float, float] | None = (30.0, 300.0) if self._owns_client else None
@@ -240,7 +248,8 @@ class HttpTransport:
         merged["Content-Type"] = "application/json"
         try:
             return self._http.post(
-                self.url, data=jsonrpc.encode(message), headers=merged, stream=True, timeout=self._read_timeout(timeout)
+                self.url, data=jsonrpc.encode(message), headers=merged, stream=True, timeout=self._read_timeout(timeout),
+                auth=self.auth,
             )
         except requests.exceptions.Timeout:
             raise timed_out(message.get("method", "message")) from None
@@ -248,7 +257,9 @@ class HttpTransport:
             raise jsonrpc.connection_closed() from None
 
     def _get(self, headers: Headers | None, timeout: Any) -> requests.Response:
-        return self._http.get(self.url, headers=self._headers(headers, "text/event-stream"), stream=True, timeout=timeout)
+        return self._http.get(
+            self.url, headers=self._headers(headers, "text/event-stream"), stream=True, timeout=timeout, auth=self.auth
+        )
 
     # -- Transport
 
@@ -412,7 +423,10 @@ class HttpTransport:
         self._closed.set()
         if self.terminate_on_close and self.session_id is not None:
             try:
-                self._http.delete(self.url, headers=self._headers(self._standalone_headers, "application/json"), timeout=(5.0, 5.0))
+                self._http.delete(
+                    self.url, headers=self._headers(self._standalone_headers, "application/json"), timeout=(5.0, 5.0),
+                    auth=self.auth,
+                )
             except requests.exceptions.RequestException:
                 logger.debug("DELETE of the session failed", exc_info=True)
         with self._lock:

@@ -1,0 +1,30 @@
+"""OAuth 2.1 for MCP clients, as ``requests`` auth objects.
+
+    from minimcp.client.auth import OAuthClientProvider
+
+    provider = OAuthClientProvider(url, client_metadata, storage, redirect_handler, callback_handler)
+    with Client(url, auth=provider) as client:
+        ...
+
+The machine-to-machine grants (client credentials, JWT bearer, enterprise ID-JAG) live in
+:mod:`minimcp.client.auth.extensions`. DPoP and signed client assertions need the ``auth`` extra
+(``pip install 'minimcp[auth]'``); everything else runs on the core install.
+"""
+
+from minimcp.client.auth.exceptions import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
+from minimcp.client.auth.oauth2 import OAuthClientProvider, OAuthContext
+from minimcp.client.auth.pkce import PKCEParameters
+from minimcp.client.auth.storage import InMemoryTokenStorage, TokenStorage
+from minimcp.shared.auth import AuthorizationCodeResult
+
+__all__ = [
+    "AuthorizationCodeResult",
+    "InMemoryTokenStorage",
+    "OAuthClientProvider",
+    "OAuthContext",
+    "OAuthFlowError",
+    "OAuthRegistrationError",
+    "OAuthTokenError",
+    "PKCEParameters",
+    "TokenStorage",
+]

@@ -1,0 +1,1 @@
+"""OAuth grants without a browser: client credentials, JWT bearer (workload identity), enterprise ID-JAG."""

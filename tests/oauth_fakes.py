@@ -1,0 +1,270 @@
+"""A small, real OAuth world for client tests: an authorization server and a protected MCP server.
+
+Both are WSGI apps served on loopback ports by the tests (``serve_wsgi``), so the client under test
+does real discovery, registration, redirects and token requests over HTTP. They check what a real
+server checks (PKCE S256, the registered secret, refresh tokens, scopes) and record every request,
+and each has switches that make it misbehave the ways the bad-input tests need.
+
+Every secret the authorization server hands out starts with ``SECRET-``, so a test can assert that
+none ever reaches a log line or an exception message.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import secrets
+import threading
+from typing import Any
+from urllib.parse import unquote, urlencode, urlsplit
+
+from werkzeug.wrappers import Request, Response
+
+from minimcp import Client
+from minimcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+
+SECRET_PREFIX = "SECRET-"
+REDIRECT_URI = "http://127.0.0.1:9/callback"
+
+
+def secret(kind: str) -> str:
+    return f"{SECRET_PREFIX}{kind}-{secrets.token_hex(8)}"
+
+
+def json_response(document: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(json.dumps(document), status=status, mimetype="application/json", headers=headers)
+
+
+class FakeAuthorizationServer:
+    """An OAuth 2.1 authorization server with dynamic registration, PKCE and refresh tokens.
+
+    Switches: ``metadata_body`` (raw bytes to serve instead of the metadata), ``metadata_issuer``,
+    ``grantable`` (the only scopes it will ever grant),
+    ``redirect_state`` / ``redirect_iss`` (what the redirect carries), ``token_body`` (raw JSON to
+    answer a token request with), ``registration_endpoint`` (where metadata says to register),
+    ``expires_in``.
+    """
+
+    def __init__(self) -> None:
+        self.base = ""
+        # Guards every record below: the app runs on the HTTP server's threads, tests read from theirs.
+        self.lock = threading.Lock()
+        self.scopes_supported: list[str] | None = None
+        self.grantable: set[str] | None = None
+        self.metadata_body: bytes | None = None
+        self.metadata_content_type = "application/json"
+        self.metadata_issuer: str | None = None
+        self.registration_endpoint: str | None = None
+        self.redirect_state: str | None = None
+        self.redirect_iss: str | None = None
+        self.iss_supported = True
+        self.token_body: dict[str, Any] | None = None
+        self.expires_in = 3600
+        self.clients: dict[str, str] = {}
+        self.codes: dict[str, dict[str, Any]] = {}
+        self.access_tokens: dict[str, set[str]] = {}
+        self.refresh_tokens: dict[str, set[str]] = {}
+        self.registrations: list[dict[str, Any]] = []
+        self.authorizations: list[dict[str, str]] = []
+        self.token_requests: list[dict[str, str]] = []
+
+    # -- what tests look at
+
+    def revoke_access_tokens(self) -> None:
+        with self.lock:
+            self.access_tokens.clear()
+
+    def scopes_of(self, access_token: str) -> set[str] | None:
+        with self.lock:
+            return self.access_tokens.get(access_token)
+
+    # -- the app
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        request = Request(environ)
+        route = {
+            "/.well-known/oauth-authorization-server": self.metadata,
+            "/register": self.register,
+            "/authorize": self.authorize,
+            "/token": self.token,
+        }.get(request.path)
+        response = route(request) if route is not None else Response("not found", status=404)
+        return response(environ, start_response)
+
+    def metadata(self, request: Request) -> Response:
+        if self.metadata_body is not None:
+            return Response(self.metadata_body, content_type=self.metadata_content_type)
+        document: dict[str, Any] = {
+            "issuer": self.metadata_issuer or self.base,
+            "authorization_endpoint": f"{self.base}/authorize",
+            "token_endpoint": f"{self.base}/token",
+            "registration_endpoint": self.registration_endpoint or f"{self.base}/register",
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+            "authorization_response_iss_parameter_supported": self.iss_supported,
+        }
+        if self.scopes_supported is not None:
+            document["scopes_supported"] = self.scopes_supported
+        return json_response(document)
+
+    def register(self, request: Request) -> Response:
+        body = request.get_json(force=True, silent=True) or {}
+        client_id, client_secret = f"client-{secrets.token_hex(4)}", secret("client")
+        with self.lock:
+            self.registrations.append(body)
+            self.clients[client_id] = client_secret
+        return json_response(
+            {**body, "client_id": client_id, "client_secret": client_secret, "token_endpoint_auth_method": "client_secret_basic"},
+            status=201,
+        )
+
+    def authorize(self, request: Request) -> Response:
+        query = dict(request.args)
+        with self.lock:
+            self.authorizations.append(query)
+            code = secret("code")
+            self.codes[code] = query
+        redirect = {"code": code, "state": self.redirect_state or query.get("state", "")}
+        iss = self.redirect_iss if self.redirect_iss is not None else self.base
+        if iss:
+            redirect["iss"] = iss
+        return Response(status=302, headers={"Location": f"{query['redirect_uri']}?{urlencode(redirect)}"})
+
+    def _client(self, request: Request) -> str | None:
+        """The authenticated client: Basic credentials or a posted secret, checked against the registry."""
+        header = request.headers.get("Authorization", "")
+        if header.startswith("Basic "):
+            client_id, _, client_secret = base64.b64decode(header[6:]).decode().partition(":")
+            client_id, client_secret = unquote(client_id), unquote(client_secret)
+        else:
+            client_id, client_secret = request.form.get("client_id", ""), request.form.get("client_secret", "")
+        with self.lock:
+            return client_id if self.clients.get(client_id) == client_secret else None
+
+    def token(self, request: Request) -> Response:
+        form = dict(request.form)
+        with self.lock:
+            self.token_requests.append(form)
+        client_id = self._client(request)
+        if client_id is None:
+            return json_response({"error": "invalid_client"}, status=401)
+        if self.token_body is not None:
+            return json_response(self.token_body)
+        if form.get("grant_type") == "authorization_code":
+            with self.lock:
+                grant = self.codes.pop(form.get("code", ""), None)
+            verifier = form.get("code_verifier", "")
+            challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+            if grant is None or grant.get("code_challenge") != challenge or grant.get("client_id") != client_id:
+                return json_response({"error": "invalid_grant", "error_description": "code or verifier"}, status=400)
+            scopes = set((grant.get("scope") or "").split())
+            if self.grantable is not None:
+                scopes &= self.grantable
+        elif form.get("grant_type") == "refresh_token":
+            with self.lock:
+                scopes = self.refresh_tokens.pop(form.get("refresh_token", ""), None)
+            if scopes is None:
+                return json_response({"error": "invalid_grant"}, status=400)
+        elif form.get("grant_type") == "client_credentials":
+            scopes = set((form.get("scope") or "").split())
+        else:
+            return json_response({"error": "unsupported_grant_type"}, status=400)
+        access, refresh = secret("access"), secret("refresh")
+        with self.lock:
+            self.access_tokens[access] = scopes
+            self.refresh_tokens[refresh] = scopes
+        return json_response(
+            {"access_token": access, "token_type": "Bearer", "expires_in": self.expires_in, "refresh_token": refresh,
+             "scope": " ".join(sorted(scopes))}
+        )
+
+
+class ProtectedMCP:
+    """An MCP server behind a bearer check, publishing protected resource metadata (RFC 9728).
+
+    ``required`` maps JSON-RPC methods to the scope they need (``"*"`` for everything else);
+    ``resource`` overrides the published resource identifier.
+    """
+
+    def __init__(self, app: Any, auth_server: FakeAuthorizationServer) -> None:
+        self.app = app
+        self.auth_server = auth_server
+        self.base = ""
+        self.required: dict[str, str] = {}
+        self.resource: str | None = None
+        self.metadata_body: bytes | None = None
+        self.lock = threading.Lock()  # guards seen
+        self.seen: list[tuple[str, int]] = []
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/mcp"
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        request = Request(environ)
+        if request.path == "/.well-known/oauth-protected-resource/mcp":
+            if self.metadata_body is not None:
+                return Response(self.metadata_body, content_type="text/html")(environ, start_response)
+            document = {"resource": self.resource or self.url, "authorization_servers": [self.auth_server.base]}
+            return json_response(document)(environ, start_response)
+        if request.path != "/mcp":
+            return Response("not found", status=404)(environ, start_response)
+        body = request.get_data()
+        environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(body), str(len(body))
+        method = (json.loads(body).get("method", "") if body else request.method) or ""
+        denial = self._deny(request.headers.get("Authorization", ""), method)
+        with self.lock:
+            self.seen.append((method, denial.status_code if denial is not None else 200))
+        if denial is not None:
+            return denial(environ, start_response)
+        return self.app(environ, start_response)
+
+    def _deny(self, authorization: str, method: str) -> Response | None:
+        metadata = f"{self.base}/.well-known/oauth-protected-resource/mcp"
+        needed = self.required.get(method, self.required.get("*"))
+        scopes = self.auth_server.scopes_of(authorization[7:]) if authorization.startswith("Bearer ") else None
+        if scopes is None:
+            challenge = f'Bearer error="invalid_token", resource_metadata="{metadata}"'
+            if needed:
+                challenge += f', scope="{needed}"'
+            return json_response({"error": "invalid_token"}, status=401, headers={"WWW-Authenticate": challenge})
+        if needed and needed not in scopes:
+            challenge = f'Bearer error="insufficient_scope", scope="{needed}", resource_metadata="{metadata}"'
+            return json_response({"error": "insufficient_scope"}, status=403, headers={"WWW-Authenticate": challenge})
+        return None
+
+
+class ApprovingUser:
+    """The person at the browser, who approves every request: the authorization page is fetched and
+    its redirect read (not followed) for the code, ``state`` and ``iss``."""
+
+    def __init__(self) -> None:
+        self.visits: list[str] = []
+        self._result: AuthorizationCodeResult | None = None
+
+    def redirect(self, authorization_url: str) -> None:
+        import requests
+
+        self.visits.append(authorization_url)
+        response = requests.get(authorization_url, allow_redirects=False, timeout=30)
+        query = dict(part.split("=", 1) for part in urlsplit(response.headers["Location"]).query.split("&"))
+        query = {name: unquote(value) for name, value in query.items()}
+        self._result = AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+
+    def callback(self) -> AuthorizationCodeResult:
+        assert self._result is not None
+        result, self._result = self._result, None
+        return result
+
+
+def client_metadata(**overrides: Any) -> OAuthClientMetadata:
+    return OAuthClientMetadata(client_name="minimcp-tests", redirect_uris=[REDIRECT_URI], **overrides)
+
+
+def list_tool_names(url: str, auth: Any) -> list[str]:
+    with Client(url, auth=auth, mode="legacy") as client:
+        return [tool.name for tool in client.list_tools().tools]
