@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -40,31 +39,17 @@ from minimcp.types import (
     parse_server_notification,
 )
 
-# --- Locating the spec's examples --------------------------------------------------------------
+# --- The spec's examples ------------------------------------------------------------------------
 
-
-def _spec_dir() -> Path | None:
-    """``<repo>/../shared/spec``, else ``$MINIMCP_SHARED/spec`` (MINIMCP_SHARED names shared/)."""
-    candidates = [Path(__file__).resolve().parents[2] / "shared" / "spec"]
-    if os.environ.get("MINIMCP_SHARED"):
-        candidates.append(Path(os.environ["MINIMCP_SHARED"]) / "spec")
-    return next((c for c in candidates if (c / "examples-2026-07-28").is_dir()), None)
-
-
-SPEC_DIR = _spec_dir()
-MISSING_SPEC = (
-    "spec examples not found: expected shared/spec/examples-2026-07-28 next to the repository "
-    "(../shared relative to it), or set MINIMCP_SHARED to the folder that contains spec/"
-)
+#: The specification's own example messages (``examples/<Type>/*.json`` in its repository), copied
+#: into the project so that a fresh clone tests against them.
+SPEC_EXAMPLES = Path(__file__).resolve().parent / "data" / "spec-examples" / "2026-07-28"
 
 
 def _example_params() -> list[Any]:
-    if SPEC_DIR is None:
-        return [pytest.param(None, id="examples-folder-missing")]
-    files = sorted((SPEC_DIR / "examples-2026-07-28").glob("*/*.json"))
-    return [pytest.param(f, id=f"{f.parent.name}/{f.name}") for f in files] or [
-        pytest.param(None, id="examples-folder-empty")
-    ]
+    files = sorted(SPEC_EXAMPLES.glob("*/*.json"))
+    assert files, f"no spec examples under {SPEC_EXAMPLES}"
+    return [pytest.param(f, id=f"{f.parent.name}/{f.name}") for f in files]
 
 
 # --- How each example type is checked ----------------------------------------------------------
@@ -150,9 +135,7 @@ def _check_round_trip(model: type[BaseModel], data: Any) -> BaseModel:
 
 
 @pytest.mark.parametrize("path", _example_params())
-def test_spec_example_round_trips(path: Path | None) -> None:
-    if path is None:
-        pytest.fail(MISSING_SPEC)
+def test_spec_example_round_trips(path: Path) -> None:
     type_name = path.parent.name
     data = json.loads(path.read_text(encoding="utf-8"))
 
