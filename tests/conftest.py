@@ -54,10 +54,10 @@ def load_example(name: str) -> Any:
 
 
 def busy_threads() -> int:
-    """Live threads, leaving out the HTTP server's connection threads (``minimcp-httpd-<port>``):
-    a client's kept-alive connection holds one by design until it closes or idles out, and what a
-    leak test watches is the work the server does, not the connections a client keeps open."""
-    return sum(1 for t in threading.enumerate() if not t.name.startswith("minimcp-httpd-"))
+    """Live threads, leaving out the HTTP server's request workers (``minimcp-httpd``): they wait in
+    its pool for the next request by design until they idle out, and what a leak test watches is
+    the work the MCP server does, not the HTTP server's pool."""
+    return sum(1 for t in threading.enumerate() if t.name != "minimcp-httpd")
 
 
 # --- serving ------------------------------------------------------------------------------------

@@ -47,12 +47,14 @@ class WorkerPool:
     the same lock, whether a job is still meant for it.
     """
 
-    def __init__(self, max_workers: int, wait_timeout: float, idle_timeout: float = 60.0) -> None:
+    def __init__(self, max_workers: int, wait_timeout: float, idle_timeout: float = 60.0,
+                 thread_name: str = "minimcp-worker") -> None:
         if max_workers < 1:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
         self.max_workers = max_workers
         self.wait_timeout = wait_timeout
         self.idle_timeout = idle_timeout
+        self.thread_name = thread_name
         self._lock = threading.Lock()
         self._free = threading.Condition(self._lock)
         self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
@@ -76,12 +78,12 @@ class WorkerPool:
                 raise MCPError(
                     INTERNAL_ERROR, f"Server busy: no worker thread became free within {self.wait_timeout}s"
                 )
-            self._running += 1
             if self._idle:
                 self._idle -= 1  # promised to this job
-            else:
-                threading.Thread(target=self._work, args=(self._jobs, self._generation), name="minimcp-worker",
+            else:  # may raise RuntimeError (the system refused a thread): then nothing was counted
+                threading.Thread(target=self._work, args=(self._jobs, self._generation), name=self.thread_name,
                                  daemon=True).start()
+            self._running += 1
             self._jobs.put(job)
 
     def _wait_for_slot(self) -> bool:
