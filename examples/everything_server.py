@@ -25,7 +25,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from minimcp import MCPError
 from minimcp.server import MCPServer
-from minimcp.server.mcpserver import Audio, Context, Image, UserMessage
+from minimcp.server.mcpserver import Audio, Context, Elicit, Image, Resolve, UserMessage
+from minimcp.server.mcpserver.exceptions import ToolError
 from minimcp.types import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     MODERN_PROTOCOL_VERSIONS,
@@ -426,6 +427,71 @@ def test_input_required_result_capabilities(ctx: Context) -> CallToolResult | In
     if isinstance(answers, InputRequiredResult):
         return answers
     return _text(f"Completed with {', '.join(sorted(answers))}")
+
+
+# --- the tasks extension (io.modelcontextprotocol/tasks) -------------------------------------------
+@mcp.tool()
+def greet(name: str) -> str:
+    """Greets by name; an ordinary call, never a task."""
+    return f"Hello, {name}!"
+
+
+@mcp.tool(task=True)
+def slow_compute(seconds: float, ctx: Context, label: str = "") -> str:
+    """Works for ``seconds`` seconds as a task, stopping early when the task is cancelled."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not ctx.cancelled:
+        time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+    return f"Computed {label or 'result'} in {seconds:g}s"
+
+
+@mcp.tool(task="required")
+def failing_job() -> str:
+    """Runs only as a task, and ends in a tool error after a second."""
+    time.sleep(1.0)
+    raise ToolError("The job failed: the input could not be processed")
+
+
+@mcp.tool(task=True)
+def protocol_error_job() -> str:
+    """Fails as a task with a JSON-RPC error, not a tool error."""
+    raise MCPError(-32603, "The job's worker lost its connection to the backend")
+
+
+class _Confirm(BaseModel):
+    confirm: bool
+
+
+@mcp.tool(task=True)
+def confirm_delete(filename: str, ctx: Context) -> str:
+    """Asks (as a task) whether to delete ``filename``; the question waits in ``inputRequests``."""
+    answer = ctx.elicit(f"Delete {filename}?", _Confirm)
+    if answer.action == "accept" and answer.data.confirm:
+        return f"Deleted {filename}"
+    return f"Kept {filename}"
+
+
+@mcp.tool(task=True)
+def multi_input(ctx: Context) -> CallToolResult | InputRequiredResult:
+    """Asks two questions at once (a hand-built ``InputRequiredResult``); they may be answered one by one."""
+    questions = {
+        "first": _form("First: your name?", {"name": {"type": "string"}}, ["name"]),
+        "second": _form("Second: confirm?", {"confirm": {"type": "boolean"}}, ["confirm"]),
+    }
+    answers = ctx.input_responses or {}
+    if not all(key in answers for key in questions):
+        return InputRequiredResult(input_requests=questions)
+    return _text(f"Received {', '.join(sorted(questions))}")
+
+
+def _ask_name() -> Elicit[_Name]:
+    return Elicit("What is your name?", _Name)
+
+
+@mcp.tool(task="required")
+def test_tool_with_task(person: Annotated[_Name, Resolve(_ask_name)]) -> str:
+    """Asks for a name before the task exists (an ``input_required`` round), then greets as a task."""
+    return f"Hello, {person.name}! (from a task)"
 
 
 # --- resources -----------------------------------------------------------------------------------

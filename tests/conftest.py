@@ -225,6 +225,8 @@ def modern_headers(method: str, params: dict[str, Any] | None = None, version: s
         headers["Mcp-Name"] = params["name"]
     elif method == "resources/read" and "uri" in params:
         headers["Mcp-Name"] = params["uri"]
+    elif method.startswith("tasks/") and "taskId" in params:
+        headers["Mcp-Name"] = params["taskId"]
     return headers
 
 

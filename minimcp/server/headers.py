@@ -14,12 +14,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from minimcp.jsonrpc import EnvelopeError, Message
+from minimcp.shared.tasks import TASK_METHODS
 from minimcp.types import HEADER_MISMATCH
 
 if TYPE_CHECKING:
     from minimcp.server.mcpserver.server import MCPServer
 
-_NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+          **{method: "taskId" for method in TASK_METHODS}}
 
 
 def _mismatch(text: str) -> EnvelopeError:

@@ -433,4 +433,8 @@ METHODS: dict[str, Method] = {
     "completion/complete": Method(_complete),
     "subscriptions/listen": Method(_listen, MODERN_ONLY, stream=True),
     "logging/setLevel": Method(_set_level, LEGACY_ONLY),
+    # The tasks extension (minimcp.server.tasks): answered from the task store, never on a worker.
+    "tasks/get": Method(lambda d, params, ctx: d.server.tasks.get(params, ctx)),
+    "tasks/update": Method(lambda d, params, ctx: d.server.tasks.update(params, ctx)),
+    "tasks/cancel": Method(lambda d, params, ctx: d.server.tasks.cancel(params, ctx)),
 }

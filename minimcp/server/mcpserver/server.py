@@ -36,7 +36,9 @@ from minimcp.server.mcpserver.resources import (
 from minimcp.server.lowlevel.rounds import RequestStateSecurity
 from minimcp.server.lowlevel.sessions import ServerSession
 from minimcp.server.mcpserver.signature import classify, require_sync
-from minimcp.server.mcpserver.tools import Tool, error_result
+from minimcp.server.mcpserver.tools import TaskSupport, Tool, error_result
+from minimcp.server.tasks import TaskManager, TaskStore
+from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -135,6 +137,7 @@ class MCPServer(Generic[LifespanT]):
         auth: AuthSettings | None = None,
         token_verifier: TokenVerifier | None = None,
         auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
+        task_store: TaskStore | None = None,
     ) -> None:
         if lifespan is not None and (inspect.isasyncgenfunction(getattr(lifespan, "__wrapped__", None))
                                      or inspect.iscoroutinefunction(lifespan)):
@@ -182,6 +185,7 @@ class MCPServer(Generic[LifespanT]):
         self._lifespan_cm: AbstractContextManager[Any] | None = None
         self._lifespan_value: Any = {}
         self.dispatcher = Dispatcher(self)
+        self.tasks = TaskManager(self, task_store)
         self.server_info = Implementation(name=self.name, version=version, title=title, description=description,
                                           website_url=website_url, icons=icons)
         self.server_info_wire = dump(self.server_info)
@@ -211,6 +215,7 @@ class MCPServer(Generic[LifespanT]):
         """End open listens, exit the lifespan and stop the worker pool; blocked workers wake with
         "Connection closed"."""
         self.dispatcher.listens.close()
+        self.tasks.close()
         with self._lifespan_lock:
             cm, self._lifespan_cm = self._lifespan_cm, None
         if cm is not None:
@@ -225,25 +230,33 @@ class MCPServer(Generic[LifespanT]):
             prompts=PromptsCapability(list_changed=True),
             logging=LoggingCapability(),
             completions=CompletionsCapability() if self._completion is not None else None,
+            extensions={TASKS_EXTENSION: {}} if self._serves_tasks() else None,
         )
+
+    def _serves_tasks(self) -> bool:
+        with self._registry_lock:
+            return any(tool.task is not None for tool in self._tools.values())
 
     # --- tools -----------------------------------------------------------------------------------
     def tool(self, name: str | None = None, title: str | None = None, description: str | None = None,
              annotations: ToolAnnotations | None = None, icons: list[Any] | None = None,
              meta: dict[str, Any] | None = None, structured_output: bool | None = None,
-             required_scopes: list[str] | None = None) -> Callable[[F], F]:
+             required_scopes: list[str] | None = None, task: TaskSupport = False) -> Callable[[F], F]:
         """Register a plain function as a tool: ``@mcp.tool()``.
 
         ``required_scopes``: OAuth scopes a caller's token must hold to call it (beyond
         ``AuthSettings.required_scopes``); over HTTP, a token without them gets 403
         ``insufficient_scope`` naming them, which is what sends a client to re-authorize.
+
+        ``task=True`` (or ``"optional"``) runs each call as a task for clients that declare the tasks
+        extension, and as an ordinary call for the others; ``task="required"`` refuses those others.
         """
         _misused("tool", name)
 
         def decorator(fn: F) -> F:
             self.add_tool(fn, name=name, title=title, description=description, annotations=annotations,
                           icons=icons, meta=meta, structured_output=structured_output,
-                          required_scopes=required_scopes)
+                          required_scopes=required_scopes, task=task)
             return fn
 
         return decorator
@@ -251,10 +264,11 @@ class MCPServer(Generic[LifespanT]):
     def add_tool(self, fn: Callable[..., Any], name: str | None = None, title: str | None = None,
                  description: str | None = None, annotations: ToolAnnotations | None = None,
                  icons: list[Any] | None = None, meta: dict[str, Any] | None = None,
-                 structured_output: bool | None = None, required_scopes: list[str] | None = None) -> None:
+                 structured_output: bool | None = None, required_scopes: list[str] | None = None,
+                 task: TaskSupport = False) -> None:
         tool = Tool(fn, name=name, title=title, description=description, annotations=annotations, icons=icons,
                     meta=meta, structured_output=structured_output, resolver_keys=self._resolver_keys,
-                    required_scopes=required_scopes)
+                    required_scopes=required_scopes, task=task)
         with self._registry_lock:
             if tool.name in self._tools:
                 if self.settings.warn_on_duplicate_tools:
@@ -282,10 +296,12 @@ class MCPServer(Generic[LifespanT]):
         return [tool.definition() for tool in tools]
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None,
-                  context: Context | None = None) -> CallToolResult | InputRequiredResult:
+                  context: Context | None = None) -> CallToolResult | InputRequiredResult | CreateTaskResult:
         tool = self.get_tool(name)
         if tool is None:
             return error_result(f"Unknown tool: {name}")
+        if tool.task is not None and context is not None:
+            return self.tasks.call(tool, arguments, context)
         return tool.run(arguments, context or self._detached_context())
 
     def _detached_context(self) -> Context:

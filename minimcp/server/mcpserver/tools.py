@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Annotated, Any, Callable, get_args, get_origin
+from typing import Annotated, Any, Callable, Literal, get_args, get_origin
 
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
@@ -143,6 +143,20 @@ def output_plan(name: str, fn: Callable[..., Any], structured_output: bool | Non
         return None
 
 
+TaskSupport = Literal["optional", "required"] | bool
+
+
+def task_support(task: TaskSupport) -> Literal["optional", "required"] | None:
+    """A tool's ``task=`` setting: ``None`` (never a task), ``"optional"`` (``True``) or ``"required"``."""
+    if task is False or task is None:
+        return None
+    if task is True:
+        return "optional"
+    if task in ("optional", "required"):
+        return task  # type: ignore[return-value]
+    raise ValueError(f"task= must be True, False, 'optional' or 'required', not {task!r}")
+
+
 def _is_plain_data(annotation: Any) -> bool:
     return issubclass(annotation, (str, int, float, bool, bytes, list, tuple, dict, set))
 
@@ -163,6 +177,7 @@ class Tool:
         structured_output: bool | None = None,
         resolver_keys: ResolverKeys | None = None,
         required_scopes: list[str] | None = None,
+        task: TaskSupport = False,
     ) -> None:
         name = name or getattr(fn, "__name__", None)
         if name is None or name == "<lambda>":
@@ -183,6 +198,7 @@ class Tool:
         self.parameters = self.arguments.model_json_schema(by_alias=True)
         self.graph = ResolverGraph(name, params.resolved, set(params.arguments), resolver_keys or ResolverKeys())
         self.output = output_plan(name, fn, structured_output)
+        self.task = task_support(task)
         self._check_channels()
 
     def _check_channels(self) -> None:
@@ -209,12 +225,29 @@ class Tool:
         ``MCPError`` passes through (it fails the whole request), and so does the internal
         ``InputRequired`` (a ``BaseException``).
         """
+        values = self.prepare(arguments, ctx)
+        return values if isinstance(values, CallToolResult) else self.invoke(values, ctx)
+
+    def prepare(self, arguments: dict[str, Any] | None, ctx: Context) -> dict[str, Any] | CallToolResult:
+        """The body's parameters: validated arguments and settled resolvers, or the error result.
+
+        Split from ``invoke`` because a task settles its resolvers on the ``tools/call`` request
+        and runs the body later, possibly more than once.
+        """
         try:
             values = argument_values(self.arguments.model_validate(arguments or {}))
             if self.graph:
                 values.update(self.graph.run(ctx, values))
-            for param in self.context_params:
-                values[param] = ctx
+            return values
+        except MCPError:
+            raise
+        except Exception as exc:
+            return error_result(f"Error executing tool {self.name}: {exc}")
+
+    def invoke(self, values: dict[str, Any], ctx: Context) -> CallToolResult | InputRequiredResult:
+        """Run the body with ``values`` (from ``prepare``) and turn what it returns into a result."""
+        try:
+            values = {**values, **{param: ctx for param in self.context_params}}
             returned = self.fn(**values)
             if isinstance(returned, (CallToolResult, InputRequiredResult)):
                 if isinstance(returned, InputRequiredResult) and self.graph:

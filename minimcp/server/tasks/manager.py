@@ -1,0 +1,385 @@
+"""Running tasks: a ``tools/call`` that becomes a task, its body on a worker thread, and ``tasks/*``.
+
+Theory of operation. A tool registered with ``task="optional"`` or ``"required"`` is called as
+usual until its arguments are validated and its ``Resolve(...)`` parameters are settled (those
+questions travel as ordinary ``input_required`` rounds of the ``tools/call`` itself). Then, when
+the request declares the extension, the task record is stored (so a ``tasks/get`` right after the
+answer finds it), the body is handed to this manager's own worker pool, and the call answers with
+the task handle. The body is the tool's ordinary ``def`` with an ordinary ``Context``; it keeps
+running after the HTTP request that created it has ended.
+
+A question the body asks (``ctx.elicit`` and friends) is answered from the answers the task has
+gathered; an unanswered one ends the run: the task turns ``input_required`` with the question under
+``inputRequests`` and the worker thread is free. A body may also return a hand-built
+``InputRequiredResult``; its requests are surfaced the same way, and the next run reads the answers
+from ``ctx.input_responses``. ``tasks/update`` records answers; once every outstanding request is
+answered, the body runs again from the top (replay: code before a question must be safe to run
+twice, as on any 2026-07-28 request), and each answered question returns its answer at once.
+
+``tasks/cancel`` settles the task as ``cancelled`` at once and sets ``ctx.cancelled`` for a body
+that is still running; the TTL does the same when it elapses. Cancellation is cooperative: a body
+that never looks at ``ctx.cancelled`` keeps its thread until it returns, and what it returns then
+is dropped.
+
+A task belongs to the principal that created it; every ``tasks/*`` request for someone else's task
+is answered exactly as for an unknown id.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from minimcp.jsonrpc import MCPError
+from minimcp.server.lowlevel.calls import Outbox, WorkerPool
+from minimcp.server.mcpserver.context import Context, RequestContext
+from minimcp.server.lowlevel.rounds import InputRequired, digest
+from minimcp.server.tasks.store import (
+    InMemoryTaskStore,
+    TaskExpired,
+    TaskLimitReached,
+    TaskNotFound,
+    TaskRecord,
+    TaskStore,
+)
+from minimcp.shared.tasks import (
+    CreateTaskResult,
+    GetTaskResult,
+    declares_tasks,
+    tasks_required_data,
+)
+from minimcp.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    META_CLIENT_CAPABILITIES,
+    CallToolResult,
+    InputRequiredResult,
+    dump,
+    parse_input_response,
+)
+
+if TYPE_CHECKING:
+    from minimcp.server.mcpserver.server import MCPServer
+    from minimcp.server.mcpserver.tools import Tool
+
+logger = logging.getLogger("minimcp.server.tasks")
+
+
+class _Expiring(threading.Event):
+    """A cancellation flag that also turns itself on when the task's TTL has passed.
+
+    ``Context.cancelled`` reads ``is_set()``, so a body that polls it stops at its deadline without
+    a timer thread; ``set()`` is the explicit cancellation.
+    """
+
+    def __init__(self, deadline: float) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def is_set(self) -> bool:
+        return super().is_set() or time.monotonic() >= self._deadline
+
+
+class TaskOutbox(Outbox):
+    """The outbox of a task's body: the call's response has gone, so nothing travels from here."""
+
+    def __init__(self, deadline: float) -> None:
+        super().__init__(can_request=False)
+        self.cancelled = _Expiring(deadline)
+
+    def _deliver(self, message: dict[str, Any], final: bool) -> None:
+        return None
+
+
+class TaskQuestions:
+    """The ``Questions`` strategy inside a task: a recorded answer, or the run ends waiting for one."""
+
+    def __init__(self, answers: dict[str, dict[str, Any]]) -> None:
+        self._answers = answers
+        self.pending: dict[str, dict[str, Any]] = {}
+
+    def ask(self, key: str, method: str, params: dict[str, Any], gate: Any) -> dict[str, Any]:
+        request = {"method": method, "params": params}
+        recorded = self._answers.get(key)
+        if recorded is not None:
+            if recorded["d"] != digest(request):
+                raise MCPError(INTERNAL_ERROR, f"The question '{key}' changed between runs of this task; questions "
+                                               "must be built from the arguments and earlier answers")
+            return recorded["r"]  # type: ignore[no-any-return]
+        gate()
+        self.pending[key] = request
+        raise InputRequired({key: request})
+
+
+@dataclass
+class _Live:
+    """What only this process holds for an unfinished task: the body to run and its flag."""
+
+    tool: Tool
+    values: dict[str, Any]
+    meta: dict[str, Any] | None
+    session: Any
+    request: Any
+    outbox: TaskOutbox
+    deadline: float
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _task_fields(record: TaskRecord) -> dict[str, Any]:
+    return {"task_id": record.task_id, "status": record.status, "status_message": record.status_message,
+            "created_at": _iso(record.created_at), "last_updated_at": _iso(record.updated_at),
+            "ttl_ms": record.ttl_ms, "poll_interval_ms": record.poll_interval_ms}
+
+
+def detailed(record: TaskRecord) -> dict[str, Any]:
+    """The ``tasks/get`` answer (and a status notification's params) for ``record``."""
+    result = GetTaskResult(
+        result_type="complete",
+        input_requests=record.input_requests if record.status == "input_required" else None,
+        result=record.result if record.status == "completed" else None,
+        error=record.error if record.status == "failed" else None,
+        **_task_fields(record),
+    )
+    return dump(result)
+
+
+def _answer(method: str, key: str, response: Any) -> dict[str, Any]:
+    try:
+        return dump(parse_input_response(method, response))
+    except (ValidationError, KeyError):
+        raise MCPError(INVALID_PARAMS, f"inputResponses['{key}'] is not a valid answer to {method}") from None
+
+
+class TaskManager:
+    """The tasks of one ``MCPServer``: creation, the bodies' worker pool, and the ``tasks/*`` answers.
+
+    ``ttl`` (seconds) is how long a task is kept after creation, ``poll_interval`` (seconds) what
+    clients are told to wait between polls, ``max_running`` how many bodies run at once.
+    """
+
+    def __init__(self, server: MCPServer[Any], store: TaskStore | None = None, *, ttl: float = 3600.0,
+                 poll_interval: float = 0.5, max_running: int = 16, wait_timeout: float = 5.0) -> None:
+        if ttl <= 0 or poll_interval <= 0:
+            raise ValueError("task ttl and poll_interval must be positive")
+        self.server = server
+        self.store = store if store is not None else InMemoryTaskStore()
+        self.ttl = ttl
+        self.poll_interval = poll_interval
+        self.pool = WorkerPool(max_running, wait_timeout)
+        # _lock guards _live (task id -> _Live, in creation order). Never held while calling the
+        # store, the pool or a body.
+        self._lock = threading.Lock()
+        self._live: OrderedDict[str, _Live] = OrderedDict()
+
+    # --- tools/call ------------------------------------------------------------------------------
+    def call(self, tool: Tool, arguments: dict[str, Any] | None, ctx: Context) -> Any:
+        """Answer ``tools/call`` for a task tool: a task handle, or the plain result without the extension."""
+        declared = _declares(ctx)
+        if not declared and tool.task == "required":
+            raise MCPError(MISSING_REQUIRED_CLIENT_CAPABILITY,
+                           f"Tool '{tool.name}' runs only as a task; declare the io.modelcontextprotocol/tasks "
+                           "extension in the client capabilities", tasks_required_data())
+        if not declared:
+            return tool.run(arguments, ctx)
+        values = tool.prepare(arguments, ctx)
+        if isinstance(values, CallToolResult):
+            return values  # the arguments were refused: nothing to run later
+        return self._start(tool, values, ctx)
+
+    def _start(self, tool: Tool, values: dict[str, Any], ctx: Context) -> CreateTaskResult:
+        self._sweep()
+        rc = ctx.request_context
+        now = time.time()
+        ttl_ms = round(self.ttl * 1000)
+        record = TaskRecord(task_id=secrets.token_urlsafe(24), owner=_owner(rc), status="working", created_at=now,
+                            updated_at=now, ttl_ms=ttl_ms, expires_at=now + self.ttl,
+                            poll_interval_ms=max(1, round(self.poll_interval * 1000)))
+        live = _Live(tool, values, rc.meta, rc.session, rc.request, TaskOutbox(time.monotonic() + self.ttl),
+                     time.monotonic() + self.ttl)
+        try:
+            self.store.create(record)
+        except TaskLimitReached as full:
+            raise MCPError(INTERNAL_ERROR, str(full)) from None
+        with self._lock:
+            self._live[record.task_id] = live
+        self._submit(record.task_id, live)
+        return CreateTaskResult(**_task_fields(record))
+
+    def _submit(self, task_id: str, live: _Live) -> None:
+        try:
+            self.pool.submit(lambda: self._run(task_id, live))
+        except MCPError as busy:
+            self._settle(task_id, "failed", error=busy.to_wire())
+
+    # --- running a body --------------------------------------------------------------------------
+    def _run(self, task_id: str, live: _Live) -> None:
+        try:
+            record = self.store.get(task_id)
+        except TaskNotFound:
+            self._forget(task_id)
+            return
+        if record.terminal:
+            self._forget(task_id)
+            return
+        questions = TaskQuestions(record.answers)
+        answers = {key: answer["r"] for key, answer in record.answers.items()}
+        rc = RequestContext(request_id=task_id, meta=live.meta, session=live.session,
+                            lifespan_context=self.server.lifespan_context(), server=self.server, outbox=live.outbox,
+                            questions=questions, request=live.request, input_responses=answers or None,
+                            request_state=record.state)
+        try:
+            result = live.tool.invoke(live.values, Context(rc))
+        except InputRequired:
+            self._park(task_id, questions.pending, record.state)
+        except MCPError as exc:
+            self._settle(task_id, "failed", error=exc.to_wire(), message=exc.message)
+        except BaseException:  # the body's failure is the task's, never the worker's
+            logger.exception("task %s of tool %s failed", task_id, live.tool.name)
+            self._settle(task_id, "failed", error={"code": INTERNAL_ERROR, "message": "Internal error"})
+        else:
+            if isinstance(result, InputRequiredResult):
+                if not result.input_requests:
+                    self._settle(task_id, "failed", error={"code": INTERNAL_ERROR, "message": "Internal error"})
+                    logger.error("task %s: tool %s returned an InputRequiredResult without inputRequests",
+                                 task_id, live.tool.name)
+                else:
+                    self._park(task_id, result.input_requests, result.request_state)
+            else:
+                self._settle(task_id, "completed", result=dump(result))
+
+    def _park(self, task_id: str, requests: dict[str, Any], state: str | None) -> None:
+        """The body waits for answers: surface its requests; its thread ends."""
+        wire = {key: dump(value) if hasattr(value, "model_dump") else value for key, value in requests.items()}
+
+        def change(record: TaskRecord) -> TaskRecord | None:
+            if record.terminal:
+                return None
+            answers = {key: answer for key, answer in record.answers.items() if key not in wire}
+            return record.changed(status="input_required", input_requests=wire, answers=answers, state=state)
+
+        self.store.update(task_id, change)
+
+    def _settle(self, task_id: str, status: str, *, result: dict[str, Any] | None = None,
+                error: dict[str, Any] | None = None, message: str | None = None) -> None:
+        def change(record: TaskRecord) -> TaskRecord | None:
+            if record.terminal:
+                return None
+            return record.changed(status=status, input_requests={}, result=result, error=error,
+                                  status_message=message)
+
+        self.store.update(task_id, change)
+        self._forget(task_id)
+
+    def _forget(self, task_id: str) -> _Live | None:
+        with self._lock:
+            return self._live.pop(task_id, None)
+
+    def _sweep(self) -> None:
+        """Drop what this process holds for tasks whose TTL has passed, and flag their bodies."""
+        now = time.monotonic()
+        expired: list[_Live] = []
+        with self._lock:
+            while self._live:
+                task_id, live = next(iter(self._live.items()))
+                if live.deadline > now:
+                    break
+                del self._live[task_id]
+                expired.append(live)
+        for live in expired:
+            live.outbox.abort()
+
+    # --- tasks/* ---------------------------------------------------------------------------------
+    def _visible(self, task_id: Any, ctx: Context) -> TaskRecord:
+        """The caller's own task, or the -32602 every other id gets."""
+        if not _declares(ctx):
+            raise MCPError(MISSING_REQUIRED_CLIENT_CAPABILITY,
+                           "Client did not declare the io.modelcontextprotocol/tasks extension",
+                           tasks_required_data())
+        if not isinstance(task_id, str):
+            raise MCPError(INVALID_PARAMS, "params.taskId must be a string")
+        self._sweep()
+        try:
+            record = self.store.get(task_id)
+        except TaskExpired:
+            raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task has expired") from None
+        except TaskNotFound:
+            record = None
+        if record is None or record.owner != _owner(ctx.request_context):
+            raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
+        return record
+
+    def get(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return detailed(self._visible(params.get("taskId"), ctx))
+
+    def update(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        record = self._visible(params.get("taskId"), ctx)
+        responses = params.get("inputResponses")
+        if not isinstance(responses, dict) or not all(isinstance(value, dict) for value in responses.values()):
+            raise MCPError(INVALID_PARAMS, "inputResponses must be an object mapping each key to a result object")
+        given = {key: {"d": digest(request), "r": _answer(request.get("method", ""), key, responses[key])}
+                 for key, request in record.input_requests.items() if key in responses}
+        resumed = False
+
+        def change(current: TaskRecord) -> TaskRecord | None:
+            nonlocal resumed
+            answered = {key: value for key, value in given.items() if key in current.input_requests}
+            if current.status != "input_required" or not answered:
+                return None
+            pending = {key: value for key, value in current.input_requests.items() if key not in answered}
+            resumed = not pending
+            return current.changed(status="input_required" if pending else "working", input_requests=pending,
+                                   answers={**current.answers, **answered})
+
+        self.store.update(record.task_id, change)
+        if resumed:
+            with self._lock:
+                live = self._live.get(record.task_id)
+            if live is None:
+                self._settle(record.task_id, "failed", error={
+                    "code": INTERNAL_ERROR, "message": "The task's body is no longer held by this server process"})
+            else:
+                self._submit(record.task_id, live)
+        return {"resultType": "complete"}
+
+    def cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        record = self._visible(params.get("taskId"), ctx)
+        live = self._forget(record.task_id)
+        self._settle(record.task_id, "cancelled", message="Cancelled by the client")
+        if live is not None:
+            live.outbox.abort()
+        return {"resultType": "complete"}
+
+    def close(self) -> None:
+        """Flag every unfinished body as cancelled and let the idle workers go."""
+        with self._lock:
+            held, self._live = list(self._live.values()), OrderedDict()
+        for live in held:
+            live.outbox.abort()
+        self.pool.close()
+
+
+def _declares(ctx: Context) -> bool:
+    """Whether this request declared the extension: in its session's capabilities, or in its own ``_meta``."""
+    rc = ctx.request_context
+    if declares_tasks(rc.session.client_capabilities):
+        return True
+    meta = rc.meta or {}
+    return declares_tasks(meta.get(META_CLIENT_CAPABILITIES) or {})
+
+
+def _owner(rc: RequestContext[Any]) -> str | None:
+    """The principal a task belongs to: the same one a sealed ``requestState`` is bound to."""
+    bind = rc.server.request_state_security.bind_principal
+    return bind(rc) if bind is not None else None

@@ -1,0 +1,189 @@
+"""Where tasks live: the ``TaskStore`` interface and the in-memory store every server starts with.
+
+A store keeps what a client can observe of a task (status, timestamps, the pending input requests,
+the answers given, the final result or error) as plain JSON-able data in a ``TaskRecord``. What
+cannot be stored (the running thread, the tool's resolved arguments) stays with the ``TaskManager``
+of the process that runs the body.
+
+The in-memory store is what one process needs: bounded in total and per owner, expired by TTL,
+safe to share between threads. Its records vanish with the process: a restart forgets every task,
+and a client polling one gets -32602 "Task not found". Several processes behind one endpoint need
+a store they share (a database, Redis): implement ``TaskStore`` with the same three rules
+(``create`` refuses past the limits, ``get`` says ``TaskExpired`` or ``TaskNotFound``, ``update``
+is an atomic read-modify-write), and route ``tasks/*`` requests on their ``Mcp-Name`` header (the
+task id) to the process running the task, so that a cancellation reaches its body.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from minimcp.shared.tasks import TERMINAL
+
+
+class TaskNotFound(LookupError):
+    """No task with this id is visible to the caller (unknown, purged, or someone else's)."""
+
+
+class TaskExpired(TaskNotFound):
+    """The task's TTL elapsed and the store discarded it."""
+
+
+class TaskLimitReached(RuntimeError):
+    """The store is full, or the owner already has as many live tasks as allowed."""
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """One task as a client observes it. Frozen: a change is a new record, stored atomically.
+
+    ``owner`` is the principal the task belongs to (``None`` for anonymous callers, whose task id
+    is then the only secret). ``expires_at`` is wall-clock seconds. ``answers`` maps each input
+    request key to ``{"d": digest of the question, "r": the client's answer}``; ``state`` is the
+    ``requestState`` a hand-built ``InputRequiredResult`` carried into the next run.
+    """
+
+    task_id: str
+    owner: str | None
+    status: str
+    created_at: float
+    updated_at: float
+    ttl_ms: int
+    expires_at: float
+    poll_interval_ms: int
+    status_message: str | None = None
+    input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    state: str | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    def changed(self, **changes: Any) -> TaskRecord:
+        """This record with ``changes`` and a fresh ``updated_at``."""
+        return dataclasses.replace(self, updated_at=time.time(), **changes)
+
+
+Change = Callable[[TaskRecord], "TaskRecord | None"]
+
+
+class TaskStore(ABC):
+    """The interface a task store implements; see the module docstring for the rules."""
+
+    @abstractmethod
+    def create(self, record: TaskRecord) -> None:
+        """Keep ``record``; raise ``TaskLimitReached`` when the store or its owner is full.
+
+        Must be durable when it returns: a ``get`` that follows, from any process, finds it."""
+
+    @abstractmethod
+    def get(self, task_id: str) -> TaskRecord:
+        """The record; ``TaskExpired`` when its TTL elapsed, ``TaskNotFound`` when unknown."""
+
+    @abstractmethod
+    def update(self, task_id: str, change: Change) -> TaskRecord | None:
+        """Apply ``change`` to the current record atomically and keep what it returns.
+
+        ``change`` returns ``None`` to leave the record as it is. The answer is the record as
+        stored afterwards (``None`` when ``change`` declined, or the task is gone).
+        """
+
+
+class InMemoryTaskStore(TaskStore):
+    """Tasks in a dict: at most ``max_tasks`` in all and ``max_live_per_owner`` unfinished per owner.
+
+    Expired records are dropped as the store is used (a heap orders them by expiry), and their ids
+    are remembered (the newest ``max_tombstones``) so that a late poll hears "expired" rather than
+    "not found".
+    """
+
+    def __init__(self, *, max_tasks: int = 10_000, max_live_per_owner: int = 100,
+                 max_tombstones: int = 10_000, clock: Callable[[], float] = time.time) -> None:
+        if max_tasks < 1 or max_live_per_owner < 1:
+            raise ValueError("max_tasks and max_live_per_owner must be at least 1")
+        self.max_tasks = max_tasks
+        self.max_live_per_owner = max_live_per_owner
+        self.max_tombstones = max_tombstones
+        self._clock = clock
+        # _lock guards every attribute below. Nothing is called while it is held but dict, heap and
+        # arithmetic operations and the caller's ``change`` (pure: it builds a new record).
+        self._lock = threading.Lock()
+        self._records: dict[str, TaskRecord] = {}
+        self._expiry: list[tuple[float, str]] = []
+        self._live: dict[str | None, int] = {}
+        self._tombstones: OrderedDict[str, None] = OrderedDict()
+
+    def create(self, record: TaskRecord) -> None:
+        with self._lock:
+            self._sweep()
+            if len(self._records) >= self.max_tasks:
+                raise TaskLimitReached(f"The server holds its maximum of {self.max_tasks} tasks; "
+                                       "try again when some have expired")
+            live = self._live.get(record.owner, 0)
+            if not record.terminal and live >= self.max_live_per_owner:
+                raise TaskLimitReached(f"Too many unfinished tasks for this caller (limit {self.max_live_per_owner}); "
+                                       "wait for one to finish or cancel one")
+            self._records[record.task_id] = record
+            heapq.heappush(self._expiry, (record.expires_at, record.task_id))
+            if not record.terminal:
+                self._live[record.owner] = live + 1
+
+    def get(self, task_id: str) -> TaskRecord:
+        with self._lock:
+            self._sweep()
+            record = self._records.get(task_id)
+            if record is not None:
+                return record
+            if task_id in self._tombstones:
+                raise TaskExpired(task_id)
+            raise TaskNotFound(task_id)
+
+    def update(self, task_id: str, change: Change) -> TaskRecord | None:
+        with self._lock:
+            self._sweep()
+            current = self._records.get(task_id)
+            if current is None:
+                return None
+            new = change(current)
+            if new is None:
+                return None
+            self._records[task_id] = new
+            if new.terminal and not current.terminal:
+                self._finished(current.owner)
+            return new
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._sweep()
+            return len(self._records)
+
+    def _finished(self, owner: str | None) -> None:
+        left = self._live.get(owner, 0) - 1
+        if left > 0:
+            self._live[owner] = left
+        else:
+            self._live.pop(owner, None)
+
+    def _sweep(self) -> None:
+        """Drop every record whose TTL elapsed (caller holds ``_lock``)."""
+        now = self._clock()
+        while self._expiry and self._expiry[0][0] <= now:
+            _, task_id = heapq.heappop(self._expiry)
+            record = self._records.pop(task_id, None)
+            if record is None:
+                continue
+            if not record.terminal:
+                self._finished(record.owner)
+            self._tombstones[task_id] = None
+            if len(self._tombstones) > self.max_tombstones:
+                self._tombstones.popitem(last=False)
