@@ -26,6 +26,8 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Client": "minimcp.client",
     "InputRequiredRoundsExceededError": "minimcp.client",
+    "TaskCancelledError": "minimcp.client",
+    "TaskHandle": "minimcp.client",
     "StdioServerParameters": "minimcp.client.stdio",
     "stdio_client": "minimcp.client.stdio",
     "MCPError": "minimcp.jsonrpc",
@@ -37,7 +39,7 @@ __all__ = [*_EXPORTS, "types"]
 
 if TYPE_CHECKING:
     from minimcp import types
-    from minimcp.client import Client, InputRequiredRoundsExceededError
+    from minimcp.client import Client, InputRequiredRoundsExceededError, TaskCancelledError, TaskHandle
     from minimcp.client.stdio import StdioServerParameters, stdio_client
     from minimcp.jsonrpc import MCPError, UrlElicitationRequiredError
     from minimcp.shared.exceptions import MCPDeprecationWarning

@@ -12,6 +12,7 @@ HTTP, ``Client(StdioServerParameters(command=...))`` to a subprocess; anything e
 
 from minimcp.client.client import Client, InputRequiredRoundsExceededError
 from minimcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
+from minimcp.client.tasks import TaskCancelledError, TaskHandle
 from minimcp.client.terminal import TerminalElicitation, terminal_elicitation
 from minimcp.client.transports import Transport
 
@@ -21,6 +22,8 @@ __all__ = [
     "ClientSession",
     "IncomingMessage",
     "InputRequiredRoundsExceededError",
+    "TaskCancelledError",
+    "TaskHandle",
     "TerminalElicitation",
     "Transport",
     "terminal_elicitation",

@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import requests.auth
 from pydantic import ValidationError
@@ -30,9 +30,11 @@ from minimcp.client.session import (
     SamplingFnT,
 )
 from minimcp.client.stdio import StdioServerParameters, stdio_client
+from minimcp.client.tasks import TaskHandle
 from minimcp.client.streamable_http import streamable_http_client
 from minimcp.client.transports import InMemoryTransport, Transport
 from minimcp.jsonrpc import MCPError
+from minimcp.shared.tasks import CreateTaskResult
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     MODERN_PROTOCOL_VERSIONS,
@@ -250,6 +252,18 @@ class Client:
     def list_tools(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListToolsResult:
         return self.session.list_tools(cursor=cursor, meta=meta)
 
+    @overload
+    def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
+                  read_timeout_seconds: float | None = None, progress_callback: ProgressFnT | None = None, *,
+                  input_responses: Mapping[str, Any] | None = None, request_state: str | None = None,
+                  meta: RequestParamsMeta | None = None, task: Literal[False] = False) -> CallToolResult: ...
+
+    @overload
+    def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
+                  read_timeout_seconds: float | None = None, progress_callback: ProgressFnT | None = None, *,
+                  input_responses: Mapping[str, Any] | None = None, request_state: str | None = None,
+                  meta: RequestParamsMeta | None = None, task: Literal[True]) -> TaskHandle: ...
+
     def call_tool(
         self,
         name: str,
@@ -260,17 +274,28 @@ class Client:
         input_responses: Mapping[str, Any] | None = None,
         request_state: str | None = None,
         meta: RequestParamsMeta | None = None,
-    ) -> CallToolResult:
+        task: bool = False,
+    ) -> CallToolResult | TaskHandle:
+        """Call a tool and return its result; with ``task=True``, a ``TaskHandle`` to wait on later.
+
+        A server may run any call as a task (the tasks extension). Without ``task=True`` such a
+        call is awaited here, its questions answered through this client's callbacks.
+        """
         session = self.session
-        return self._until_complete(
+        result = self._until_complete(
             "call_tool",
             lambda responses, state: session.call_tool(
                 name, arguments, read_timeout_seconds, progress_callback,
-                input_responses=responses, request_state=state, meta=meta, allow_input_required=True,
+                input_responses=responses, request_state=state, meta=meta, allow_input_required=True, allow_task=task,
             ),
             input_responses,
             request_state,
         )
+        if not task:
+            return result  # type: ignore[return-value]
+        if isinstance(result, CreateTaskResult):
+            return TaskHandle(session, result)
+        return TaskHandle(session, immediate=result)
 
     def list_resources(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListResourcesResult:
         return self.session.list_resources(cursor=cursor, meta=meta)

@@ -28,8 +28,10 @@ from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
 from minimcp.client.streamable_http import encode_header_value, header_parameters
+from minimcp.client.tasks import TaskHandle
 from minimcp.client.transports import SessionExpired, Transport
 from minimcp.jsonrpc import MCPError, Message
+from minimcp.shared.tasks import TASK_METHODS, TASK_RESULT_TYPE, TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     HEADER_MISMATCH,
@@ -122,7 +124,8 @@ LoggingFnT = Callable[[LoggingMessageNotificationParams], None]
 MessageHandlerFnT = Callable[[IncomingMessage], None]
 ProgressFnT = Callable[[float, "float | None", "str | None"], None]
 
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+               **{method: "taskId" for method in TASK_METHODS}}
 #: How many pages of ``tools/list`` a client reads looking for one tool's new definition.
 MAX_LIST_PAGES = 100
 _UNSUPPORTED = {
@@ -192,6 +195,7 @@ class ClientSession:
             else None,
             sampling=(self._sampling_capabilities or SamplingCapability()) if self._sampling_callback is not None else None,
             roots=RootsCapability(list_changed=True) if self._list_roots_callback is not None else None,
+            extensions={TASKS_EXTENSION: {}},  # a task is awaited behind call_tool, so any client can take one
         )
 
     @property
@@ -485,7 +489,10 @@ class ClientSession:
         request_state: str | None = None,
         meta: RequestParamsMeta | None = None,
         allow_input_required: bool = False,
-    ) -> CallToolResult | InputRequiredResult:
+        allow_task: bool = False,
+    ) -> CallToolResult | InputRequiredResult | CreateTaskResult:
+        """Call a tool. A server may answer with a task (the tasks extension): ``allow_task=True``
+        returns its ``CreateTaskResult``; otherwise the task is awaited here and its result returned."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
@@ -495,7 +502,14 @@ class ClientSession:
             timeout=read_timeout_seconds,
             progress_callback=progress_callback,
         )
-        result = self._terminal(raw, CallToolResult, "call_tool", allow_input_required)
+        result: CallToolResult | InputRequiredResult
+        if raw.get("resultType") == TASK_RESULT_TYPE:
+            created = CreateTaskResult.model_validate(raw)
+            if allow_task:
+                return created
+            result = TaskHandle(self, created).result()
+        else:
+            result = self._terminal(raw, CallToolResult, "call_tool", allow_input_required)
         if isinstance(result, CallToolResult):
             self._check_structured(name, result)
         return result
