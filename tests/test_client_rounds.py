@@ -149,7 +149,8 @@ def test_modern_requests_carry_meta_and_headers() -> None:
     message, headers = server.sent[0]
     meta = message["params"]["_meta"]
     assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
-    assert meta["io.modelcontextprotocol/clientCapabilities"] == {"elicitation": {"form": {}, "url": {}}}
+    assert meta["io.modelcontextprotocol/clientCapabilities"] == {
+        "elicitation": {"form": {}, "url": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
     assert meta["io.modelcontextprotocol/clientInfo"]["name"] == "minimcp"
     assert headers == {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "greet"}
 
