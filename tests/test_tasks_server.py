@@ -403,6 +403,17 @@ def test_a_running_body_sees_cancelled_once_its_ttl_passes(serve_http: Callable[
     assert seen["stopped"].wait(WAIT), "the body never saw ctx.cancelled after its TTL"
 
 
+def test_bodies_past_max_running_wait_their_turn_in_working(serve_http: Callable[..., str]) -> None:
+    mcp, seen = build()
+    mcp.tasks.max_running = 1
+    url = serve_http(mcp)
+    first, second, third = (created(call(url, "gated")) for _ in range(3))
+    assert [task_rpc(url, "tasks/get", t)["result"]["status"] for t in (first, second, third)] == ["working"] * 3
+    seen["release"].set()
+    for task_id in (first, second, third):
+        assert poll(url, task_id, terminal)["result"]["content"][0]["text"] == "released"
+
+
 def test_the_store_refuses_past_its_total_bound(serve_http: Callable[..., str]) -> None:
     mcp, seen = build(task_store=InMemoryTaskStore(max_tasks=1))
     url = serve_http(mcp)

@@ -31,17 +31,17 @@ import logging
 import secrets
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from minimcp.jsonrpc import MCPError
 from minimcp.server.lowlevel.calls import Outbox, WorkerPool
-from minimcp.server.mcpserver.context import Context, RequestContext
 from minimcp.server.lowlevel.rounds import InputRequired, digest
+from minimcp.server.mcpserver.context import Context, RequestContext
 from minimcp.server.tasks.store import (
     InMemoryTaskStore,
     TaskExpired,
@@ -56,6 +56,7 @@ from minimcp.shared.tasks import (
     declares_tasks,
     tasks_required_data,
 )
+from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -128,7 +129,7 @@ class _Live:
     values: dict[str, Any]
     meta: dict[str, Any] | None
     session: Any
-    request: Any
+    transport: TransportContext
     outbox: TaskOutbox
     deadline: float
 
@@ -166,22 +167,38 @@ class TaskManager:
     """The tasks of one ``MCPServer``: creation, the bodies' worker pool, and the ``tasks/*`` answers.
 
     ``ttl`` (seconds) is how long a task is kept after creation, ``poll_interval`` (seconds) what
-    clients are told to wait between polls, ``max_running`` how many bodies run at once.
+    clients are told to wait between polls, ``max_running`` how many bodies run at once: a body
+    that finds them all busy waits its turn in a queue (its task stays ``working``), and each worker
+    takes the next queued body when its own ends, so a burst of tasks costs no more threads.
     """
 
     def __init__(self, server: MCPServer[Any], store: TaskStore | None = None, *, ttl: float = 3600.0,
-                 poll_interval: float = 0.5, max_running: int = 16, wait_timeout: float = 5.0) -> None:
+                 poll_interval: float = 0.5, max_running: int = 16) -> None:
         if ttl <= 0 or poll_interval <= 0:
             raise ValueError("task ttl and poll_interval must be positive")
         self.server = server
         self.store = store if store is not None else InMemoryTaskStore()
         self.ttl = ttl
         self.poll_interval = poll_interval
-        self.pool = WorkerPool(max_running, wait_timeout)
-        # _lock guards _live (task id -> _Live, in creation order). Never held while calling the
-        # store, the pool or a body.
+        self.pool = WorkerPool(max_running, wait_timeout=60.0)
+        self.max_running = max_running
+        # _lock guards _live (task id -> _Live, in creation order), _queue (bodies waiting for a
+        # worker) and _running (workers busy with bodies, at most max_running). Never held while
+        # calling the store, the pool or a body.
         self._lock = threading.Lock()
         self._live: OrderedDict[str, _Live] = OrderedDict()
+        self._queue: deque[tuple[str, _Live]] = deque()
+        self._running = 0
+
+    @property
+    def max_running(self) -> int:
+        return self.pool.max_workers
+
+    @max_running.setter
+    def max_running(self, value: int) -> None:
+        if value < 1:
+            raise ValueError("max_running must be at least 1")
+        self.pool.max_workers = value
 
     # --- tools/call ------------------------------------------------------------------------------
     def call(self, tool: Tool, arguments: dict[str, Any] | None, ctx: Context) -> Any:
@@ -206,8 +223,8 @@ class TaskManager:
         record = TaskRecord(task_id=secrets.token_urlsafe(24), owner=_owner(rc), status="working", created_at=now,
                             updated_at=now, ttl_ms=ttl_ms, expires_at=now + self.ttl,
                             poll_interval_ms=max(1, round(self.poll_interval * 1000)))
-        live = _Live(tool, values, rc.meta, rc.session, rc.request, TaskOutbox(time.monotonic() + self.ttl),
-                     time.monotonic() + self.ttl)
+        deadline = time.monotonic() + self.ttl
+        live = _Live(tool, values, rc.meta, rc.session, rc.transport, TaskOutbox(deadline), deadline)
         try:
             self.store.create(record)
         except TaskLimitReached as full:
@@ -218,10 +235,31 @@ class TaskManager:
         return CreateTaskResult(**_task_fields(record))
 
     def _submit(self, task_id: str, live: _Live) -> None:
+        """Run the body on a free worker, or queue it for the next worker that frees up."""
+        with self._lock:
+            if self._running >= self.max_running:
+                self._queue.append((task_id, live))
+                return
+            self._running += 1
         try:
-            self.pool.submit(lambda: self._run(task_id, live))
-        except MCPError as busy:
+            self.pool.submit(lambda: self._work(task_id, live))
+        except MCPError as busy:  # the pool is ours alone and sized to max_running: only when closed
+            with self._lock:
+                self._running -= 1
             self._settle(task_id, "failed", error=busy.to_wire())
+
+    def _work(self, task_id: str, live: _Live) -> None:
+        """One worker's loop: this body, then every body queued meanwhile."""
+        while True:
+            try:
+                self._run(task_id, live)
+            except BaseException:  # a failing store must not cost the manager a worker slot
+                logger.exception("task %s could not be run", task_id)
+            with self._lock:
+                if not self._queue:
+                    self._running -= 1
+                    return
+                task_id, live = self._queue.popleft()
 
     # --- running a body --------------------------------------------------------------------------
     def _run(self, task_id: str, live: _Live) -> None:
@@ -237,7 +275,7 @@ class TaskManager:
         answers = {key: answer["r"] for key, answer in record.answers.items()}
         rc = RequestContext(request_id=task_id, meta=live.meta, session=live.session,
                             lifespan_context=self.server.lifespan_context(), server=self.server, outbox=live.outbox,
-                            questions=questions, request=live.request, input_responses=answers or None,
+                            questions=questions, transport=live.transport, input_responses=answers or None,
                             request_state=record.state)
         try:
             result = live.tool.invoke(live.values, Context(rc))
@@ -261,7 +299,7 @@ class TaskManager:
 
     def _park(self, task_id: str, requests: dict[str, Any], state: str | None) -> None:
         """The body waits for answers: surface its requests; its thread ends."""
-        wire = {key: dump(value) if hasattr(value, "model_dump") else value for key, value in requests.items()}
+        wire = {key: dump(value) if isinstance(value, BaseModel) else value for key, value in requests.items()}
 
         def change(record: TaskRecord) -> TaskRecord | None:
             if record.terminal:
@@ -365,6 +403,7 @@ class TaskManager:
         """Flag every unfinished body as cancelled and let the idle workers go."""
         with self._lock:
             held, self._live = list(self._live.values()), OrderedDict()
+            self._queue.clear()
         for live in held:
             live.outbox.abort()
         self.pool.close()
@@ -380,6 +419,5 @@ def _declares(ctx: Context) -> bool:
 
 
 def _owner(rc: RequestContext[Any]) -> str | None:
-    """The principal a task belongs to: the same one a sealed ``requestState`` is bound to."""
-    bind = rc.server.request_state_security.bind_principal
-    return bind(rc) if bind is not None else None
+    """The principal a task belongs to, as the transport's principal hook found it."""
+    return rc.transport.principal
