@@ -201,11 +201,13 @@ class Dispatcher:
         if not method.worker:
             return self._execute(method, message, session, outbox, transport)
         session.begin(request_id, outbox)
+        scope = self.server.call_scope()  # on the receiving thread, while the host's context is here
 
         def job() -> None:
             response = jsonrpc.error(request_id, INTERNAL_ERROR, "Internal server error")
             try:
-                response = self._execute(method, message, session, outbox, transport)
+                with scope:
+                    response = self._execute(method, message, session, outbox, transport)
             except BaseException:  # even a handler that calls sys.exit() must answer, or its caller waits forever
                 logger.exception("%s ended the worker", message["method"])
             finally:
@@ -290,7 +292,8 @@ class Dispatcher:
         wire.setdefault("resultType", "complete")
         if wire["resultType"] == "complete" and method.cache_scope is not None:
             wire.setdefault("ttlMs", self.server.cache_ttl_ms)
-            wire.setdefault("cacheScope", method.cache_scope)
+            private = method.cache_scope == "public" and self.server.listings_vary_by_user
+            wire.setdefault("cacheScope", "private" if private else method.cache_scope)
         wire.setdefault("_meta", {}).setdefault(META_SERVER_INFO, self.server.server_info_wire)
 
     def _run_rounds(self, method: Method, name: str, params: dict[str, Any], rc: RequestContext[Any]) -> Any:

@@ -153,6 +153,12 @@ class Context(Generic[LifespanT]):
         return self._rc.server
 
     @property
+    def user(self) -> Any:
+        """The host application's user making this call (a Django ``User``, Flask-Login's
+        ``current_user``), when the server lives in one (``minimcp.flask``, ``minimcp.django``)."""
+        return self._rc.server.host_user()
+
+    @property
     def headers(self) -> Mapping[str, str] | None:
         return self._rc.transport.headers
 

@@ -110,6 +110,10 @@ class _NoQuestions:
 class MCPServer(Generic[LifespanT]):
     """An MCP server: register tools, resources and prompts, then ``run()`` or mount ``wsgi_app()``."""
 
+    #: Whether listings depend on who asks (a host filters tools by permission): 2026-07-28 list
+    #: results then say ``cacheScope: "private"``, so no shared cache hands one user's list to another.
+    listings_vary_by_user = False
+
     def __init__(
         self,
         name: str | None = None,
@@ -221,6 +225,21 @@ class MCPServer(Generic[LifespanT]):
         if cm is not None:
             cm.__exit__(None, None, None)
         self.pool.close()
+
+    # --- the host application (minimcp.flask, minimcp.django override these) ----------------------
+    def call_scope(self) -> AbstractContextManager[Any]:
+        """The context every handler of one request runs in, on its worker thread.
+
+        Called on the thread that received the request, while the host framework's context (its
+        request, its logged-in user) is still there; the context manager it returns is entered on
+        the worker around the handler (tool, resolvers, resource, prompt) and exited when it ends.
+        A host captures what it needs here and re-establishes it there.
+        """
+        return contextlib.nullcontext()
+
+    def host_user(self) -> Any:
+        """The host application's user of the current call (``ctx.user``); ``None`` outside a host."""
+        return None
 
     # --- capabilities ----------------------------------------------------------------------------
     def capabilities(self) -> ServerCapabilities:
