@@ -2,7 +2,8 @@
 ``test_http_server.py`` and ``test_modern_http.py`` do not already pin them.
 
 - DNS rebinding: foreign and look-alike ``Host``/``Origin`` values, ``Origin: null``, and the
-  loopback spellings that must pass, on both eras;
+  loopback spellings that must pass, on both eras; custom routes checked the same way unless they
+  opt out;
 - principals: ``requestState`` and legacy session ids are bound to the authenticated user
   (``REMOTE_USER``, set here by a WSGI middleware as a host framework would);
 - session ids: 128 random bits, visible ASCII, never repeated;
@@ -120,6 +121,56 @@ def test_foreign_origins_are_refused_on_both_eras(serve_http: Callable[..., str]
     modern, _ = modern_post(url, "server/discover", {}, headers={"Origin": origin})
     assert (legacy.status_code, legacy.text) == (403, "Invalid Origin header")
     assert (modern.status_code, modern.text) == (403, "Invalid Origin header")
+
+
+def pay_server() -> MCPServer:
+    """A server with a page that takes money (as ``examples/payment_page.py``) and a public one."""
+    from werkzeug.wrappers import Response
+
+    mcp = MCPServer("Shop")
+
+    @mcp.custom_route("/pay", methods=["POST"])
+    def pay(request: Any) -> Any:
+        return Response("paid")
+
+    @mcp.custom_route("/status", methods=["GET"], dns_rebinding_protection=False)
+    def status(request: Any) -> Any:
+        return Response("up")
+
+    return mcp
+
+
+@pytest.mark.parametrize("headers, status, text", [
+    ({"Host": "evil.example.com"}, 421, "Invalid Host header"),
+    ({"Origin": "http://evil.example.com"}, 403, "Invalid Origin header"),
+    ({"Host": "localhost.evil.com", "Origin": "http://localhost.evil.com"}, 421, "Invalid Host header"),
+    ({"Host": "localhost:8000", "Origin": "http://localhost:8000"}, 200, "paid"),
+    ({}, 200, "paid"),
+])
+def test_custom_routes_get_the_dns_rebinding_protection(serve_http: Callable[..., str], headers: dict[str, str],
+                                                        status: int, text: str) -> None:
+    base = serve_http(pay_server()).rsplit("/mcp", 1)[0]
+    response = requests.post(base + "/pay", headers=headers, timeout=10)
+    assert (response.status_code, response.text) == (status, text)
+
+
+def test_a_custom_route_can_opt_out_of_the_dns_rebinding_protection(serve_http: Callable[..., str]) -> None:
+    base = serve_http(pay_server()).rsplit("/mcp", 1)[0]
+    response = requests.get(base + "/status", headers={"Host": "status.example.com", "Origin": "http://a.example"},
+                            timeout=10)
+    assert (response.status_code, response.text) == (200, "up")
+
+
+def test_custom_routes_follow_the_transport_security_settings(serve_http: Callable[..., str]) -> None:
+    from minimcp.server.transport_security import TransportSecuritySettings
+
+    security = TransportSecuritySettings(allowed_hosts=["shop.example.com"], allowed_origins=["https://shop.example.com"])
+    base = serve_http(pay_server(), transport_security=security).rsplit("/mcp", 1)[0]
+    allowed = {"Host": "shop.example.com", "Origin": "https://shop.example.com"}
+    assert requests.post(base + "/pay", headers=allowed, timeout=10).text == "paid"
+    assert requests.post(base + "/pay", timeout=10).status_code == 421  # 127.0.0.1 is not listed now
+    assert requests.post(base + "/pay", headers={**allowed, "Origin": "https://evil.example"},
+                         timeout=10).status_code == 403
 
 
 @pytest.mark.parametrize("host, origin", [

@@ -222,7 +222,8 @@ class MCPWSGIApp:
         self.sessions = SessionManager(session_idle_timeout, max_sessions, max_pending_per_session)
         self.keepalive_interval = keepalive_interval
         self.retry_interval = retry_interval
-        self._routes = {path: (methods, fn) for path, methods, fn in server.custom_routes}
+        #: path -> (methods, handler, whether Host and Origin are checked)
+        self._routes = {path: (methods, fn, protected) for path, methods, fn, protected in server.custom_routes}
         self.auth: ProtectedResource | None = None
         if auth is None and token_verifier is None and auth_server_provider is None:
             auth, token_verifier, auth_server_provider = server.auth_options
@@ -232,7 +233,8 @@ class MCPWSGIApp:
             check_auth_options(auth, token_verifier, auth_server_provider)
             if auth is not None:
                 self.auth = ProtectedResource(auth, token_verifier, auth_server_provider, server.tool_scopes())
-                self._routes.update({path: (methods, fn) for path, methods, fn in self.auth.routes})
+                # Unchecked: browser-based clients on other origins call them (they answer CORS).
+                self._routes.update({path: (methods, fn, False) for path, methods, fn in self.auth.routes})
         self.principal: PrincipalHook = principal or (self.auth.principal if self.auth is not None else remote_user)
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
@@ -249,9 +251,25 @@ class MCPWSGIApp:
         method = environ["REQUEST_METHOD"]
         if path != self.path:
             route = self._routes.get(path)
-            if route is not None and method in route[0]:
-                return route[1](Request(environ))
-            return _plain("Not Found", 404) if route is None else _plain("Method Not Allowed", 405)
+            if route is None:
+                return _plain("Not Found", 404)
+            methods, handler, protected = route
+            if method not in methods:
+                return _plain("Method Not Allowed", 405)
+        else:
+            protected, handler = True, None
+        refused = self._rebinding_refusal(environ) if protected else None
+        if refused is not None:
+            return refused
+        if handler is not None:
+            return handler(Request(environ))
+        if self.auth is not None:
+            return self._authenticated(environ, method)
+        return self._serve(environ, method)
+
+    def _rebinding_refusal(self, environ: dict[str, Any]) -> _Reply | None:
+        """The answer to a request whose ``Host`` or ``Origin`` ``transport_security`` does not allow
+        (DNS-rebinding protection), else ``None``."""
         host = environ.get("HTTP_HOST")
         if not host_allowed(self.security, host):
             logger.warning("rejected request with Host %r", host)
@@ -260,9 +278,7 @@ class MCPWSGIApp:
         if not origin_allowed(self.security, origin):
             logger.warning("rejected request with Origin %r", origin)
             return _plain("Invalid Origin header", 403)
-        if self.auth is not None:
-            return self._authenticated(environ, method)
-        return self._serve(environ, method)
+        return None
 
     def _serve(self, environ: dict[str, Any], method: str) -> _Reply:
         if method == "POST":

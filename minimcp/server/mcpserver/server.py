@@ -182,7 +182,8 @@ class MCPServer(Generic[LifespanT]):
         self._templates: dict[str, ResourceTemplate] = {}
         self._prompts: dict[str, Prompt] = {}
         self._completion: Callable[..., Any] | None = None
-        self.custom_routes: list[tuple[str, list[str], Callable[..., Any]]] = []
+        #: ``(path, methods, handler, dns_rebinding_protection)`` of each ``@custom_route``.
+        self.custom_routes: list[tuple[str, list[str], Callable[..., Any], bool]] = []
         self._lifespan = lifespan
         # _lifespan_lock guards _lifespan_cm and _lifespan_value: the lifespan is entered once.
         self._lifespan_lock = threading.Lock()
@@ -465,12 +466,18 @@ class MCPServer(Generic[LifespanT]):
         return CompleteResult(completion=completion or Completion(values=[]))
 
     # --- custom routes ---------------------------------------------------------------------------
-    def custom_route(self, path: str, methods: list[str], name: str | None = None) -> Callable[[F], F]:
-        """Serve a plain ``def handler(request) -> werkzeug.Response`` beside the MCP endpoint."""
+    def custom_route(self, path: str, methods: list[str], name: str | None = None, *,
+                     dns_rebinding_protection: bool = True) -> Callable[[F], F]:
+        """Serve a plain ``def handler(request) -> werkzeug.Response`` beside the MCP endpoint.
+
+        The route checks ``Host`` and ``Origin`` as the MCP endpoint does (``transport_security``),
+        so a hostile page cannot reach it through DNS rebinding; ``dns_rebinding_protection=False``
+        serves it to any host name and origin (a public page behind a proxy that sets ``Host``).
+        """
 
         def decorator(fn: F) -> F:
             require_sync(fn, name or fn.__name__)
-            self.custom_routes.append((path, [m.upper() for m in methods], fn))
+            self.custom_routes.append((path, [m.upper() for m in methods], fn, dns_rebinding_protection))
             return fn
 
         return decorator
