@@ -11,12 +11,8 @@ from __future__ import annotations
 
 import logging
 import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -310,52 +306,9 @@ class socket_that_refuses:
     """A loopback URL nobody listens on (the port is bound, never listened, then released)."""
 
     def __enter__(self) -> str:
-        import socket
-
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         return f"http://127.0.0.1:{self.sock.getsockname()[1]}/register"
 
     def __exit__(self, *exc: object) -> None:
         self.sock.close()
-
-
-# --- against the official SDK's authorization server ------------------------------------------------
-
-
-@pytest.fixture
-def official_oauth_server() -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    script = Path(__file__).parent / "servers" / "official_oauth.py"
-    process = subprocess.Popen([sys.executable, str(script), str(port)], stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert process.poll() is None, process.stderr.read() if process.stderr else "server exited"
-                assert time.monotonic() < deadline, "the official server did not start in 30 s"
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
-def test_the_official_authorization_server_logs_us_in_and_refreshes(official_oauth_server: str) -> None:
-    user, storage = ApprovingUser(), InMemoryTokenStorage()
-    provider = OAuthClientProvider(official_oauth_server, client_metadata(), storage, user.redirect, user.callback)
-    with Client(official_oauth_server, auth=provider) as client:
-        first = client.call_tool("whoami", {}).content[0].text
-        issued = storage.get_tokens()
-    # A new connection reuses the stored registration and refreshes the (short-lived) token.
-    with Client(official_oauth_server, auth=provider) as client:
-        again = client.call_tool("whoami", {}).content[0].text
-    client_info, refreshed = storage.get_client_info(), storage.get_tokens()
-    assert client_info is not None and first == again == f"{client_info.client_id} mcp"
-    assert len(user.visits) == 1
-    assert issued is not None and refreshed is not None and refreshed.access_token != issued.access_token

@@ -7,17 +7,27 @@ server, Client ID Metadata Documents, pre-registered clients and an authorizatio
 from __future__ import annotations
 
 import base64
+import io
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import jwt
 import pytest
+import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from minimcp import Client
-from minimcp.client.auth import InMemoryTokenStorage, OAuthClientProvider, OAuthFlowError, OAuthTokenError
+from minimcp.client.auth import (
+    InMemoryTokenStorage,
+    LoopbackRedirect,
+    OAuthClientProvider,
+    OAuthFlowError,
+    OAuthTokenError,
+    browser_login,
+)
 from minimcp.client.auth.extensions.client_credentials import (
     ClientCredentialsOAuthProvider,
     PrivateKeyJWTOAuthProvider,
@@ -256,3 +266,71 @@ def test_a_moved_authorization_server_gets_a_new_registration_and_never_the_old_
     assert all(r.get("client_id") != old_client.client_id for r in new_server.token_requests)
     current = world.storage.get_client_info()
     assert current is not None and current.issuer == new_server.base
+
+
+# --- browser_login --------------------------------------------------------------------------------------
+
+
+class ThreadedBrowser:
+    """A browser stand-in: opens the page on its own thread (a real browser does not block the
+    program) and follows every redirect, the last one to the loopback callback."""
+
+    def __init__(self) -> None:
+        self.threads: list[threading.Thread] = []
+        self.pages: list[str] = []
+
+    def __call__(self, url: str) -> bool:
+        def visit() -> None:
+            self.pages.append(requests.get(url, timeout=30).text)
+
+        thread = threading.Thread(target=visit, daemon=True)
+        self.threads.append(thread)
+        thread.start()
+        return True
+
+    def join(self) -> None:
+        for thread in self.threads:
+            thread.join(30)
+
+
+def test_browser_login_catches_the_redirect_on_a_loopback_port(world: World) -> None:
+    browser = ThreadedBrowser()
+    provider = browser_login(world.url, open_browser=browser)
+    try:
+        with Client(world.url, auth=provider, mode="legacy") as client:
+            assert client.call_tool("echo", {"text": "from a browser"}).content[0].text == "from a browser"
+    finally:
+        provider.close()
+    browser.join()
+    (registration,) = world.auth_server.registrations
+    (redirect_uri,) = registration["redirect_uris"]
+    assert redirect_uri.startswith("http://127.0.0.1:") and redirect_uri.endswith("/callback")
+    assert "Logged in" in browser.pages[0]
+
+
+def test_browser_login_without_a_browser_prints_the_address() -> None:
+    shown = io.StringIO()
+    loopback = LoopbackRedirect(timeout=0.2, open_browser=lambda url: False, output=shown)
+    try:
+        loopback.redirect("https://as.example.com/authorize?x=1")
+        with pytest.raises(OAuthFlowError, match="No login came back"):
+            loopback.callback()
+    finally:
+        loopback.close()
+    assert "https://as.example.com/authorize?x=1" in shown.getvalue()
+
+
+def test_browser_login_reports_a_refusal() -> None:
+    loopback = LoopbackRedirect(timeout=30, open_browser=lambda url: True)
+    try:
+        loopback.redirect("unused")
+        refusal = threading.Thread(
+            target=requests.get, args=(loopback.redirect_uri + "?error=access_denied&error_description=no+thanks",),
+            kwargs={"timeout": 30},
+        )
+        refusal.start()
+        with pytest.raises(OAuthFlowError, match="access_denied .no thanks."):
+            loopback.callback()
+        refusal.join(30)
+    finally:
+        loopback.close()

@@ -2,7 +2,8 @@
 
 The official client (async; the test drives it with ``anyio.run``) talks to a minimcp server in
 both eras, elicitation included; and minimcp's client, in its default auto mode, completes an
-elicitation against an official server in a separate process.
+elicitation against an official server in a separate process, and logs in at an official
+authorization server (registration, PKCE, refresh).
 """
 
 import socket
@@ -18,8 +19,10 @@ import mcp as official
 import mcp_types as official_types
 import pytest
 from conftest import load_example
+from oauth_fakes import ApprovingUser, client_metadata
 
 from minimcp import Client
+from minimcp.client.auth import InMemoryTokenStorage, OAuthClientProvider
 from minimcp.server import MCPServer
 from minimcp.types import ElicitResult
 
@@ -53,12 +56,12 @@ def test_the_official_client_completes_book_table(serve_http: Callable[..., str]
     assert negotiated == version
 
 
-@pytest.fixture
-def official_server() -> Iterator[str]:
+def run_official(script_name: str) -> Iterator[str]:
+    """Run ``tests/servers/<script_name> PORT`` on a free port; yields its ``/mcp`` URL once it listens."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    script = Path(__file__).parent / "servers" / "official_confirm.py"
+    script = Path(__file__).parent / "servers" / script_name
     process = subprocess.Popen([sys.executable, str(script), str(port)], stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 30
@@ -76,6 +79,11 @@ def official_server() -> Iterator[str]:
         process.wait(10)
 
 
+@pytest.fixture
+def official_server() -> Iterator[str]:
+    yield from run_official("official_confirm.py")
+
+
 @pytest.mark.parametrize("mode, version", [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
 def test_minimcp_client_completes_an_elicitation_against_the_official_server(official_server: str, mode: str,
                                                                             version: str) -> None:
@@ -90,3 +98,23 @@ def test_minimcp_client_completes_an_elicitation_against_the_official_server(off
         assert client.protocol_version == version
     assert result.content[0].text == "confirmed 7"
     assert asked == ["Proceed with item 7?"]
+
+
+@pytest.fixture
+def official_oauth_server() -> Iterator[str]:
+    yield from run_official("official_oauth.py")
+
+
+def test_minimcp_client_logs_in_at_the_official_authorization_server_and_refreshes(official_oauth_server: str) -> None:
+    user, storage = ApprovingUser(), InMemoryTokenStorage()
+    provider = OAuthClientProvider(official_oauth_server, client_metadata(), storage, user.redirect, user.callback)
+    with Client(official_oauth_server, auth=provider) as client:
+        first = client.call_tool("whoami", {}).content[0].text
+        issued = storage.get_tokens()
+    # A new connection reuses the stored registration and refreshes the (short-lived) token.
+    with Client(official_oauth_server, auth=provider) as client:
+        again = client.call_tool("whoami", {}).content[0].text
+    client_info, refreshed = storage.get_client_info(), storage.get_tokens()
+    assert client_info is not None and first == again == f"{client_info.client_id} mcp"
+    assert len(user.visits) == 1
+    assert issued is not None and refreshed is not None and refreshed.access_token != issued.access_token

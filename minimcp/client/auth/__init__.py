@@ -6,11 +6,13 @@
     with Client(url, auth=provider) as client:
         ...
 
-The machine-to-machine grants (client credentials, JWT bearer, enterprise ID-JAG) live in
+``browser_login(url)`` is the whole interactive flow for a script: system browser, loopback
+redirect. The machine-to-machine grants (client credentials, JWT bearer, enterprise ID-JAG) live in
 :mod:`minimcp.client.auth.extensions`. DPoP and signed client assertions need the ``auth`` extra
 (``pip install 'minimcp[auth]'``); everything else runs on the core install.
 """
 
+from minimcp.client.auth.browser import LoopbackRedirect, browser_login
 from minimcp.client.auth.exceptions import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 from minimcp.client.auth.oauth2 import OAuthClientProvider, OAuthContext
 from minimcp.client.auth.pkce import PKCEParameters
@@ -20,6 +22,7 @@ from minimcp.shared.auth import AuthorizationCodeResult
 __all__ = [
     "AuthorizationCodeResult",
     "InMemoryTokenStorage",
+    "LoopbackRedirect",
     "OAuthClientProvider",
     "OAuthContext",
     "OAuthFlowError",
@@ -27,4 +30,5 @@ __all__ = [
     "OAuthTokenError",
     "PKCEParameters",
     "TokenStorage",
+    "browser_login",
 ]
