@@ -312,3 +312,46 @@ class socket_that_refuses:
 
     def __exit__(self, *exc: object) -> None:
         self.sock.close()
+
+
+# --- the official utils names ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("www_authenticate_url", [None, "https://rs.example.com/custom/prm.json"])
+@pytest.mark.parametrize("server_url", ["https://rs.example.com/mcp", "https://rs.example.com", "https://rs.example.com/a/b/"])
+def test_discovery_urls_match_the_official_sdk(www_authenticate_url: str | None, server_url: str) -> None:
+    from mcp.client.auth import utils as official
+
+    from minimcp.client.auth import utils
+
+    assert utils.build_protected_resource_metadata_discovery_urls(www_authenticate_url, server_url) == \
+        official.build_protected_resource_metadata_discovery_urls(www_authenticate_url, server_url)
+    for issuer in (None, "https://as.example.com", "https://as.example.com/tenant1", "https://as.example.com/t/"):
+        assert utils.build_oauth_authorization_server_metadata_discovery_urls(issuer, server_url) == \
+            official.build_oauth_authorization_server_metadata_discovery_urls(issuer, server_url)
+
+
+@pytest.mark.parametrize("challenge", [None, "mcp:basic"])
+@pytest.mark.parametrize("resource_scopes", [None, ["mcp:read", "mcp:write"]])
+@pytest.mark.parametrize("server_scopes", [None, ["mcp:basic", "offline_access"], ["x"]])
+def test_scope_selection_matches_the_official_sdk(
+    challenge: str | None, resource_scopes: list[str] | None, server_scopes: list[str] | None
+) -> None:
+    from mcp.client.auth import utils as official
+    from mcp.shared import auth as official_models
+
+    from minimcp.client.auth import utils
+    from minimcp.shared import auth as models
+
+    resource = {"resource": "https://rs.example.com/mcp", "authorization_servers": ["https://as.example.com"],
+                "scopes_supported": resource_scopes}
+    server = {"issuer": "https://as.example.com", "authorization_endpoint": "https://as.example.com/a",
+              "token_endpoint": "https://as.example.com/t", "scopes_supported": server_scopes}
+    grants = ["authorization_code", "refresh_token"]
+    ours = utils.get_client_metadata_scopes(
+        challenge, models.ProtectedResourceMetadata(**resource), models.OAuthMetadata(**server), grants
+    )
+    theirs = official.get_client_metadata_scopes(
+        challenge, official_models.ProtectedResourceMetadata(**resource), official_models.OAuthMetadata(**server), grants
+    )
+    assert ours == theirs

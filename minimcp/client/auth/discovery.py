@@ -50,7 +50,7 @@ def protected_resource_metadata_urls(www_authenticate_url: str | None, server_ur
     urls = [www_authenticate_url] if www_authenticate_url else []
     path = urlsplit(server_url).path
     if path and path != "/":
-        urls.append(f"{origin(server_url)}/.well-known/oauth-protected-resource{path.rstrip('/')}")
+        urls.append(f"{origin(server_url)}/.well-known/oauth-protected-resource{path}")
     urls.append(f"{origin(server_url)}/.well-known/oauth-protected-resource")
     return list(dict.fromkeys(urls))
 

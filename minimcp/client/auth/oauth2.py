@@ -214,6 +214,8 @@ class OAuthClientProvider(requests.auth.AuthBase):
     # --- requests.auth.AuthBase ------------------------------------------------------------
 
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        if request.url is None or not _same_origin(request.url, self.context.server_url):
+            return request  # never show a token to another server
         with self._locked():
             self._load()
             version = request.headers.get("MCP-Protocol-Version")
@@ -306,11 +308,11 @@ class OAuthClientProvider(requests.auth.AuthBase):
 
     def _sign(self, request: requests.PreparedRequest) -> None:
         tokens = self.context.current_tokens
-        if tokens is None or request.url is None or not _same_origin(request.url, self.context.server_url):
+        if tokens is None:
             return
         if tokens.token_type == "DPoP" and self._dpop_key is not None:
             request.headers["Authorization"] = f"DPoP {tokens.access_token}"
-            request.headers["DPoP"] = self._dpop_key.proof(request.method or "GET", request.url, tokens.access_token)
+            request.headers["DPoP"] = self._dpop_key.proof(request.method or "GET", request.url or "", tokens.access_token)
         else:
             request.headers["Authorization"] = f"Bearer {tokens.access_token}"
             request.headers.pop("DPoP", None)
