@@ -4,14 +4,27 @@ wire any client sees."""
 
 from __future__ import annotations
 
+import json
+import queue
 import threading
 import time
 from typing import Annotated, Any, Callable
 
 import pytest
+import requests
 from pydantic import BaseModel
 
-from conftest import LEGACY, legacy_handshake, modern_post, modern_rpc, read_messages, request_message
+from conftest import (
+    BASE_HEADERS,
+    LEGACY,
+    legacy_handshake,
+    modern_headers,
+    modern_meta,
+    modern_post,
+    modern_rpc,
+    read_messages,
+    request_message,
+)
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Context, Elicit, Resolve
 from minimcp.server.tasks import InMemoryTaskStore
@@ -449,3 +462,71 @@ def test_legacy_call_without_the_extension_in_initialize_runs_directly(serve_htt
     message = request_message("tools/call", {"name": "must_be_task", "arguments": {}})
     answer = read_messages(session.post(message))[0]
     assert answer["error"]["code"] == -32021
+
+
+# --- status notifications (subscriptions/listen with taskIds) ----------------------------------------
+class Listen:
+    """An open ``subscriptions/listen`` stream whose frames a background thread collects."""
+
+    def __init__(self, url: str, notifications: dict[str, Any], capabilities: dict[str, Any] = TASKS,
+                 headers: dict[str, str] | None = None) -> None:
+        message = request_message("subscriptions/listen",
+                                  {"notifications": notifications, "_meta": modern_meta(capabilities)})
+        self.response = requests.post(url, json=message, stream=True, timeout=WAIT, headers={
+            **BASE_HEADERS, **modern_headers("subscriptions/listen"), **(headers or {})})
+        self.frames: queue.Queue[dict[str, Any]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            if not self.response.headers.get("Content-Type", "").startswith("text/event-stream"):
+                self.frames.put(self.response.json())  # refused: one JSON answer
+                return
+            for line in self.response.iter_lines(decode_unicode=True):
+                if line and line.startswith("data:") and line[5:].strip():
+                    self.frames.put(json.loads(line[5:]))
+        except (requests.RequestException, AttributeError, ValueError):
+            return
+
+    def next(self) -> dict[str, Any]:
+        return self.frames.get(timeout=WAIT)
+
+    def close(self) -> None:
+        self.response.close()
+
+
+def test_a_listen_on_task_ids_hears_each_status_with_the_result_inlined(serve_wsgi: Callable[[Any], str]) -> None:
+    mcp, seen = build()
+    app = mcp.wsgi_app()
+    url = serve_wsgi(_as_user(app)) + app.path
+    alice, bob = {"X-Test-User": "alice"}, {"X-Test-User": "bob"}
+    mine = created(modern_rpc(url, "tools/call", {"name": "gated", "arguments": {}}, capabilities=TASKS,
+                              headers=alice))
+    theirs = created(modern_rpc(url, "tools/call", {"name": "gated", "arguments": {}}, capabilities=TASKS,
+                                headers=bob))
+    listen = Listen(url, {"taskIds": [mine, theirs, "unknown"]}, headers=alice)
+    try:
+        ack = listen.next()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["notifications"] == {"taskIds": [mine]}
+        seen["release"].set()
+        update = listen.next()
+        assert update["method"] == "notifications/tasks"
+        assert update["params"]["taskId"] == mine and update["params"]["status"] == "completed"
+        assert update["params"]["result"]["content"][0]["text"] == "released"
+        assert "resultType" not in update["params"]
+        poll_bob = modern_rpc(url, "tasks/get", {"taskId": theirs}, capabilities=TASKS, headers=bob)["result"]
+        assert poll_bob["taskId"] == theirs
+        assert listen.frames.empty(), "another principal's task was announced"
+    finally:
+        listen.close()
+        app.close()
+
+
+def test_a_listen_on_task_ids_needs_the_extension(served: Any) -> None:
+    url, _, _ = served
+    listen = Listen(url, {"taskIds": ["x"]}, capabilities={})
+    try:
+        assert listen.next()["error"]["code"] == -32021
+    finally:
+        listen.close()

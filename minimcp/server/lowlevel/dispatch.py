@@ -407,7 +407,8 @@ def _complete(d: Dispatcher, params: dict[str, Any], ctx: Context) -> Any:
 def _listen(d: Dispatcher, params: dict[str, Any], ctx: Context) -> None:
     request = SubscriptionsListenRequestParams.model_validate(params)
     rc = ctx.request_context
-    d.listens.open(rc.request_id, request.notifications, d.server.capabilities(), rc.outbox)
+    d.listens.open(rc.request_id, request.notifications, d.server.capabilities(), rc.outbox,
+                   extra=d.server.tasks.listen_filter(params.get("notifications"), ctx))
 
 
 def _set_level(d: Dispatcher, params: dict[str, Any], ctx: Context) -> dict[str, Any]:

@@ -203,7 +203,7 @@ def digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _validated(method: str, key: str, response: Any) -> dict[str, Any]:
+def validated_answer(method: str, key: str, response: Any) -> dict[str, Any]:
     """A client answer checked against the result type of the question it answers."""
     try:
         return dump(parse_input_response(method, response))
@@ -245,7 +245,7 @@ class AnswerBook:
             return recorded["r"]
         asked = self._asked.get(key)
         if key in self._fresh and (asked is None or asked["d"] == question):
-            response = _validated(method, key, self._fresh.pop(key))
+            response = validated_answer(method, key, self._fresh.pop(key))
             self._answers[key] = {"d": question, "r": response}
             return response
         return None

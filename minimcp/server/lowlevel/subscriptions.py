@@ -21,6 +21,9 @@ from minimcp.jsonrpc import MCPError
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.types import INTERNAL_ERROR, META_SUBSCRIPTION_ID, RequestId, ServerCapabilities, SubscriptionFilter
 
+#: Notification type -> the filter key listing the subjects a listen wants it for.
+SUBJECTS = {"notifications/resources/updated": "resourceSubscriptions", "notifications/tasks": "taskIds"}
+
 #: Notification type -> (the filter key a listen opts in with, the capability that must be declared).
 LIST_CHANGED = {
     "notifications/tools/list_changed": "toolsListChanged",
@@ -60,8 +63,10 @@ class Listen:
         return not self.outbox.cancelled.is_set() and not self.outbox.done
 
     def wants(self, method: str, uri: str | None) -> bool:
-        if method == "notifications/resources/updated":
-            return uri in self.notifications.get("resourceSubscriptions", ())
+        """Whether this listen opted in to ``method`` (about ``uri``: a resource URI, or a task id)."""
+        subjects = SUBJECTS.get(method)
+        if subjects is not None:
+            return uri in self.notifications.get(subjects, ())
         key = LIST_CHANGED.get(method)
         return key is not None and bool(self.notifications.get(key))
 
@@ -80,13 +85,14 @@ class Listens:
         self._open: list[Listen] = []
 
     def open(self, listen_id: RequestId, requested: SubscriptionFilter, capabilities: ServerCapabilities,
-             outbox: Outbox) -> Listen:
+             outbox: Outbox, extra: dict[str, Any] | None = None) -> Listen:
         """Acknowledge a listen on ``outbox`` and start delivering to it.
 
         The acknowledgement is queued before the listen is registered, so no notification can
-        precede it on the stream. ``max_open`` is a soft bound (checked, then registered).
+        precede it on the stream. ``max_open`` is a soft bound (checked, then registered). ``extra``
+        holds filter entries an extension honours (the tasks extension's ``taskIds``).
         """
-        listen = Listen(listen_id, honoured(requested, capabilities), outbox)
+        listen = Listen(listen_id, {**honoured(requested, capabilities), **(extra or {})}, outbox)
         with self._lock:
             self._open = [kept for kept in self._open if kept.open]
             if len(self._open) >= self.max_open:

@@ -22,7 +22,9 @@ that never looks at ``ctx.cancelled`` keeps its thread until it returns, and wha
 is dropped.
 
 A task belongs to the principal that created it; every ``tasks/*`` request for someone else's task
-is answered exactly as for an unknown id.
+is answered exactly as for an unknown id. Each change a client can observe is also published as
+``notifications/tasks`` (what ``tasks/get`` would answer) to the ``subscriptions/listen`` streams
+that named the task in ``taskIds``; a listen may name only its caller's own tasks.
 """
 
 from __future__ import annotations
@@ -36,11 +38,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from minimcp.jsonrpc import MCPError
 from minimcp.server.lowlevel.calls import Outbox, WorkerPool
-from minimcp.server.lowlevel.rounds import InputRequired, digest
+from minimcp.server.lowlevel.rounds import InputRequired, digest, validated_answer
 from minimcp.server.mcpserver.context import Context, RequestContext
 from minimcp.server.tasks.store import (
     InMemoryTaskStore,
@@ -65,7 +67,6 @@ from minimcp.types import (
     CallToolResult,
     InputRequiredResult,
     dump,
-    parse_input_response,
 )
 
 if TYPE_CHECKING:
@@ -154,13 +155,6 @@ def detailed(record: TaskRecord) -> dict[str, Any]:
         **_task_fields(record),
     )
     return dump(result)
-
-
-def _answer(method: str, key: str, response: Any) -> dict[str, Any]:
-    try:
-        return dump(parse_input_response(method, response))
-    except (ValidationError, KeyError):
-        raise MCPError(INVALID_PARAMS, f"inputResponses['{key}'] is not a valid answer to {method}") from None
 
 
 class TaskManager:
@@ -307,7 +301,7 @@ class TaskManager:
             answers = {key: answer for key, answer in record.answers.items() if key not in wire}
             return record.changed(status="input_required", input_requests=wire, answers=answers, state=state)
 
-        self.store.update(task_id, change)
+        self._publish(self.store.update(task_id, change))
 
     def _settle(self, task_id: str, status: str, *, result: dict[str, Any] | None = None,
                 error: dict[str, Any] | None = None, message: str | None = None) -> None:
@@ -317,8 +311,14 @@ class TaskManager:
             return record.changed(status=status, input_requests={}, result=result, error=error,
                                   status_message=message)
 
-        self.store.update(task_id, change)
+        self._publish(self.store.update(task_id, change))
         self._forget(task_id)
+
+    def _publish(self, record: TaskRecord | None) -> None:
+        """Tell the listens that asked about this task (``notifications/tasks``): what ``tasks/get`` says now."""
+        if record is not None:
+            params = {key: value for key, value in detailed(record).items() if key != "resultType"}
+            self.server.dispatcher.listens.publish("notifications/tasks", params, uri=record.task_id)
 
     def _forget(self, task_id: str) -> _Live | None:
         with self._lock:
@@ -366,7 +366,7 @@ class TaskManager:
         responses = params.get("inputResponses")
         if not isinstance(responses, dict) or not all(isinstance(value, dict) for value in responses.values()):
             raise MCPError(INVALID_PARAMS, "inputResponses must be an object mapping each key to a result object")
-        given = {key: {"d": digest(request), "r": _answer(request.get("method", ""), key, responses[key])}
+        given = {key: {"d": digest(request), "r": validated_answer(request.get("method", ""), key, responses[key])}
                  for key, request in record.input_requests.items() if key in responses}
         resumed = False
 
@@ -380,7 +380,7 @@ class TaskManager:
             return current.changed(status="input_required" if pending else "working", input_requests=pending,
                                    answers={**current.answers, **answered})
 
-        self.store.update(record.task_id, change)
+        self._publish(self.store.update(record.task_id, change))
         if resumed:
             with self._lock:
                 live = self._live.get(record.task_id)
@@ -398,6 +398,27 @@ class TaskManager:
         if live is not None:
             live.outbox.abort()
         return {"resultType": "complete"}
+
+    def listen_filter(self, notifications: Any, ctx: Context) -> dict[str, Any] | None:
+        """The ``taskIds`` part of a ``subscriptions/listen`` filter this server honours: the caller's own tasks."""
+        wanted = notifications.get("taskIds") if isinstance(notifications, dict) else None
+        if wanted is None:
+            return None
+        if not isinstance(wanted, list) or not all(isinstance(task_id, str) for task_id in wanted):
+            raise MCPError(INVALID_PARAMS, "notifications.taskIds must be a list of task ids")
+        if not _declares(ctx):
+            raise MCPError(MISSING_REQUIRED_CLIENT_CAPABILITY,
+                           "Client did not declare the io.modelcontextprotocol/tasks extension",
+                           tasks_required_data())
+        owner = _owner(ctx.request_context)
+        honoured = []
+        for task_id in wanted:
+            try:
+                if self.store.get(task_id).owner == owner:
+                    honoured.append(task_id)
+            except TaskNotFound:
+                continue
+        return {"taskIds": honoured}
 
     def close(self) -> None:
         """Flag every unfinished body as cancelled and let the idle workers go."""
