@@ -252,6 +252,7 @@ def test_a_non_string_task_id_is_32602(served: Any) -> None:
     url, _, _ = served
     session = legacy_handshake(url, LEGACY, capabilities=TASKS)  # no Mcp-Name check on the legacy wire
     assert session.rpc("tasks/get", {"taskId": 7})["error"]["code"] == -32602
+    assert session.rpc("tasks/update", {"taskId": "x"})["error"]["code"] == -32602
 
 
 # --- cancellation --------------------------------------------------------------------------------

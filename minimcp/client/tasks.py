@@ -79,7 +79,8 @@ class TaskHandle:
 
         Waits at most ``timeout`` seconds (default: the task's TTL, else an hour) and then raises
         ``TimeoutError`` (the task keeps running; call ``result()`` again or ``cancel()``). Questions
-        the task asks are answered through this client's callbacks. A task that failed raises its
+        the task asks are answered through this client's callbacks; a callback's refusal raises its
+        ``MCPError`` and the task keeps waiting for an answer. A task that failed raises its
         ``MCPError``; a cancelled one raises ``TaskCancelledError``.
         """
         if self.created is None:
@@ -96,27 +97,27 @@ class TaskHandle:
                 interval = state.poll_interval_ms / 1000
             if state.status in TERMINAL:
                 return self._outcome(state)
-            if state.status == "input_required" and state.input_requests:
-                self._answer(state.input_requests)
-                continue
+            if state.status == "input_required" and state.input_requests and self._answer(state.input_requests):
+                continue  # answered something new: see at once where that took the task
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError(f"Task {self.created.task_id} was still {state.status} after {timeout:g}s; "
                                    "call result() again to keep waiting, or cancel() it")
             time.sleep(min(interval, remaining))
 
-    def _answer(self, requests: dict[str, dict[str, Any]]) -> None:
+    def _answer(self, requests: dict[str, dict[str, Any]]) -> bool:
+        """Answer the requests not answered yet (``tasks/update``); whether there were any."""
         with self._lock:
             fresh = {key: request for key, request in requests.items() if key not in self._answered}
             self._answered.update(fresh)
         if not fresh:
-            time.sleep(DEFAULT_POLL_INTERVAL / 10)  # answered, not yet taken in by the server
-            return
+            return False
         question = InputRequiredResult.model_validate({"resultType": "input_required", "inputRequests": fresh})
         responses = self._session.fulfil_input_requests(question)
         assert self.created is not None
         self._session.send_request("tasks/update", {"taskId": self.created.task_id, "inputResponses": responses},
                                    EmptyResult)
+        return True
 
     def _outcome(self, state: GetTaskResult) -> CallToolResult:
         if state.status == "completed":
