@@ -4,72 +4,32 @@ questions answered by the same ``elicitation_callback``, cancellation and bounde
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable
 
 import pytest
-from pydantic import BaseModel
 
 from minimcp import Client, MCPError, TaskCancelledError, TaskHandle
 from minimcp.client import ClientRequestContext
-from minimcp.server import MCPServer
-from minimcp.server.mcpserver import Context
 from minimcp.shared.tasks import GetTaskResult
 from minimcp.types import ElicitResult
-
-WAIT = 10.0
-
-
-class Copies(BaseModel):
-    copies: int
-
-
-def build() -> tuple[MCPServer[Any], dict[str, Any]]:
-    mcp: MCPServer[Any] = MCPServer("tasks-client-test")
-    seen: dict[str, Any] = {"release": threading.Event(), "stopped": threading.Event(), "asked": []}
-
-    @mcp.tool(task=True)
-    def report(year: int) -> str:
-        return f"report {year}"
-
-    @mcp.tool(task="required")
-    def gated() -> str:
-        seen["release"].wait(WAIT)
-        return "released"
-
-    @mcp.tool(task=True)
-    def endless(ctx: Context) -> str:
-        while not ctx.cancelled:
-            seen["release"].wait(0.01)
-        seen["stopped"].set()
-        return "stopped"
-
-    @mcp.tool(task=True)
-    def printing(ctx: Context) -> str:
-        answer = ctx.elicit("How many copies?", Copies)
-        return f"printing {answer.data.copies}" if answer.action == "accept" else "not printing"
-
-    @mcp.tool(task=True)
-    def broken() -> str:
-        raise MCPError(-32603, "backend unreachable")
-
-    @mcp.tool()
-    def plain() -> str:
-        return "plain"
-
-    return mcp, seen
+from test_tasks_server import WAIT, build
 
 
 @pytest.fixture
 def served(serve_http: Callable[..., str]) -> tuple[str, dict[str, Any]]:
     mcp, seen = build()
+
+    @mcp.tool(task=True)
+    def broken() -> str:
+        raise MCPError(-32603, "backend unreachable")
+
     return serve_http(mcp), seen
 
 
-def copies(seen: dict[str, Any]) -> Callable[[ClientRequestContext, Any], ElicitResult]:
+def confirming(asked: list[str]) -> Callable[[ClientRequestContext, Any], ElicitResult]:
     def answer(context: ClientRequestContext, params: Any) -> ElicitResult:
-        seen["asked"].append((context.request_id, params.message))
-        return ElicitResult(action="accept", content={"copies": 3})
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"confirm": True})
     return answer
 
 
@@ -77,9 +37,9 @@ def copies(seen: dict[str, Any]) -> Callable[[ClientRequestContext, Any], Elicit
 def test_task_true_returns_a_handle_whose_result_blocks_until_done(served: Any, mode: str) -> None:
     url, _ = served
     with Client(url, mode=mode) as client:
-        handle = client.call_tool("report", {"year": 2025}, task=True)
+        handle = client.call_tool("add", {"a": 20, "b": 25}, task=True)
         assert isinstance(handle, TaskHandle) and handle.task_id
-        assert handle.result(timeout=WAIT).content[0].text == "report 2025"
+        assert handle.result(timeout=WAIT).content[0].text == "45"
         assert handle.status().status == "completed"
 
 
@@ -93,9 +53,9 @@ def test_a_plain_call_awaits_a_task_transparently(served: Any) -> None:
 def test_a_tool_that_is_no_task_gives_an_already_finished_handle(served: Any) -> None:
     url, _ = served
     with Client(url) as client:
-        handle = client.call_tool("plain", task=True)
+        handle = client.call_tool("plain", {"text": "x"}, task=True)
         assert handle.task_id is None
-        assert handle.result().content[0].text == "plain"
+        assert handle.result().content[0].text == "plain x"
         assert handle.status().status == "completed"
 
 
@@ -109,12 +69,13 @@ def test_status_is_one_poll_while_the_body_runs(served: Any) -> None:
 
 
 def test_a_task_question_is_answered_by_the_same_elicitation_callback(served: Any) -> None:
-    url, seen = served
-    with Client(url, elicitation_callback=copies(seen)) as client:
-        handle = client.call_tool("printing", task=True)
-        assert handle.result(timeout=WAIT).content[0].text == "printing 3"
-        assert client.call_tool("printing").content[0].text == "printing 3"
-    assert [message for _, message in seen["asked"]] == ["How many copies?", "How many copies?"]
+    url, _ = served
+    asked: list[str] = []
+    with Client(url, elicitation_callback=confirming(asked)) as client:
+        handle = client.call_tool("confirm", {"filename": "a.txt"}, task=True)
+        assert handle.result(timeout=WAIT).content[0].text == "deleted"
+        assert client.call_tool("confirm", {"filename": "b.txt"}).content[0].text == "deleted"
+    assert asked == ["Delete a.txt?", "Delete b.txt?"]
 
 
 def test_cancel_reaches_the_body_and_result_raises(served: Any) -> None:
