@@ -1,6 +1,6 @@
 """Tasks soak: what a task costs in threads and memory, and that no task keeps a thread after it ends.
 
-    python benchmarks/tasks_soak.py [--tasks 2000] [--running 16] [--rounds 5] [--ttl 10]
+    python benchmarks/tasks_soak.py [--tasks 2000] [--running 16] [--rounds 3] [--ttl 30]
 
 Runs ``benchmarks/tasks_soak_server.py`` in its own process (task TTL ``--ttl`` seconds, idle task
 workers released after a second) and drives it with minimcp's client, reading the server's RSS and
@@ -72,13 +72,13 @@ class Server:
             status = dict(line.split(":", 1) for line in f if ":" in line)
         return int(status["VmRSS"].split()[0]), int(status["Threads"].strip())
 
-    def settle(self, at_most: int) -> int:
-        """Wait (bounded) until the thread count is at most ``at_most``; return it."""
+    def settle(self) -> int:
+        """The thread count once it has stopped falling (idle workers end after a second; bounded)."""
         deadline = time.monotonic() + DRAIN
-        threads = self.sample()[1]
-        while threads > at_most and time.monotonic() < deadline:
-            time.sleep(0.25)
-            threads = self.sample()[1]
+        previous, threads = -1, self.sample()[1]
+        while threads != previous and time.monotonic() < deadline:
+            time.sleep(1.5)
+            previous, threads = threads, self.sample()[1]
         return threads
 
     def stop(self) -> None:
@@ -109,14 +109,14 @@ def round_once(server: Server, client: Client, args: argparse.Namespace, idle: i
             handle.result(timeout=DRAIN)
         except TaskCancelledError:
             pass
-    report["threads after cancel (idle baseline %d)" % idle] = server.settle(idle)
+    report["threads after cancel (idle baseline %d)" % idle] = server.settle()
 
     # 2. waiting tasks hold no thread
     waiting = [client.call_tool("ask", task=True) for _ in range(args.running)]
     deadline = time.monotonic() + DRAIN
     while sum(h.status().status == "input_required" for h in waiting) < args.running and time.monotonic() < deadline:
         time.sleep(0.05)
-    report["threads while %d tasks wait for input" % args.running] = server.settle(idle)
+    report["threads while %d tasks wait for input" % args.running] = server.settle()
     outcomes = {h.result(timeout=DRAIN).content[0].text for h in waiting}
     report["waiting tasks answered"] = outcomes == {"went"}
 
@@ -127,7 +127,7 @@ def round_once(server: Server, client: Client, args: argparse.Namespace, idle: i
         handle.result(timeout=DRAIN)
     rss_after, threads = server.sample()
     report["RSS per stored task (bytes)"] = round((rss_after - rss_before) * 1024 / args.tasks)
-    report["threads with %d stored tasks" % args.tasks] = server.settle(idle)
+    report["threads with %d stored tasks" % args.tasks] = server.settle()
 
     # 4. expiry: after the TTL the records are gone
     time.sleep(args.ttl + 0.5)
@@ -144,8 +144,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=2000, help="quick tasks stored per round")
     parser.add_argument("--running", type=int, default=16, help="tasks running (and waiting) at once")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--ttl", type=float, default=10.0, help="the server's task TTL in seconds")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--ttl", type=float, default=30.0, help="the server's task TTL in seconds")
     args = parser.parse_args()
     server = Server(args.ttl)
     try:
