@@ -1,10 +1,11 @@
 """The server ``tasks_soak.py`` measures: task tools on minimcp's HTTP server, with a short task TTL.
 
-    python benchmarks/tasks_soak_server.py PORT [--ttl 5]
+    python benchmarks/tasks_soak_server.py PORT [--ttl 30]
 
 ``work(seconds)`` runs as a task until done or cancelled, ``ask()`` waits in ``input_required``
-for one answer, ``quick()`` finishes at once. The task pool's idle workers end after one second,
-so a thread count taken after the load shows what tasks still hold, not what the pool keeps warm.
+for one answer, ``quick()`` finishes at once. Idle workers (of the task pool and the request pool)
+end after one second, so a thread count taken after the load shows what tasks still hold, not
+what the pools keep warm.
 """
 
 from __future__ import annotations
@@ -50,10 +51,11 @@ def quick(n: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("port", type=int)
-    parser.add_argument("--ttl", type=float, default=5.0)
+    parser.add_argument("--ttl", type=float, default=30.0)
     args = parser.parse_args()
     mcp.tasks.ttl = args.ttl
     mcp.tasks.pool.idle_timeout = 1.0
+    mcp.pool.idle_timeout = 1.0  # the request workers too: what stays is the server's own threads
     mcp.run(transport="streamable-http", host="127.0.0.1", port=args.port)
 
 
