@@ -112,3 +112,13 @@ def test_an_unknown_task_is_a_clear_error(served: Any) -> None:
     with Client(url) as client:
         with pytest.raises(MCPError, match="Task not found"):
             client.session.send_request("tasks/get", {"taskId": "nope"}, GetTaskResult)
+
+
+def test_tasks_work_in_memory_too() -> None:
+    mcp, seen = build()
+    seen["release"].set()
+    asked: list[str] = []
+    with Client(mcp, elicitation_callback=confirming(asked)) as client:
+        assert client.call_tool("gated", task=True).result(timeout=WAIT).content[0].text == "released"
+        assert client.call_tool("confirm", {"filename": "m.txt"}).content[0].text == "deleted"
+    assert asked == ["Delete m.txt?"]
