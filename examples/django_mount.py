@@ -5,8 +5,11 @@ clients connect to ``http://127.0.0.1:8000/mcp``. In a real project the last lin
 ``wsgi.py``; serve ``application`` with any threaded WSGI server (``gunicorn --worker-class gthread
 --threads 8 django_mount:application``).
 
-Tool bodies run on minimcp's worker threads: a database connection Django opens there belongs to
-that thread, so close it when the tool is done (``django.db.close_old_connections()``).
+Mounted beside Django this way, tool bodies run on minimcp's worker threads outside Django's
+request cycle: a database connection opened there belongs to that thread, so close it when the
+tool is done (``django.db.close_old_connections()``). To run tools inside the project instead (its
+middleware, its users and permissions, its connection rules), install the ``minimcp.django`` app:
+see ``django_notes/``.
 """
 
 from django.conf import settings

@@ -4,8 +4,10 @@ Run it with ``python examples/flask_mount.py``: Flask answers ``http://127.0.0.1
 connect to ``http://127.0.0.1:8000/mcp``. Any WSGI server works (``gunicorn --worker-class gthread
 --threads 8 flask_mount:app``); threaded workers are needed for legacy server-to-client requests.
 
-Tool bodies run on minimcp's worker threads, not on the WSGI request thread: push a Flask app
-context inside the tool (``with app.app_context(): ...``) if the tool needs ``current_app``.
+Mounted beside Flask this way, tool bodies run on minimcp's worker threads outside any Flask
+context, so a tool pushes one itself (``with app.app_context(): ...``). To run tools inside the
+application instead (its contexts, its login, its users), use ``minimcp.flask.MCP(app)``: see
+``flask_notes.py``.
 """
 
 from flask import Flask

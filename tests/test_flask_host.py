@@ -21,72 +21,53 @@ import requests
 from flask import Flask, current_app, g, request
 from pydantic import BaseModel
 
-from conftest import EXAMPLES, TIMEOUT, final_message, load_example, modern_headers, modern_params, post, request_message
-from minimcp import Client, MCPError
+from conftest import EXAMPLES, TIMEOUT, load_example
+from host_support import (
+    ERAS,
+    Site,
+    check_delete_asks_first,
+    check_legacy_session_is_the_users,
+    check_login_gate,
+    check_permissions,
+    check_request_state_is_the_users,
+    check_user_and_database,
+    text,
+)
+from minimcp import Client
 from minimcp.client.stdio import StdioServerParameters
 from minimcp.client.streamable_http import streamable_http_client
 from minimcp.flask import MCP
 from minimcp.server.mcpserver import Context
 from minimcp.types import ElicitResult
 
-ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
 
-
-class Site:
-    """The example site on a loopback port, with its users' API tokens."""
-
+class FlaskSite(Site):
     def __init__(self, module: Any, app: Flask, base: str, tokens: dict[str, str]) -> None:
+        super().__init__(base + "/mcp", tokens, self._notes)
         self.module = module
         self.app = app
         self.base = base
-        self.url = base + "/mcp"
-        self.tokens = tokens
 
-    def http(self, user: str) -> requests.Session:
-        session = requests.Session()
-        session.headers["Authorization"] = f"Bearer {self.tokens[user]}"
-        return session
-
-    def client(self, user: str, mode: str, **options: Any) -> Client:
-        return Client(streamable_http_client(self.url, http_client=self.http(user)), mode=mode, **options)
-
-    def notes(self) -> list[str]:
+    def _notes(self) -> list[str]:
         with self.app.app_context():
             return [note.text for note in self.module.db.session.scalars(self.module.select(self.module.Note))]
 
 
 @pytest.fixture
-def site(tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> Site:
+def site(tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> FlaskSite:
     module = load_example("flask_notes")
     app = module.create_app(f"sqlite:///{tmp_path / 'notes.db'}")
     with app.app_context():
         tokens = {"alice": module.add_user("alice", admin=True), "bob": module.add_user("bob")}
-    return Site(module, app, serve_wsgi(app), tokens)
+    return FlaskSite(module, app, serve_wsgi(app), tokens)
 
 
-def answering(confirm: bool) -> Callable[..., ElicitResult]:
-    return lambda context, params: ElicitResult(action="accept", content={"confirm": confirm})
-
-
-def text(result: Any) -> str:
-    return result.content[0].text
-
-
-# --- login ---------------------------------------------------------------------------------------
-def test_login_gates_the_endpoint(site: Site) -> None:
-    refused = post(site.url, request_message("tools/list", modern_params()), headers=modern_headers("tools/list"))
-    assert refused.status_code == 401
-    assert "Authentication required" in refused.json()["error"]["message"]
-    assert refused.headers["WWW-Authenticate"].startswith("Bearer")
-    wrong = requests.Session()
-    wrong.headers["Authorization"] = "Bearer not-a-token"
-    with pytest.raises(MCPError, match="Authentication required"):
-        with Client(streamable_http_client(site.url, http_client=wrong)) as client:
-            client.list_tools()
+def test_login_gates_the_endpoint(site: FlaskSite) -> None:
+    check_login_gate(site)
 
 
 @ERAS
-def test_the_sites_own_cookie_login_works(site: Site, mode: str) -> None:
+def test_the_sites_own_cookie_login_works(site: FlaskSite, mode: str) -> None:
     browser = requests.Session()
     signed_in = browser.post(site.base + "/login", data={"username": "bob", "password": "bob"}, timeout=TIMEOUT,
                              allow_redirects=False)
@@ -95,100 +76,30 @@ def test_the_sites_own_cookie_login_works(site: Site, mode: str) -> None:
         assert text(client.call_tool("whoami", {})) == "bob"
 
 
-def test_a_foreign_origin_is_refused(site: Site) -> None:
-    answer = site.http("alice").post(site.url, json=request_message("tools/list", modern_params()),
-                                     headers={**modern_headers("tools/list"), "Origin": "https://evil.example",
-                                              "Accept": "application/json, text/event-stream"}, timeout=TIMEOUT)
-    assert answer.status_code == 403
-
-
-# --- the user and the database -------------------------------------------------------------------
 @ERAS
-def test_tools_see_the_right_user_and_the_database(site: Site, mode: str) -> None:
-    with site.client("alice", mode) as alice, site.client("bob", mode) as bob:
-        assert text(alice.call_tool("whoami", {})) == "alice"
-        assert text(bob.call_tool("whoami", {})) == "bob"
-        note = alice.call_tool("add_note", {"text": "alice's secret"}).structured_content["result"]
-        bob.call_tool("add_note", {"text": "bob's list"})
-        assert alice.call_tool("my_notes", {}).structured_content == {"result": [f"{note}: alice's secret"]}
-        assert text(bob.call_tool("delete_note", {"note_id": note})) == f"You have no note {note}."
-    assert sorted(site.notes()) == ["alice's secret", "bob's list"]
+def test_tools_see_the_right_user_and_the_database(site: FlaskSite, mode: str) -> None:
+    check_user_and_database(site, mode)
     with site.app.app_context():  # every call's db.session went back to the pool when its context ended
         assert site.module.db.engine.pool.checkedout() == 0
 
 
 @ERAS
 @pytest.mark.parametrize("confirm", [True, False])
-def test_delete_asks_first(site: Site, mode: str, confirm: bool) -> None:
-    seen: list[Any] = []
-
-    def callback(context: Any, params: Any) -> ElicitResult:
-        seen.append(params.message)
-        return answering(confirm)(context, params)
-
-    with site.client("alice", mode, elicitation_callback=callback) as alice:
-        note = alice.call_tool("add_note", {"text": "old"}).structured_content["result"]
-        answer = text(alice.call_tool("delete_note", {"note_id": note}))
-    assert seen == [f"Delete note {note} ('old')?"]
-    assert answer == (f"Deleted note {note}." if confirm else "Kept it.")
-    assert site.notes() == ([] if confirm else ["old"])
+def test_delete_asks_first(site: FlaskSite, mode: str, confirm: bool) -> None:
+    check_delete_asks_first(site, mode, confirm)
 
 
-# --- permissions ---------------------------------------------------------------------------------
 @ERAS
-def test_listing_and_calls_follow_the_users_permission(site: Site, mode: str) -> None:
-    with site.client("alice", mode) as alice, site.client("bob", mode) as bob:
-        alice.call_tool("add_note", {"text": "mine"})
-        assert "all_notes" in [tool.name for tool in alice.list_tools().tools]
-        assert "all_notes" not in [tool.name for tool in bob.list_tools().tools]
-        assert alice.call_tool("all_notes", {}).structured_content == {"result": ["alice: mine"]}
-        with pytest.raises(MCPError, match="Permission denied: tool 'all_notes' requires an admin account"):
-            bob.call_tool("all_notes", {})
+def test_listing_and_calls_follow_the_users_permission(site: FlaskSite, mode: str) -> None:
+    check_permissions(site, mode, "an admin account")
 
 
-def test_a_listing_that_depends_on_the_user_is_not_publicly_cacheable(site: Site) -> None:
-    response = site.http("bob").post(site.url, json=request_message("tools/list", modern_params()),
-                                     headers={**modern_headers("tools/list"), "Accept": "application/json, text/event-stream"},
-                                     timeout=TIMEOUT)
-    assert response.json()["result"]["cacheScope"] == "private"
+def test_a_second_user_cannot_use_the_firsts_legacy_session(site: FlaskSite) -> None:
+    check_legacy_session_is_the_users(site)
 
 
-# --- one user cannot take over another's conversation --------------------------------------------
-def _raw(site: Site, user: str, message: dict[str, Any], **headers: str) -> requests.Response:
-    return site.http(user).post(site.url, json=message, timeout=TIMEOUT, stream=True, headers={
-        "Accept": "application/json, text/event-stream", **headers})
-
-
-def test_a_second_user_cannot_use_the_firsts_legacy_session(site: Site) -> None:
-    init = _raw(site, "alice", request_message("initialize", {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))
-    session_id = init.headers["Mcp-Session-Id"]
-    versions = {"Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"}
-    assert _raw(site, "alice", {"jsonrpc": "2.0", "method": "notifications/initialized"}, **versions).status_code == 202
-    stolen = _raw(site, "bob", request_message("tools/call", {"name": "my_notes", "arguments": {}}), **versions)
-    assert stolen.status_code == 404
-    mine = _raw(site, "alice", request_message("tools/call", {"name": "whoami", "arguments": {}}), **versions)
-    assert final_message(mine)["result"]["content"][0]["text"] == "alice"
-
-
-def test_a_second_user_cannot_replay_the_firsts_request_state(site: Site) -> None:
-    with site.client("alice", "auto") as alice:
-        note = alice.call_tool("add_note", {"text": "keep me"}).structured_content["result"]
-    params = {"name": "delete_note", "arguments": {"note_id": note}}
-    capabilities = {"elicitation": {"form": {}}}
-    asked = final_message(_raw(site, "alice", request_message("tools/call", modern_params(params, capabilities)),
-                               **modern_headers("tools/call", params)))["result"]
-    assert asked["resultType"] == "input_required"
-    (key,) = asked["inputRequests"]
-    retry = {**params, "requestState": asked["requestState"],
-             "inputResponses": {key: {"action": "accept", "content": {"confirm": True}}}}
-    hijack = final_message(_raw(site, "bob", request_message("tools/call", modern_params(retry, capabilities)),
-                                **modern_headers("tools/call", params)))
-    assert hijack["error"]["code"] == -32602
-    assert site.notes() == ["keep me"]
-    done = final_message(_raw(site, "alice", request_message("tools/call", modern_params(retry, capabilities)),
-                              **modern_headers("tools/call", params)))
-    assert done["result"]["content"][0]["text"] == f"Deleted note {note}."
+def test_a_second_user_cannot_replay_the_firsts_request_state(site: FlaskSite) -> None:
+    check_request_state_is_the_users(site)
 
 
 # --- what request, g and teardown mean on the worker ----------------------------------------------

@@ -1,0 +1,138 @@
+"""The MCP server of a Django project, its view, and where its calls run."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator, Sequence
+from typing import Any, Callable, TypeVar
+
+from django.db import close_old_connections
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.urls import path
+from django.views.decorators.csrf import csrf_exempt
+
+from minimcp.hosting import (
+    AccessRule,
+    Forwarded,
+    HostedServer,
+    forbidden_origin,
+    forward,
+    origin_allowed,
+    principal_of,
+    unauthorized,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: The Django user of the call being served: set by the view on the request thread (listings run
+#: there) and by the call scope on the worker (tools run there).
+_user: contextvars.ContextVar[Any] = contextvars.ContextVar("minimcp_django_user", default=None)
+
+
+class MCP(HostedServer):
+    """An MCP server that is part of a Django project: ``path("mcp/", include(mcp.urls))``.
+
+    The view runs behind the project's middleware; ``request.user`` (from
+    ``AuthenticationMiddleware``), or the owner of an API token sent as ``Authorization: Bearer``,
+    is the caller. ``login_required`` answers 401 to anonymous requests. ``allowed_origins`` lists
+    other sites whose pages may call the endpoint from a browser; ``http_options`` configure the
+    endpoint (``json_response``, ``session_idle_timeout``, ...); other keywords configure the server.
+    """
+
+    def __init__(self, name: str | None = None, *, login_required: bool = True, allowed_origins: Sequence[str] = (),
+                 api_tokens: bool = True, http_options: dict[str, Any] | None = None, **options: Any) -> None:
+        super().__init__(name, **options)
+        self.login_required = login_required
+        self.allowed_origins = list(allowed_origins)
+        self.api_tokens = api_tokens
+        self._endpoint = self.endpoint(**(http_options or {}))
+
+    # --- registering ---------------------------------------------------------------------------
+    def tool(self, name: str | None = None, *, permission_required: str | Sequence[str] | None = None,
+             allowed: AccessRule | None = None, **options: Any) -> Callable[[F], F]:
+        """Register a tool; ``permission_required="app.codename"`` (or several) limits it to users
+        with those permissions: the others do not see it and their calls are refused."""
+        if permission_required is None:
+            return super().tool(name, allowed=allowed, **options)
+        perms = (permission_required,) if isinstance(permission_required, str) else tuple(permission_required)
+        words = f"the permission {perms[0]}" if len(perms) == 1 else "the permissions " + ", ".join(perms)
+
+        def rule(user: Any) -> bool:
+            return user is not None and user.has_perms(perms) and (allowed is None or allowed(user))
+
+        return super().tool(name, allowed=rule, requirement=words, **options)
+
+    # --- who is calling ------------------------------------------------------------------------
+    def host_user(self) -> Any:
+        return _user.get()
+
+    @contextlib.contextmanager
+    def acting_as(self, user: Any) -> Iterator[None]:
+        """Serve what happens on this thread as ``user`` (``manage.py mcp_stdio --user``)."""
+        token = _user.set(user)
+        try:
+            yield
+        finally:
+            _user.reset(token)
+
+    # --- the endpoint --------------------------------------------------------------------------
+    @property
+    def urls(self) -> tuple[list[Any], str]:
+        """For ``include()``: the endpoint at the prefix the project gives it (URL name ``minimcp:endpoint``)."""
+        return [path("", self.view(), name="endpoint")], "minimcp"
+
+    def view(self) -> Callable[[HttpRequest], HttpResponseBase]:
+        """The endpoint as a Django view (CSRF-exempt: MCP clients post JSON, not the site's forms)."""
+
+        @csrf_exempt
+        def mcp_endpoint(request: HttpRequest) -> HttpResponseBase:
+            return self._serve(request)
+
+        return mcp_endpoint
+
+    def _serve(self, request: HttpRequest) -> HttpResponseBase:
+        if not origin_allowed(request.META, self.allowed_origins):
+            return _response(forbidden_origin())
+        user = getattr(request, "user", None)
+        scheme, _, credential = request.headers.get("Authorization", "").partition(" ")
+        if self.api_tokens and scheme.lower() == "bearer":
+            from minimcp.django.models import APIToken
+
+            user = APIToken.user_for(credential.strip())
+            if user is None:
+                return _response(unauthorized(request.get_host()))
+        principal = principal_of(user)
+        if principal is None and self.login_required:
+            return _response(unauthorized(request.get_host()))
+        with self.acting_as(user):
+            return _response(forward(self._endpoint, request.META, request.body, principal))
+
+    # --- where the calls run -------------------------------------------------------------------
+    def call_scope(self) -> contextlib.AbstractContextManager[Any]:
+        return _call_scope(self, _user.get())
+
+
+@contextlib.contextmanager
+def _call_scope(server: MCP, user: Any) -> Iterator[None]:
+    """On the worker: the caller as ``ctx.user``, and Django's rule for database connections around
+    the call, as around a request (``close_old_connections`` honours ``CONN_MAX_AGE`` and drops a
+    connection left broken), so a worker thread never keeps one longer than the project allows."""
+    with server.acting_as(user):
+        close_old_connections()
+        try:
+            yield
+        finally:
+            close_old_connections()
+
+
+def _response(answer: Forwarded) -> HttpResponseBase:
+    headers = dict(answer.headers)
+    response: HttpResponseBase
+    if headers.get("Content-Type") == "text/event-stream":
+        response = StreamingHttpResponse(answer.body, status=answer.status)
+    else:
+        response = HttpResponse(b"".join(answer.body), status=answer.status)
+    for name, value in headers.items():
+        response[name] = value
+    return response
