@@ -40,6 +40,7 @@ from minimcp.client.auth.extensions.client_credentials import (
 )
 from minimcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider, request_id_jag
 from minimcp.client.auth.extensions.jwt_bearer import JWTBearerOAuthProvider
+from minimcp.client.auth.wire import authorization_server_session
 from minimcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 from minimcp.types import (
     CreateMessageRequestParams,
@@ -218,7 +219,7 @@ def enterprise_id_jag(url: str, ctx: dict[str, Any]) -> requests.auth.AuthBase:
 def authorization_server_of(url: str) -> str:
     """The issuer a machine client is configured with. A deployment knows it; the harness does not
     say, so it is read from the mock's protected resource metadata."""
-    with requests.Session() as http:
+    with authorization_server_session() as http:
         metadata = discover_protected_resource(http, url, None, timeout=30)
     if metadata is None:
         raise RuntimeError(f"{url} publishes no protected resource metadata")

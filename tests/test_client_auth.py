@@ -27,6 +27,8 @@ from minimcp.client.auth import (
     OAuthTokenError,
 )
 from minimcp.client.auth.challenge import parse_www_authenticate
+from minimcp.client.auth.discovery import discover_protected_resource
+from minimcp.client.auth.wire import authorization_server_session
 from minimcp.client.streamable_http import streamable_http_client
 from oauth_fakes import (
     SECRET_PREFIX,
@@ -355,3 +357,32 @@ def test_scope_selection_matches_the_official_sdk(
         challenge, official_models.ProtectedResourceMetadata(**resource), official_models.OAuthMetadata(**server), grants
     )
     assert ours == theirs
+
+
+def test_a_metadata_read_survives_a_connection_the_server_dropped() -> None:
+    """The first connection is closed without an answer (a kept-alive connection the server just
+    timed out looks the same); the GET is sent again on a new one."""
+    document = b'{"resource": "http://127.0.0.1/mcp", "authorization_servers": ["https://as.example.com"]}'
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        for attempt in range(2):
+            connection, _ = listener.accept()
+            with connection:
+                connection.recv(65536)
+                if attempt == 1:
+                    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                                       b"Content-Length: %d\r\n\r\n%s" % (len(document), document))
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    try:
+        with authorization_server_session() as http:
+            found = discover_protected_resource(http, f"http://127.0.0.1:{port}/mcp", None, timeout=10)
+    finally:
+        server.join(10)
+        listener.close()
+    assert found is not None and found.authorization_servers == ["https://as.example.com"]

@@ -53,6 +53,7 @@ from minimcp.client.auth.registration import (
 )
 from minimcp.client.auth.storage import TokenStorage
 from minimcp.client.auth.token_endpoint import auth_method, authenticate_client, request_token
+from minimcp.client.auth.wire import authorization_server_session
 from minimcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -202,7 +203,7 @@ class OAuthClientProvider(requests.auth.AuthBase):
         self.timeout = timeout
         self.lock_timeout = lock_timeout
         self._validate_resource_url = validate_resource_url
-        self._http = requests.Session()
+        self._http = authorization_server_session()
         # Guards self.context, _dpop_key, _initialized and _refusals; held across a whole
         # authorization so that concurrent 401s run one flow. Reentrant: a response hook that
         # authorizes re-signs the retry under the same hold.

@@ -11,10 +11,28 @@ import json
 from typing import Any
 
 import requests
+import requests.adapters
 import urllib3.exceptions
+from urllib3.util.retry import Retry
 
 #: The largest body read from an authorization server (metadata, registration, token answers).
 MAX_BODY_BYTES = 256 * 1024
+
+
+def authorization_server_session() -> requests.Session:
+    """A session for metadata, registration and token requests.
+
+    A kept-alive connection may be closed by the server just as it is reused (Node closes idle
+    ones after 5 s); a GET that meets one is sent again, twice at most, since reading metadata
+    changes nothing. A POST is never repeated: a token request may spend a code.
+    """
+    session = requests.Session()
+    adapter = requests.adapters.HTTPAdapter(
+        max_retries=Retry(total=2, allowed_methods=frozenset({"GET"}), status_forcelist=(), raise_on_status=False)
+    )
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
 
 
 def read_limited(response: requests.Response, limit: int = MAX_BODY_BYTES) -> bytes:
@@ -50,4 +68,4 @@ def oauth_error_text(body: bytes) -> str:
     return ": " + text
 
 
-__all__ = ["MAX_BODY_BYTES", "json_object", "oauth_error_text", "read_limited"]
+__all__ = ["MAX_BODY_BYTES", "authorization_server_session", "json_object", "oauth_error_text", "read_limited"]
