@@ -9,12 +9,16 @@ Tools (exactly load.py's contract, and the same as the official SDK's ``official
                                 answer; 2026-07-28 = ``input_required`` -> retry with ``inputResponses``.
 
 Usage:
-    python benchmarks/bench_server.py PORT [--server httpd|gunicorn] [--threads 32] [--max-workers N]
+    python benchmarks/bench_server.py PORT [--server httpd|gunicorn] [--threads 32] [--max-workers N] [--auth]
 
     httpd     ``mcp.run(transport="streamable-http")``: minimcp's keep-alive HTTP server (what
               ``mcp.run`` uses; the library's own ``serve_http``).
     gunicorn  ``gunicorn --worker-class gthread --threads 32 -w 1 --chdir benchmarks bench_server:app``
               (this process execs gunicorn, so the PID stays the gunicorn master's).
+
+``--auth`` (httpd only) protects the endpoint: every call needs an RS256 JWT that ``JWTVerifier``
+checks against the JWKS in the file ``BENCH_JWKS_FILE`` names, which this server also serves at
+``/jwks.json`` (the verifier fetches it from there once, as it would from an identity provider).
 
 The endpoint is ``http://127.0.0.1:PORT/mcp``. ``app`` is the WSGI application for any WSGI server.
 The worker pool size comes from ``--max-workers`` or the ``BENCH_MAX_WORKERS`` environment variable
@@ -73,10 +77,35 @@ mcp = build_server(MAX_WORKERS)
 app = mcp.wsgi_app(max_pending_per_session=MAX_PENDING)
 
 
+def build_protected_server(port: int) -> MCPServer:
+    """The benchmark server behind RS256 bearer tokens (see ``jwt_keys.py`` for the issuer and audience)."""
+    from jwt_keys import AUDIENCE, ISSUER
+    from werkzeug.wrappers import Request, Response
+
+    from minimcp.server.auth.jwt_verifier import JWTVerifier
+    from minimcp.server.auth.settings import AuthSettings
+
+    with open(os.environ["BENCH_JWKS_FILE"], "rb") as f:
+        jwks = f.read()
+    verifier = JWTVerifier(jwks_uri=f"http://127.0.0.1:{port}/jwks.json", issuer=ISSUER, audience=AUDIENCE)
+    server = build_server(auth=AuthSettings(issuer_url=ISSUER, resource_server_url=AUDIENCE,
+                                            validate_token_resource=False), token_verifier=verifier)
+
+    @server.custom_route("/jwks.json", ["GET"])
+    def keys(request: Request) -> Response:
+        return Response(jwks, content_type="application/json")
+
+    return server
+
+
 def main() -> None:
     ap = server_arguments(__doc__)
     ap.add_argument("--max-workers", type=int, default=0, help="MCPServer(max_workers=...) (0: library default)")
+    ap.add_argument("--auth", action="store_true", help="require RS256 JWTs (BENCH_JWKS_FILE; httpd only)")
     args = ap.parse_args()
+    if args.auth:
+        build_protected_server(args.port).run(transport="streamable-http", host=args.host, port=args.port)
+        return
     if args.max_workers:
         os.environ["BENCH_MAX_WORKERS"] = str(args.max_workers)  # gunicorn's worker builds its own
     if args.server == "gunicorn":

@@ -2,7 +2,7 @@
 """minimcp's benchmark suite (issue 7): minimcp vs the official SDK vs a protocol-free WSGI app.
 
     pip install -e '.[bench]'
-    python benchmarks/run.py [--rounds 3] [--duration 3] [--quick] [--only echo|elicit|footprint]
+    python benchmarks/run.py [--rounds 3] [--duration 3] [--quick] [--only echo|elicit|auth|footprint]
 
 Every server runs as a subprocess on a free loopback port, all at once, and load.py (the project's
 reference load generator, ``--json`` output) drives one at a time; the rounds are interleaved (each
@@ -16,11 +16,15 @@ Servers:
     official/fast      official_server.py PORT --profile fast       (2026-07-28 rows; stateless JSON)
     official/stateful  official_server.py PORT --profile stateful   (2025-11-25 rows; sessions + SSE)
     null/httpd, null/gunicorn   benchmarks/null_wsgi.py: the WSGI ceiling under the same servers
+    minimcp/httpd+jwt  benchmarks/bench_server.py PORT --auth            (RS256 JWTs, JWTVerifier)
+    official/fast+jwt  benchmarks/official_auth_server.py PORT           (RS256 JWTs, PyJWT verifier)
     (with --null-asgi also /work/shared/bench/null_asgi.py: the uvicorn ceiling)
 
 Measured:
     echo        rps, p50, p99 at c=1, 8, 32, both eras
     elicit      elicitation round trips/s (p50, p99) at c=8, both eras
+    auth        2026-07-28 echo at c=8 with a bearer JWT on every call (benchmarks/authed_load.py),
+                both servers checking the same RS256 token (jwt_keys.py); needs the auth extra
     footprint   server RSS after warm-up and peak (VmRSS / VmHWM of the server's process tree);
                 RSS with 1,000 legacy elicitations outstanding at once (fresh minimcp/httpd server
                 with MCPServer(max_workers=1100)); threads of the server process before and after
@@ -218,11 +222,19 @@ class Loader:
     def __init__(self, ref: Path, procs: int):
         self.script = str(ref / "load.py")
         self.procs = procs
+        self.bearer: str | None = None  # the token the "auth" rows send (set when they run)
 
     def run(self, url: str, era: str, mode: str, n: int, c: int, warmup: int = 5) -> dict:
-        argv = [PY, self.script, url, "--era", era, "--mode", mode, "-n", str(n), "-c", str(c), "--json",
-                "--warmup", str(warmup), "--procs", str(self.procs)]
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        """One load.py run; mode "auth" is echo with ``Authorization: Bearer`` on every request."""
+        options = [url, "--era", era, "--mode", "echo" if mode == "auth" else mode, "-n", str(n), "-c", str(c),
+                   "--json", "--warmup", str(warmup), "--procs", str(self.procs)]
+        env = None
+        if mode == "auth":
+            argv = [PY, str(HERE / "authed_load.py"), self.script, *options]
+            env = {**os.environ, "BENCH_BEARER": self.bearer or ""}
+        else:
+            argv = [PY, self.script, *options]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
         lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
         if not lines:
             raise RuntimeError(f"load.py failed ({p.returncode}): {p.stderr[-500:]}")
@@ -252,6 +264,8 @@ def throughput(args, servers: dict[str, Server], loader: Loader, modes: list[str
         for era in (MODERN, LEGACY):
             official = "official/fast" if era == MODERN else "official/stateful"
             configs.append(("elicit", era, ELICIT_CONCURRENCY, ["minimcp/httpd", "minimcp/gunicorn", official]))
+    if "auth" in modes:
+        configs.append(("auth", MODERN, 8, ["minimcp/httpd+jwt", "official/fast+jwt"]))
     results: dict[tuple, list[dict]] = {}
     est: dict[tuple, float] = {}
     for rnd in range(args.rounds):
@@ -606,6 +620,14 @@ def report(args, results: dict, rss: dict, foot: dict) -> None:
                 log(f"| {name} | {ERA_LABEL[era]} | {fmt(med_field(results, key, 'rps'))} | "
                     f"{fmt(med_field(results, key, 'p50_ms'), '.2f')} | {fmt(med_field(results, key, 'p99_ms'), '.2f')} | "
                     f"{ratio} | {p99r} |")
+    if any(k[0] == "auth" for k in results):
+        log("\n### 2026-07-28 echo, c=8, every call carrying an RS256 JWT\n")
+        log("| server | rps | p50 ms | p99 ms |")
+        log("|---|---|---|---|")
+        for name in ("minimcp/httpd+jwt", "official/fast+jwt"):
+            key = ("auth", MODERN, 8, name)
+            log(f"| {name} | {fmt(med_field(results, key, 'rps'))} | {fmt(med_field(results, key, 'p50_ms'), '.2f')} | "
+                f"{fmt(med_field(results, key, 'p99_ms'), '.2f')} |")
     if rss:
         log("\n### server memory (process tree: gunicorn = master + worker)\n")
         log("| server | RSS after warm-up MiB | peak RSS (VmHWM) MiB |")
@@ -655,6 +677,9 @@ def targets(args, results: dict, foot: dict) -> None:
                 rs = [med_ratio(results, ("echo", era, c, mini), ("echo", era, c, null)) for c in args.concurrency]
                 row(f"echo >= 60% of {null}, {era} ({mini})", min(rs) >= 0.6,
                     ", ".join(f"c={c} {x:.0%}" for c, x in zip(args.concurrency, rs)))
+    if any(k[0] == "auth" for k in results):
+        r = med_ratio(results, ("auth", MODERN, 8, "minimcp/httpd+jwt"), ("auth", MODERN, 8, "official/fast+jwt"))
+        row("2026 echo c=8 with RS256 JWT >= 1.5x official with auth (issue 15)", r >= 1.5, f"{r:.2f}x (need 1.5x)")
     if any(k[0] == "elicit" for k in results):
         for era in (MODERN, LEGACY):
             official = "official/fast" if era == MODERN else "official/stateful"
@@ -700,7 +725,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=float, default=3.0, help="target seconds per measured run")
     ap.add_argument("--quick", action="store_true", help="1 round, ~1.5 s runs, smaller footprint tests")
-    ap.add_argument("--only", choices=["echo", "elicit", "footprint"])
+    ap.add_argument("--only", choices=["echo", "elicit", "auth", "footprint"])
     ap.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=list(ECHO_CONCURRENCY))
     ap.add_argument("--procs", type=int, default=1, help="load.py --procs")
     ap.add_argument("--ref-dir", help="directory holding load.py, official_server.py, null_asgi.py")
@@ -718,7 +743,9 @@ def main() -> None:
     ref = find_ref_dir(args.ref_dir)
     load = import_load(ref)
     loader = Loader(ref, args.procs)
-    modes = [args.only] if args.only else ["echo", "elicit", "footprint"]
+    modes = [args.only] if args.only else ["echo", "elicit", "auth", "footprint"]
+    if "auth" in modes and importlib.util.find_spec("jwt") is None:
+        sys.exit("benchmarks/run.py needs PyJWT for the auth rows: run  pip install -e '.[bench,auth]'  first")
     log(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {loadavg()}; "
         f"reference scripts from {ref}")
     with contextlib.suppress(Exception):
@@ -733,21 +760,32 @@ def main() -> None:
     results: dict = {}
     rss: dict = {}
     foot: dict = {}
-    if "echo" in modes or "elicit" in modes:
+    if "echo" in modes or "elicit" in modes or "auth" in modes:
         bench = str(HERE / "bench_server.py")
         null = str(HERE / "null_wsgi.py")
-        specs = {
-            "minimcp/httpd": [PY, bench, "{PORT}"],
-            "minimcp/gunicorn": [PY, bench, "{PORT}", "--server", "gunicorn"],
-            "official/fast": [PY, str(ref / "official_server.py"), "{PORT}", "--profile", "fast"],
-            "official/stateful": [PY, str(ref / "official_server.py"), "{PORT}", "--profile", "stateful"],
-        }
+        specs: dict[str, list[str]] = {}
+        env: dict[str, dict[str, str]] = {}
+        if "echo" in modes or "elicit" in modes:
+            specs.update({
+                "minimcp/httpd": [PY, bench, "{PORT}"],
+                "minimcp/gunicorn": [PY, bench, "{PORT}", "--server", "gunicorn"],
+                "official/fast": [PY, str(ref / "official_server.py"), "{PORT}", "--profile", "fast"],
+                "official/stateful": [PY, str(ref / "official_server.py"), "{PORT}", "--profile", "stateful"],
+            })
+        if "auth" in modes:
+            sys.path.insert(0, str(HERE))
+            from jwt_keys import make_keys
+
+            jwks_file, loader.bearer = make_keys(Path(tempfile.mkdtemp(prefix="minimcp-bench-keys-")))
+            specs["minimcp/httpd+jwt"] = [PY, bench, "{PORT}", "--auth"]
+            specs["official/fast+jwt"] = [PY, str(HERE / "official_auth_server.py"), "{PORT}"]
+            env = {name: {"BENCH_JWKS_FILE": str(jwks_file)} for name in ("minimcp/httpd+jwt", "official/fast+jwt")}
         if "echo" in modes:
             specs["null/httpd"] = [PY, null, "{PORT}"]
             specs["null/gunicorn"] = [PY, null, "{PORT}", "--server", "gunicorn"]
             if args.null_asgi:
                 specs["null/uvicorn"] = [PY, str(ref / "null_asgi.py"), "{PORT}"]
-        servers = {name: Server(name, argv) for name, argv in specs.items()}
+        servers = {name: Server(name, argv, env=env.get(name)) for name, argv in specs.items()}
         try:
             for s in servers.values():
                 s.start()
@@ -756,6 +794,9 @@ def main() -> None:
                 log(f"started {s.name:18} pid {s.pid:<7} {s.url}")
             log("\nwarm-up (echo both eras, elicit where served) ...")
             for name, s in servers.items():
+                if name.endswith("+jwt"):
+                    loader.run(s.url, MODERN, "auth", 300, 8)
+                    continue
                 loader.run(s.url, MODERN, "echo", 300, 8)
                 loader.run(s.url, LEGACY, "echo", 300, 8)
                 if not name.startswith("null"):

@@ -81,8 +81,12 @@ def _guarded(handler: Handler, cors_methods: list[str] | None) -> Handler:
     return endpoint
 
 
-def _under(base: AnyHttpUrl, path: str) -> AnyHttpUrl:
-    return AnyHttpUrl(str(base).rstrip("/") + path)
+def _under(base: AnyHttpUrl, path: str) -> str:
+    return str(base).rstrip("/") + path
+
+
+def _text(url: AnyHttpUrl | None) -> str | None:
+    return None if url is None else str(url)
 
 
 def build_metadata(
@@ -97,7 +101,7 @@ def build_metadata(
         grant_types.append(JWT_BEARER_GRANT_TYPE)
     client_auth_methods = ["client_secret_post", "client_secret_basic", "none"]
     return OAuthMetadata(
-        issuer=issuer_url,
+        issuer=str(issuer_url),
         authorization_endpoint=_under(issuer_url, AUTHORIZATION_PATH),
         token_endpoint=_under(issuer_url, TOKEN_PATH),
         registration_endpoint=(_under(issuer_url, REGISTRATION_PATH)
@@ -106,7 +110,7 @@ def build_metadata(
         response_types_supported=["code"],
         grant_types_supported=grant_types,
         token_endpoint_auth_methods_supported=client_auth_methods,
-        service_documentation=service_documentation_url,
+        service_documentation=_text(service_documentation_url),
         revocation_endpoint=_under(issuer_url, REVOCATION_PATH) if revocation_options.enabled else None,
         revocation_endpoint_auth_methods_supported=client_auth_methods if revocation_options.enabled else None,
         code_challenge_methods_supported=["S256"],
@@ -168,8 +172,9 @@ def create_protected_resource_routes(
     """The protected-resource metadata, at its RFC 9728 path and, for a resource with a path, at the
     bare well-known path too (where clients of older drafts look first)."""
     metadata = ProtectedResourceMetadata(
-        resource=resource_url, authorization_servers=authorization_servers, scopes_supported=scopes_supported,
-        resource_name=resource_name, resource_documentation=resource_documentation,
+        resource=str(resource_url), authorization_servers=[str(server) for server in authorization_servers],
+        scopes_supported=scopes_supported, resource_name=resource_name,
+        resource_documentation=_text(resource_documentation),
     )
     endpoint = _guarded(ProtectedResourceMetadataHandler(metadata).handle, ["GET", "OPTIONS"])
     paths = dict.fromkeys([urlsplit(str(build_resource_metadata_url(resource_url))).path,

@@ -7,8 +7,6 @@ client cannot probe for others' grants.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
 import time
 from dataclasses import dataclass
@@ -17,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AnyHttpUrl, AnyUrl, BaseModel, Field, TypeAdapter, ValidationError
 from werkzeug.wrappers import Request, Response
 
+from minimcp.client.auth.pkce import s256
 from minimcp.server.auth.errors import stringify_pydantic_error
 from minimcp.server.auth.json_response import NO_STORE, json_response
 from minimcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
@@ -35,7 +34,7 @@ class AuthorizationCodeRequest(BaseModel):
     redirect_uri: AnyUrl | None = None
     client_id: str
     client_secret: str | None = None
-    code_verifier: str = Field(..., min_length=43, max_length=128)
+    code_verifier: str = Field(..., pattern=r"^[A-Za-z0-9._~-]{43,128}$")
     resource: str | None = None
 
 
@@ -69,10 +68,6 @@ class TokenErrorResponse(BaseModel):
 
 
 TokenSuccessResponse = OAuthToken
-
-
-def pkce_s256(verifier: str) -> str:
-    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
 
 
 def _error(error: TokenErrorCode, description: str, status: int = 400) -> Response:
@@ -123,7 +118,7 @@ class TokenHandler:
         given_uri = None if request.redirect_uri is None else str(request.redirect_uri)
         if given_uri != expected_uri:
             raise TokenError("invalid_request", "redirect_uri did not match the one used when creating auth code")
-        if not hmac.compare_digest(pkce_s256(request.code_verifier), code.code_challenge):
+        if not hmac.compare_digest(s256(request.code_verifier), code.code_challenge):
             raise TokenError("invalid_grant", "incorrect code_verifier")
         if request.resource is not None and code.resource is not None and request.resource != code.resource:
             raise TokenError("invalid_target", "resource differs from the one authorized")

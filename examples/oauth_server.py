@@ -1,0 +1,265 @@
+"""An MCP server that is its own OAuth 2.1 authorization server, in one process.
+
+    python examples/oauth_server.py            # http://localhost:8000/mcp, log in as demo / demo
+
+The authorization-server half (``auth_server_provider=``) serves its metadata, ``/register``,
+``/authorize``, ``/token`` and ``/revoke``; the provider below keeps clients, codes and tokens in
+memory and asks the user to log in on a tiny page. The resource-server half protects ``/mcp``:
+every call needs a token this server issued, for this server (``validate_token_resource``), with
+the ``mcp:tools`` scope; ``reset_counter`` also needs ``mcp:admin``, which a client gets by
+re-authorizing when the 403 says so.
+
+Any OAuth-capable MCP client completes the flow on its own: the 401 points it at the
+protected-resource metadata, which points it here. ``--client REDIRECT_URI`` also registers a
+public client ``demo-client`` ahead of time, for tools that do not register themselves.
+
+In production, keep the provider's state in a database and the login behind your real user store,
+or leave tokens to an identity provider you already run (see ``JWTVerifier`` in the README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import secrets
+import threading
+import time
+from typing import Any
+
+from pydantic import AnyUrl
+from werkzeug.wrappers import Request, Response
+
+from minimcp.server.auth.middleware.auth_context import get_access_token
+from minimcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    OAuthAuthorizationServerProvider,
+    RefreshToken,
+    TokenError,
+    construct_redirect_uri,
+)
+from minimcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from minimcp.server.mcpserver import Context, MCPServer
+from minimcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+SCOPES = ["mcp:tools", "mcp:admin"]
+ACCESS_TOKEN_LIFETIME = 3600
+CODE_LIFETIME = 300
+LOGIN_PAGE = """<!doctype html>
+<title>Sign in</title>
+<h1>Sign in to {server}</h1>
+<p><b>{client}</b> asks for: {scopes}</p>
+<form method="post" action="{action}">
+  <input type="hidden" name="request" value="{request}">
+  <label>User <input name="username" value="demo" autofocus></label>
+  <label>Password <input name="password" type="password"></label>
+  <button>Sign in</button>
+</form>
+<p>{error}</p>
+"""
+
+
+class InMemoryProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
+    """Clients, codes and tokens in dictionaries; the user store is ``users`` (name -> password).
+
+    ``authorize`` parks the request under a random id and sends the browser to the login page; a
+    correct login turns it into a code and redirects back to the client with ``code``, ``state``
+    and ``iss`` (RFC 9207). Refresh rotates: the old refresh token and its access token die.
+    """
+
+    def __init__(self, issuer: str, resource: str, users: dict[str, str]) -> None:
+        self.issuer = issuer
+        self.resource = resource
+        self.users = users
+        # _lock guards every dictionary below (one request thread each may touch them at once).
+        self._lock = threading.Lock()
+        self.clients: dict[str, OAuthClientInformationFull] = {}
+        self._waiting: dict[str, tuple[str, AuthorizationParams]] = {}
+        self._codes: dict[str, AuthorizationCode] = {}
+        self._access: dict[str, AccessToken] = {}
+        self._refresh: dict[str, RefreshToken] = {}
+        self._pair: dict[str, str] = {}  # refresh token -> its access token
+
+    # --- clients ---------------------------------------------------------------------------------
+    def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        with self._lock:
+            return self.clients.get(client_id)
+
+    def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        with self._lock:
+            self.clients[client_info.client_id] = client_info
+
+    # --- the browser's part ----------------------------------------------------------------------
+    def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        request_id = secrets.token_urlsafe(24)
+        with self._lock:
+            self._waiting[request_id] = (client.client_id, params)
+        return f"{self.issuer}/login?request={request_id}"
+
+    def login_route(self, request: Request) -> Response:
+        """``GET /login`` shows the form, ``POST /login`` checks it."""
+        return self.login(request) if request.method == "POST" else self.login_page(request)
+
+    def login_page(self, request: Request) -> Response:
+        request_id = request.args.get("request", "")
+        with self._lock:
+            waiting = self._waiting.get(request_id)
+        if waiting is None:
+            return Response("This sign-in link has expired; start again from your MCP client.", 400)
+        return self._page(request_id, waiting, "")
+
+    def login(self, request: Request) -> Response:
+        request_id = request.form.get("request", "")
+        with self._lock:
+            waiting = self._waiting.get(request_id)
+        if waiting is None:
+            return Response("This sign-in link has expired; start again from your MCP client.", 400)
+        username = request.form.get("username", "")
+        expected = self.users.get(username)
+        if expected is None or not secrets.compare_digest(expected, request.form.get("password", "")):
+            return self._page(request_id, waiting, "Wrong user name or password.")
+        with self._lock:
+            if self._waiting.pop(request_id, None) is None:
+                return Response("This sign-in link was already used.", 400)
+        client_id, params = waiting
+        code = AuthorizationCode(
+            code=secrets.token_urlsafe(32), scopes=params.scopes or ["mcp:tools"], client_id=client_id,
+            expires_at=time.time() + CODE_LIFETIME, code_challenge=params.code_challenge,
+            redirect_uri=params.redirect_uri, redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            resource=params.resource or self.resource, subject=username,
+        )
+        with self._lock:
+            self._codes[code.code] = code
+        target = construct_redirect_uri(str(params.redirect_uri), code=code.code, state=params.state, iss=self.issuer)
+        return Response(status=302, headers={"Location": target, "Cache-Control": "no-store"})
+
+    def _page(self, request_id: str, waiting: tuple[str, AuthorizationParams], error: str) -> Response:
+        client = self.get_client(waiting[0])
+        body = LOGIN_PAGE.format(
+            server=html.escape(self.resource), client=html.escape(client.client_name or client.client_id if client
+                                                                 else waiting[0]),
+            scopes=html.escape(" ".join(waiting[1].scopes or ["mcp:tools"])), action=f"{self.issuer}/login",
+            request=html.escape(request_id), error=html.escape(error))
+        return Response(body, 401 if error else 200, content_type="text/html; charset=utf-8",
+                        headers={"Cache-Control": "no-store", "X-Frame-Options": "DENY"})
+
+    # --- codes and tokens ------------------------------------------------------------------------
+    def load_authorization_code(self, client: OAuthClientInformationFull, authorization_code: str
+                                ) -> AuthorizationCode | None:
+        with self._lock:
+            return self._codes.get(authorization_code)
+
+    def exchange_authorization_code(self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
+                                    ) -> OAuthToken:
+        with self._lock:
+            if self._codes.pop(authorization_code.code, None) is None:  # a code works once
+                raise TokenError("invalid_grant", "authorization code was already used")
+        return self._issue(client.client_id, authorization_code.scopes, authorization_code.resource,
+                           authorization_code.subject)
+
+    def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
+        with self._lock:
+            return self._refresh.get(refresh_token)
+
+    def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken,
+                               scopes: list[str]) -> OAuthToken:
+        with self._lock:
+            if self._refresh.pop(refresh_token.token, None) is None:
+                raise TokenError("invalid_grant", "refresh token was already used")
+            self._access.pop(self._pair.pop(refresh_token.token, ""), None)
+        return self._issue(client.client_id, scopes, refresh_token.resource, refresh_token.subject)
+
+    def load_access_token(self, token: str) -> AccessToken | None:
+        with self._lock:
+            access = self._access.get(token)
+        if access is not None and access.expires_at is not None and access.expires_at < time.time():
+            return None
+        return access
+
+    def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        with self._lock:
+            if isinstance(token, RefreshToken):
+                self._refresh.pop(token.token, None)
+                self._access.pop(self._pair.pop(token.token, ""), None)
+                return
+            self._access.pop(token.token, None)
+            for refresh, access in list(self._pair.items()):
+                if access == token.token:
+                    self._refresh.pop(refresh, None)
+                    del self._pair[refresh]
+
+    def _issue(self, client_id: str, scopes: list[str], resource: str | None, subject: str | None) -> OAuthToken:
+        access = AccessToken(token=secrets.token_urlsafe(32), client_id=client_id, scopes=scopes,
+                             expires_at=int(time.time()) + ACCESS_TOKEN_LIFETIME, resource=resource,
+                             subject=subject, claims={"iss": self.issuer})
+        refresh = RefreshToken(token=secrets.token_urlsafe(32), client_id=client_id, scopes=scopes,
+                               resource=resource, subject=subject)
+        with self._lock:
+            self._access[access.token] = access
+            self._refresh[refresh.token] = refresh
+            self._pair[refresh.token] = access.token
+        return OAuthToken(access_token=access.token, expires_in=ACCESS_TOKEN_LIFETIME, scope=" ".join(scopes),
+                          refresh_token=refresh.token)
+
+
+def build_server(base_url: str = "http://localhost:8000", users: dict[str, str] | None = None,
+                 client_redirect_uri: str | None = None) -> MCPServer:
+    """The server at ``base_url``: authorization server at its root, MCP endpoint at ``/mcp``."""
+    provider = InMemoryProvider(base_url, f"{base_url}/mcp", users or {"demo": "demo"})
+    if client_redirect_uri is not None:
+        provider.register_client(OAuthClientInformationFull(
+            client_id="demo-client", client_name="Pre-registered demo client", token_endpoint_auth_method="none",
+            redirect_uris=[AnyUrl(client_redirect_uri)], scope=" ".join(SCOPES)))
+    mcp = MCPServer(
+        "OAuth demo",
+        auth=AuthSettings(
+            issuer_url=base_url,
+            resource_server_url=f"{base_url}/mcp",
+            validate_token_resource=True,
+            required_scopes=["mcp:tools"],
+            client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES,
+                                                                  default_scopes=SCOPES),
+            revocation_options=RevocationOptions(enabled=True),
+        ),
+        auth_server_provider=provider,
+    )
+    mcp.custom_route("/login", ["GET", "POST"])(provider.login_route)
+    counter = {"value": 0}
+    counter_lock = threading.Lock()  # guards counter: tools run on several worker threads at once
+
+    @mcp.tool()
+    def whoami(ctx: Context) -> dict[str, Any]:
+        """Who the server thinks is calling: the token's user, client and scopes."""
+        token = ctx.access_token
+        return {"user": token.subject, "client_id": token.client_id, "scopes": token.scopes}
+
+    @mcp.tool()
+    def increment() -> int:
+        """Add one to the shared counter."""
+        with counter_lock:
+            counter["value"] += 1
+            return counter["value"]
+
+    @mcp.tool(required_scopes=["mcp:admin"])
+    def reset_counter() -> str:
+        """Set the counter back to zero (needs the mcp:admin scope)."""
+        with counter_lock:
+            counter["value"] = 0
+        return f"reset by {get_access_token().subject}"
+
+    return mcp
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--host", default="localhost", help="the host name clients use; it is the issuer's")
+    parser.add_argument("--client", metavar="REDIRECT_URI", help="pre-register the public client 'demo-client'")
+    options = parser.parse_args()
+    mcp = build_server(f"http://{options.host}:{options.port}", client_redirect_uri=options.client)
+    mcp.run(transport="streamable-http", host="127.0.0.1", port=options.port)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,337 @@
+"""The built-in authorization server (``auth_server_provider=``) of ``examples/oauth_server.py``,
+over real HTTP: metadata, registration, the browser's authorize-and-login, the token endpoint's
+grants and client authentication, revocation, and the official SDK's OAuth client completing the
+whole flow and calling protected tools in both eras.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+import threading
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import requests
+from conftest import TIMEOUT, load_example, modern_post, final_message
+
+from minimcp.server.httpd import WSGIServer
+
+REDIRECT = "http://127.0.0.1:9/callback"
+
+
+class Running:
+    def __init__(self, module: Any, **options: Any) -> None:
+        self.httpd = WSGIServer(lambda environ, start: self.app(environ, start), "127.0.0.1", 0)
+        self.base = f"http://127.0.0.1:{self.httpd.port}"
+        self.mcp = module.build_server(self.base, **options)
+        self.app = self.mcp.wsgi_app()
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown(5)
+        self.thread.join(5)
+        self.app.close()
+
+
+@pytest.fixture
+def server() -> Iterator[Running]:
+    running = Running(load_example("oauth_server"), client_redirect_uri=REDIRECT)
+    yield running
+    running.stop()
+
+
+def pkce() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    return verifier, challenge
+
+
+def register(server: Running, **metadata: Any) -> dict[str, Any]:
+    body = {"redirect_uris": [REDIRECT], "client_name": "test", **metadata}
+    response = requests.post(server.base + "/register", json=body, timeout=TIMEOUT)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def authorize(server: Running, client_id: str, challenge: str, *, state: str = "st", scope: str | None = None,
+              password: str = "demo") -> requests.Response:
+    """The browser's part: /authorize, the login page, the login; the last redirect is returned unfollowed."""
+    params = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "state": state,
+              "code_challenge": challenge, "code_challenge_method": "S256", "resource": server.base + "/mcp"}
+    if scope:
+        params["scope"] = scope
+    browser = requests.Session()
+    first = browser.get(server.base + "/authorize", params=params, allow_redirects=False, timeout=TIMEOUT)
+    assert first.status_code == 302, first.text
+    page = browser.get(first.headers["Location"], timeout=TIMEOUT)
+    assert page.status_code == 200 and "Sign in" in page.text
+    request_id = parse_qs(urlsplit(first.headers["Location"]).query)["request"][0]
+    return browser.post(server.base + "/login", data={"request": request_id, "username": "demo",
+                                                      "password": password}, allow_redirects=False, timeout=TIMEOUT)
+
+
+def code_from(redirect: requests.Response) -> dict[str, str]:
+    assert redirect.status_code == 302, redirect.text
+    location = redirect.headers["Location"]
+    assert location.startswith(REDIRECT)
+    return {key: values[0] for key, values in parse_qs(urlsplit(location).query).items()}
+
+
+def token(server: Running, form: dict[str, str], auth: Any = None) -> requests.Response:
+    return requests.post(server.base + "/token", data=form, auth=auth, timeout=TIMEOUT)
+
+
+def flow(server: Running, client: dict[str, Any], scope: str | None = None) -> dict[str, Any]:
+    verifier, challenge = pkce()
+    got = code_from(authorize(server, client["client_id"], challenge, scope=scope))
+    form = {"grant_type": "authorization_code", "code": got["code"], "redirect_uri": REDIRECT,
+            "code_verifier": verifier, "client_id": client["client_id"]}
+    if client.get("client_secret"):
+        form["client_secret"] = client["client_secret"]
+    answer = token(server, form)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def call(server: Running, access_token: str, tool: str) -> requests.Response:
+    return modern_post(server.base + "/mcp", "tools/call", {"name": tool, "arguments": {}},
+                       headers={"Authorization": f"Bearer {access_token}"})[0]
+
+
+# --- metadata and registration ----------------------------------------------------------------------
+def test_metadata_names_every_endpoint_and_the_issuer_exactly(server):
+    response = requests.get(server.base + "/.well-known/oauth-authorization-server", timeout=TIMEOUT)
+    assert response.status_code == 200 and response.headers["Content-Type"] == "application/json"
+    document = response.json()
+    assert document["issuer"] == server.base  # no trailing slash: RFC 8414 compares it as a string
+    for name, path in [("authorization_endpoint", "/authorize"), ("token_endpoint", "/token"),
+                       ("registration_endpoint", "/register"), ("revocation_endpoint", "/revoke")]:
+        assert document[name] == server.base + path
+    assert document["code_challenge_methods_supported"] == ["S256"]
+    assert document["authorization_response_iss_parameter_supported"] is True
+    assert set(document["token_endpoint_auth_methods_supported"]) == {"client_secret_basic", "client_secret_post",
+                                                                      "none"}
+    preflight = requests.options(server.base + "/token", headers={"Origin": "http://app.test"}, timeout=TIMEOUT)
+    assert preflight.status_code == 204 and preflight.headers["Access-Control-Allow-Origin"] == "*"
+
+
+def test_registration_issues_credentials_and_refuses_what_it_cannot_honour(server):
+    confidential = register(server)
+    assert confidential["token_endpoint_auth_method"] == "client_secret_post"
+    assert confidential["client_secret"] and confidential["client_secret_expires_at"] == 0
+    public = register(server, token_endpoint_auth_method="none")
+    assert "client_secret" not in public
+    for metadata, reason in [({"token_endpoint_auth_method": "private_key_jwt"}, "private_key_jwt"),
+                             ({"scope": "mcp:tools root"}, "root"),
+                             ({"grant_types": ["refresh_token"]}, "authorization_code"),
+                             ({"redirect_uris": []}, "redirect_uris")]:
+        response = requests.post(server.base + "/register", json={"redirect_uris": [REDIRECT], **metadata},
+                                 timeout=TIMEOUT)
+        assert response.status_code == 400 and response.json()["error"] == "invalid_client_metadata"
+        assert reason in response.json()["error_description"]
+    garbage = requests.post(server.base + "/register", data=b"\xff{", timeout=TIMEOUT)
+    assert garbage.status_code == 400
+
+
+# --- the code grant ------------------------------------------------------------------------------------
+def test_login_redirects_back_with_code_state_and_issuer(server):
+    _, challenge = pkce()
+    got = code_from(authorize(server, "demo-client", challenge, state="xyz"))
+    assert got["state"] == "xyz" and got["iss"] == server.base and len(got["code"]) >= 32
+
+
+def test_a_wrong_password_stays_on_the_login_page(server):
+    _, challenge = pkce()
+    response = authorize(server, "demo-client", challenge, password="nope")
+    assert response.status_code == 401 and "Wrong user name or password" in response.text
+
+
+@pytest.mark.parametrize("kind", ["public", "basic", "post"])
+def test_each_client_authentication_method_gets_tokens_that_call_tools(server, kind):
+    client = register(server, token_endpoint_auth_method={"public": "none", "basic": "client_secret_basic",
+                                                          "post": "client_secret_post"}[kind])
+    verifier, challenge = pkce()
+    got = code_from(authorize(server, client["client_id"], challenge))
+    form = {"grant_type": "authorization_code", "code": got["code"], "redirect_uri": REDIRECT,
+            "code_verifier": verifier}
+    auth = None
+    if kind == "basic":
+        auth = (client["client_id"], client["client_secret"])
+    else:
+        form["client_id"] = client["client_id"]
+        if kind == "post":
+            form["client_secret"] = client["client_secret"]
+    answer = token(server, form, auth)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["Cache-Control"] == "no-store"
+    tokens = answer.json()
+    assert tokens["token_type"] == "Bearer" and tokens["refresh_token"]
+    result = final_message(call(server, tokens["access_token"], "whoami"))["result"]
+    assert result["structuredContent"] == {"user": "demo", "client_id": client["client_id"],
+                                           "scopes": ["mcp:tools"]}
+
+
+def test_client_authentication_failures_are_invalid_client(server):
+    client = register(server)
+    base = {"grant_type": "authorization_code", "code": "x", "code_verifier": "v" * 43}
+    cases = [({**base, "client_id": client["client_id"], "client_secret": "wrong"}, None),
+             ({**base, "client_id": client["client_id"]}, None),
+             ({**base, "client_id": "nobody"}, None),
+             ({**base, "client_id": client["client_id"], "client_secret": client["client_secret"]},
+              (client["client_id"], client["client_secret"]))]
+    for form, auth in cases:
+        response = token(server, form, auth)
+        assert response.status_code == 401 and response.json()["error"] == "invalid_client", response.text
+
+
+def test_pkce_code_reuse_and_redirect_mismatch_are_refused(server):
+    client = register(server, token_endpoint_auth_method="none")
+    verifier, challenge = pkce()
+    code = code_from(authorize(server, client["client_id"], challenge))["code"]
+    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
+            "client_id": client["client_id"]}
+    wrong = token(server, {**form, "code_verifier": pkce()[0]})
+    assert wrong.json() == {"error": "invalid_grant", "error_description": "incorrect code_verifier"}
+    moved = token(server, {**form, "code_verifier": verifier, "redirect_uri": "http://127.0.0.1:9/elsewhere"})
+    assert moved.json()["error"] == "invalid_request"
+    assert token(server, {**form, "code_verifier": verifier}).status_code == 200
+    again = token(server, {**form, "code_verifier": verifier})
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+    odd = token(server, {**form, "code_verifier": "é" * 50})
+    assert odd.status_code == 400 and odd.json()["error"] == "invalid_request"
+    unknown = token(server, {**form, "grant_type": "password", "code_verifier": verifier})
+    assert unknown.json()["error"] == "unsupported_grant_type"
+
+
+def test_refresh_rotates_and_revocation_ends_both_tokens(server):
+    client = register(server)
+    first = flow(server, client)
+    refreshed = token(server, {"grant_type": "refresh_token", "refresh_token": first["refresh_token"],
+                               "client_id": client["client_id"], "client_secret": client["client_secret"],
+                               "scope": "mcp:tools"})
+    assert refreshed.status_code == 200, refreshed.text
+    second = refreshed.json()
+    assert second["refresh_token"] != first["refresh_token"] and second["scope"] == "mcp:tools"
+    assert call(server, first["access_token"], "whoami").status_code == 401  # rotated out
+    assert call(server, second["access_token"], "whoami").status_code == 200
+    reuse = token(server, {"grant_type": "refresh_token", "refresh_token": first["refresh_token"],
+                           "client_id": client["client_id"], "client_secret": client["client_secret"]})
+    assert reuse.json()["error"] == "invalid_grant"
+    widen = token(server, {"grant_type": "refresh_token", "refresh_token": second["refresh_token"],
+                           "client_id": client["client_id"], "client_secret": client["client_secret"],
+                           "scope": "mcp:tools mcp:admin"})
+    assert widen.json()["error"] == "invalid_scope"
+    revoked = requests.post(server.base + "/revoke", data={"token": second["access_token"],
+                                                           "client_id": client["client_id"],
+                                                           "client_secret": client["client_secret"]},
+                            timeout=TIMEOUT)
+    assert revoked.status_code == 200
+    assert call(server, second["access_token"], "whoami").status_code == 401
+    gone = token(server, {"grant_type": "refresh_token", "refresh_token": second["refresh_token"],
+                          "client_id": client["client_id"], "client_secret": client["client_secret"]})
+    assert gone.json()["error"] == "invalid_grant"
+
+
+def test_a_tool_scope_beyond_the_grant_is_a_403_until_reauthorized(server):
+    client = register(server)
+    narrow = flow(server, client, scope="mcp:tools")
+    refused = call(server, narrow["access_token"], "reset_counter")
+    assert refused.status_code == 403
+    assert 'scope="mcp:tools mcp:admin"' in refused.headers["WWW-Authenticate"]
+    wide = flow(server, client, scope="mcp:tools mcp:admin")
+    assert final_message(call(server, wide["access_token"], "reset_counter"))["result"]["content"][0]["text"] == \
+        "reset by demo"
+
+
+# --- the authorize endpoint's errors -------------------------------------------------------------------
+def test_authorize_errors_go_to_the_user_until_the_client_is_known_then_back_to_it(server):
+    _, challenge = pkce()
+    good = {"response_type": "code", "client_id": "demo-client", "redirect_uri": REDIRECT, "state": "s1",
+            "code_challenge": challenge}
+
+    def get(**changes: Any) -> requests.Response:
+        params = {k: v for k, v in {**good, **changes}.items() if v is not None}
+        return requests.get(server.base + "/authorize", params=params, allow_redirects=False, timeout=TIMEOUT)
+
+    for shown in (get(client_id="nobody"), get(redirect_uri="http://evil.test/cb")):
+        assert shown.status_code == 400 and shown.json()["error"] == "invalid_request"
+    for changes, error in [({"code_challenge": None}, "invalid_request"),
+                           ({"code_challenge_method": "plain"}, "invalid_request"),
+                           ({"response_type": "token"}, "unsupported_response_type"),
+                           ({"scope": "root"}, "invalid_scope")]:
+        back = code_from(get(**changes))
+        assert (back["error"], back["state"], back["iss"]) == (error, "s1", server.base), changes
+
+
+# --- a client no one here wrote ------------------------------------------------------------------------
+def run_official_oauth_client(base: str, mode: str) -> dict[str, Any]:
+    import anyio
+    import httpx2
+    from mcp.client import Client
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+    from pydantic import AnyUrl
+
+    class Memory:
+        def __init__(self) -> None:
+            self.tokens: OAuthToken | None = None
+            self.client: OAuthClientInformationFull | None = None
+
+        async def get_tokens(self) -> OAuthToken | None:
+            return self.tokens
+
+        async def set_tokens(self, tokens: OAuthToken) -> None:
+            self.tokens = tokens
+
+        async def get_client_info(self) -> OAuthClientInformationFull | None:
+            return self.client
+
+        async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+            self.client = client_info
+
+    seen: dict[str, Any] = {}
+
+    async def main() -> dict[str, Any]:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            async def redirect_handler(url: str) -> None:
+                # the user's browser: follow to the login page, sign in, read where it sends us
+                first = await http.get(url, follow_redirects=False, auth=None)
+                request_id = parse_qs(urlsplit(first.headers["location"]).query)["request"][0]
+                login = await http.post(base + "/login", data={"request": request_id, "username": "demo",
+                                                                "password": "demo"}, auth=None)
+                seen["callback"] = parse_qs(urlsplit(login.headers["location"]).query)
+
+            async def callback_handler() -> AuthorizationCodeResult:
+                query = seen["callback"]
+                return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0],
+                                               iss=query.get("iss", [None])[0])
+
+            http.auth = OAuthClientProvider(
+                server_url=base + "/mcp",
+                client_metadata=OAuthClientMetadata(client_name="official-sdk", redirect_uris=[AnyUrl(REDIRECT)]),
+                storage=Memory(), redirect_handler=redirect_handler, callback_handler=callback_handler)
+            async with Client(streamable_http_client(base + "/mcp", http_client=http), mode=mode) as client:
+                who = await client.call_tool("whoami", {})
+                count = await client.call_tool("increment", {})
+                return {"who": who.structured_content, "count": count.content[0].text,
+                        "version": client.protocol_version}
+
+    return anyio.run(main)
+
+
+@pytest.mark.parametrize("mode, version", [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_the_official_sdk_client_completes_the_flow_and_calls_tools(mode, version):
+    running = Running(load_example("oauth_server"))
+    try:
+        outcome = run_official_oauth_client(running.base, mode)
+    finally:
+        running.stop()
+    assert outcome["version"] == version
+    assert outcome["who"]["user"] == "demo" and "mcp:tools" in outcome["who"]["scopes"]
+    assert outcome["count"] == "1"
