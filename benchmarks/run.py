@@ -745,7 +745,7 @@ def main() -> None:
     loader = Loader(ref, args.procs)
     modes = [args.only] if args.only else ["echo", "elicit", "auth", "footprint"]
     if "auth" in modes and importlib.util.find_spec("jwt") is None:
-        sys.exit("benchmarks/run.py needs PyJWT for the auth rows: run  pip install -e '.[bench,auth]'  first")
+        sys.exit("benchmarks/run.py needs PyJWT for the auth rows: run  pip install -e '.[bench]'  first")
     log(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {loadavg()}; "
         f"reference scripts from {ref}")
     with contextlib.suppress(Exception):
