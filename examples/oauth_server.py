@@ -65,8 +65,11 @@ class InMemoryProvider(OAuthAuthorizationServerProvider[AuthorizationCode, Refre
 
     ``authorize`` parks the request under a random id and sends the browser to the login page; a
     correct login turns it into a code and redirects back to the client with ``code``, ``state``
-    and ``iss`` (RFC 9207). Refresh rotates: the old refresh token and its access token die.
+    and ``iss`` (RFC 9207), which the metadata advertises. Refresh rotates: the old refresh token
+    and its access token die.
     """
+
+    authorization_response_iss_parameter_supported = True
 
     def __init__(self, issuer: str, resource: str, users: dict[str, str]) -> None:
         self.issuer = issuer
@@ -123,16 +126,20 @@ class InMemoryProvider(OAuthAuthorizationServerProvider[AuthorizationCode, Refre
             if self._waiting.pop(request_id, None) is None:
                 return Response("This sign-in link was already used.", 400)
         client_id, params = waiting
+        target = self.approve(client_id, params, username)
+        return Response(status=302, headers={"Location": target, "Cache-Control": "no-store"})
+
+    def approve(self, client_id: str, params: AuthorizationParams, subject: str) -> str:
+        """Grant ``params`` to ``subject``: a fresh code, and the redirect that takes it to the client."""
         code = AuthorizationCode(
             code=secrets.token_urlsafe(32), scopes=params.scopes or ["mcp:tools"], client_id=client_id,
             expires_at=time.time() + CODE_LIFETIME, code_challenge=params.code_challenge,
             redirect_uri=params.redirect_uri, redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
-            resource=params.resource or self.resource, subject=username,
+            resource=params.resource or self.resource, subject=subject,
         )
         with self._lock:
             self._codes[code.code] = code
-        target = construct_redirect_uri(str(params.redirect_uri), code=code.code, state=params.state, iss=self.issuer)
-        return Response(status=302, headers={"Location": target, "Cache-Control": "no-store"})
+        return construct_redirect_uri(str(params.redirect_uri), code=code.code, state=params.state, iss=self.issuer)
 
     def _page(self, request_id: str, waiting: tuple[str, AuthorizationParams], error: str) -> Response:
         client = self.get_client(waiting[0])

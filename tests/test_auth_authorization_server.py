@@ -335,3 +335,39 @@ def test_the_official_sdk_client_completes_the_flow_and_calls_tools(mode, versio
     assert outcome["version"] == version
     assert outcome["who"]["user"] == "demo" and "mcp:tools" in outcome["who"]["scopes"]
     assert outcome["count"] == "1"
+
+
+def test_iss_is_advertised_only_by_a_provider_that_adds_it_and_an_immediate_answer_gets_it(serve_wsgi):
+    """A provider that approves at once redirects straight to the client: the endpoint adds ``iss``.
+    Its metadata does not promise ``iss`` (a client would then refuse any response without it)."""
+    from minimcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+    from minimcp.server.mcpserver import MCPServer
+
+    example = load_example("oauth_server")
+
+    class AutoApprove(example.InMemoryProvider):
+        authorization_response_iss_parameter_supported = False
+
+        def authorize(self, client: Any, params: Any) -> str:
+            granted = urlsplit(self.approve(client.client_id, params, "robot"))
+            query = "&".join(part for part in granted.query.split("&") if not part.startswith("iss="))
+            return granted._replace(query=query).geturl()
+
+    holder: dict[str, Any] = {}
+    base = serve_wsgi(lambda environ, start: holder["app"](environ, start))
+    provider = AutoApprove(base, base + "/mcp", {})
+    provider.register_client(example.OAuthClientInformationFull(
+        client_id="auto", token_endpoint_auth_method="none", redirect_uris=[REDIRECT], scope="mcp:tools"))
+    mcp = MCPServer("auto", auth_server_provider=provider, auth=AuthSettings(
+        issuer_url=base, resource_server_url=base + "/mcp", validate_token_resource=True,
+        client_registration_options=ClientRegistrationOptions(enabled=True)))
+    holder["app"] = mcp.wsgi_app()
+    document = requests.get(base + "/.well-known/oauth-authorization-server", timeout=TIMEOUT).json()
+    assert "authorization_response_iss_parameter_supported" not in document
+    _, challenge = pkce()
+    answer = requests.get(base + "/authorize", params={
+        "response_type": "code", "client_id": "auto", "redirect_uri": REDIRECT, "state": "s",
+        "code_challenge": challenge}, allow_redirects=False, timeout=TIMEOUT)
+    got = code_from(answer)
+    assert got["iss"] == base and got["state"] == "s" and got["code"]
+    holder["app"].close()

@@ -174,6 +174,11 @@ class OAuthAuthorizationServerProvider(Protocol, Generic[AuthorizationCodeT, Ref
     (``secrets.token_urlsafe(32)``). ``authorize`` returns the URL to send the user's browser to:
     a login page of yours, or another identity provider, whose end is a redirect to
     ``params.redirect_uri`` with a fresh code (``construct_redirect_uri`` builds it).
+
+    RFC 9207: a provider whose every redirect back to a client carries ``iss=<issuer>`` says so
+    with a class attribute ``authorization_response_iss_parameter_supported = True`` [minimcp];
+    the metadata then advertises it, and clients reject responses without it. A redirect
+    ``authorize`` returns straight to the client gets ``iss`` added by the endpoint.
     """
 
     def get_client(self, client_id: str) -> OAuthClientInformationFull | None: ...

@@ -95,7 +95,10 @@ def build_metadata(
     client_registration_options: ClientRegistrationOptions,
     revocation_options: RevocationOptions,
     supports_identity_assertion: bool = False,
+    supports_iss_parameter: bool = False,
 ) -> OAuthMetadata:
+    """The RFC 8414 document. ``supports_iss_parameter`` advertises RFC 9207: a client then refuses
+    any authorization response without ``iss``, so it is said only when every redirect carries it."""
     grant_types = ["authorization_code", "refresh_token"]
     if supports_identity_assertion:
         grant_types.append(JWT_BEARER_GRANT_TYPE)
@@ -114,7 +117,7 @@ def build_metadata(
         revocation_endpoint=_under(issuer_url, REVOCATION_PATH) if revocation_options.enabled else None,
         revocation_endpoint_auth_methods_supported=client_auth_methods if revocation_options.enabled else None,
         code_challenge_methods_supported=["S256"],
-        authorization_response_iss_parameter_supported=True,
+        authorization_response_iss_parameter_supported=True if supports_iss_parameter else None,
         authorization_grant_profiles_supported=[ID_JAG_GRANT_PROFILE] if supports_identity_assertion else None,
     )
 
@@ -132,7 +135,8 @@ def create_auth_routes(
     registration = client_registration_options or ClientRegistrationOptions()
     revocation = revocation_options or RevocationOptions()
     metadata = build_metadata(issuer_url, service_documentation_url, registration, revocation,
-                              identity_assertion_enabled)
+                              identity_assertion_enabled,
+                              getattr(provider, "authorization_response_iss_parameter_supported", False) is True)
     authenticator = ClientAuthenticator(provider)
     issuer_path = (urlsplit(str(issuer_url)).path or "").rstrip("/")
     routes = [

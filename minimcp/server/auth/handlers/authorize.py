@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import parse_qs, urlsplit
 
 from pydantic import AnyUrl, BaseModel, Field, ValidationError
 from werkzeug.utils import redirect
@@ -86,9 +87,20 @@ class AuthorizationHandler:
             resource=auth_request.resource,
         )
         try:
-            return _redirect(self.provider.authorize(client, params_for_provider))
+            target = self.provider.authorize(client, params_for_provider)
         except AuthorizeError as refused:
             return self._back(str(redirect_uri), refused.error, refused.error_description, state)
+        return _redirect(self._with_issuer(target, str(redirect_uri)))
+
+    def _with_issuer(self, target: str, redirect_uri: str) -> str:
+        """A provider that answers at once (no login page) redirects straight to the client with a
+        code; that response gets ``iss`` too (RFC 9207), like every redirect this endpoint makes."""
+        if self.issuer is None or target.split("?", 1)[0] != redirect_uri.split("?", 1)[0]:
+            return target
+        query = parse_qs(urlsplit(target).query)
+        if "code" not in query or "iss" in query:
+            return target
+        return construct_redirect_uri(target, iss=self.issuer)
 
     def _refuse_early(self, params: dict[str, str], state: str | None, error: AuthorizationErrorCode,
                       description: str) -> Response:
