@@ -372,3 +372,39 @@ def test_wsgi_app_can_protect_an_unprotected_server(verifier, serve_wsgi):
     assert call(target, "modern", "ping_me").status_code == 401
     assert text_of(call(target, "modern", "ping_me", token=mint())) == "pong"
     app.close()
+
+
+def test_a_queued_task_body_sees_its_own_callers_token(verifier, serve_http):
+    """Task bodies queued behind others run on whichever worker frees up; each must still see the
+    token of the user who created it, never the previous body's."""
+    mcp = protected_server(verifier)
+    release = threading.Event()
+
+    @mcp.tool(task=True)
+    def slow_whoami(ctx: Context) -> str:
+        release.wait(TIMEOUT)
+        return f"{get_access_token().subject}/{ctx.access_token.subject}"
+
+    mcp.tasks.max_running = 1
+    url = serve_http(mcp)
+    tasks = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+    def create(subject: str) -> str:
+        response, _ = modern_post(url, "tools/call", {"name": "slow_whoami", "arguments": {}}, capabilities=tasks,
+                                  headers=bearer(mint({"sub": subject})))
+        result = final_message(response)["result"]
+        assert result["resultType"] == "task", result
+        return result["taskId"]
+
+    created = {subject: create(subject) for subject in ("alice", "bob")}  # bob's body waits behind alice's
+    release.set()
+    for subject, task_id in created.items():
+        stop = threading.Event()
+        for _ in range(500):
+            response, _ = modern_post(url, "tasks/get", {"taskId": task_id}, capabilities=tasks,
+                                      headers=bearer(mint({"sub": subject})))
+            result = final_message(response)["result"]
+            if result["status"] == "completed":
+                break
+            stop.wait(0.02)
+        assert result["result"]["content"][0]["text"] == f"{subject}/{subject}"

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from minimcp.jsonrpc import MCPError
+from minimcp.server.auth.middleware.auth_context import acting_for
 from minimcp.server.lowlevel.calls import Outbox, WorkerPool
 from minimcp.server.lowlevel.rounds import InputRequired, digest, validated_answer
 from minimcp.server.mcpserver.context import Context, RequestContext
@@ -246,7 +247,8 @@ class TaskManager:
         """One worker's loop: this body, then every body queued meanwhile."""
         while True:
             try:
-                self._run(task_id, live)
+                with acting_for(live.transport.access_token):  # bodies queued on this worker have other callers
+                    self._run(task_id, live)
             except BaseException:  # a failing store must not cost the manager a worker slot
                 logger.exception("task %s could not be run", task_id)
             with self._lock:

@@ -2,15 +2,20 @@
 
 The HTTP edge sets it around the dispatch of each authenticated request; a call's worker thread
 runs in a copy of the dispatching thread's context, so a tool, a resolver, or anything they call
-reads the caller's token with ``get_access_token()``. Threads a tool starts itself do not inherit
-it (use ``ctx.access_token`` there).
+reads the caller's token with ``get_access_token()``. Code that runs a body later, on a thread of
+its own choosing (a task's body, after others on the same worker), re-establishes its caller with
+``acting_for(token)``. Threads a tool starts itself do not inherit it (use ``ctx.access_token``).
 """
 
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from minimcp.server.auth.provider import AccessToken
+if TYPE_CHECKING:
+    from minimcp.server.auth.provider import AccessToken
 
 auth_context_var: contextvars.ContextVar[AccessToken | None] = contextvars.ContextVar("auth_context", default=None)
 
@@ -18,3 +23,13 @@ auth_context_var: contextvars.ContextVar[AccessToken | None] = contextvars.Conte
 def get_access_token() -> AccessToken | None:
     """The verified access token of the current request, or ``None`` when it carried none."""
     return auth_context_var.get()
+
+
+@contextmanager
+def acting_for(token: AccessToken | None) -> Iterator[None]:
+    """Within the block, ``get_access_token()`` is ``token`` (the caller a deferred body runs for)."""
+    current = auth_context_var.set(token)
+    try:
+        yield
+    finally:
+        auth_context_var.reset(current)
