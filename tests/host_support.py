@@ -1,18 +1,25 @@
-"""Checks the Flask and the Django example sites share: both serve the same notes tools to two
-users, alice (who may use ``all_notes``) and bob (who may not), and each test module describes its
-site with a ``Site`` (where it is, each user's API token, how to read its notes table)."""
+"""The two example sites as the tests run them: ``examples/flask_notes.py`` in this process and
+``examples/django_notes`` in a subprocess, each on a loopback port with a fresh SQLite database.
+Both serve the same notes tools to alice (who may use ``all_notes``) and bob (who may not); a
+``Site`` says where one is, each user's API token and how to read its notes table."""
 
 from __future__ import annotations
 
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 import requests
+from flask import Flask
 
-from conftest import TIMEOUT, final_message, modern_headers, modern_params, request_message
-from minimcp import Client, MCPError
+from conftest import EXAMPLES, TIMEOUT, load_example
+from minimcp import Client
 from minimcp.client.streamable_http import streamable_http_client
-from minimcp.types import ElicitResult
 
 ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
 ACCEPT = "application/json, text/event-stream"
@@ -44,85 +51,82 @@ def text(result: Any) -> str:
     return result.content[0].text
 
 
-def check_login_gate(site: Site) -> None:
-    refused = requests.post(site.url, json=request_message("tools/list", modern_params()), timeout=TIMEOUT,
-                            headers={**modern_headers("tools/list"), "Accept": ACCEPT})
-    assert refused.status_code == 401
-    assert "Authentication required" in refused.json()["error"]["message"]
-    assert refused.headers["WWW-Authenticate"].startswith("Bearer")
-    wrong = requests.Session()
-    wrong.headers["Authorization"] = "Bearer not-a-token"
-    with pytest.raises(MCPError, match="Authentication required"):
-        with Client(streamable_http_client(site.url, http_client=wrong)) as client:
-            client.list_tools()
-    foreign = site.raw("alice", request_message("tools/list", modern_params()),
-                       **modern_headers("tools/list"), Origin="https://evil.example")
-    assert foreign.status_code == 403
+
+class FlaskSite(Site):
+    def __init__(self, module: Any, app: Flask, base: str, tokens: dict[str, str]) -> None:
+        super().__init__(base + "/mcp", tokens, self._notes)
+        self.module = module
+        self.app = app
+        self.base = base
+
+    def _notes(self) -> list[str]:
+        with self.app.app_context():
+            return [note.text for note in self.module.db.session.scalars(self.module.select(self.module.Note))]
 
 
-def check_user_and_database(site: Site, mode: str) -> None:
-    with site.client("alice", mode) as alice, site.client("bob", mode) as bob:
-        assert text(alice.call_tool("whoami", {})) == "alice"
-        assert text(bob.call_tool("whoami", {})) == "bob"
-        note = alice.call_tool("add_note", {"text": "alice's secret"}).structured_content["result"]
-        bob.call_tool("add_note", {"text": "bob's list"})
-        assert alice.call_tool("my_notes", {}).structured_content == {"result": [f"{note}: alice's secret"]}
-        assert text(bob.call_tool("delete_note", {"note_id": note})) == f"You have no note {note}."
-    assert sorted(site.notes()) == ["alice's secret", "bob's list"]
+def flask_site(tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> FlaskSite:
+    """``examples/flask_notes.py`` on a fresh SQLite file, served on a loopback port."""
+    module = load_example("flask_notes")
+    app = module.create_app(f"sqlite:///{tmp_path / 'notes.db'}")
+    with app.app_context():
+        tokens = {"alice": module.add_user("alice", admin=True), "bob": module.add_user("bob")}
+    return FlaskSite(module, app, serve_wsgi(app), tokens)
 
 
-def check_delete_asks_first(site: Site, mode: str, confirm: bool) -> None:
-    seen: list[str] = []
-
-    def callback(context: Any, params: Any) -> ElicitResult:
-        seen.append(params.message)
-        return ElicitResult(action="accept", content={"confirm": confirm})
-
-    with site.client("alice", mode, elicitation_callback=callback) as alice:
-        note = alice.call_tool("add_note", {"text": "old"}).structured_content["result"]
-        answer = text(alice.call_tool("delete_note", {"note_id": note}))
-    assert seen == [f"Delete note {note} ('old')?"]
-    assert answer == (f"Deleted note {note}." if confirm else "Kept it.")
-    assert site.notes() == ([] if confirm else ["old"])
+PROJECT = EXAMPLES / "django_notes"
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def check_permissions(site: Site, mode: str, requirement: str) -> None:
-    with site.client("alice", mode) as alice, site.client("bob", mode) as bob:
-        alice.call_tool("add_note", {"text": "mine"})
-        assert "all_notes" in [tool.name for tool in alice.list_tools().tools]
-        assert "all_notes" not in [tool.name for tool in bob.list_tools().tools]
-        assert alice.call_tool("all_notes", {}).structured_content == {"result": ["alice: mine"]}
-        with pytest.raises(MCPError, match=f"Permission denied: tool 'all_notes' requires {requirement}"):
-            bob.call_tool("all_notes", {})
-    listing = site.raw("bob", request_message("tools/list", modern_params()), **modern_headers("tools/list"))
-    assert listing.json()["result"]["cacheScope"] == "private"  # it depends on who asks
+def project_env(database: Path, **settings: str) -> dict[str, str]:
+    return {**os.environ, "NOTES_DATABASE": str(database), "PYTHONPATH": os.pathsep.join([str(ROOT), str(PROJECT)]),
+            **settings}
 
 
-def check_legacy_session_is_the_users(site: Site) -> None:
-    init = site.raw("alice", request_message("initialize", {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))
-    versions = {"Mcp-Session-Id": init.headers["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-11-25"}
-    assert site.raw("alice", {"jsonrpc": "2.0", "method": "notifications/initialized"}, **versions).status_code == 202
-    stolen = site.raw("bob", request_message("tools/call", {"name": "my_notes", "arguments": {}}), **versions)
-    assert stolen.status_code == 404
-    mine = site.raw("alice", request_message("tools/call", {"name": "whoami", "arguments": {}}), **versions)
-    assert final_message(mine)["result"]["content"][0]["text"] == "alice"
+class DjangoSite(Site):
+    def __init__(self, process: subprocess.Popen[str], base: str, tokens: dict[str, str], database: Path) -> None:
+        super().__init__(base + "/mcp/", tokens, self._notes)
+        self.process = process
+        self.base = base
+        self.database = database
+
+    def _notes(self) -> list[str]:
+        with sqlite3.connect(self.database) as db:
+            return [row[0] for row in db.execute("SELECT text FROM notes_note ORDER BY id")]
+
+    def open_connections(self) -> int:
+        """How many SQLite connections the server process holds open on its database file right now."""
+        fds = Path(f"/proc/{self.process.pid}/fd")
+        return sum(1 for fd in fds.iterdir() if _target(fd) == str(self.database))
 
 
-def check_request_state_is_the_users(site: Site) -> None:
-    with site.client("alice", "auto") as alice:
-        note = alice.call_tool("add_note", {"text": "keep me"}).structured_content["result"]
-    params = {"name": "delete_note", "arguments": {"note_id": note}}
-    capabilities = {"elicitation": {"form": {}}}
-    headers = modern_headers("tools/call", params)
-    asked = final_message(site.raw("alice", request_message("tools/call", modern_params(params, capabilities)),
-                                   **headers))["result"]
-    assert asked["resultType"] == "input_required"
-    (key,) = asked["inputRequests"]
-    retry = {**params, "requestState": asked["requestState"],
-             "inputResponses": {key: {"action": "accept", "content": {"confirm": True}}}}
-    hijack = final_message(site.raw("bob", request_message("tools/call", modern_params(retry, capabilities)), **headers))
-    assert hijack["error"]["code"] == -32602
-    assert site.notes() == ["keep me"]
-    done = final_message(site.raw("alice", request_message("tools/call", modern_params(retry, capabilities)), **headers))
-    assert done["result"]["content"][0]["text"] == f"Deleted note {note}."
+def _target(fd: Path) -> str:
+    try:
+        return os.readlink(fd)
+    except OSError:  # closed while we looked
+        return ""
+
+
+def start_site(tmp_path: Path, **settings: str) -> DjangoSite:
+    database = tmp_path / "notes.sqlite3"
+    process = subprocess.Popen([sys.executable, "manage.py", "demo", "--port", "0"], cwd=PROJECT, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=project_env(database, **settings))
+    assert process.stdout is not None
+    tokens: dict[str, str] = {}
+    lines: list[str] = []
+    for line in process.stdout:  # the demo prints the tokens, then where it serves
+        lines.append(line)
+        token = re.match(r"(\w+)'s API token \(shown once\): (\S+)", line)
+        if token:
+            tokens[token[1]] = token[2]
+        serving = re.match(r"Serving (http://\S+)/ ", line)
+        if serving:
+            return DjangoSite(process, serving[1], tokens, database)
+    process.wait(TIMEOUT)
+    raise AssertionError("the example project did not start:\n" + "".join(lines))
+
+
+def stop_site(site: DjangoSite) -> None:
+    site.process.terminate()
+    site.process.wait(TIMEOUT)
+    assert site.process.stdout is not None
+    site.process.stdout.close()

@@ -1,0 +1,120 @@
+"""What both hosts promise, checked on both example sites over real HTTP in both eras: the host's
+login gates MCP, a tool sees the right user and database, a delete asks first, listings and calls
+follow each user's permission, and one user can neither use another's legacy session nor replay
+their ``requestState``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import requests
+
+from conftest import TIMEOUT, final_message, modern_headers, modern_params, request_message
+from host_support import ACCEPT, ERAS, DjangoSite, FlaskSite, Site, flask_site, start_site, stop_site, text
+from minimcp import Client, MCPError
+from minimcp.client.streamable_http import streamable_http_client
+from minimcp.types import ElicitResult
+
+REQUIREMENTS = {FlaskSite: "an admin account", DjangoSite: "the permission notes.view_all_notes"}
+
+
+@pytest.fixture(params=["flask", "django"])
+def site(request: pytest.FixtureRequest, tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> Iterator[Site]:
+    if request.param == "flask":
+        yield flask_site(tmp_path, serve_wsgi)
+        return
+    started = start_site(tmp_path)
+    yield started
+    stop_site(started)
+
+
+def test_login_gates_the_endpoint(site: Site) -> None:
+    refused = requests.post(site.url, json=request_message("tools/list", modern_params()), timeout=TIMEOUT,
+                            headers={**modern_headers("tools/list"), "Accept": ACCEPT})
+    assert refused.status_code == 401
+    assert "Authentication required" in refused.json()["error"]["message"]
+    assert refused.headers["WWW-Authenticate"].startswith("Bearer")
+    wrong = requests.Session()
+    wrong.headers["Authorization"] = "Bearer not-a-token"
+    with pytest.raises(MCPError, match="Authentication required"):
+        with Client(streamable_http_client(site.url, http_client=wrong)) as client:
+            client.list_tools()
+    foreign = site.raw("alice", request_message("tools/list", modern_params()),
+                       **modern_headers("tools/list"), Origin="https://evil.example")
+    assert foreign.status_code == 403
+
+
+@ERAS
+def test_tools_see_the_right_user_and_the_database(site: Site, mode: str) -> None:
+    with site.client("alice", mode) as alice, site.client("bob", mode) as bob:
+        assert text(alice.call_tool("whoami", {})) == "alice"
+        assert text(bob.call_tool("whoami", {})) == "bob"
+        note = alice.call_tool("add_note", {"text": "alice's secret"}).structured_content["result"]
+        bob.call_tool("add_note", {"text": "bob's list"})
+        assert alice.call_tool("my_notes", {}).structured_content == {"result": [f"{note}: alice's secret"]}
+        assert text(bob.call_tool("delete_note", {"note_id": note})) == f"You have no note {note}."
+    assert sorted(site.notes()) == ["alice's secret", "bob's list"]
+
+
+@ERAS
+@pytest.mark.parametrize("confirm", [True, False])
+def test_delete_asks_first(site: Site, mode: str, confirm: bool) -> None:
+    seen: list[str] = []
+
+    def callback(context: Any, params: Any) -> ElicitResult:
+        seen.append(params.message)
+        return ElicitResult(action="accept", content={"confirm": confirm})
+
+    with site.client("alice", mode, elicitation_callback=callback) as alice:
+        note = alice.call_tool("add_note", {"text": "old"}).structured_content["result"]
+        answer = text(alice.call_tool("delete_note", {"note_id": note}))
+    assert seen == [f"Delete note {note} ('old')?"]
+    assert answer == (f"Deleted note {note}." if confirm else "Kept it.")
+    assert site.notes() == ([] if confirm else ["old"])
+
+
+@ERAS
+def test_listing_and_calls_follow_the_users_permission(site: Site, mode: str) -> None:
+    requirement = REQUIREMENTS[type(site)]
+    with site.client("alice", mode) as alice, site.client("bob", mode) as bob:
+        alice.call_tool("add_note", {"text": "mine"})
+        assert "all_notes" in [tool.name for tool in alice.list_tools().tools]
+        assert "all_notes" not in [tool.name for tool in bob.list_tools().tools]
+        assert alice.call_tool("all_notes", {}).structured_content == {"result": ["alice: mine"]}
+        with pytest.raises(MCPError, match=f"Permission denied: tool 'all_notes' requires {requirement}"):
+            bob.call_tool("all_notes", {})
+    listing = site.raw("bob", request_message("tools/list", modern_params()), **modern_headers("tools/list"))
+    assert listing.json()["result"]["cacheScope"] == "private"  # it depends on who asks
+
+
+def test_a_second_user_cannot_use_the_firsts_legacy_session(site: Site) -> None:
+    init = site.raw("alice", request_message("initialize", {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))
+    versions = {"Mcp-Session-Id": init.headers["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-11-25"}
+    assert site.raw("alice", {"jsonrpc": "2.0", "method": "notifications/initialized"}, **versions).status_code == 202
+    stolen = site.raw("bob", request_message("tools/call", {"name": "my_notes", "arguments": {}}), **versions)
+    assert stolen.status_code == 404
+    mine = site.raw("alice", request_message("tools/call", {"name": "whoami", "arguments": {}}), **versions)
+    assert final_message(mine)["result"]["content"][0]["text"] == "alice"
+
+
+def test_a_second_user_cannot_replay_the_firsts_request_state(site: Site) -> None:
+    with site.client("alice", "auto") as alice:
+        note = alice.call_tool("add_note", {"text": "keep me"}).structured_content["result"]
+    params = {"name": "delete_note", "arguments": {"note_id": note}}
+    capabilities = {"elicitation": {"form": {}}}
+    headers = modern_headers("tools/call", params)
+    asked = final_message(site.raw("alice", request_message("tools/call", modern_params(params, capabilities)),
+                                   **headers))["result"]
+    assert asked["resultType"] == "input_required"
+    (key,) = asked["inputRequests"]
+    retry = {**params, "requestState": asked["requestState"],
+             "inputResponses": {key: {"action": "accept", "content": {"confirm": True}}}}
+    hijack = final_message(site.raw("bob", request_message("tools/call", modern_params(retry, capabilities)), **headers))
+    assert hijack["error"]["code"] == -32602
+    assert site.notes() == ["keep me"]
+    done = final_message(site.raw("alice", request_message("tools/call", modern_params(retry, capabilities)), **headers))
+    assert done["result"]["content"][0]["text"] == f"Deleted note {note}."
