@@ -396,17 +396,22 @@ def test_the_live_task_cap_is_per_principal(serve_wsgi: Callable[[Any], str]) ->
     app.close()
 
 
-def test_an_expired_task_says_so_and_its_body_is_told_to_stop(serve_http: Callable[..., str]) -> None:
+def test_an_expired_task_says_so_to_its_owner_only(serve_wsgi: Callable[[Any], str]) -> None:
     ahead = [0.0]
-    mcp, seen = build(task_store=InMemoryTaskStore(clock=lambda: time.time() + ahead[0]))
-    url = serve_http(mcp)
+    mcp, _ = build(task_store=InMemoryTaskStore(clock=lambda: time.time() + ahead[0]))
     mcp.tasks.ttl = 60.0
-    task_id = created(call(url, "add", {"a": 1, "b": 1}))
-    poll(url, task_id, terminal)
+    app = mcp.wsgi_app()
+    url = serve_wsgi(_as_user(app)) + app.path
+    alice, bob = {"X-Test-User": "alice"}, {"X-Test-User": "bob"}
+    task_id = created(modern_rpc(url, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}},
+                                 capabilities=TASKS, headers=alice))
     ahead[0] = 120.0  # the store's clock passes the 60 s TTL
-    error = task_rpc(url, "tasks/get", task_id)["error"]
-    assert error == {"code": -32602, "message": "Failed to retrieve task: Task has expired"}
-    assert task_rpc(url, "tasks/cancel", task_id)["error"]["code"] == -32602
+    for method in ("tasks/get", "tasks/cancel"):
+        mine = modern_rpc(url, method, {"taskId": task_id}, capabilities=TASKS, headers=alice)["error"]
+        assert mine == {"code": -32602, "message": "Failed to retrieve task: Task has expired"}
+        theirs = modern_rpc(url, method, {"taskId": task_id}, capabilities=TASKS, headers=bob)["error"]
+        assert theirs == {"code": -32602, "message": "Failed to retrieve task: Task not found"}
+    app.close()
 
 
 def test_a_running_body_sees_cancelled_once_its_ttl_passes(serve_http: Callable[..., str]) -> None:

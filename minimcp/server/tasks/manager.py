@@ -350,13 +350,16 @@ class TaskManager:
         if not isinstance(task_id, str):
             raise MCPError(INVALID_PARAMS, "params.taskId must be a string")
         self._sweep()
+        caller = _owner(ctx.request_context)
         try:
             record = self.store.get(task_id)
-        except TaskExpired:
+        except TaskExpired as expired:
+            if expired.owner != caller:
+                raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found") from None
             raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task has expired") from None
         except TaskNotFound:
             record = None
-        if record is None or record.owner != _owner(ctx.request_context):
+        if record is None or record.owner != caller:
             raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
         return record
 

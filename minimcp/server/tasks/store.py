@@ -33,7 +33,11 @@ class TaskNotFound(LookupError):
 
 
 class TaskExpired(TaskNotFound):
-    """The task's TTL elapsed and the store discarded it."""
+    """The task's TTL elapsed and the store discarded it; ``owner`` is whom it belonged to."""
+
+    def __init__(self, task_id: str, owner: str | None) -> None:
+        super().__init__(task_id)
+        self.owner = owner
 
 
 class TaskLimitReached(RuntimeError):
@@ -88,7 +92,7 @@ class TaskStore(ABC):
 
     @abstractmethod
     def get(self, task_id: str) -> TaskRecord:
-        """The record; ``TaskExpired`` when its TTL elapsed, ``TaskNotFound`` when unknown."""
+        """The record; ``TaskExpired`` (naming the owner) when its TTL elapsed, ``TaskNotFound`` when unknown."""
 
     @abstractmethod
     def update(self, task_id: str, change: Change) -> TaskRecord | None:
@@ -121,7 +125,7 @@ class InMemoryTaskStore(TaskStore):
         self._records: dict[str, TaskRecord] = {}
         self._expiry: list[tuple[float, str]] = []
         self._live: dict[str | None, int] = {}
-        self._tombstones: OrderedDict[str, None] = OrderedDict()
+        self._tombstones: OrderedDict[str, str | None] = OrderedDict()  # expired id -> its owner
 
     def create(self, record: TaskRecord) -> None:
         with self._lock:
@@ -145,7 +149,7 @@ class InMemoryTaskStore(TaskStore):
             if record is not None:
                 return record
             if task_id in self._tombstones:
-                raise TaskExpired(task_id)
+                raise TaskExpired(task_id, self._tombstones[task_id])
             raise TaskNotFound(task_id)
 
     def update(self, task_id: str, change: Change) -> TaskRecord | None:
@@ -184,6 +188,6 @@ class InMemoryTaskStore(TaskStore):
                 continue
             if not record.terminal:
                 self._finished(record.owner)
-            self._tombstones[task_id] = None
+            self._tombstones[task_id] = record.owner
             if len(self._tombstones) > self.max_tombstones:
                 self._tombstones.popitem(last=False)
