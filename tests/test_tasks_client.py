@@ -122,3 +122,17 @@ def test_tasks_work_in_memory_too() -> None:
         assert client.call_tool("gated", task=True).result(timeout=WAIT).content[0].text == "released"
         assert client.call_tool("confirm", {"filename": "m.txt"}).content[0].text == "deleted"
     assert asked == ["Delete m.txt?"]
+
+
+def test_another_connection_collects_the_result_by_task_id(served: Any) -> None:
+    url, seen = served
+    with Client(url) as first:
+        task_id = first.call_tool("gated", task=True).task_id
+    assert task_id is not None
+    seen["release"].set()
+    with Client(url) as second:
+        handle = second.task(task_id)
+        assert handle.task_id == task_id
+        assert handle.result(timeout=WAIT).content[0].text == "released"
+        with pytest.raises(MCPError, match="Task not found"):
+            second.task("not-a-task")

@@ -34,7 +34,7 @@ from minimcp.client.tasks import TaskHandle
 from minimcp.client.streamable_http import streamable_http_client
 from minimcp.client.transports import InMemoryTransport, Transport
 from minimcp.jsonrpc import MCPError
-from minimcp.shared.tasks import CreateTaskResult
+from minimcp.shared.tasks import CreateTaskResult, GetTaskResult, Task
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     MODERN_PROTOCOL_VERSIONS,
@@ -296,6 +296,14 @@ class Client:
         if isinstance(result, CreateTaskResult):
             return TaskHandle(session, result)
         return TaskHandle(session, immediate=result)
+
+    def task(self, task_id: str) -> TaskHandle:
+        """A handle on a task created earlier, perhaps by another connection or before a restart.
+
+        Raises the server's ``MCPError`` (-32602) when the task is unknown, expired or not the caller's.
+        """
+        state = self.session.send_request("tasks/get", {"taskId": task_id}, GetTaskResult)
+        return TaskHandle(self.session, CreateTaskResult.model_validate(state.model_dump(include=set(Task.model_fields))))
 
     def list_resources(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListResourcesResult:
         return self.session.list_resources(cursor=cursor, meta=meta)

@@ -3,8 +3,10 @@
 ``client.call_tool(name, arguments, task=True)`` returns a ``TaskHandle``; ``handle.result()``
 blocks (bounded) until the task ends, answering the task's questions with the client's own
 callbacks (``elicitation_callback`` and friends) on the way; ``handle.status()`` is one poll and
-``handle.cancel()`` asks the server to stop. Without ``task=True`` a task is awaited the same way
-behind an ordinary ``call_tool``, so code written for plain results keeps working.
+``handle.cancel()`` asks the server to stop; ``client.task(task_id)`` is a handle on a task whose id
+was kept (from another connection, or across a restart of the client). Without ``task=True`` a
+task is awaited the same way behind an ordinary ``call_tool``, so code written for plain results
+keeps working.
 
     with Client(url, elicitation_callback=ask) as client:
         report = client.call_tool("build_report", {"year": 2025}, task=True)
