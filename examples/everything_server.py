@@ -11,6 +11,10 @@ requests on the call's own SSE stream and blocks until they are answered; on a 2
 it returns a hand-built ``InputRequiredResult`` and reads the answers from the retry. Raw
 ``requestedSchema`` dicts are used where the harness checks a shape a pydantic model cannot
 express exactly (SEP-1034 defaults, SEP-1330 enum variants).
+
+The tasks extension's scenarios (``tasks-*``, run without a version pin) call ``greet``,
+``slow_compute``, ``failing_job``, ``protocol_error_job``, ``confirm_delete``, ``multi_input`` and
+``test_tool_with_task``: ordinary ``def`` tools registered with ``task=True`` or ``task="required"``.
 """
 
 from __future__ import annotations
