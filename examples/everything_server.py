@@ -316,7 +316,6 @@ def test_logging_tool(ctx: Context) -> CallToolResult:
 def test_trigger_tool_change(ctx: Context) -> CallToolResult:
     """Announces a tools list change (the list itself stays the same)."""
     ctx.notify_tools_changed()
-    ctx.session.send_tool_list_changed()
     return _text("Tool list change notification sent")
 
 
@@ -324,7 +323,6 @@ def test_trigger_tool_change(ctx: Context) -> CallToolResult:
 def test_trigger_prompt_change(ctx: Context) -> CallToolResult:
     """Announces a prompts list change (the list itself stays the same)."""
     ctx.notify_prompts_changed()
-    ctx.session.send_prompt_list_changed()
     return _text("Prompt list change notification sent")
 
 

@@ -16,6 +16,7 @@ import pytest
 import requests
 from werkzeug.serving import make_server
 
+from minimcp import Client
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Context
 
@@ -226,3 +227,30 @@ def test_a_json_only_endpoint_refuses_listens_instead_of_hanging() -> None:
         httpd.shutdown()
         thread.join(WAIT)
         app.close()
+
+
+def test_one_notify_reaches_both_eras(served: tuple[MCPServer[Any], str]) -> None:
+    """``ctx.notify_tools_changed()`` reaches a 2026-07-28 listen and a legacy client's standalone
+    channel alike; a legacy client hears a resource update only for a URI it subscribed to."""
+    mcp, url = served
+    heard: queue.Queue[str] = queue.Queue()
+
+    def on_message(message: Any) -> None:
+        method = getattr(getattr(message, "root", message), "method", None)
+        if isinstance(method, str):
+            heard.put(method)
+
+    listen = _Listen(url, "L-both", {"toolsListChanged": True})
+    try:
+        assert listen.next()["method"] == "notifications/subscriptions/acknowledged"
+        with Client(mcp, mode="legacy", message_handler=on_message) as legacy:
+            legacy.call_tool("change_tools", {})
+            assert heard.get(timeout=WAIT) == "notifications/tools/list_changed"
+            assert listen.next()["method"] == "notifications/tools/list_changed"
+            legacy.call_tool("touch", {"uri": "note://a"})
+            legacy.subscribe_resource("note://b")
+            legacy.call_tool("touch", {"uri": "note://b"})
+            assert heard.get(timeout=WAIT) == "notifications/resources/updated"
+            assert heard.empty()
+    finally:
+        listen.close()

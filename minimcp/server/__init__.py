@@ -1,13 +1,17 @@
 """The server side, in three layers.
 
-- ``lowlevel``: the sans-I/O protocol core (dispatch, sessions, rounds, subscriptions, waits).
-- ``mcpserver``: ``MCPServer``, the decorator tier built on the core.
+- ``lowlevel``: the sans-I/O protocol core (dispatch, era rules, sessions, rounds, subscriptions,
+  waits) and the low-level ``Server``, one handler per method.
+- ``mcpserver``: ``MCPServer``, the decorator tier, which registers its registries as the handlers
+  of a low-level ``Server``.
 - ``tasks``: the tasks extension (long tool calls on worker threads, and where tasks are kept).
 - the modules directly here are the edges: transports that turn bytes into messages and back
   (``stdio``, ``wsgi`` with its ``headers`` binding and ``httpd``, ``memory``), plus the modules
-  the official SDK keeps at this path (``elicitation``, ``transport_security``).
+  the official SDK keeps at this path (``context``, ``elicitation``, ``transport_security``).
 """
 
+from minimcp.server.context import ServerRequestContext
+from minimcp.server.lowlevel.server import InitializationOptions, NotificationOptions, Server
 from minimcp.server.mcpserver.server import MCPServer
 
-__all__ = ["MCPServer"]
+__all__ = ["InitializationOptions", "MCPServer", "NotificationOptions", "Server", "ServerRequestContext"]

@@ -18,7 +18,7 @@ from minimcp.shared.tasks import TASK_METHODS
 from minimcp.types import HEADER_MISMATCH
 
 if TYPE_CHECKING:
-    from minimcp.server.mcpserver.server import MCPServer
+    from minimcp.server.lowlevel.server import Server
 
 _NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
           **{method: "taskId" for method in TASK_METHODS}}
@@ -59,7 +59,7 @@ def _same(header_value: str, body_value: Any) -> bool:
     return header_value == _expected_text(body_value)
 
 
-def check_headers(message: Message, headers: Mapping[str, str], server: MCPServer) -> None:
+def check_headers(message: Message, headers: Mapping[str, str], server: Server[Any]) -> None:
     method = message.get("method")
     raw_method = headers.get("mcp-method")
     if raw_method is None:
@@ -79,12 +79,14 @@ def check_headers(message: Message, headers: Mapping[str, str], server: MCPServe
         _check_params(server, params, headers)
 
 
-def _check_params(server: MCPServer, params: dict[str, Any], headers: Mapping[str, str]) -> None:
-    tool = server.get_tool(params.get("name"))
+def _check_params(server: Server[Any], params: dict[str, Any], headers: Mapping[str, str]) -> None:
+    name = params.get("name")
+    lookup = server.get_tool_input_schema
+    schema_of_tool = lookup(name) if lookup is not None and isinstance(name, str) else None
     arguments = params.get("arguments") or {}
-    if tool is None or not isinstance(arguments, dict):
+    if schema_of_tool is None or not isinstance(arguments, dict):
         return
-    for prop, schema in (tool.parameters.get("properties") or {}).items():
+    for prop, schema in (schema_of_tool.get("properties") or {}).items():
         name = schema.get("x-mcp-header") if isinstance(schema, dict) else None
         if not isinstance(name, str) or arguments.get(prop) is None:
             continue

@@ -6,18 +6,18 @@ test written against ``Client(mcp)`` exercises what a remote client would.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
 from minimcp.server.lowlevel.calls import Outbox, QueueOutbox
 from minimcp.server.lowlevel.dispatch import MODERN
-from minimcp.server.lowlevel.sessions import ServerSession
+from minimcp.server.lowlevel.sessions import Connection
 from minimcp.shared.transport_context import TransportContext
 from minimcp.types import REQUEST_TIMEOUT
 
 if TYPE_CHECKING:
-    from minimcp.server.mcpserver.server import MCPServer
+    from minimcp.server.lowlevel.server import Server
 
 OnMessage = Callable[[Message], None]
 
@@ -39,11 +39,11 @@ class _CallbackOutbox(Outbox):
 class InMemoryEndpoint:
     """The server side of one in-memory connection (like one stdio process)."""
 
-    def __init__(self, server: MCPServer, raise_exceptions: bool = False) -> None:
+    def __init__(self, server: Server[Any], raise_exceptions: bool = False) -> None:
         self._server = server
         self._raise_exceptions = raise_exceptions
         self._dispatcher = server.dispatcher
-        self._session: ServerSession | None = None
+        self._session: Connection | None = None
         self._listener: _CallbackOutbox | None = None
         server.lifespan_context()
 
@@ -69,10 +69,11 @@ class InMemoryEndpoint:
             answer = self._drain(outbox, on_message, message["method"], timeout)
         if message["method"] == "initialize" and "result" in answer:
             self._session = session
-            session.attach_standalone(self._listener)
+            if self._listener is not None:
+                session.attach_standalone(self._listener)
         return answer
 
-    def _session_for(self, message: Message) -> ServerSession:
+    def _session_for(self, message: Message) -> Connection:
         if self._dispatcher.classify(message) == MODERN:
             session = self._dispatcher.modern_session(message)
         elif message["method"] == "initialize" or self._session is None:

@@ -7,21 +7,23 @@ corrupt the stream. Every message is written whole, under one lock, on one line.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.dispatch import MODERN
-from minimcp.server.lowlevel.sessions import ServerSession
+from minimcp.server.lowlevel.sessions import Connection
 from minimcp.shared.transport_context import TransportContext
 
 if TYPE_CHECKING:
-    from minimcp.server.mcpserver.server import MCPServer
+    from minimcp.server.lowlevel.server import Server
 
 logger = logging.getLogger("minimcp.server.stdio")
 
@@ -68,11 +70,22 @@ def _protect_stdout() -> IO[bytes]:
     return protocol
 
 
-def serve_stdio(server: MCPServer, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
-    """Serve one client on stdin/stdout until EOF."""
+@contextlib.contextmanager
+def stdio_server(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
+    """The process's stdin and a protected stdout, for ``server.run(read_stream, write_stream, options)``.
+
+    From here on a stray ``print`` goes to stderr: the protocol owns the real stdout.
+    """
+    yield stdin or sys.stdin.buffer, stdout or _protect_stdout()
+
+
+def serve_stdio(server: Server[Any], stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None,
+                raise_exceptions: bool = False) -> None:
+    """Serve one client on stdin/stdout until EOF; ``raise_exceptions`` shows it the real text of
+    internal failures (for debugging), as the official SDK's flag does."""
     reader = stdin or sys.stdin.buffer
     writer = _Writer(stdout or _protect_stdout())
-    connection = _Connection(server, writer)
+    connection = _Connection(server, writer, raise_exceptions)
     try:
         for line in iter(reader.readline, b""):
             if line.strip():
@@ -84,10 +97,11 @@ def serve_stdio(server: MCPServer, stdin: IO[bytes] | None = None, stdout: IO[by
 class _Connection:
     """One stdio peer: its legacy session (after ``initialize``) and its requests in flight."""
 
-    def __init__(self, server: MCPServer, writer: _Writer) -> None:
+    def __init__(self, server: Server[Any], writer: _Writer, raise_exceptions: bool) -> None:
         self._dispatcher = server.dispatcher
+        self._raise_exceptions = raise_exceptions
         self._writer = writer
-        self._session: ServerSession | None = None
+        self._session: Connection | None = None
         self._standalone = _StdioOutbox(writer, can_request=True)
         # _lock guards _inflight: request id -> outbox, for notifications/cancelled.
         self._lock = threading.Lock()
@@ -116,6 +130,7 @@ class _Connection:
                 session = self._dispatcher.new_legacy_session()
             else:
                 session = self._session
+            session.expose_errors = self._raise_exceptions
         except EnvelopeError as refused:
             self._writer.write(jsonrpc.error_from(message["id"], refused))
             return

@@ -41,7 +41,7 @@ from minimcp.jsonrpc import EnvelopeError, MCPError, Message
 from minimcp.server.lowlevel.calls import Event, EventLog, QueueOutbox
 from minimcp.server.lowlevel.dispatch import MODERN, Dispatcher
 from minimcp.server.auth import ACCESS_TOKEN_KEY
-from minimcp.server.lowlevel.sessions import ServerSession, SessionManager
+from minimcp.server.lowlevel.sessions import Connection, SessionManager
 from minimcp.shared.transport_context import TransportContext
 from minimcp.server.transport_security import TransportSecuritySettings, host_allowed, origin_allowed
 from minimcp.types import (
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from minimcp.server.auth.provider import OAuthAuthorizationServerProvider, TokenVerifier
     from minimcp.server.auth.resource_server import ProtectedResource
     from minimcp.server.auth.settings import AuthSettings
-    from minimcp.server.mcpserver.server import MCPServer
+    from minimcp.server.lowlevel.server import Server
 
 logger = logging.getLogger("minimcp.server.wsgi")
 
@@ -188,14 +188,14 @@ class MCPWSGIApp:
     sealed ``requestState``, and handlers see it as ``ctx.request_context.transport.principal``.
 
     ``auth``, ``token_verifier`` and ``auth_server_provider`` protect the endpoint (the server's own
-    by default, see ``MCPServer(auth=...)``): every request to it must carry a bearer token the
+    by default, see ``Server(auth=...)``): every request to it must carry a bearer token the
     verifier accepts, the principal becomes the token's holder, and the metadata and (with a
     provider) authorization-server routes are served beside it.
     """
 
     def __init__(
         self,
-        server: MCPServer,
+        server: Server[Any],
         *,
         streamable_http_path: str = "/mcp",
         json_response: bool = False,
@@ -232,7 +232,7 @@ class MCPWSGIApp:
 
             check_auth_options(auth, token_verifier, auth_server_provider)
             if auth is not None:
-                self.auth = ProtectedResource(auth, token_verifier, auth_server_provider, server.tool_scopes())
+                self.auth = ProtectedResource(auth, token_verifier, auth_server_provider, server.list_tool_scopes())
                 # Unchecked: browser-based clients on other origins call them (they answer CORS).
                 self._routes.update({path: (methods, fn, False) for path, methods, fn in self.auth.routes})
         self.principal: PrincipalHook = principal or (self.auth.principal if self.auth is not None else remote_user)
@@ -428,7 +428,7 @@ class MCPWSGIApp:
                 return _json(jsonrpc.error(message["id"], INVALID_REQUEST, "Too many sessions; try again later"), 503)
         return self._answer(message, session, outbox, answer)
 
-    def _session(self, environ: dict[str, Any]) -> ServerSession:
+    def _session(self, environ: dict[str, Any]) -> Connection:
         session_id = environ.get(_SESSION_KEY)
         if not session_id:
             raise EnvelopeError(400, INVALID_REQUEST, "Bad Request: Missing Mcp-Session-Id header")
@@ -443,7 +443,7 @@ class MCPWSGIApp:
                                 headers=_EnvironHeaders(environ), principal=self.principal(environ),
                                 access_token=environ.get(ACCESS_TOKEN_KEY), request=Request(environ))
 
-    def _resumable(self, session: ServerSession) -> bool:
+    def _resumable(self, session: Connection) -> bool:
         """Whether this session's SSE answers get event ids and can be resumed with ``Last-Event-ID``.
 
         Only stateful legacy sessions at 2025-11-25 or later: older clients may not expect the empty
@@ -453,7 +453,7 @@ class MCPWSGIApp:
                 and session.protocol_version >= RESUMABLE_SINCE)
 
     # --- answering a request ---------------------------------------------------------------------
-    def _answer(self, message: Message, session: ServerSession, outbox: QueueOutbox | EventLog,
+    def _answer(self, message: Message, session: Connection, outbox: QueueOutbox | EventLog,
                 answer: Message | None) -> _Reply:
         headers = {SESSION_HEADER: session.id} if session.legacy and session.id else {}
         if answer is not None:
@@ -468,13 +468,13 @@ class MCPWSGIApp:
         return _events(self._stream(outbox, first), headers)
 
     @staticmethod
-    def _status(answer: Message, session: ServerSession) -> int:
+    def _status(answer: Message, session: Connection) -> int:
         error = answer.get("error")
         if not session.legacy and error is not None and error.get("code") in _STATUS_400:
             return 400
         return 200
 
-    def _answer_resumable(self, session: ServerSession, log: EventLog, headers: dict[str, str]) -> _Reply:
+    def _answer_resumable(self, session: Connection, log: EventLog, headers: dict[str, str]) -> _Reply:
         """JSON when the answer comes first; otherwise a resumable SSE stream opened by a priming event."""
         first = log.read(0, self.keepalive_interval)
         if first is not None and first.final and first.message is not None:
@@ -550,13 +550,12 @@ class MCPWSGIApp:
         last_event_id = environ.get("HTTP_LAST_EVENT_ID")
         if last_event_id:
             return self._resume(session, last_event_id.strip())
-        if session.standalone is not None:
-            return _json(jsonrpc.error(None, INVALID_REQUEST, "Conflict: a standalone stream is already open"), 409)
         outbox = QueueOutbox(can_request=True)
-        session.attach_standalone(outbox)
+        if not session.attach_standalone(outbox):
+            return _json(jsonrpc.error(None, INVALID_REQUEST, "Conflict: a standalone stream is already open"), 409)
         return _events(self._standalone(session, outbox), {SESSION_HEADER: session.id or ""})
 
-    def _resume(self, session: ServerSession, last_event_id: str) -> _Reply:
+    def _resume(self, session: Connection, last_event_id: str) -> _Reply:
         """Continue a response stream after the event the client saw last (a GET with ``Last-Event-ID``)."""
         stream_id, _, seq = last_event_id.rpartition(":")
         log = session.stream(stream_id) if seq.isdigit() else None
@@ -566,7 +565,7 @@ class MCPWSGIApp:
         return _events(self._replay(log, after, log.read(after, 0.0), since=log.last, prime=False),
                        {SESSION_HEADER: session.id or ""})
 
-    def _standalone(self, session: ServerSession, outbox: QueueOutbox) -> Iterator[bytes]:
+    def _standalone(self, session: Connection, outbox: QueueOutbox) -> Iterator[bytes]:
         try:
             yield b": stream open\n\n"
             while not session.closed and not outbox.cancelled.is_set():
@@ -576,8 +575,7 @@ class MCPWSGIApp:
                 elif not outbox.cancelled.is_set():
                     yield b": keepalive\n\n"
         finally:
-            if session.standalone is outbox:
-                session.attach_standalone(None)
+            session.detach_standalone(outbox)
 
     def _delete(self, environ: dict[str, Any]) -> _Reply:
         if self.stateless_http:
@@ -588,7 +586,7 @@ class MCPWSGIApp:
         return _empty(200)
 
 
-def serve_http(server: MCPServer, host: str = "127.0.0.1", port: int = 8000, *, max_connections: int = 4096,
+def serve_http(server: Server[Any], host: str = "127.0.0.1", port: int = 8000, *, max_connections: int = 4096,
                max_connections_per_peer: int | None = 256, idle_timeout: float = 75.0, header_timeout: float = 10.0,
                body_timeout: float = 30.0, **options: Any) -> None:
     """Serve ``server`` on minimcp's keep-alive HTTP/1.1 server until interrupted.

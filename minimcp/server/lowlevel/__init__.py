@@ -5,3 +5,7 @@ knows a decorator. A transport hands it one parsed message and drains the outbox
 ``mcpserver`` sits on top and only registers handlers. Threads appear only as the bounded worker
 pool and the bounded waits in ``calls``.
 """
+
+from minimcp.server.lowlevel.server import InitializationOptions, NotificationOptions, Server
+
+__all__ = ["InitializationOptions", "NotificationOptions", "Server"]

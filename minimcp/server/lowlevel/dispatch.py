@@ -2,36 +2,37 @@
 
 This file knows nothing of sockets, WSGI, subprocesses or threads beyond handing work to the
 server's pool. A transport parses bytes into a message, asks ``classify`` which era it belongs to,
-gets the ``ServerSession`` (a legacy session it looked up, or ``modern_session`` for a 2026-07-28
+gets the ``Connection`` (a legacy session it looked up, or ``modern_session`` for a 2026-07-28
 request), and calls ``handle_request``, ``handle_notification`` or ``handle_response``. Outgoing
 messages go to the request's ``Outbox``; a request that runs on a worker answers ``None`` and its
 response arrives later through ``outbox.close``.
 
 The protocol is readable as data: ``METHODS`` says which method exists in which era, which ones run
-user code on a worker, which may answer ``input_required``, which results carry caching hints, and
-which answer with a stream that stays open (``subscriptions/listen``: its outbox is never closed by
-a response, only by the client going away or the server shutting down).
+user code on a worker, which results carry caching hints, and which answer with a stream that
+stays open (``subscriptions/listen``: its outbox is never closed by a response, only by the client
+going away or the server shutting down). The handlers are the ``Server``'s (``on_call_tool=`` and
+friends, or what ``MCPServer`` registers); the core answers ``initialize``, ``server/discover``
+and ``ping`` itself unless the server registered its own.
 Rejections that happen before a handler runs raise ``EnvelopeError`` with the HTTP status the
 Streamable HTTP binding gives them; everything after is an ordinary JSON-RPC answer.
 """
 
 from __future__ import annotations
 
-import base64
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
-from minimcp.server.lowlevel.calls import Outbox
-from minimcp.server.mcpserver.context import Context, LegacyQuestions, RequestContext
+from minimcp.server.context import ServerRequestContext
 from minimcp.server.headers import check_headers
-from minimcp.server.lowlevel.rounds import Binding, InputRequired, ReplayQuestions, open_book, seal
-from minimcp.server.lowlevel.sessions import LOG_LEVELS, ServerSession
+from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.era import LEGACY, MODERN, Era
+from minimcp.server.lowlevel.sessions import LOG_LEVELS, Connection, ServerSession
 from minimcp.server.lowlevel.subscriptions import Listens
 from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
@@ -45,62 +46,37 @@ from minimcp.types import (
     META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
     METHOD_NOT_FOUND,
     MODERN_PROTOCOL_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
-    CallToolRequestParams,
     ClientCapabilities,
-    CompleteRequestParams,
     DiscoverResult,
-    GetPromptRequestParams,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
-    InputRequiredResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
-    PaginatedRequestParams,
-    ReadResourceRequestParams,
-    SetLevelRequestParams,
-    SubscribeRequestParams,
-    SubscriptionsListenRequestParams,
     dump,
 )
 
 if TYPE_CHECKING:
-    from minimcp.server.mcpserver.server import MCPServer
+    from minimcp.server.lowlevel.server import Server
 
 logger = logging.getLogger("minimcp.server")
-
-Era = Literal["legacy", "2026-07-28"]
-LEGACY: Literal["legacy"] = "legacy"
-MODERN: Literal["2026-07-28"] = "2026-07-28"
-BOTH = frozenset({LEGACY, MODERN})
-
-#: How many entries one page of a list result holds.
-PAGE_SIZE = 100
-
-
-Handler = Callable[["Dispatcher", dict[str, Any], Context], Any]
 
 
 @dataclass(frozen=True)
 class Method:
-    handler: Handler
-    eras: frozenset[str] = BOTH
+    """How the core treats one method; the handler itself is the server's."""
+
+    eras: frozenset[Era]
     worker: bool = False  # runs user code that may block, so it goes to the pool
-    rounds: bool = False  # may answer input_required on 2026-07-28
     cache_scope: str | None = None  # 2026-07-28 results carry ttlMs and this cacheScope
     stream: bool = False  # answers with a stream of notifications that stays open (no response yet)
 
 
 class Dispatcher:
-    """Routes messages for one ``MCPServer``; shared by every transport and thread."""
+    """Routes messages for one low-level ``Server``; shared by every transport and thread."""
 
-    def __init__(self, server: MCPServer) -> None:
+    def __init__(self, server: Server[Any]) -> None:
         self.server = server
         self.listens = Listens()
 
@@ -114,11 +90,13 @@ class Dispatcher:
             return MODERN
         if header_version is not None and header_version not in HANDSHAKE_PROTOCOL_VERSIONS:
             return MODERN
-        if message.get("method") in ("server/discover", "subscriptions/listen"):
+        name = message.get("method")
+        method = METHODS.get(name) if isinstance(name, str) else None
+        if method is not None and method.eras == MODERN_ONLY:
             return MODERN
         return LEGACY
 
-    def modern_session(self, message: Message, headers: Mapping[str, str] | None = None) -> ServerSession:
+    def modern_session(self, message: Message, headers: Mapping[str, str] | None = None) -> Connection:
         """Validate a 2026-07-28 request's ``_meta`` (and, over HTTP, its headers) and describe it."""
         header_version = _header(headers, "mcp-protocol-version") if headers is not None else None
         if headers is not None and header_version is None:
@@ -152,17 +130,18 @@ class Dispatcher:
             client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
         except ValidationError:
             raise EnvelopeError(400, INVALID_PARAMS, "Invalid clientCapabilities or clientInfo in _meta") from None
-        return ServerSession(self.server, protocol_version=version, client_capabilities=client_capabilities,
-                             client_info=client_info, legacy=False, log_level=log_level)
+        return Connection(self.server, protocol_version=version, client_capabilities=client_capabilities,
+                          client_info=client_info, legacy=False, log_level=log_level)
 
-    def new_legacy_session(self) -> ServerSession:
+    def new_legacy_session(self) -> Connection:
         """A session for a connection about to ``initialize``; the handshake fills it in."""
-        return ServerSession(self.server, protocol_version=LATEST_HANDSHAKE_VERSION, legacy=True)
+        return Connection(self.server, protocol_version=LATEST_HANDSHAKE_VERSION, legacy=True)
 
     @staticmethod
     def streams(message: Message) -> bool:
         """Whether ``message`` asks for a method that answers with a stream that stays open."""
-        method = METHODS.get(message.get("method"))  # type: ignore[arg-type]
+        name = message.get("method")
+        method = METHODS.get(name) if isinstance(name, str) else None
         return method is not None and method.stream
 
     def required_scopes(self, message: Message) -> list[str]:
@@ -171,23 +150,26 @@ class Dispatcher:
         if message.get("method") != "tools/call":
             return []
         params = message.get("params")
-        tool = self.server.get_tool(params.get("name")) if isinstance(params, dict) else None
-        return tool.required_scopes if tool is not None else []
+        name = params.get("name") if isinstance(params, dict) else None
+        lookup = self.server.get_tool_required_scopes
+        return lookup(name) if lookup is not None and isinstance(name, str) else []
 
     def _method(self, name: Any, era: Era) -> Method:
         method = METHODS.get(name) if isinstance(name, str) else None
-        if method is None or era not in method.eras:
-            if era == MODERN:
-                raise EnvelopeError(404, METHOD_NOT_FOUND, f"Method not found: {name}")
-            raise MCPError(METHOD_NOT_FOUND, f"Method not found: {name}")
+        if method is None and isinstance(name, str) and name in self.server._request_handlers:
+            method = CUSTOM
+        if method is None or era not in method.eras or (name not in CORE and name not in self.server._request_handlers):
+            if not era.legacy:
+                raise EnvelopeError(404, METHOD_NOT_FOUND, "Method not found", name)
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", name)
         return method
 
     # --- messages --------------------------------------------------------------------------------
-    def handle_request(self, message: Message, session: ServerSession, outbox: Outbox,
+    def handle_request(self, message: Message, session: Connection, outbox: Outbox,
                        transport: TransportContext) -> Message | None:
         """Answer a request now, or (``None``) run it on a worker that closes ``outbox`` with the answer."""
         request_id = message["id"]
-        era: Era = LEGACY if session.legacy else MODERN
+        era = session.era
         try:
             method = self._method(message["method"], era)
             if session.legacy and not session.initialized and message["method"] not in ("initialize", "ping"):
@@ -196,8 +178,6 @@ class Dispatcher:
             raise
         except MCPError as exc:
             return jsonrpc.error_from(request_id, exc)
-        if method.stream:
-            return self._open_stream(method, message, session, outbox, transport)
         if not method.worker:
             return self._execute(method, message, session, outbox, transport)
         session.begin(request_id, outbox)
@@ -221,7 +201,7 @@ class Dispatcher:
             return jsonrpc.error_from(request_id, busy)
         return None
 
-    def handle_notification(self, message: Message, session: ServerSession | None) -> None:
+    def handle_notification(self, message: Message, session: Connection | None) -> None:
         method = message.get("method")
         if session is None:
             return
@@ -232,50 +212,52 @@ class Dispatcher:
             outbox = session.channel(request_id) if request_id is not None else None
             if outbox is not None:
                 outbox.abort()
+        entry = self.server._notification_handlers.get(method) if isinstance(method, str) else None
+        if entry is not None:
+            ctx = self._context(message, session, None, _NOTIFICATION)
+            try:
+                entry.handler(ctx, entry.params_type.model_validate(message.get("params") or {}))
+            except Exception:
+                logger.exception("the %s handler failed", method)
 
-    def handle_response(self, message: Message, session: ServerSession) -> None:
+    def handle_response(self, message: Message, session: Connection) -> None:
         """A client's answer to a server-to-client request; unknown ids are ignored."""
         if not session.pending.answer(message):
             logger.debug("ignored a response with unknown id %r", message.get("id"))
 
     # --- running a handler -----------------------------------------------------------------------
-    def _request_context(self, message: Message, session: ServerSession, outbox: Outbox,
-                         transport: TransportContext) -> RequestContext[Any]:
-        request_id = message["id"]
-        params = message.get("params") or {}
-        return RequestContext(
-            request_id=request_id, meta=params.get("_meta"), session=session,
-            lifespan_context=self.server.lifespan_context(), server=self.server, outbox=outbox,
-            questions=LegacyQuestions(session, request_id), transport=transport,
+    def _context(self, message: Message, session: Connection, outbox: Outbox | None,
+                 transport: TransportContext) -> ServerRequestContext[Any, Any]:
+        request_id = message.get("id")
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        return ServerRequestContext(
+            session=ServerSession(session, outbox, request_id, meta), lifespan_context=self.server.lifespan_context(),
+            protocol_version=session.protocol_version, method=message["method"],
+            params=params if isinstance(params, dict) else None, request_id=request_id, meta=meta,
+            transport=transport, server=self.server, outbox=outbox, era=session.era,
         )
 
-    def _open_stream(self, method: Method, message: Message, session: ServerSession, outbox: Outbox,
-                     transport: TransportContext) -> Message | None:
-        """Start a stream method: its handler only registers ``outbox``, which stays open with no response."""
-        ctx = Context(self._request_context(message, session, outbox, transport))
-        try:
-            method.handler(self, message.get("params") or {}, ctx)
-        except MCPError as exc:
-            return jsonrpc.error_from(message["id"], exc)
-        except ValidationError:
-            return jsonrpc.error(message["id"], INVALID_PARAMS, "Invalid request parameters")
-        return None
-
-    def _execute(self, method: Method, message: Message, session: ServerSession, outbox: Outbox,
+    def _execute(self, method: Method, message: Message, session: Connection, outbox: Outbox,
                  transport: TransportContext) -> Message:
         request_id = message["id"]
-        params = message.get("params") or {}
+        server = self.server
+        era = session.era
         try:
-            rc = self._request_context(message, session, outbox, transport)
-            if method.rounds and not session.legacy:
-                result = self._run_rounds(method, message["method"], params, rc)
+            ctx = self._context(message, session, outbox, transport)
+            name = message["method"]
+            entry = server._request_handlers.get(name)
+            if entry is None:
+                result: Any = CORE[name](self, ctx)
             else:
-                result = method.handler(self, params, Context(rc))
-            wire = dump(result) if isinstance(result, BaseModel) else result
-            if not session.legacy:
-                self._modern_result(wire, method)
-            elif isinstance(result, InputRequiredResult):
-                raise MCPError(INTERNAL_ERROR, "Handler returned an invalid result")
+                result = entry.handler(ctx, entry.params_type.model_validate(message.get("params") or {}))
+            if method.stream:
+                return None  # type: ignore[return-value]
+            wire = dump(result) if isinstance(result, BaseModel) else (result if result is not None else {})
+            scope = method.cache_scope
+            if scope == "public" and server.listings_vary():
+                scope = "private"  # no shared cache may hand one user's listing to another
+            era.finish(result, wire, scope, server.cache_ttl_ms, server.server_info_wire)
             return jsonrpc.result(request_id, wire)
         except MCPError as exc:
             return jsonrpc.error_from(request_id, exc)
@@ -283,42 +265,7 @@ class Dispatcher:
             return jsonrpc.error(request_id, INVALID_PARAMS, "Invalid request parameters")
         except Exception as exc:
             logger.exception("%s failed", message["method"])
-            if session.legacy:
-                return jsonrpc.error(request_id, 0, str(exc))
-            text = str(exc) if session.expose_errors else "Internal server error"
-            return jsonrpc.error(request_id, INTERNAL_ERROR, text)
-
-    def _modern_result(self, wire: dict[str, Any], method: Method) -> None:
-        wire.setdefault("resultType", "complete")
-        if wire["resultType"] == "complete" and method.cache_scope is not None:
-            wire.setdefault("ttlMs", self.server.cache_ttl_ms)
-            private = method.cache_scope == "public" and self.server.listings_vary_by_user
-            wire.setdefault("cacheScope", "private" if private else method.cache_scope)
-        wire.setdefault("_meta", {}).setdefault(META_SERVER_INFO, self.server.server_info_wire)
-
-    def _run_rounds(self, method: Method, name: str, params: dict[str, Any], rc: RequestContext[Any]) -> Any:
-        """Run a handler that may ask, turning open questions into an ``input_required`` result."""
-        server = self.server
-        target = params.get("name") if name != "resources/read" else params.get("uri")
-        arguments = params.get("arguments") if name != "resources/read" else None
-        security = server.request_state_security
-        principal = security.bind_principal(rc) if security.bind_principal else None
-        binding = Binding(name, str(target), arguments, security.audience or server.name, principal)
-        book = open_book(security, binding, params.get("requestState"), params.get("inputResponses"))
-        rc.questions = ReplayQuestions(book)
-        rc.input_responses = params.get("inputResponses")
-        rc.request_state = book.handler_state
-        try:
-            result = method.handler(self, params, Context(rc))
-        except InputRequired:
-            result = None
-        if book.pending:
-            return InputRequiredResult(input_requests=book.pending,
-                                       request_state=seal(security, book.payload(binding, None)))
-        if isinstance(result, InputRequiredResult):
-            state = seal(security, book.payload(binding, result.request_state))
-            return result.model_copy(update={"request_state": state})
-        return result
+            return jsonrpc.error_from(request_id, era.unexpected(exc, session.expose_errors))
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
@@ -326,119 +273,64 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
     return None if value is None else value.strip(" \t")
 
 
-def _page(items: list[Any], cursor: str | None) -> tuple[list[Any], str | None]:
-    """One page of a list and the opaque cursor of the next; a bad cursor is -32602."""
-    start = 0
-    if cursor is not None:
-        try:
-            start = int(base64.urlsafe_b64decode(cursor.encode()).decode())
-        except (ValueError, UnicodeDecodeError):
-            raise MCPError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from None
-        if not 0 <= start <= len(items):
-            raise MCPError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}")
-    end = start + PAGE_SIZE
-    following = base64.urlsafe_b64encode(str(end).encode()).decode() if end < len(items) else None
-    return items[start:end], following
-
-
-# --- handlers: each takes (dispatcher, params, ctx) and returns a result model or dict -------------
-def _initialize(d: Dispatcher, params: dict[str, Any], ctx: Context) -> InitializeResult:
-    request = InitializeRequestParams.model_validate(params)
-    session = ctx.session
+# --- the handlers the core owns: the handshake, discovery and ping ------------------------------------
+def _initialize(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> InitializeResult:
+    request = InitializeRequestParams.model_validate(ctx.params or {})
+    session = ctx.session.connection
     requested = request.protocol_version
     session.protocol_version = requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
     session.client_capabilities = request.capabilities
     session.client_info = request.client_info
     server = d.server
-    return InitializeResult(protocol_version=session.protocol_version, capabilities=server.capabilities(),
-                            server_info=server.server_info, instructions=server.instructions)
+    options = server.initialization_options
+    return InitializeResult(protocol_version=session.protocol_version, capabilities=options.capabilities,
+                            server_info=server.server_info, instructions=options.instructions)
 
 
-def _discover(d: Dispatcher, params: dict[str, Any], ctx: Context) -> DiscoverResult:
+def _discover(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> DiscoverResult:
     server = d.server
-    return DiscoverResult(supported_versions=list(MODERN_PROTOCOL_VERSIONS), capabilities=server.capabilities(),
+    return DiscoverResult(supported_versions=list(MODERN_PROTOCOL_VERSIONS),
+                          capabilities=server.get_capabilities(protocol_version=ctx.protocol_version),
                           instructions=server.instructions)
 
 
-def _empty(d: Dispatcher, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+def _ping(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
     return {}
 
 
-def _lister(items: Callable[[MCPServer], list[Any]], result: type[Any], field: str) -> Handler:
-    """A ``*/list`` handler: one page of ``items`` under ``field`` of ``result``, with the next cursor."""
+#: Methods the core answers itself unless the server registers its own handler.
+CORE: dict[str, Callable[[Dispatcher, ServerRequestContext[Any, Any]], Any]] = {
+    "initialize": _initialize,
+    "server/discover": _discover,
+    "ping": _ping,
+}
 
-    def handler(d: Dispatcher, params: dict[str, Any], ctx: Context) -> Any:
-        page, cursor = _page(items(d.server), PaginatedRequestParams.model_validate(params).cursor)
-        return result(**{field: page, "next_cursor": cursor})
-
-    return handler
-
-
-def _call_tool(d: Dispatcher, params: dict[str, Any], ctx: Context) -> Any:
-    request = CallToolRequestParams.model_validate({k: v for k, v in params.items() if k != "inputResponses"})
-    return d.server.call_tool(request.name, request.arguments, context=ctx)
-
-
-def _read_resource(d: Dispatcher, params: dict[str, Any], ctx: Context) -> Any:
-    request = ReadResourceRequestParams.model_validate({k: v for k, v in params.items() if k != "inputResponses"})
-    return d.server.read_resource_result(request.uri, context=ctx)
-
-
-def _subscribe(d: Dispatcher, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    ctx.session.subscriptions.add(SubscribeRequestParams.model_validate(params).uri)
-    return {}
-
-
-def _unsubscribe(d: Dispatcher, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    ctx.session.subscriptions.discard(SubscribeRequestParams.model_validate(params).uri)
-    return {}
-
-
-def _get_prompt(d: Dispatcher, params: dict[str, Any], ctx: Context) -> Any:
-    request = GetPromptRequestParams.model_validate({k: v for k, v in params.items() if k != "inputResponses"})
-    return d.server.get_prompt(request.name, request.arguments, context=ctx)
-
-
-def _complete(d: Dispatcher, params: dict[str, Any], ctx: Context) -> Any:
-    request = CompleteRequestParams.model_validate(params)
-    return d.server.complete(request.ref, request.argument, request.context, ctx)
-
-
-def _listen(d: Dispatcher, params: dict[str, Any], ctx: Context) -> None:
-    request = SubscriptionsListenRequestParams.model_validate(params)
-    rc = ctx.request_context
-    d.listens.open(rc.request_id, request.notifications, d.server.capabilities(), rc.outbox,
-                   extra=d.server.tasks.listen_filter(params.get("notifications"), ctx))
-
-
-def _set_level(d: Dispatcher, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    ctx.session.log_level = SetLevelRequestParams.model_validate(params).level
-    return {}
-
-
+BOTH = frozenset({LEGACY, MODERN})
 LEGACY_ONLY = frozenset({LEGACY})
 MODERN_ONLY = frozenset({MODERN})
 
+#: A method the server registered that the protocol does not define: either era, on a worker.
+CUSTOM = Method(BOTH, worker=True)
+_NOTIFICATION = TransportContext(kind="notification", can_send_request=False)
+
 METHODS: dict[str, Method] = {
-    "initialize": Method(_initialize, LEGACY_ONLY),
-    "ping": Method(_empty, LEGACY_ONLY),
-    "server/discover": Method(_discover, MODERN_ONLY, cache_scope="public"),
-    "tools/list": Method(_lister(lambda s: s.list_tools(), ListToolsResult, "tools"), cache_scope="public"),
-    "tools/call": Method(_call_tool, worker=True, rounds=True),
-    "resources/list": Method(_lister(lambda s: s.list_resources(), ListResourcesResult, "resources"),
-                             cache_scope="public"),
-    "resources/templates/list": Method(_lister(lambda s: s.list_resource_templates(), ListResourceTemplatesResult,
-                                               "resource_templates"), cache_scope="public"),
-    "resources/read": Method(_read_resource, worker=True, rounds=True, cache_scope="private"),
-    "resources/subscribe": Method(_subscribe, LEGACY_ONLY),
-    "resources/unsubscribe": Method(_unsubscribe, LEGACY_ONLY),
-    "prompts/list": Method(_lister(lambda s: s.list_prompts(), ListPromptsResult, "prompts"), cache_scope="public"),
-    "prompts/get": Method(_get_prompt, worker=True, rounds=True),
-    "completion/complete": Method(_complete),
-    "subscriptions/listen": Method(_listen, MODERN_ONLY, stream=True),
-    "logging/setLevel": Method(_set_level, LEGACY_ONLY),
+    "initialize": Method(LEGACY_ONLY),
+    "ping": Method(LEGACY_ONLY),
+    "server/discover": Method(MODERN_ONLY, cache_scope="public"),
+    "tools/list": Method(BOTH, cache_scope="public"),
+    "tools/call": Method(BOTH, worker=True),
+    "resources/list": Method(BOTH, cache_scope="public"),
+    "resources/templates/list": Method(BOTH, cache_scope="public"),
+    "resources/read": Method(BOTH, worker=True, cache_scope="private"),
+    "resources/subscribe": Method(LEGACY_ONLY),
+    "resources/unsubscribe": Method(LEGACY_ONLY),
+    "prompts/list": Method(BOTH, cache_scope="public"),
+    "prompts/get": Method(BOTH, worker=True),
+    "completion/complete": Method(BOTH),
+    "subscriptions/listen": Method(MODERN_ONLY, stream=True),
+    "logging/setLevel": Method(LEGACY_ONLY),
     # The tasks extension (minimcp.server.tasks): answered from the task store, never on a worker.
-    "tasks/get": Method(lambda d, params, ctx: d.server.tasks.get(params, ctx)),
-    "tasks/update": Method(lambda d, params, ctx: d.server.tasks.update(params, ctx)),
-    "tasks/cancel": Method(lambda d, params, ctx: d.server.tasks.cancel(params, ctx)),
+    "tasks/get": Method(BOTH),
+    "tasks/update": Method(BOTH),
+    "tasks/cancel": Method(BOTH),
 }

@@ -1,11 +1,12 @@
 """What the server knows about one client: its era, its declarations, and (legacy) its session.
 
-A legacy connection opens with ``initialize`` and lives as a ``ServerSession`` until it is deleted,
+A legacy connection opens with ``initialize`` and lives as a ``Connection`` until it is deleted,
 expires or its transport ends; it owns the table of server-to-client requests awaiting answers and
 the standalone channel (the HTTP GET stream, or the stdio/in-memory connection itself).
 
 A 2026-07-28 request carries everything in its own ``_meta``; it gets a short-lived
-``ServerSession`` of its own that can send nothing unprompted, so handlers see one interface.
+``Connection`` of its own that can send nothing unprompted, so handlers see one interface.
+A handler sees either through a ``ServerSession`` bound to its request (the official API).
 """
 
 from __future__ import annotations
@@ -17,14 +18,19 @@ import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from minimcp import jsonrpc
 from minimcp.server.lowlevel.calls import EventLog, Outbox, PendingRequests, send_request
+from minimcp.server.lowlevel.era import LEGACY, MODERN, Era
 from minimcp.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
     CreateMessageResult,
     CreateMessageResultWithTools,
     ElicitResult,
+    EmptyResult,
+    InitializeRequestParams,
     ListRootsResult,
     Implementation,
     LoggingLevel,
@@ -33,7 +39,7 @@ from minimcp.types import (
 )
 
 if TYPE_CHECKING:
-    from minimcp.server.mcpserver.server import MCPServer
+    from minimcp.server.lowlevel.server import Server
 
 logger = logging.getLogger("minimcp.server.session")
 
@@ -53,12 +59,17 @@ def _covers(declared: Any, required: Any) -> bool:
     return all(key in declared and _covers(declared[key], value) for key, value in required.items())
 
 
-class ServerSession:
-    """The server's side of one connection (legacy) or of one self-contained request (2026-07-28)."""
+class Connection:
+    """The server's side of one connection (legacy) or of one self-contained request (2026-07-28).
+
+    It holds what outlives a request: the client's declarations, the calls in flight, the
+    questions awaiting answers, the standalone channel. Handlers never see it directly; they get a
+    ``ServerSession`` bound to their request.
+    """
 
     def __init__(
         self,
-        server: MCPServer,
+        server: Server,
         *,
         protocol_version: str,
         client_capabilities: ClientCapabilities | None = None,
@@ -68,6 +79,7 @@ class ServerSession:
     ) -> None:
         self._server = server
         self.id: str | None = None
+        self.era: Era = LEGACY if legacy else MODERN
         self.legacy = legacy
         self.protocol_version = protocol_version
         self.client_capabilities = client_capabilities or ClientCapabilities()
@@ -107,7 +119,7 @@ class ServerSession:
         SDK does); a 2026-07-28 request receives nothing unless its ``_meta`` names a level.
         """
         if self.log_level is None:
-            return self.legacy
+            return self.era.log_by_default
         return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
 
     # --- request bookkeeping (transports and the dispatcher) -----------------------------------
@@ -122,18 +134,30 @@ class ServerSession:
             self._inflight.pop(request_id, None)
 
     @property
-    def busy(self) -> bool:
-        return bool(self._inflight)
-
-    @property
     def working(self) -> bool:
         """Whether some call of this session runs server code rather than waiting on the client:
         a worker that computes keeps its session alive, one blocked on an unanswered question does not."""
         return len(self._inflight) > len(self.pending)
 
-    def attach_standalone(self, outbox: Outbox | None) -> None:
+    def attach_standalone(self, outbox: Outbox) -> bool:
+        """Make ``outbox`` this connection's standalone channel, unless one is already open.
+
+        From then on the server's broadcasts (``ctx.notify_tools_changed()`` and friends) reach it.
+        """
         with self._lock:
+            if self.standalone is not None:
+                return False
             self.standalone = outbox
+        self._server.dispatcher.listens.attach(self)
+        return True
+
+    def detach_standalone(self, outbox: Outbox) -> None:
+        """Forget ``outbox`` as the standalone channel, if it still is the one."""
+        with self._lock:
+            if self.standalone is not outbox:
+                return
+            self.standalone = None
+        self._server.dispatcher.listens.detach(self)
 
     # --- resumable response streams (legacy SSE, ``Last-Event-ID``) ----------------------------
     def retain_stream(self, log: EventLog) -> None:
@@ -160,6 +184,7 @@ class ServerSession:
         """End the session: every worker waiting on this client wakes with "Connection closed"."""
         self.closed = True
         self.pending.close(jsonrpc.connection_closed())
+        self._server.dispatcher.listens.detach(self)
         with self._lock:
             outboxes = [*self._inflight.values(), *([self.standalone] if self.standalone else [])]
         for outbox in outboxes:
@@ -172,8 +197,7 @@ class ServerSession:
                 return self._inflight.get(related_request_id)
             return self.standalone
 
-    def send_notification(self, method: str, params: dict[str, Any] | None = None,
-                          related_request_id: RequestId | None = None) -> None:
+    def notify(self, method: str, params: dict[str, Any] | None, related_request_id: RequestId | None) -> None:
         """Send on the request's stream, or the standalone channel; dropped where neither exists."""
         channel = self.channel(related_request_id) if self.legacy else None
         if channel is None:
@@ -181,72 +205,165 @@ class ServerSession:
             return
         channel.send(jsonrpc.notification(method, params))
 
-    def send_request(self, method: str, params: dict[str, Any],
-                     related_request_id: RequestId | None = None) -> dict[str, Any]:
-        """Ask the client and wait (bounded by the server's ``back_channel_timeout``)."""
+    def ask(self, method: str, params: dict[str, Any], related_request_id: RequestId | None) -> dict[str, Any]:
+        """Ask the client and wait (bounded by the server's ``back_channel_timeout``); the raw result."""
         channel = self.channel(related_request_id) if self.legacy else None
         if channel is None:
             raise jsonrpc.NoBackChannelError(method)
         return send_request(self.pending, channel, method, params, self._server.back_channel_timeout)
+
+
+class ServerSession:
+    """The session as one request's handler sees it: the official ``ServerSession`` API, synchronous.
+
+    ``related_request_id`` picks the channel as in the official SDK: present, the message rides
+    that request's stream; absent, the connection's standalone channel. Progress goes to this
+    request's caller. Everything the connection knows is read through.
+    """
+
+    def __init__(self, connection: Connection, outbox: Outbox | None = None, request_id: RequestId | None = None,
+                 meta: dict[str, Any] | None = None) -> None:
+        self.connection = connection
+        self._outbox = outbox
+        self._request_id = request_id
+        self._meta = meta
+
+    # --- what the connection knows ---------------------------------------------------------------
+    @property
+    def legacy(self) -> bool:
+        return self.connection.legacy
+
+    @property
+    def protocol_version(self) -> str:
+        return self.connection.protocol_version
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities:
+        return self.connection.client_capabilities
+
+    @property
+    def client_info(self) -> Implementation | None:
+        return self.connection.client_info
+
+    @property
+    def client_params(self) -> InitializeRequestParams | None:
+        connection = self.connection
+        if connection.client_info is None:
+            return None
+        return InitializeRequestParams(protocol_version=connection.protocol_version,
+                                       capabilities=connection.client_capabilities, client_info=connection.client_info)
+
+    @property
+    def can_send_request(self) -> bool:
+        return self.connection.can_send_request and (self._outbox is None or self._outbox.can_request)
+
+    def check_client_capability(self, capability: ClientCapabilities) -> bool:
+        return self.connection.check_client_capability(capability)
+
+    # --- notifications ---------------------------------------------------------------------------
+    def _route(self, method: str, params: dict[str, Any] | None, related_request_id: RequestId | None) -> None:
+        if related_request_id is not None and related_request_id == self._request_id and self._outbox is not None:
+            self._outbox.send(jsonrpc.notification(method, params))
+        else:
+            self.connection.notify(method, params, related_request_id)
+
+    def send_notification(self, notification: BaseModel | str, related_request_id: RequestId | None = None,
+                          params: dict[str, Any] | None = None) -> None:
+        """Send a notification model (or a method name and ``params``) to the client."""
+        if isinstance(notification, BaseModel):
+            wire = dump(notification)
+            self._route(wire["method"], wire.get("params"), related_request_id)
+        else:
+            self._route(notification, params, related_request_id)
+
+    def send_log_message(self, level: LoggingLevel, data: Any, logger: str | None = None,
+                         related_request_id: RequestId | None = None) -> None:
+        """Protocol logging; on 2026-07-28 only what the request opted in to, on its own stream."""
+        if not self.connection.log_enabled(level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        self._route("notifications/message", params, related_request_id if self.legacy else self._request_id)
+
+    def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Progress for the caller's token; a no-op when the request carried none."""
+        token = (self._meta or {}).get("progressToken")
+        if token is not None:
+            self.send_progress_notification(token, progress, total, message, self._request_id)
+
+    def send_progress_notification(self, progress_token: str | int, progress: float, total: float | None = None,
+                                   message: str | None = None, related_request_id: RequestId | None = None) -> None:
+        params: dict[str, Any] = {"progressToken": progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self._route("notifications/progress", params, related_request_id)
 
     def send_elicit_complete(self, elicitation_id: str, related_request_id: RequestId | None = None) -> None:
         if not self.legacy:
             logger.debug("send_elicit_complete(%r) ignored: 2026-07-28 has no completion notification",
                          elicitation_id)
             return
-        self.send_notification("notifications/elicitation/complete", {"elicitationId": elicitation_id},
-                               related_request_id)
+        self._route("notifications/elicitation/complete", {"elicitationId": elicitation_id}, related_request_id)
 
     def send_tool_list_changed(self) -> None:
-        self.send_notification("notifications/tools/list_changed")
+        self._route("notifications/tools/list_changed", None, None)
 
     def send_resource_list_changed(self) -> None:
-        self.send_notification("notifications/resources/list_changed")
+        self._route("notifications/resources/list_changed", None, None)
 
     def send_prompt_list_changed(self) -> None:
-        self.send_notification("notifications/prompts/list_changed")
+        self._route("notifications/prompts/list_changed", None, None)
 
-    def send_resource_updated(self, uri: str) -> None:
-        self.send_notification("notifications/resources/updated", {"uri": str(uri)})
+    def send_resource_updated(self, uri: Any) -> None:
+        self._route("notifications/resources/updated", {"uri": str(uri)}, None)
 
-    def send_log_message(self, level: LoggingLevel, data: Any, logger_name: str | None = None,
-                         related_request_id: RequestId | None = None) -> None:
-        if not self.log_enabled(level):
-            return
-        params: dict[str, Any] = {"level": level, "data": data}
-        if logger_name is not None:
-            params["logger"] = logger_name
-        self.send_notification("notifications/message", params, related_request_id)
+    # --- questions (legacy connections) ----------------------------------------------------------
+    def send_request(self, request: BaseModel | str, result_type: Any = None,
+                     request_read_timeout_seconds: float | None = None, metadata: Any = None, *,
+                     related_request_id: RequestId | None = None) -> Any:
+        """Ask the client and wait.
+
+        ``send_request(request_model, ResultType)`` returns the validated result, as the official
+        SDK does; ``send_request("roots/list", params)`` returns the raw result object.
+        """
+        related = getattr(metadata, "related_request_id", None) if metadata is not None else related_request_id
+        if isinstance(request, BaseModel):
+            wire = dump(request)
+            result = self.connection.ask(wire["method"], wire.get("params") or {}, related)
+            return result if result_type is None else result_type.model_validate(result)
+        return self.connection.ask(request, result_type or {}, related)
+
+    def elicit(self, message: str, requested_schema: dict[str, Any],
+               related_request_id: RequestId | None = None) -> ElicitResult:
+        return self.elicit_form(message, requested_schema, related_request_id)
 
     def elicit_form(self, message: str, requested_schema: dict[str, Any],
                     related_request_id: RequestId | None = None) -> ElicitResult:
-        result = self.send_request(
-            "elicitation/create",
-            {"mode": "form", "message": message, "requestedSchema": requested_schema},
-            related_request_id,
-        )
-        return ElicitResult.model_validate(result)
+        params = {"mode": "form", "message": message, "requestedSchema": requested_schema}
+        return ElicitResult.model_validate(self.connection.ask("elicitation/create", params, related_request_id))
 
     def elicit_url(self, message: str, url: str, elicitation_id: str,
                    related_request_id: RequestId | None = None) -> ElicitResult:
-        result = self.send_request(
-            "elicitation/create",
-            {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id},
-            related_request_id,
-        )
-        return ElicitResult.model_validate(result)
+        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
+        return ElicitResult.model_validate(self.connection.ask("elicitation/create", params, related_request_id))
 
     def create_message(self, messages: list[Any], *, max_tokens: int, related_request_id: RequestId | None = None,
                        **options: Any) -> CreateMessageResult | CreateMessageResultWithTools:
         """Legacy-only sampling from the body (deprecated; a resolver returning ``Sample`` works in both eras)."""
         params = dump(CreateMessageRequestParams(messages=messages, max_tokens=max_tokens, **options))
-        result = self.send_request("sampling/createMessage", params, related_request_id)
+        result = self.connection.ask("sampling/createMessage", params, related_request_id)
         model = CreateMessageResultWithTools if isinstance(result.get("content"), list) else CreateMessageResult
         return model.model_validate(result)
 
     def list_roots(self, related_request_id: RequestId | None = None) -> ListRootsResult:
         """Legacy-only roots from the body (deprecated; a resolver returning ``ListRoots`` works in both eras)."""
-        return ListRootsResult.model_validate(self.send_request("roots/list", {}, related_request_id))
+        return ListRootsResult.model_validate(self.connection.ask("roots/list", {}, related_request_id))
+
+    def send_ping(self) -> EmptyResult:
+        return EmptyResult.model_validate(self.connection.ask("ping", {}, None))
 
 
 class SessionManager:
@@ -269,10 +386,10 @@ class SessionManager:
         self.max_pending_per_session = max_pending_per_session
         # _lock guards _sessions and _next_sweep.
         self._lock = threading.Lock()
-        self._sessions: dict[str, ServerSession] = {}
+        self._sessions: dict[str, Connection] = {}
         self._next_sweep = 0.0
 
-    def add(self, session: ServerSession) -> str | None:
+    def add(self, session: Connection) -> str | None:
         """Register ``session`` under a fresh 128-bit id; ``None`` when the server is full."""
         self.sweep(force=len(self._sessions) >= self.max_sessions)
         with self._lock:
@@ -283,7 +400,7 @@ class SessionManager:
             self._sessions[session.id] = session
         return session.id
 
-    def get(self, session_id: str) -> ServerSession | None:
+    def get(self, session_id: str) -> Connection | None:
         """The live session with this id, renewed: a lookup means its client just sent something."""
         self.sweep()
         with self._lock:
@@ -323,5 +440,5 @@ class SessionManager:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def _idle(self, session: ServerSession) -> bool:
+    def _idle(self, session: Connection) -> bool:
         return not session.working and time.monotonic() - session.last_seen > self.idle_timeout

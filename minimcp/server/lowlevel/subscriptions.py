@@ -9,20 +9,29 @@ to each open listen that opted in, tagged with the listen's request id as ``subs
 This file knows nothing of HTTP or stdio: a listen is an ``Outbox`` the transport drains. The
 client ends a listen by going away (the transport aborts its outbox) and the server ends all of
 them on shutdown with a final ``complete`` result.
+
+Legacy connections hear the same broadcasts on their standalone channel (the GET stream, the
+stdio pipe), untagged, resource updates only for the URIs they subscribed to: one
+``publish`` reaches the clients of both eras.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.types import INTERNAL_ERROR, META_SUBSCRIPTION_ID, RequestId, ServerCapabilities, SubscriptionFilter
 
+RESOURCE_UPDATED = "notifications/resources/updated"
+
 #: Notification type -> the filter key listing the subjects a listen wants it for.
 SUBJECTS = {"notifications/resources/updated": "resourceSubscriptions", "notifications/tasks": "taskIds"}
+
+if TYPE_CHECKING:
+    from minimcp.server.lowlevel.sessions import Connection
 
 #: Notification type -> (the filter key a listen opts in with, the capability that must be declared).
 LIST_CHANGED = {
@@ -76,13 +85,23 @@ class Listen:
 
 
 class Listens:
-    """The open listens of one server, shared by every transport and thread."""
+    """The open listens and standalone channels of one server, shared by every transport and thread."""
 
     def __init__(self, max_open: int = 1024) -> None:
         self.max_open = max_open
-        # _lock guards _open.
+        # _lock guards _open and _legacy.
         self._lock = threading.Lock()
         self._open: list[Listen] = []
+        self._legacy: set[Connection] = set()
+
+    def attach(self, connection: Connection) -> None:
+        """A legacy connection opened its standalone channel: broadcasts reach it from now on."""
+        with self._lock:
+            self._legacy.add(connection)
+
+    def detach(self, connection: Connection) -> None:
+        with self._lock:
+            self._legacy.discard(connection)
 
     def open(self, listen_id: RequestId, requested: SubscriptionFilter, capabilities: ServerCapabilities,
              outbox: Outbox, extra: dict[str, Any] | None = None) -> Listen:
@@ -103,12 +122,17 @@ class Listens:
         return listen
 
     def publish(self, method: str, params: dict[str, Any] | None = None, uri: str | None = None) -> None:
-        """Send ``method`` to every open listen that opted in to it; a no-op with no listener."""
+        """Send ``method`` to every open listen that opted in to it and to every legacy connection's
+        standalone channel (resource updates: those subscribed to ``uri``); a no-op with no listener."""
         with self._lock:
             self._open = [kept for kept in self._open if kept.open]
             targets = [listen for listen in self._open if listen.wants(method, uri)]
+            connections = list(self._legacy)
         for listen in targets:
             listen.outbox.send(listen.tagged(method, params))
+        for connection in connections:
+            if method not in SUBJECTS or (method == RESOURCE_UPDATED and uri in connection.subscriptions):
+                connection.notify(method, params, None)
 
     def close(self) -> None:
         """End every listen gracefully: a final ``complete`` result naming its subscription."""

@@ -29,9 +29,9 @@ from minimcp.server.elicitation import (
     form_schema,
     outcome_of,
 )
-from minimcp.server.lowlevel.sessions import ServerSession
+from minimcp.server.context import ServerRequestContext
+from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.shared.exceptions import MCPDeprecationWarning
-from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
     INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -65,39 +65,20 @@ class Questions(Protocol):
 class LegacyQuestions:
     """Legacy era: a server-to-client request on the call's own stream; the worker blocks."""
 
-    def __init__(self, session: ServerSession, request_id: RequestId) -> None:
-        self._session = session
+    def __init__(self, connection: Connection, request_id: RequestId | None) -> None:
+        self._connection = connection
         self._request_id = request_id
 
     def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
         gate()
-        return self._session.send_request(method, params, related_request_id=self._request_id)
+        return self._connection.ask(method, params, self._request_id)
 
 
-#: The transport of a call made in-process (``mcp.call_tool(...)``): no client, no channel back.
-DIRECT = TransportContext(kind="direct", can_send_request=False)
+class NoQuestions:
+    """A call with no client to ask (``mcp.call_tool(...)`` in-process)."""
 
-
-@dataclass(kw_only=True)
-class RequestContext(Generic[LifespanT]):
-    """The request a handler serves and the transport it came by."""
-
-    request_id: RequestId
-    meta: dict[str, Any] | None
-    session: ServerSession
-    lifespan_context: LifespanT
-    server: MCPServer
-    outbox: Outbox
-    questions: Questions
-    transport: TransportContext = field(default_factory=lambda: DIRECT)
-    input_responses: dict[str, Any] | None = None
-    request_state: str | None = None
-    body_questions: int = field(default=0)
-
-    @property
-    def request(self) -> Any:
-        """The werkzeug ``Request`` over WSGI, else ``None``: for user code, never read by the core."""
-        return self.transport.request
+    def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
+        raise jsonrpc.NoBackChannelError(method)
 
 
 def missing_capability(what: str, required: dict[str, Any], asker: str | None = None) -> MCPError:
@@ -110,7 +91,7 @@ def missing_capability(what: str, required: dict[str, Any], asker: str | None = 
     )
 
 
-def elicitation_gate(session: ServerSession, mode: str, asker: str | None = None) -> None:
+def elicitation_gate(session: Connection, mode: str, asker: str | None = None) -> None:
     """Refuse, before sending, an elicitation the client could not answer.
 
     A body question to a client with no elicitation at all fails as the client itself would
@@ -130,14 +111,29 @@ def elicitation_gate(session: ServerSession, mode: str, asker: str | None = None
 class Context(Generic[LifespanT]):
     """The request being served. Thread-safe: a tool may use it from threads it starts."""
 
-    def __init__(self, request_context: RequestContext[LifespanT]) -> None:
+    def __init__(self, request_context: ServerRequestContext[LifespanT, Any], mcp_server: MCPServer,
+                 questions: Questions | None = None) -> None:
         self._rc = request_context
-        # _lock guards the body-question counter of request_context.
+        self._mcp = mcp_server
+        connection = request_context.session.connection
+        #: How a question reaches the client: chosen once, by the request's era.
+        self.questions: Questions = questions or (
+            LegacyQuestions(connection, request_context.request_id) if connection.era.ask_back else NoQuestions())
+        self._input_responses: dict[str, Any] | None = None
+        self._request_state: str | None = None
+        # _lock guards _body_questions: tool code may ask from threads it starts.
         self._lock = threading.Lock()
+        self._body_questions = 0
+
+    def replaying(self, questions: Questions, input_responses: Any, request_state: str | None) -> None:
+        """Answer questions from a 2026-07-28 round's recorded answers instead of asking."""
+        self.questions = questions
+        self._input_responses = input_responses
+        self._request_state = request_state
 
     # --- what the request is -------------------------------------------------------------------
     @property
-    def request_context(self) -> RequestContext[LifespanT]:
+    def request_context(self) -> ServerRequestContext[LifespanT, Any]:
         return self._rc
 
     @property
@@ -150,13 +146,13 @@ class Context(Generic[LifespanT]):
 
     @property
     def mcp_server(self) -> MCPServer:
-        return self._rc.server
+        return self._mcp
 
     @property
     def user(self) -> Any:
         """The host application's user making this call (a Django ``User``, Flask-Login's
         ``current_user``), when the server lives in one (``minimcp.flask``, ``minimcp.django``)."""
-        return self._rc.server.host_user()
+        return self._mcp.host_user()
 
     @property
     def headers(self) -> Mapping[str, str] | None:
@@ -178,15 +174,21 @@ class Context(Generic[LifespanT]):
 
     @property
     def input_responses(self) -> dict[str, Any] | None:
-        return self._rc.input_responses
+        return self._input_responses
 
     @property
     def request_state(self) -> str | None:
-        return self._rc.request_state
+        return self._request_state
 
     @property
     def cancelled(self) -> bool:
-        return self._rc.outbox.cancelled.is_set()
+        return self._outbox.cancelled.is_set()
+
+    @property
+    def _outbox(self) -> Outbox:
+        outbox = self._rc.outbox
+        assert outbox is not None, "a Context is built for a request, which always has an outbox"
+        return outbox
 
     # --- asking the user -----------------------------------------------------------------------
     def elicit(self, message: str, schema: type[ModelT]) -> (
@@ -200,44 +202,30 @@ class Context(Generic[LifespanT]):
 
     def elicit_url(self, message: str, url: str, elicitation_id: str) -> UrlElicitationResult:
         """Ask the user to visit ``url``; "accept" means they agreed to go, not that they finished."""
-        params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
-        if self._rc.session.legacy:
-            params["elicitationId"] = elicitation_id
+        params = self._rc.session.connection.era.url_elicitation(
+            {"mode": "url", "message": message, "url": url}, elicitation_id)
         return outcome_of(self._ask_body("url", "elicitation/create", params), None)  # type: ignore[return-value]
 
     def _ask_body(self, mode: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        rc = self._rc
-        if rc.outbox.done:
+        if self._outbox.done:
             raise ValueError("Context is not available outside of a request")
-        if not rc.session.legacy and not rc.server.elicit_replay:
+        connection = self._rc.session.connection
+        if not connection.era.ask_back and not self._mcp.elicit_replay:
             raise jsonrpc.NoBackChannelError(method)
         with self._lock:
-            key = f"elicit:{rc.body_questions}"
-            rc.body_questions += 1
-        return rc.questions.ask(key, method, params, lambda: elicitation_gate(rc.session, mode))
+            key = f"elicit:{self._body_questions}"
+            self._body_questions += 1
+        return self.questions.ask(key, method, params, lambda: elicitation_gate(connection, mode))
 
     # --- telling the client --------------------------------------------------------------------
     def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress`` for the caller's token; a no-op when it sent none."""
-        token = (self._rc.meta or {}).get("progressToken")
-        if token is None:
-            return
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        self._rc.outbox.send(jsonrpc.notification("notifications/progress", params))
+        self._rc.session.report_progress(progress, total, message)
 
     def log(self, level: LoggingLevel, data: Any, *, logger_name: str | None = None) -> None:
         """Protocol logging (deprecated at 2026-07-28; prefer the ``logging`` module)."""
         warnings.warn("protocol logging is deprecated; use the logging module", MCPDeprecationWarning, stacklevel=2)
-        if not self._rc.session.log_enabled(level):
-            return
-        params: dict[str, Any] = {"level": level, "data": data}
-        if logger_name is not None:
-            params["logger"] = logger_name
-        self._rc.outbox.send(jsonrpc.notification("notifications/message", params))
+        self._rc.session.send_log_message(level, data, logger_name, self._rc.request_id)
 
     def close_sse_stream(self) -> None:
         """End this request's SSE connection now; the request keeps running (SEP-1699 polling).
@@ -246,24 +234,25 @@ class Context(Generic[LifespanT]):
         announced ``retry`` interval with ``Last-Event-ID`` and receives everything sent since,
         including the result. Elsewhere there is nothing to reconnect to, so this is a no-op.
         """
-        self._rc.outbox.close_stream()
+        self._outbox.close_stream()
 
-    # --- telling 2026-07-28 listeners (subscriptions/listen) -------------------------------------
+    # --- telling every client: 2026-07-28 listens and legacy standalone channels alike ----------
     def notify_tools_changed(self) -> None:
-        """Publish ``notifications/tools/list_changed`` to the open listens that asked for it."""
-        self._rc.server.dispatcher.listens.publish("notifications/tools/list_changed")
+        """Tell every client the tool list changed: the listens that asked for it, and every legacy
+        connection's standalone channel."""
+        self._mcp.dispatcher.listens.publish("notifications/tools/list_changed")
 
     def notify_prompts_changed(self) -> None:
-        """Publish ``notifications/prompts/list_changed`` to the open listens that asked for it."""
-        self._rc.server.dispatcher.listens.publish("notifications/prompts/list_changed")
+        """Tell every client the prompt list changed (listens and legacy standalone channels)."""
+        self._mcp.dispatcher.listens.publish("notifications/prompts/list_changed")
 
     def notify_resources_changed(self) -> None:
-        """Publish ``notifications/resources/list_changed`` to the open listens that asked for it."""
-        self._rc.server.dispatcher.listens.publish("notifications/resources/list_changed")
+        """Tell every client the resource list changed (listens and legacy standalone channels)."""
+        self._mcp.dispatcher.listens.publish("notifications/resources/list_changed")
 
     def notify_resource_updated(self, uri: str) -> None:
-        """Publish ``notifications/resources/updated`` to the open listens subscribed to ``uri``."""
-        self._rc.server.dispatcher.listens.publish("notifications/resources/updated", {"uri": str(uri)}, uri=str(uri))
+        """Tell the clients subscribed to ``uri`` that it changed (listens and legacy subscriptions)."""
+        self._mcp.dispatcher.listens.publish("notifications/resources/updated", {"uri": str(uri)}, uri=str(uri))
 
     def debug(self, data: Any, *, logger_name: str | None = None) -> None:
         self.log("debug", data, logger_name=logger_name)

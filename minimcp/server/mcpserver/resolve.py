@@ -45,7 +45,7 @@ from minimcp.types import (
 )
 
 if TYPE_CHECKING:
-    from minimcp.server.lowlevel.sessions import ServerSession
+    from minimcp.server.lowlevel.sessions import Connection
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -273,9 +273,8 @@ def _settle(node: Resolver, value: Any, ctx: Context) -> Any:
     """Ask the question a resolver returned, or pass its plain value through."""
     if not isinstance(value, _QUESTIONS):
         return value
-    rc = ctx.request_context
-    session: ServerSession = rc.session
-    if session.legacy and not rc.outbox.can_request:
+    session = ctx.session.connection
+    if session.era.ask_back and not ctx.session.can_send_request:
         method = "elicitation/create" if isinstance(value, Elicit) else (
             "sampling/createMessage" if isinstance(value, Sample) else "roots/list")
         raise NoBackChannelError(method)
@@ -284,29 +283,29 @@ def _settle(node: Resolver, value: Any, ctx: Context) -> Any:
     if isinstance(value, Sample):
         required: dict[str, Any] = {"sampling": {"tools": {}} if value.uses_tools else {}}
         what = "sampling.tools" if value.uses_tools else "sampling"
-        answer = rc.questions.ask(node.key, "sampling/createMessage", value.params(),
+        answer = ctx.questions.ask(node.key, "sampling/createMessage", value.params(),
                                   lambda: _require(session, what, required, node.key))
         model = CreateMessageResultWithTools if value.uses_tools else CreateMessageResult
         return model.model_validate(answer)
-    answer = rc.questions.ask(node.key, "roots/list", {},
+    answer = ctx.questions.ask(node.key, "roots/list", {},
                               lambda: _require(session, "roots", {"roots": {}}, node.key))
     return ListRootsResult.model_validate(answer)
 
 
-def _require(session: ServerSession, what: str, required: dict[str, Any], asker: str) -> None:
+def _require(session: Connection, what: str, required: dict[str, Any], asker: str) -> None:
     if not session.declares(required):
         raise missing_capability(what, required, asker)
 
 
 def _elicit(node: Resolver, question: Elicit[Any], ctx: Context) -> Any:
-    rc = ctx.request_context
+    session = ctx.session.connection
     params = {"mode": "form", "message": question.message, "requestedSchema": form_schema(question.schema)}
-    answer = rc.questions.ask(node.key, "elicitation/create", params,
-                              lambda: elicitation_gate(rc.session, "form", node.key))
+    answer = ctx.questions.ask(node.key, "elicitation/create", params,
+                              lambda: elicitation_gate(session, "form", node.key))
     try:
         return outcome_of(answer, question.schema)
     except ValueError as exc:
-        if rc.session.legacy:
+        if session.legacy:
             raise
         text = str(exc).removeprefix("Received ")
         raise ValueError(f"Resolver '{node.key}' received {text}") from None

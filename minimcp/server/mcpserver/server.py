@@ -1,14 +1,16 @@
-"""``MCPServer``: the registries, the decorators, and the entry points that serve them.
+"""``MCPServer``: the registries, the decorators, and the low-level ``Server`` that serves them.
 
 The server object holds what it serves (tools, resources, templates, prompts, one completion
-handler), the settings every transport shares (one worker pool, the back-channel timeout, the
-request-state keys), and the lifespan. It speaks no protocol itself: ``dispatch.Dispatcher`` does,
-and the transports (``wsgi``, ``stdio``, ``memory``) feed it.
+handler) and registers each registry as a handler of a low-level ``Server`` (``on_list_tools``,
+``on_call_tool``, ...), exactly as a hand-written low-level server would. It speaks no protocol
+itself: the core behind that ``Server`` does, with one dispatch path for both tiers. What only
+this tier has is here too: resolvers and body questions answered across 2026-07-28 rounds
+(``requestState`` sealed with the request-state keys), pagination, and the tool error rule.
 """
 
 from __future__ import annotations
 
-import atexit
+import base64
 import contextlib
 import inspect
 import logging
@@ -18,10 +20,16 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, TypeVar
 
-from minimcp.jsonrpc import MCPError, NoBackChannelError
+from pydantic import BaseModel, create_model
+
+from minimcp.jsonrpc import MCPError
+from minimcp.server.context import ServerRequestContext
 from minimcp.server.lowlevel.calls import Outbox, WorkerPool
-from minimcp.server.mcpserver.context import Context, RequestContext
 from minimcp.server.lowlevel.dispatch import Dispatcher
+from minimcp.server.lowlevel.rounds import Binding, InputRequired, ReplayQuestions, open_book, seal
+from minimcp.server.lowlevel.server import NotificationOptions, Server, require_sync_lifespan
+from minimcp.server.lowlevel.sessions import Connection, ServerSession
+from minimcp.server.mcpserver.context import Context, NoQuestions
 from minimcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from minimcp.server.mcpserver.prompts.base import Prompt
 from minimcp.server.mcpserver.resolve import ResolverKeys
@@ -34,7 +42,6 @@ from minimcp.server.mcpserver.resources import (
     to_contents,
 )
 from minimcp.server.lowlevel.rounds import RequestStateSecurity
-from minimcp.server.lowlevel.sessions import ServerSession
 from minimcp.server.mcpserver.signature import classify, require_sync
 from minimcp.server.mcpserver.tools import TaskSupport, Tool, error_result
 from minimcp.server.tasks import TaskManager, TaskStore
@@ -42,22 +49,29 @@ from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    RESOURCE_NOT_FOUND,
     BlobResourceContents,
+    CallToolRequestParams,
     CallToolResult,
+    CompleteRequestParams,
     CompleteResult,
     Completion,
-    CompletionsCapability,
+    GetPromptRequestParams,
     Implementation,
     InputRequiredResult,
-    LoggingCapability,
-    PromptsCapability,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
     ReadResourceResult,
-    ResourcesCapability,
+    RequestParams,
     ServerCapabilities,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
     ToolAnnotations,
-    ToolsCapability,
-    dump,
+    UnsubscribeRequestParams,
 )
 from minimcp.types import Prompt as PromptDefinition
 from minimcp.types import Resource as ResourceDefinition
@@ -73,6 +87,37 @@ if TYPE_CHECKING:
 logger = logging.getLogger("minimcp.server")
 LifespanT = TypeVar("LifespanT")
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: How many entries one page of a list result holds.
+PAGE_SIZE = 100
+
+
+def _page(items: list[Any], cursor: str | None) -> tuple[list[Any], str | None]:
+    """One page of a list and the opaque cursor of the next; a bad cursor is -32602."""
+    start = 0
+    if cursor is not None:
+        try:
+            start = int(base64.urlsafe_b64decode(cursor.encode()).decode())
+        except (ValueError, UnicodeDecodeError):
+            raise MCPError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from None
+        if not 0 <= start <= len(items):
+            raise MCPError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}")
+    end = start + PAGE_SIZE
+    following = base64.urlsafe_b64encode(str(end).encode()).decode() if end < len(items) else None
+    return items[start:end], following
+
+
+def _rounds_unparsed(params_type: type[BaseModel]) -> type[BaseModel]:
+    """``params_type`` with ``inputResponses`` and ``requestState`` left raw: this tier checks each
+    answer against the question it answers and refuses any unusable state with the one frozen
+    error (``rounds.open_book``)."""
+    return create_model(params_type.__name__, __base__=params_type, input_responses=(Any, None),
+                        request_state=(Any, None))
+
+
+_ToolCall = _rounds_unparsed(CallToolRequestParams)
+_ResourceRead = _rounds_unparsed(ReadResourceRequestParams)
+_PromptGet = _rounds_unparsed(GetPromptRequestParams)
 
 
 @dataclass
@@ -100,11 +145,6 @@ class _Discard(Outbox):
 
     def _deliver(self, message: dict[str, Any], final: bool) -> None:
         return None
-
-
-class _NoQuestions:
-    def ask(self, key: str, method: str, params: dict[str, Any], gate: Any) -> dict[str, Any]:
-        raise NoBackChannelError(method)
 
 
 class MCPServer(Generic[LifespanT]):
@@ -143,9 +183,7 @@ class MCPServer(Generic[LifespanT]):
         auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
         task_store: TaskStore | None = None,
     ) -> None:
-        if lifespan is not None and (inspect.isasyncgenfunction(getattr(lifespan, "__wrapped__", None))
-                                     or inspect.iscoroutinefunction(lifespan)):
-            raise TypeError("lifespan must be a synchronous context manager factory; use contextlib.contextmanager")
+        require_sync_lifespan(lifespan)
         if request_state_security is not None and request_state_security.explicit and not name \
                 and request_state_security.audience is None:
             raise ValueError(
@@ -154,12 +192,6 @@ class MCPServer(Generic[LifespanT]):
                 "another server are refused."
             )
         self._name = name
-        self.title = title
-        self.description = description
-        self.instructions = instructions
-        self.website_url = website_url
-        self.icons = icons
-        self.version = version
         if auth is not None or token_verifier is not None or auth_server_provider is not None:
             from minimcp.server.auth.resource_server import check_auth_options
 
@@ -170,10 +202,7 @@ class MCPServer(Generic[LifespanT]):
         self._auth_server_provider = auth_server_provider
         logging.basicConfig(level=log_level)
         self.request_state_security = request_state_security or RequestStateSecurity.ephemeral()
-        self.pool = WorkerPool(max_workers, worker_wait_timeout)
-        self.back_channel_timeout = back_channel_timeout
         self.elicit_replay = elicit_replay
-        self.cache_ttl_ms = 60_000
         self._resolver_keys = ResolverKeys()
         # _registry_lock guards the registries below; reads take a snapshot under it.
         self._registry_lock = threading.Lock()
@@ -182,20 +211,33 @@ class MCPServer(Generic[LifespanT]):
         self._templates: dict[str, ResourceTemplate] = {}
         self._prompts: dict[str, Prompt] = {}
         self._completion: Callable[..., Any] | None = None
-        #: ``(path, methods, handler, dns_rebinding_protection)`` of each ``@custom_route``.
-        self.custom_routes: list[tuple[str, list[str], Callable[..., Any], bool]] = []
-        self._lifespan = lifespan
-        # _lifespan_lock guards _lifespan_cm and _lifespan_value: the lifespan is entered once.
-        self._lifespan_lock = threading.Lock()
-        self._lifespan_cm: AbstractContextManager[Any] | None = None
-        self._lifespan_value: Any = {}
-        self.dispatcher = Dispatcher(self)
+        self._lowlevel_server: Server[Any] = Server(
+            self.name, version=version, title=title, description=description, instructions=instructions,
+            website_url=website_url, icons=icons, lifespan=(lambda _: lifespan(self)) if lifespan else None,
+            get_tool_input_schema=self._tool_input_schema, max_workers=max_workers,
+            worker_wait_timeout=worker_wait_timeout, back_channel_timeout=back_channel_timeout,
+            on_list_tools=self._list_tools, on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates, on_list_prompts=self._list_prompts,
+            on_subscribe_resource=_subscribe, on_unsubscribe_resource=_unsubscribe,
+            on_subscriptions_listen=self._listen,
+        )
+        low = self._lowlevel_server
+        low.notification_options = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+        low.add_request_handler("tools/call", _ToolCall, self._call_tool)
+        low.add_request_handler("resources/read", _ResourceRead, self._read_resource)
+        low.add_request_handler("prompts/get", _PromptGet, self._get_prompt)
+        low.add_request_handler("logging/setLevel", SetLevelRequestParams, _set_level)
+        low.auth_options = (auth, token_verifier, auth_server_provider)
+        low.get_tool_required_scopes = self._tool_required_scopes
+        low.list_tool_scopes = self.tool_scopes
+        low.listings_vary = lambda: bool(self.listings_vary_by_user)
+        low.call_scope = self.call_scope
         self.tasks = TaskManager(self, task_store)
-        self.server_info = Implementation(name=self.name, version=version, title=title, description=description,
-                                          website_url=website_url, icons=icons)
-        self.server_info_wire = dump(self.server_info)
+        for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+            low.add_request_handler(method, RequestParams, self._task_handler(method))
         for tool in tools or []:
             self._tools[tool.name] = tool
+        self._sync_extensions()
         for resource in resources or []:
             self.add_resource(resource)
 
@@ -203,29 +245,56 @@ class MCPServer(Generic[LifespanT]):
     def name(self) -> str:
         return self._name or "mcp-server"
 
-    # --- lifespan --------------------------------------------------------------------------------
+    # --- what the low-level server holds ---------------------------------------------------------
+    @property
+    def title(self) -> str | None:
+        return self._lowlevel_server.title
+
+    @property
+    def description(self) -> str | None:
+        return self._lowlevel_server.description
+
+    @property
+    def instructions(self) -> str | None:
+        return self._lowlevel_server.instructions
+
+    @property
+    def website_url(self) -> str | None:
+        return self._lowlevel_server.website_url
+
+    @property
+    def icons(self) -> list[Any] | None:
+        return self._lowlevel_server.icons
+
+    @property
+    def version(self) -> str:
+        return self._lowlevel_server.version
+
+    @property
+    def server_info(self) -> Implementation:
+        return self._lowlevel_server.server_info
+
+    @property
+    def dispatcher(self) -> Dispatcher:
+        return self._lowlevel_server.dispatcher
+
+    @property
+    def pool(self) -> WorkerPool:
+        return self._lowlevel_server.pool
+
+    @property
+    def custom_routes(self) -> list[tuple[str, list[str], Callable[..., Any], bool]]:
+        return self._lowlevel_server.custom_routes
+
     def lifespan_context(self) -> Any:
         """What the lifespan yielded, entering it on first use in this process."""
-        if self._lifespan is None or self._lifespan_cm is not None:
-            return self._lifespan_value
-        with self._lifespan_lock:
-            if self._lifespan_cm is None:
-                cm = self._lifespan(self)
-                self._lifespan_value = cm.__enter__()
-                self._lifespan_cm = cm
-                atexit.register(self.close)
-        return self._lifespan_value
+        return self._lowlevel_server.lifespan_context()
 
     def close(self) -> None:
         """End open listens, exit the lifespan and stop the worker pool; blocked workers wake with
         "Connection closed"."""
-        self.dispatcher.listens.close()
         self.tasks.close()
-        with self._lifespan_lock:
-            cm, self._lifespan_cm = self._lifespan_cm, None
-        if cm is not None:
-            cm.__exit__(None, None, None)
-        self.pool.close()
+        self._lowlevel_server.close()
 
     # --- the host application (minimcp.flask, minimcp.django override these) ----------------------
     def call_scope(self) -> AbstractContextManager[Any]:
@@ -242,20 +311,95 @@ class MCPServer(Generic[LifespanT]):
         """The host application's user of the current call (``ctx.user``); ``None`` outside a host."""
         return None
 
-    # --- capabilities ----------------------------------------------------------------------------
-    def capabilities(self) -> ServerCapabilities:
-        return ServerCapabilities(
-            tools=ToolsCapability(list_changed=True),
-            resources=ResourcesCapability(subscribe=True, list_changed=True),
-            prompts=PromptsCapability(list_changed=True),
-            logging=LoggingCapability(),
-            completions=CompletionsCapability() if self._completion is not None else None,
-            extensions={TASKS_EXTENSION: {}} if self._serves_tasks() else None,
-        )
+    def capabilities(self, protocol_version: str | None = None) -> ServerCapabilities:
+        return self._lowlevel_server.get_capabilities(protocol_version=protocol_version)
 
-    def _serves_tasks(self) -> bool:
+    # --- the handlers this tier registers on its low-level server -------------------------------
+    def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> ListToolsResult:
+        page, cursor = _page(self.list_tools(), params.cursor)
+        return ListToolsResult(tools=page, next_cursor=cursor)
+
+    def _list_resources(self, ctx: ServerRequestContext[Any, Any],
+                        params: PaginatedRequestParams) -> ListResourcesResult:
+        page, cursor = _page(self.list_resources(), params.cursor)
+        return ListResourcesResult(resources=page, next_cursor=cursor)
+
+    def _list_resource_templates(self, ctx: ServerRequestContext[Any, Any],
+                                 params: PaginatedRequestParams) -> ListResourceTemplatesResult:
+        page, cursor = _page(self.list_resource_templates(), params.cursor)
+        return ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
+
+    def _list_prompts(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> ListPromptsResult:
+        page, cursor = _page(self.list_prompts(), params.cursor)
+        return ListPromptsResult(prompts=page, next_cursor=cursor)
+
+    def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
+        return self._with_rounds(ctx, params.name, params.arguments,
+                                 lambda context: self.call_tool(params.name, params.arguments, context=context))
+
+    def _read_resource(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
+        return self._with_rounds(ctx, str(params.uri), None,
+                                 lambda context: self.read_resource_result(params.uri, context=context))
+
+    def _get_prompt(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
+        return self._with_rounds(ctx, params.name, params.arguments,
+                                 lambda context: self.get_prompt(params.name, params.arguments, context=context))
+
+    def _complete(self, ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:
+        return self.complete(params.ref, params.argument, params.context, Context(ctx, self))
+
+    def _listen(self, ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams) -> None:
+        assert ctx.outbox is not None and ctx.request_id is not None
+        tasks = self.tasks.listen_filter((ctx.params or {}).get("notifications"), Context(ctx, self))
+        self.dispatcher.listens.open(ctx.request_id, params.notifications,
+                                     self.capabilities(ctx.protocol_version), ctx.outbox, extra=tasks)
+
+    def _tool_required_scopes(self, name: str) -> list[str]:
+        tool = self.get_tool(name)
+        return tool.required_scopes if tool is not None else []
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = self.get_tool(name)
+        return None if tool is None else tool.parameters
+
+    def _with_rounds(self, ctx: ServerRequestContext[Any, Any], target: str, arguments: Any,
+                     run: Callable[[Context], Any]) -> Any:
+        """Run a handler that may ask; on 2026-07-28, open questions become an ``input_required``
+        result whose sealed ``requestState`` carries the answers so far to the next round."""
+        context = Context(ctx, self)
+        if ctx.session.connection.era.ask_back:
+            return run(context)
+        params = ctx.params or {}
+        security = self.request_state_security
+        principal = security.bind_principal(ctx) if security.bind_principal else None
+        binding = Binding(ctx.method, str(target), arguments, security.audience or self.name, principal)
+        book = open_book(security, binding, params.get("requestState"), params.get("inputResponses"))
+        context.replaying(ReplayQuestions(book), params.get("inputResponses"), book.handler_state)
+        try:
+            result = run(context)
+        except InputRequired:
+            result = None
+        if book.pending:
+            return InputRequiredResult(input_requests=book.pending,
+                                       request_state=seal(security, book.payload(binding, None)))
+        if isinstance(result, InputRequiredResult):
+            state = seal(security, book.payload(binding, result.request_state))
+            return result.model_copy(update={"request_state": state})
+        return result
+
+    def _sync_extensions(self) -> None:
+        """Advertise the tasks extension exactly while some tool runs as a task."""
         with self._registry_lock:
-            return any(tool.task is not None for tool in self._tools.values())
+            serves_tasks = any(tool.task is not None for tool in self._tools.values())
+        if serves_tasks:
+            self._lowlevel_server.extensions[TASKS_EXTENSION] = {}
+        else:
+            self._lowlevel_server.extensions.pop(TASKS_EXTENSION, None)
+
+    def _task_handler(self, method: str) -> Callable[[ServerRequestContext[Any, Any], Any], Any]:
+        """The handler of one ``tasks/*`` method: answered from the task store."""
+        answer = getattr(self.tasks, method.removeprefix("tasks/"))
+        return lambda ctx, params: answer(ctx.params or {}, Context(ctx, self))
 
     # --- tools -----------------------------------------------------------------------------------
     def tool(self, name: str | None = None, title: str | None = None, description: str | None = None,
@@ -295,11 +439,13 @@ class MCPServer(Generic[LifespanT]):
                     logger.warning("Tool already exists: %s", tool.name)
                 return
             self._tools[tool.name] = tool
+        self._sync_extensions()
 
     def remove_tool(self, name: str) -> None:
         with self._registry_lock:
             if self._tools.pop(name, None) is None:
                 raise ToolError(f"Unknown tool: {name}")
+        self._sync_extensions()
 
     def get_tool(self, name: Any) -> Tool | None:
         return self._tools.get(name) if isinstance(name, str) else None
@@ -325,10 +471,13 @@ class MCPServer(Generic[LifespanT]):
         return tool.run(arguments, context or self._detached_context())
 
     def _detached_context(self) -> Context:
-        session = ServerSession(self, protocol_version="2026-07-28", legacy=False)
-        return Context(RequestContext(request_id="direct", meta=None, session=session,
-                                      lifespan_context=self.lifespan_context(), server=self, outbox=_Discard(),
-                                      questions=_NoQuestions()))
+        connection = Connection(self._lowlevel_server, protocol_version="2026-07-28", legacy=False)
+        outbox = _Discard()
+        rc = ServerRequestContext(session=ServerSession(connection, outbox, "direct"),
+                                  lifespan_context=self.lifespan_context(), protocol_version=connection.protocol_version,
+                                  method="tools/call", request_id="direct", server=self._lowlevel_server,
+                                  outbox=outbox, era=connection.era)
+        return Context(rc, self, NoQuestions())
 
     # --- resources -------------------------------------------------------------------------------
     def resource(self, uri: str, *, name: str | None = None, title: str | None = None,
@@ -387,7 +536,7 @@ class MCPServer(Generic[LifespanT]):
         """Read ``uri``: a static resource, else the first template that matches."""
         uri = str(uri)
         ctx = context or self._detached_context()
-        legacy = ctx.session.legacy
+        era = ctx.session.connection.era
         resource = self._resources.get(uri)
         try:
             if resource is not None:
@@ -400,7 +549,7 @@ class MCPServer(Generic[LifespanT]):
                         return value
                     return ReadResourceResult(contents=to_contents(uri, value, template.mime_type))
         except ResourceNotFoundError as missing:
-            raise MCPError(RESOURCE_NOT_FOUND if legacy else INVALID_PARAMS, str(missing), {"uri": uri}) from None
+            raise MCPError(era.resource_not_found, str(missing), {"uri": uri}) from None
         except MCPError:
             raise
         except Exception:
@@ -409,8 +558,9 @@ class MCPServer(Generic[LifespanT]):
             text = f"Error reading resource {uri}" if resource is not None else \
                 f"Error creating resource from template {uri}"
             # 2026-07-28 answers every internal failure alike, as the dispatcher does for tools and prompts.
-            raise MCPError(INTERNAL_ERROR, text if legacy or ctx.session.expose_errors else "Internal server error") from None
-        raise MCPError(RESOURCE_NOT_FOUND if legacy else INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
+            raise MCPError(INTERNAL_ERROR, text if era.legacy or ctx.session.connection.expose_errors
+                           else "Internal server error") from None
+        raise MCPError(era.resource_not_found, f"Unknown resource: {uri}", {"uri": uri})
 
     # --- prompts ---------------------------------------------------------------------------------
     def prompt(self, name: str | None = None, title: str | None = None, description: str | None = None,
@@ -455,6 +605,7 @@ class MCPServer(Generic[LifespanT]):
         def decorator(fn: F) -> F:
             require_sync(fn, getattr(fn, "__name__", "completion"))
             self._completion = fn
+            self._lowlevel_server.add_request_handler("completion/complete", CompleteRequestParams, self._complete)
             return fn
 
         return decorator
@@ -490,39 +641,32 @@ class MCPServer(Generic[LifespanT]):
 
     def wsgi_app(self, **options: Any) -> MCPWSGIApp:
         """The Streamable HTTP endpoint as a WSGI application, for any WSGI server or host framework."""
-        from minimcp.server.wsgi import MCPWSGIApp
-
-        return MCPWSGIApp(self, **options)
+        return self._lowlevel_server.wsgi_app(**options)
 
     streamable_http_app = wsgi_app
 
     def in_memory_endpoint(self, raise_exceptions: bool = False) -> InMemoryEndpoint:
         """One connection without sockets, as ``Client(mcp)`` uses it; ``raise_exceptions`` lets
         failures outside tool bodies carry their real message instead of the sanitized one."""
-        from minimcp.server.memory import InMemoryEndpoint
-
-        return InMemoryEndpoint(self, raise_exceptions)
+        return self._lowlevel_server.in_memory_endpoint(raise_exceptions)
 
     def run(self, transport: Literal["stdio", "streamable-http"] = "stdio", **options: Any) -> None:
         """Serve until interrupted: stdio by default, or Streamable HTTP on ``http://HOST:PORT/mcp``."""
-        if transport == "stdio":
-            from minimcp.server.stdio import serve_stdio
-
-            with self._running():
-                serve_stdio(self)
-        elif transport == "streamable-http":
-            from minimcp.server.wsgi import serve_http
-
-            with self._running():
-                serve_http(self, **options)
-        else:
+        if transport not in ("stdio", "streamable-http"):
             raise ValueError(f"Unknown transport: {transport}")
+        self._lowlevel_server.run(transport=transport, **options)
 
-    @contextlib.contextmanager
-    def _running(self) -> Iterator[None]:
-        """Bracket a serving loop with the lifespan."""
-        self.lifespan_context()
-        try:
-            yield
-        finally:
-            self.close()
+
+def _subscribe(ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> dict[str, Any]:
+    ctx.session.connection.subscriptions.add(str(params.uri))
+    return {}
+
+
+def _unsubscribe(ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams) -> dict[str, Any]:
+    ctx.session.connection.subscriptions.discard(str(params.uri))
+    return {}
+
+
+def _set_level(ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams) -> dict[str, Any]:
+    ctx.session.connection.log_level = params.level
+    return {}

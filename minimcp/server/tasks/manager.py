@@ -44,7 +44,9 @@ from minimcp.jsonrpc import MCPError
 from minimcp.server.auth.middleware.auth_context import acting_for
 from minimcp.server.lowlevel.calls import Outbox, WorkerPool
 from minimcp.server.lowlevel.rounds import InputRequired, digest, validated_answer
-from minimcp.server.mcpserver.context import Context, RequestContext
+from minimcp.server.context import ServerRequestContext
+from minimcp.server.lowlevel.sessions import Connection, ServerSession
+from minimcp.server.mcpserver.context import Context
 from minimcp.server.tasks.store import (
     InMemoryTaskStore,
     TaskExpired,
@@ -130,7 +132,7 @@ class _Live:
     tool: Tool
     values: dict[str, Any]
     meta: dict[str, Any] | None
-    session: Any
+    connection: Connection
     transport: TransportContext
     outbox: TaskOutbox
     deadline: float
@@ -219,7 +221,7 @@ class TaskManager:
                             updated_at=now, ttl_ms=ttl_ms, expires_at=now + self.ttl,
                             poll_interval_ms=max(1, round(self.poll_interval * 1000)))
         deadline = time.monotonic() + self.ttl
-        live = _Live(tool, values, rc.meta, rc.session, rc.transport, TaskOutbox(deadline), deadline)
+        live = _Live(tool, values, rc.meta, rc.session.connection, rc.transport, TaskOutbox(deadline), deadline)
         try:
             self.store.create(record)
         except TaskLimitReached as full:
@@ -269,12 +271,16 @@ class TaskManager:
             return
         questions = TaskQuestions(record.answers)
         answers = {key: answer["r"] for key, answer in record.answers.items()}
-        rc = RequestContext(request_id=task_id, meta=live.meta, session=live.session,
-                            lifespan_context=self.server.lifespan_context(), server=self.server, outbox=live.outbox,
-                            questions=questions, transport=live.transport, input_responses=answers or None,
-                            request_state=record.state)
+        connection = live.connection
+        rc = ServerRequestContext(session=ServerSession(connection, live.outbox, task_id, live.meta),
+                                  lifespan_context=self.server.lifespan_context(),
+                                  protocol_version=connection.protocol_version, method="tools/call",
+                                  request_id=task_id, meta=live.meta, transport=live.transport,
+                                  outbox=live.outbox, era=connection.era)
+        context = Context(rc, self.server, questions)
+        context.replaying(questions, answers or None, record.state)
         try:
-            result = live.tool.invoke(live.values, Context(rc))
+            result = live.tool.invoke(live.values, context)
         except InputRequired:
             self._park(task_id, questions.pending, record.state)
         except MCPError as exc:
@@ -444,6 +450,6 @@ def _declares(ctx: Context) -> bool:
     return declares_tasks(meta.get(META_CLIENT_CAPABILITIES) or {})
 
 
-def _owner(rc: RequestContext[Any]) -> str | None:
+def _owner(rc: ServerRequestContext[Any, Any]) -> str | None:
     """The principal a task belongs to, as the transport's principal hook found it."""
     return rc.transport.principal

@@ -1,0 +1,375 @@
+"""``Server``: the low-level tier, a handler per method, as the official ``mcp.server.lowlevel``.
+
+A handler is a plain ``def handler(ctx, params) -> result``: ``ctx`` a ``ServerRequestContext``,
+``params`` the method's params model already validated, the result a result model (or a dict, or
+``None`` for an empty result). The capabilities follow from the handlers given. Everything else,
+which era a message belongs to, sessions, workers, the wire, is the core's (``dispatch``), and the
+same core serves ``MCPServer``, which registers its decorated functions here as handlers.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import inspect
+import logging
+import threading
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Generic, Literal
+
+from pydantic import BaseModel
+from typing_extensions import TypeVar
+
+from minimcp.server.lowlevel.calls import WorkerPool
+from minimcp.server.lowlevel.dispatch import Dispatcher
+from minimcp.shared.exceptions import MCPDeprecationWarning
+from minimcp.types import (
+    MODERN_PROTOCOL_VERSIONS,
+    CallToolRequestParams,
+    CompleteRequestParams,
+    CompletionsCapability,
+    GetPromptRequestParams,
+    Icon,
+    Implementation,
+    LoggingCapability,
+    NotificationParams,
+    PaginatedRequestParams,
+    ProgressNotificationParams,
+    PromptsCapability,
+    ReadResourceRequestParams,
+    RequestParams,
+    ResourcesCapability,
+    ServerCapabilities,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
+    ToolsCapability,
+    UnsubscribeRequestParams,
+    dump,
+)
+
+if TYPE_CHECKING:
+    from minimcp.server.memory import InMemoryEndpoint
+    from minimcp.server.wsgi import MCPWSGIApp
+
+logger = logging.getLogger("minimcp.server")
+LifespanResultT = TypeVar("LifespanResultT", default=Any)
+Handler = Callable[[Any, Any], Any]
+
+
+@dataclass(frozen=True)
+class HandlerEntry:
+    """A registered handler and the model its params are validated against before it runs."""
+
+    params_type: type[BaseModel]
+    handler: Handler
+
+
+class NotificationOptions:
+    """Which ``list_changed`` notifications a legacy server announces in its capabilities."""
+
+    def __init__(self, prompts_changed: bool = False, resources_changed: bool = False,
+                 tools_changed: bool = False) -> None:
+        self.prompts_changed = prompts_changed
+        self.resources_changed = resources_changed
+        self.tools_changed = tools_changed
+
+
+class InitializationOptions(BaseModel):
+    """What a legacy ``initialize`` answers with: identity, capabilities, instructions."""
+
+    server_name: str
+    server_version: str
+    title: str | None = None
+    description: str | None = None
+    capabilities: ServerCapabilities
+    instructions: str | None = None
+    website_url: str | None = None
+    icons: list[Icon] | None = None
+
+
+@contextlib.contextmanager
+def _no_lifespan(server: Any) -> Iterator[dict[str, Any]]:
+    yield {}
+
+
+def require_sync_lifespan(lifespan: Any) -> None:
+    """Refuse an async lifespan at construction, with the porting hint."""
+    if lifespan is not None and (inspect.isasyncgenfunction(getattr(lifespan, "__wrapped__", None))
+                                 or inspect.iscoroutinefunction(lifespan)):
+        raise TypeError("lifespan must be a synchronous context manager factory; use contextlib.contextmanager")
+
+
+def require_sync_handler(method: str, handler: Any) -> None:
+    """Refuse a coroutine handler at registration, never at call time."""
+    target = getattr(handler, "__call__", None) if not inspect.isfunction(handler) else handler
+    if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(target):
+        name = getattr(handler, "__name__", type(handler).__name__)
+        raise TypeError(f"minimcp runs plain functions only: the {method} handler {name!r} is declared 'async def'; "
+                        "delete async/await when porting")
+
+
+class Server(Generic[LifespanResultT]):
+    """A low-level MCP server: one handler per method, served over stdio, Streamable HTTP or in memory."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        version: str = "",
+        title: str | None = None,
+        description: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: list[Icon] | None = None,
+        lifespan: Callable[[Server[LifespanResultT]], AbstractContextManager[LifespanResultT]] | None = None,
+        get_tool_input_schema: Callable[[str], Mapping[str, Any] | None] | None = None,
+        on_list_tools: Handler | None = None,
+        on_call_tool: Handler | None = None,
+        on_list_resources: Handler | None = None,
+        on_list_resource_templates: Handler | None = None,
+        on_read_resource: Handler | None = None,
+        on_subscribe_resource: Handler | None = None,
+        on_unsubscribe_resource: Handler | None = None,
+        on_subscriptions_listen: Handler | None = None,
+        on_list_prompts: Handler | None = None,
+        on_get_prompt: Handler | None = None,
+        on_completion: Handler | None = None,
+        on_set_logging_level: Handler | None = None,
+        on_ping: Handler | None = None,
+        on_roots_list_changed: Handler | None = None,
+        on_progress: Handler | None = None,
+        max_workers: int = 32,
+        worker_wait_timeout: float = 30.0,
+        back_channel_timeout: float = 600.0,
+    ) -> None:
+        require_sync_lifespan(lifespan)
+        for deprecated, what in ((on_set_logging_level, "The logging capability is deprecated as of 2026-07-28"),
+                                 (on_roots_list_changed, "The roots capability is deprecated as of 2026-07-28"),
+                                 (on_progress, "Client-to-server progress is deprecated as of 2026-07-28")):
+            if deprecated is not None:
+                warnings.warn(f"{what}.", MCPDeprecationWarning, stacklevel=2)
+        self.name = name
+        self.version = version
+        self.title = title
+        self.description = description
+        self.instructions = instructions
+        self.website_url = website_url
+        self.icons = icons
+        self.lifespan = lifespan or _no_lifespan
+        self.get_tool_input_schema = get_tool_input_schema
+        self.pool = WorkerPool(max_workers, worker_wait_timeout)
+        self.back_channel_timeout = back_channel_timeout
+        self.cache_ttl_ms = 60_000
+        #: What a legacy ``initialize`` announces; ``run(...)`` with explicit options replaces it.
+        self.notification_options = NotificationOptions()
+        self._initialization_options: InitializationOptions | None = None
+        #: The HTTP edge's authorization, ``(auth, token_verifier, auth_server_provider)``; ``wsgi_app(auth=...)``
+        #: overrides it, ``MCPServer(auth=...)`` sets it.
+        self.auth_options: tuple[Any, Any, Any] = (None, None, None)
+        #: The OAuth scopes calling one tool needs beyond the endpoint's (``None``: none); the HTTP edge
+        #: answers a token without them 403. ``MCPServer`` answers from ``@mcp.tool(required_scopes=...)``.
+        self.get_tool_required_scopes: Callable[[str], list[str]] | None = None
+        #: Every scope some tool requires, for the protected-resource metadata's ``scopes_supported``.
+        self.list_tool_scopes: Callable[[], list[str]] = list
+        #: Routes served beside the MCP endpoint: (path, methods, ``def handler(request) -> Response``).
+        #: ``(path, methods, handler, dns_rebinding_protection)`` of each route.
+        self.custom_routes: list[tuple[str, list[str], Callable[..., Any], bool]] = []
+        #: Extensions advertised under ``capabilities.extensions`` (identifier -> settings).
+        self.extensions: dict[str, dict[str, Any]] = {}
+        #: Whether listings depend on who asks (a host filters tools by permission): 2026-07-28 list
+        #: results then say ``cacheScope: "private"``. Asked per listing.
+        self.listings_vary: Callable[[], bool] = bool
+        #: The context every handler of one request runs in on its worker: called on the thread that
+        #: received the request, entered on the worker (a host re-establishes its request there).
+        self.call_scope: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
+        self._request_handlers: dict[str, HandlerEntry] = {}
+        self._notification_handlers: dict[str, HandlerEntry] = {}
+        # _lifespan_lock guards _lifespan_cm and _lifespan_value: the lifespan is entered once.
+        self._lifespan_lock = threading.Lock()
+        self._lifespan_cm: AbstractContextManager[Any] | None = None
+        self._lifespan_value: Any = {}
+        self.dispatcher = Dispatcher(self)
+        requests: list[tuple[str, type[BaseModel], Handler | None]] = [
+            ("ping", RequestParams, on_ping),
+            ("tools/list", PaginatedRequestParams, on_list_tools),
+            ("tools/call", CallToolRequestParams, on_call_tool),
+            ("resources/list", PaginatedRequestParams, on_list_resources),
+            ("resources/templates/list", PaginatedRequestParams, on_list_resource_templates),
+            ("resources/read", ReadResourceRequestParams, on_read_resource),
+            ("resources/subscribe", SubscribeRequestParams, on_subscribe_resource),
+            ("resources/unsubscribe", UnsubscribeRequestParams, on_unsubscribe_resource),
+            ("subscriptions/listen", SubscriptionsListenRequestParams, on_subscriptions_listen),
+            ("prompts/list", PaginatedRequestParams, on_list_prompts),
+            ("prompts/get", GetPromptRequestParams, on_get_prompt),
+            ("completion/complete", CompleteRequestParams, on_completion),
+            ("logging/setLevel", SetLevelRequestParams, on_set_logging_level),
+        ]
+        for method, params_type, handler in requests:
+            if handler is not None:
+                self.add_request_handler(method, params_type, handler)
+        notifications: list[tuple[str, type[BaseModel], Handler | None]] = [
+            ("notifications/roots/list_changed", NotificationParams, on_roots_list_changed),
+            ("notifications/progress", ProgressNotificationParams, on_progress),
+        ]
+        for method, params_type, handler in notifications:
+            if handler is not None:
+                self.add_notification_handler(method, params_type, handler)
+
+    # --- handlers --------------------------------------------------------------------------------
+    def add_request_handler(self, method: str, params_type: type[BaseModel], handler: Handler) -> None:
+        """Serve ``method`` with ``handler(ctx, params)``, params validated against ``params_type`` first."""
+        if method == "initialize":
+            raise ValueError("'initialize' is answered by the server core and cannot be overridden")
+        require_sync_handler(method, handler)
+        self._request_handlers[method] = HandlerEntry(params_type, handler)
+
+    def add_notification_handler(self, method: str, params_type: type[BaseModel], handler: Handler) -> None:
+        """Run ``handler(ctx, params)`` when the client sends the notification ``method``."""
+        require_sync_handler(method, handler)
+        self._notification_handlers[method] = HandlerEntry(params_type, handler)
+
+    def get_request_handler(self, method: str) -> HandlerEntry | None:
+        return self._request_handlers.get(method)
+
+    def get_notification_handler(self, method: str) -> HandlerEntry | None:
+        return self._notification_handlers.get(method)
+
+    # --- identity and capabilities ---------------------------------------------------------------
+    @property
+    def server_info(self) -> Implementation:
+        return Implementation(name=self.name, version=self.version, title=self.title, description=self.description,
+                              website_url=self.website_url, icons=self.icons)
+
+    @property
+    def server_info_wire(self) -> dict[str, Any]:
+        """``server_info`` in wire form, computed once: the identity is fixed at construction."""
+        wire = self.__dict__.get("_server_info_wire")
+        if wire is None:
+            wire = self.__dict__["_server_info_wire"] = dump(self.server_info)
+        return wire
+
+    def get_capabilities(self, notification_options: NotificationOptions | None = None,
+                         experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+                         extensions: dict[str, dict[str, Any]] | None = None, *,
+                         protocol_version: str | None = None) -> ServerCapabilities:
+        """The capabilities the registered handlers imply.
+
+        On 2026-07-28 change notifications travel only on ``subscriptions/listen`` streams, so the
+        ``listChanged`` and ``subscribe`` flags say whether that method is served; on a legacy
+        connection they come from ``notification_options`` and the ``resources/subscribe`` handler.
+        """
+        handlers = self._request_handlers
+        if protocol_version in MODERN_PROTOCOL_VERSIONS:
+            listen = "subscriptions/listen" in handlers
+            tools_changed = prompts_changed = resources_changed = subscribe = listen
+        else:
+            options = notification_options or self.notification_options
+            tools_changed, prompts_changed = options.tools_changed, options.prompts_changed
+            resources_changed = options.resources_changed
+            subscribe = "resources/subscribe" in handlers
+        return ServerCapabilities(
+            tools=ToolsCapability(list_changed=tools_changed) if "tools/list" in handlers else None,
+            resources=ResourcesCapability(subscribe=subscribe, list_changed=resources_changed)
+            if "resources/list" in handlers else None,
+            prompts=PromptsCapability(list_changed=prompts_changed) if "prompts/list" in handlers else None,
+            logging=LoggingCapability() if "logging/setLevel" in handlers else None,
+            completions=CompletionsCapability() if "completion/complete" in handlers else None,
+            experimental=experimental_capabilities,
+            extensions=extensions if extensions is not None else (dict(self.extensions) or None),
+        )
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                      experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+                                      extensions: dict[str, dict[str, Any]] | None = None) -> InitializationOptions:
+        return InitializationOptions(
+            server_name=self.name, server_version=self.version, title=self.title, description=self.description,
+            capabilities=self.get_capabilities(notification_options, experimental_capabilities, extensions),
+            instructions=self.instructions, website_url=self.website_url, icons=self.icons,
+        )
+
+    @property
+    def initialization_options(self) -> InitializationOptions:
+        """What ``initialize`` answers: the options ``run`` was given, else derived now."""
+        return self._initialization_options or self.create_initialization_options()
+
+    # --- lifespan --------------------------------------------------------------------------------
+    def lifespan_context(self) -> Any:
+        """What the lifespan yielded, entering it on first use in this process."""
+        if self._lifespan_cm is not None:
+            return self._lifespan_value
+        with self._lifespan_lock:
+            if self._lifespan_cm is None:
+                cm = self.lifespan(self)
+                self._lifespan_value = cm.__enter__()
+                self._lifespan_cm = cm
+                atexit.register(self.close)
+        return self._lifespan_value
+
+    def close(self) -> None:
+        """End open listens, exit the lifespan and stop the worker pool; blocked workers wake with
+        "Connection closed"."""
+        self.dispatcher.listens.close()
+        with self._lifespan_lock:
+            cm, self._lifespan_cm = self._lifespan_cm, None
+        if cm is not None:
+            cm.__exit__(None, None, None)
+        self.pool.close()
+
+    # --- serving ---------------------------------------------------------------------------------
+    def run(self, read_stream: Any = None, write_stream: Any = None,
+            initialization_options: InitializationOptions | None = None, raise_exceptions: bool = False, *,
+            transport: Literal["stdio", "streamable-http"] | None = None, **options: Any) -> None:
+        """Serve until the client leaves or Ctrl-C.
+
+        ``run(read_stream, write_stream, options)`` serves one connection on the streams
+        ``minimcp.server.stdio.stdio_server()`` yields, as the official SDK does;
+        ``run(transport="stdio")`` or ``run(transport="streamable-http", host=..., port=...)`` picks
+        the transport itself, as ``MCPServer.run`` does.
+        """
+        if initialization_options is not None:
+            self._initialization_options = initialization_options
+        if read_stream is not None or write_stream is not None:
+            from minimcp.server.stdio import serve_stdio
+
+            with self.running():
+                serve_stdio(self, read_stream, write_stream, raise_exceptions)
+        elif transport in (None, "stdio"):
+            from minimcp.server.stdio import serve_stdio
+
+            with self.running():
+                serve_stdio(self, raise_exceptions=raise_exceptions)
+        elif transport == "streamable-http":
+            from minimcp.server.wsgi import serve_http
+
+            with self.running():
+                serve_http(self, **options)
+        else:
+            raise ValueError(f"Unknown transport: {transport}")
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Bracket a serving loop with the lifespan."""
+        self.lifespan_context()
+        try:
+            yield
+        finally:
+            self.close()
+
+    def wsgi_app(self, **options: Any) -> MCPWSGIApp:
+        """The Streamable HTTP endpoint as a WSGI application, for any WSGI server or host framework."""
+        from minimcp.server.wsgi import MCPWSGIApp
+
+        return MCPWSGIApp(self, **options)
+
+    streamable_http_app = wsgi_app
+
+    def in_memory_endpoint(self, raise_exceptions: bool = False) -> InMemoryEndpoint:
+        """One connection without sockets, as ``Client(server)`` uses it; ``raise_exceptions`` lets
+        failures outside handler bodies carry their real message instead of the sanitized one."""
+        from minimcp.server.memory import InMemoryEndpoint
+
+        return InMemoryEndpoint(self, raise_exceptions)

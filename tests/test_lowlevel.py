@@ -1,0 +1,242 @@
+"""The low-level tier: ``Server(name, on_list_tools=..., on_call_tool=...)`` with ``(ctx, params)`` handlers.
+
+One server file, written the way a program ported from the official SDK's low-level examples is
+written (``stdio_server()`` and ``server.run(read, write, options)`` on stdio), served in memory,
+over Streamable HTTP and over stdio in a subprocess, and driven by the real client in both eras.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import runpy
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from minimcp import Client, MCPError, StdioServerParameters
+from minimcp.client import ClientRequestContext
+from minimcp.server import Server, ServerRequestContext
+from minimcp.types import ElicitResult, TextContent
+
+SERVER = textwrap.dedent(
+    '''
+    import contextlib
+
+    import minimcp.types as types
+    from minimcp.server import Server, ServerRequestContext
+    from minimcp.server.stdio import stdio_server
+    from minimcp.shared.exceptions import MCPError
+
+    SUM = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+           "required": ["a", "b"]}
+
+
+    @contextlib.contextmanager
+    def lifespan(server):
+        yield {"unit": "apples"}
+
+
+    def list_tools(ctx: ServerRequestContext, params):
+        return types.ListToolsResult(tools=[
+            types.Tool(name="sum", input_schema=SUM, output_schema={"type": "object"}),
+            types.Tool(name="gated", input_schema={"type": "object"}),
+            types.Tool(name="crash", input_schema={"type": "object"}),
+            types.Tool(name="count", input_schema={"type": "object"}),
+            types.Tool(name="signup", input_schema={"type": "object"}),
+            types.Tool(name="era", input_schema={"type": "object"}),
+        ])
+
+
+    def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams):
+        args = params.arguments or {}
+        if params.name == "sum":
+            total = args["a"] + args["b"]
+            unit = ctx.lifespan_context["unit"]
+            return types.CallToolResult(content=[types.TextContent(text=f"{total} {unit}")],
+                                        structured_content={"total": total})
+        if params.name == "gated":
+            raise MCPError(code=types.INVALID_PARAMS, message="this tool is gated", data={"reason": "demo"})
+        if params.name == "crash":
+            raise RuntimeError("the database is down")
+        if params.name == "count":
+            for step in (1, 2, 3):
+                ctx.session.report_progress(step, 3, f"step {step}")
+            return types.CallToolResult(content=[types.TextContent(text="counted")])
+        if params.name == "signup":
+            if ctx.session.can_send_request:
+                answer = ctx.session.elicit_form("Your name?", {"type": "object",
+                                                 "properties": {"name": {"type": "string"}}},
+                                                 related_request_id=ctx.request_id)
+                return types.CallToolResult(content=[types.TextContent(text=f"hello {answer.content['name']}")])
+            answers = params.input_responses or {}
+            if "name" not in answers:
+                ask = types.ElicitRequest(params=types.ElicitRequestFormParams(
+                    message="Your name?", requested_schema={"type": "object",
+                                                            "properties": {"name": {"type": "string"}}}))
+                return types.InputRequiredResult(input_requests={"name": ask}, request_state="asked")
+            assert params.request_state == "asked"
+            return types.CallToolResult(content=[types.TextContent(text=f"hello {answers['name'].content['name']}")])
+        if params.name == "era":
+            return types.CallToolResult(content=[types.TextContent(text=ctx.protocol_version)])
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+
+
+    def list_prompts(ctx: ServerRequestContext, params):
+        return types.ListPromptsResult(prompts=[types.Prompt(name="greet")])
+
+
+    def get_prompt(ctx: ServerRequestContext, params: types.GetPromptRequestParams):
+        if params.name != "greet":
+            raise ValueError(f"Unknown prompt: {params.name}")
+        who = (params.arguments or {}).get("who", "world")
+        return types.GetPromptResult(messages=[
+            types.PromptMessage(role="user", content=types.TextContent(text=f"Say hello to {who}"))])
+
+
+    server = Server("lowlevel-demo", version="1.0", instructions="small and low", lifespan=lifespan,
+                    on_list_tools=list_tools, on_call_tool=call_tool,
+                    on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+
+
+    if __name__ == "__main__":
+        with stdio_server() as (read_stream, write_stream):
+            server.run(read_stream, write_stream, server.create_initialization_options())
+    '''
+)
+
+ROOT = str(Path(__file__).resolve().parents[1])
+MODES = pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+
+
+@pytest.fixture
+def server_file(tmp_path: Path) -> Path:
+    path = tmp_path / "lowlevel_server.py"
+    path.write_text(SERVER)
+    return path
+
+
+@pytest.fixture(params=["memory", "http", "stdio"])
+def target(request: pytest.FixtureRequest, server_file: Path, serve_http: Callable[..., str]) -> Any:
+    """What ``Client(...)`` is given on each transport (a fresh server per test)."""
+    if request.param == "stdio":
+        env = {"PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+        return StdioServerParameters(command=sys.executable, args=[str(server_file)], env=env)
+    server = runpy.run_path(str(server_file))["server"]
+    return server if request.param == "memory" else serve_http(server)
+
+
+def name_it(context: ClientRequestContext, params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"name": "Ada"})
+
+
+@MODES
+def test_handlers_answer_on_every_transport(target: Any, mode: str, version: str) -> None:
+    with Client(target, mode=mode) as client:
+        assert client.protocol_version == version
+        assert client.server_info is not None and (client.server_info.name, client.server_info.version) == (
+            "lowlevel-demo", "1.0")
+        assert client.instructions == "small and low"
+        assert [tool.name for tool in client.list_tools().tools][:2] == ["sum", "gated"]
+        result = client.call_tool("sum", {"a": 2, "b": 3})
+        assert (result.content[0].text, result.structured_content) == ("5 apples", {"total": 5})
+        assert client.call_tool("era", {}).content[0].text == version
+        prompt = client.get_prompt("greet", {"who": "Ada"})
+        assert prompt.messages[0].content.text == "Say hello to Ada"
+
+
+@MODES
+def test_an_mcp_error_travels_verbatim(target: Any, mode: str, version: str) -> None:
+    with Client(target, mode=mode) as client:
+        with pytest.raises(MCPError) as failure:
+            client.call_tool("gated", {})
+    assert (failure.value.code, failure.value.message, failure.value.data) == (-32602, "this tool is gated",
+                                                                               {"reason": "demo"})
+
+
+@pytest.mark.parametrize(("mode", "error"), [("legacy", (0, "the database is down")),
+                                             ("auto", (-32603, "Internal server error"))])
+def test_an_unexpected_exception_follows_the_era_rule(target: Any, mode: str, error: tuple[int, str]) -> None:
+    with Client(target, mode=mode) as client:
+        with pytest.raises(MCPError) as failure:
+            client.call_tool("crash", {})
+    assert (failure.value.code, failure.value.message) == error
+
+
+@MODES
+def test_questions_are_pushed_on_legacy_and_returned_on_2026(target: Any, mode: str, version: str) -> None:
+    with Client(target, mode=mode, elicitation_callback=name_it) as client:
+        assert client.call_tool("signup", {}).content[0].text == "hello Ada"
+
+
+@MODES
+def test_progress_reaches_the_caller(target: Any, mode: str, version: str) -> None:
+    seen: list[tuple[float, str | None]] = []
+    with Client(target, mode=mode) as client:
+        result = client.call_tool("count", {}, progress_callback=lambda p, total, message: seen.append((p, message)))
+    assert result.content[0].text == "counted"
+    assert seen == [(1, "step 1"), (2, "step 2"), (3, "step 3")]
+
+
+@MODES
+def test_a_method_without_a_handler_is_not_found(target: Any, mode: str, version: str) -> None:
+    with Client(target, mode=mode) as client:
+        with pytest.raises(MCPError) as failure:
+            client.list_resources()
+    assert (failure.value.code, failure.value.message) == (-32601, "Method not found")
+
+
+def test_capabilities_follow_the_handlers() -> None:
+    def prompts(ctx: ServerRequestContext, params: Any) -> Any:
+        raise AssertionError("not called")
+
+    server = Server("caps", on_list_prompts=prompts, on_get_prompt=prompts)
+    legacy = server.get_capabilities()
+    assert (legacy.prompts is not None, legacy.tools, legacy.resources, legacy.logging) == (True, None, None, None)
+    assert legacy.prompts.list_changed is False
+    with Client(server, mode="legacy") as client:
+        assert client.server_capabilities is not None and client.server_capabilities.tools is None
+    listening = Server("caps", on_list_tools=prompts, on_subscriptions_listen=prompts)
+    assert listening.get_capabilities(protocol_version="2026-07-28").tools.list_changed is True  # type: ignore[union-attr]
+    assert listening.get_capabilities().tools.list_changed is False  # type: ignore[union-attr]
+
+
+def test_async_handlers_are_refused_at_registration() -> None:
+    async def list_tools(ctx: ServerRequestContext, params: Any) -> Any:
+        raise AssertionError("never awaited")
+
+    with pytest.raises(TypeError, match="delete async/await when porting"):
+        Server("async", on_list_tools=list_tools)
+
+
+def test_a_custom_method_is_served_in_both_eras() -> None:
+    from minimcp.types import RequestParams
+
+    server = Server("custom")
+    server.add_request_handler("acme/echo", RequestParams, lambda ctx, params: {"method": ctx.method})
+    endpoint = server.in_memory_endpoint()
+    answer = endpoint.exchange({"jsonrpc": "2.0", "id": 1, "method": "acme/echo", "params": {
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}}}}, lambda message: None)
+    assert answer is not None and answer["result"]["method"] == "acme/echo"
+    assert answer["result"]["resultType"] == "complete"
+
+
+def test_notifications_reach_their_handlers() -> None:
+    seen: list[Any] = []
+    with pytest.warns(DeprecationWarning):
+        server = Server("notes", on_roots_list_changed=lambda ctx, params: seen.append(ctx.session.protocol_version))
+    with contextlib.closing(server.in_memory_endpoint()) as endpoint:
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        endpoint.exchange({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}, lambda m: None)
+        endpoint.exchange({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, lambda m: None)
+    assert seen == ["2025-11-25"]
+
+
+def test_text_content_defaults_its_type() -> None:
+    """The low-level examples build ``TextContent(text=...)`` without ``type``; the wire still says text."""
+    assert TextContent(text="x").type == "text"
