@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 from minimcp.types import (
     CONNECTION_CLOSED,
-    INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
     URL_ELICITATION_REQUIRED,
@@ -248,7 +247,3 @@ def safe_id(message: Any) -> RequestId | None:
     if isinstance(message, dict) and _valid_id(message.get("id")):
         return message["id"]
     return None
-
-
-def internal_error(text: str = "Internal error") -> MCPError:
-    return MCPError(INTERNAL_ERROR, text)

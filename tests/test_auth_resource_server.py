@@ -22,7 +22,6 @@ from conftest import (
     TIMEOUT,
     final_message,
     initialize_params,
-    legacy_handshake,
     modern_post,
     post,
     request_message,

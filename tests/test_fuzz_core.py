@@ -194,7 +194,7 @@ def test_modern_requests_with_headers(mcp: MCPServer, data: st.DataObject) -> No
                                       "io.modelcontextprotocol/clientCapabilities": data.draw(
                                           st.sampled_from([{}, CAPS]))}
     headers = Caseless(data.draw(headers_for(message)))
-    if not isinstance(message, dict) or mcp.dispatcher.classify(
+    if not isinstance(message, dict) or mcp.dispatcher.era_of(
             message, (headers.get("MCP-Protocol-Version") or "").strip() or None) != MODERN:
         return
     status, answer = modern_exchange(mcp, message, headers)

@@ -240,3 +240,39 @@ def test_notifications_reach_their_handlers() -> None:
 def test_text_content_defaults_its_type() -> None:
     """The low-level examples build ``TextContent(text=...)`` without ``type``; the wire still says text."""
     assert TextContent(text="x").type == "text"
+
+
+def test_the_request_state_boundary_seals_what_a_handler_returns() -> None:
+    """With ``RequestStateBoundary`` appended, the client holds a sealed token; the handler reads its
+    own plain state back on the next round, and a forged state gets the frozen error."""
+    from minimcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+    from minimcp.types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+    from minimcp.types import CallToolResult as Result
+
+    seen: list[str | None] = []
+
+    def call_tool(ctx: ServerRequestContext, params: Any) -> Any:
+        seen.append(params.request_state)
+        if not params.input_responses:
+            ask = ElicitRequest(params=ElicitRequestFormParams(message="ok?", requested_schema={"type": "object"}))
+            return InputRequiredResult(input_requests={"ok": ask}, request_state="step-1")
+        return Result(content=[TextContent(text=f"done after {params.request_state}")])
+
+    server = Server("sealed", on_call_tool=call_tool)
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=server.name))
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    endpoint = server.in_memory_endpoint()
+
+    def call(params: dict[str, Any]) -> dict[str, Any]:
+        answer = endpoint.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                    "params": {"name": "t", "_meta": meta, **params}}, lambda message: None)
+        assert answer is not None
+        return answer
+
+    first = call({})["result"]
+    assert first["resultType"] == "input_required" and first["requestState"] != "step-1"
+    second = call({"requestState": first["requestState"], "inputResponses": {"ok": {"action": "accept"}}})
+    assert second["result"]["content"][0]["text"] == "done after step-1"
+    assert seen == [None, "step-1"]
+    forged = call({"requestState": "step-1", "inputResponses": {"ok": {"action": "accept"}}})
+    assert forged["error"]["message"] == "Invalid or expired requestState"

@@ -144,9 +144,9 @@ def graph_server(calls: dict[str, int]) -> MCPServer:
         return f"R{b}"
 
     @mcp.tool()
-    def combine(path: str, l: Annotated[str, Resolve(left)], r: Annotated[str, Resolve(right)],
+    def combine(path: str, lhs: Annotated[str, Resolve(left)], r: Annotated[str, Resolve(right)],
                 b: Annotated[str, Resolve(base)]) -> str:
-        return f"{l} {r} {b}"
+        return f"{lhs} {r} {b}"
 
     return mcp
 

@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Union
 from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
-from minimcp.client.streamable_http import encode_header_value, header_parameters
+from minimcp.client.streamable_http import header_parameters
 from minimcp.client.tasks import TaskHandle
+from minimcp.shared.header_values import TARGET_PARAMS, encode_header_value
 from minimcp.client.transports import SessionExpired, Transport
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.shared.tasks import TASK_METHODS, TASK_RESULT_TYPE, TASKS_EXTENSION, CreateTaskResult
+from minimcp.shared.tasks import TASK_RESULT_TYPE, TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     HEADER_MISMATCH,
@@ -124,8 +125,6 @@ LoggingFnT = Callable[[LoggingMessageNotificationParams], None]
 MessageHandlerFnT = Callable[[IncomingMessage], None]
 ProgressFnT = Callable[[float, "float | None", "str | None"], None]
 
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
-               **{method: "taskId" for method in TASK_METHODS}}
 #: How many pages of ``tools/list`` a client reads looking for one tool's new definition.
 MAX_LIST_PAGES = 100
 _UNSUPPORTED = {
@@ -297,7 +296,7 @@ class ClientSession:
             return headers
         headers["Mcp-Method"] = method
         params = params or {}
-        name_param = _NAME_PARAM.get(method)
+        name_param = TARGET_PARAMS.get(method)
         if name_param is not None and isinstance(params.get(name_param), str):
             headers["Mcp-Name"] = encode_header_value(params[name_param]) or ""
         if method == "tools/call":

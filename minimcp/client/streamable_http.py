@@ -15,7 +15,6 @@ whose ``x-mcp-header`` annotations break the rules is one a client must not call
 
 from __future__ import annotations
 
-import base64
 import re
 from typing import Any
 
@@ -23,9 +22,8 @@ import requests
 import requests.auth
 
 from minimcp.client.transports import HttpTransport
+from minimcp.shared.header_values import encode_header_value
 
-_SENTINEL_PREFIX = "=?base64?"
-_SENTINEL_SUFFIX = "?="
 #: RFC 9110 token characters, the only ones an ``x-mcp-header`` name may use.
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _HEADER_TYPES = ("string", "integer", "boolean")
@@ -44,24 +42,6 @@ def streamable_http_client(
     signs every request this transport makes.
     """
     return HttpTransport(url, http_client=http_client, terminate_on_close=terminate_on_close, auth=auth)
-
-
-def encode_header_value(value: Any) -> str | None:
-    """A body value as header text, or ``None`` when the header must be omitted (null/absent)."""
-    if value is None:
-        return None
-    text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-    if _needs_base64(text):
-        return _SENTINEL_PREFIX + base64.b64encode(text.encode("utf-8")).decode("ascii") + _SENTINEL_SUFFIX
-    return text
-
-
-def _needs_base64(text: str) -> bool:
-    if any(ord(c) < 0x20 or ord(c) > 0x7E for c in text):
-        return True
-    if text != text.strip():
-        return True
-    return text.startswith(_SENTINEL_PREFIX) and text.endswith(_SENTINEL_SUFFIX)
 
 
 def header_parameters(input_schema: dict[str, Any]) -> dict[str, str]:

@@ -8,20 +8,15 @@ travel as ``=?base64?...?=``. Any disagreement is -32020 with HTTP 400.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from minimcp.jsonrpc import EnvelopeError, Message
-from minimcp.shared.tasks import TASK_METHODS
+from minimcp.shared.header_values import TARGET_PARAMS, HeaderValueError, decode_header_value, header_text
 from minimcp.types import HEADER_MISMATCH
 
 if TYPE_CHECKING:
     from minimcp.server.lowlevel.server import Server
-
-_NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
-          **{method: "taskId" for method in TASK_METHODS}}
 
 
 def _mismatch(text: str) -> EnvelopeError:
@@ -29,25 +24,10 @@ def _mismatch(text: str) -> EnvelopeError:
 
 
 def decode_value(raw: str, header: str) -> str:
-    """A header value with optional white space trimmed and the Base64 sentinel decoded."""
-    value = raw.strip(" \t")
-    if not (value.isascii() and value.isprintable()):  # printable ASCII is exactly 0x20-0x7E
-        raise _mismatch(f"{header} header holds characters that are not plain header text")
-    if value.startswith("=?base64?") and value.endswith("?=") and len(value) >= len("=?base64??="):
-        encoded = value[len("=?base64?"):-len("?=")]
-        try:
-            return base64.b64decode(encoded, validate=True).decode("utf-8")
-        except (binascii.Error, ValueError):
-            raise _mismatch(f"{header} header has invalid Base64") from None
-    return value
-
-
-def _expected_text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    try:
+        return decode_header_value(raw, header)
+    except HeaderValueError as bad:
+        raise _mismatch(str(bad)) from None
 
 
 def _same(header_value: str, body_value: Any) -> bool:
@@ -56,7 +36,7 @@ def _same(header_value: str, body_value: Any) -> bool:
             return int(header_value) == body_value
         except ValueError:
             return False
-    return header_value == _expected_text(body_value)
+    return header_value == header_text(body_value)
 
 
 def check_headers(message: Message, headers: Mapping[str, str], server: Server[Any]) -> None:
@@ -66,7 +46,7 @@ def check_headers(message: Message, headers: Mapping[str, str], server: Server[A
         raise _mismatch("Missing Mcp-Method header")
     if raw_method.strip(" \t") != method:
         raise _mismatch(f"Mcp-Method header {raw_method.strip()!r} does not match the method {method!r}")
-    field = _NAMED.get(method)  # type: ignore[arg-type]
+    field = TARGET_PARAMS.get(method)  # type: ignore[arg-type]
     if field is None:
         return
     params = message.get("params") or {}

@@ -74,7 +74,7 @@ class InMemoryEndpoint:
         return answer
 
     def _session_for(self, message: Message) -> Connection:
-        if self._dispatcher.classify(message) == MODERN:
+        if self._dispatcher.era_of(message) == MODERN:
             session = self._dispatcher.modern_session(message)
         elif message["method"] == "initialize" or self._session is None:
             session = self._dispatcher.new_legacy_session()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import queue
 import sys
 import threading
 from collections.abc import Iterator
@@ -32,21 +33,47 @@ _TRANSPORTS = {legacy: TransportContext(kind="stdio", can_send_request=legacy) f
 
 
 class _Writer:
-    """Serialises writes from the reader loop and every worker onto the protocol stream."""
+    """The one thread that writes the protocol stream; the reader loop and every worker queue whole
+    lines for it.
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    A client that stops reading fills the pipe and blocks that thread in ``write``; nobody else waits
+    on it: a line that cannot be queued within ``WRITE_TIMEOUT`` seconds is dropped with a warning,
+    so a stalled client can never pin the workers of the pool.
+    """
+
+    #: How long a sender waits for room in the queue before dropping its line.
+    WRITE_TIMEOUT = 30.0
+
+    def __init__(self, stream: IO[bytes], max_queued: int = 4096) -> None:
         self._stream = stream
-        # _lock guards _stream: one message is one uninterrupted line.
-        self._lock = threading.Lock()
+        self._lines: queue.Queue[bytes | None] = queue.Queue(max_queued)
+        self._thread = threading.Thread(target=self._run, name="minimcp-stdio-writer", daemon=True)
+        self._thread.start()
 
     def write(self, message: Message) -> None:
-        data = jsonrpc.encode(message) + b"\n"
-        with self._lock:
+        try:
+            self._lines.put(jsonrpc.encode(message) + b"\n", timeout=self.WRITE_TIMEOUT)
+        except queue.Full:
+            logger.warning("stdout has not been read for %.0fs; dropped a message", self.WRITE_TIMEOUT)
+
+    def _run(self) -> None:
+        while True:
+            line = self._lines.get()
+            if line is None:
+                return
             try:
-                self._stream.write(data)
+                self._stream.write(line)
                 self._stream.flush()
             except (BrokenPipeError, ValueError, OSError):
                 logger.debug("stdout closed; dropped a message")
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Write what is queued (waiting at most ``timeout`` seconds), then stop the thread."""
+        try:
+            self._lines.put(None, timeout=timeout)
+        except queue.Full:
+            return
+        self._thread.join(timeout)
 
 
 class _StdioOutbox(Outbox):
@@ -92,6 +119,7 @@ def serve_stdio(server: Server[Any], stdin: IO[bytes] | None = None, stdout: IO[
                 connection.receive(line)
     finally:
         connection.close()
+        writer.close()
 
 
 class _Connection:
@@ -124,7 +152,7 @@ class _Connection:
 
     def _request(self, message: Message) -> None:
         try:
-            if self._dispatcher.classify(message) == MODERN:
+            if self._dispatcher.era_of(message) == MODERN:
                 session = self._dispatcher.modern_session(message)
             elif message["method"] == "initialize" or self._session is None:
                 session = self._dispatcher.new_legacy_session()

@@ -38,7 +38,7 @@ from werkzeug.wrappers import Request
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
-from minimcp.server.lowlevel.calls import Event, EventLog, QueueOutbox
+from minimcp.server.lowlevel.calls import LogEntry, EventLog, QueueOutbox
 from minimcp.server.lowlevel.dispatch import MODERN, Dispatcher
 from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.lowlevel.sessions import Connection, SessionManager
@@ -351,7 +351,7 @@ class MCPWSGIApp:
             if refused is not None:
                 return refused
         try:
-            if self.dispatcher.classify(message, _version_header(environ)) == MODERN:
+            if self.dispatcher.era_of(message, _version_header(environ)) == MODERN:
                 return self._post_modern(environ, message, kind)
             return self._post_legacy(environ, message, kind)
         except EnvelopeError as refused:
@@ -486,7 +486,7 @@ class MCPWSGIApp:
         """An event with an id and no data: where a reconnecting client resumes, and after how long."""
         return f"id: {log.stream_id}:{seq}\nretry: {self.retry_interval}\ndata: \n\n".encode()
 
-    def _replay(self, log: EventLog, after: int, event: Event | None, since: int, prime: bool) -> Iterator[bytes]:
+    def _replay(self, log: EventLog, after: int, event: LogEntry | None, since: int, prime: bool) -> Iterator[bytes]:
         """Write ``log`` from after sequence number ``after`` until its final response, or until the
         server closes the stream (``close_stream``), in which case the request keeps running and the
         client resumes with ``Last-Event-ID``. Closes logged up to ``since`` happened before this

@@ -313,7 +313,7 @@ class QueueOutbox(Outbox):
 
 
 @dataclass(frozen=True)
-class Event:
+class LogEntry:
     """One entry of an ``EventLog``: ``message`` is ``None`` where the server ended the connection."""
 
     seq: int
@@ -336,14 +336,14 @@ class EventLog(Outbox):
         # _cond guards _events and _last; finished_at is set once under it and may be read without
         # it (a single attribute read) by whoever decides whether the finished log is still kept.
         self._cond = threading.Condition(threading.Lock())
-        self._events: deque[Event] = deque(maxlen=max_events)
+        self._events: deque[LogEntry] = deque(maxlen=max_events)
         self._last = 0
         self.finished_at: float | None = None
 
     def _append(self, message: Message | None, final: bool) -> None:
         with self._cond:
             self._last += 1
-            self._events.append(Event(self._last, message, final))
+            self._events.append(LogEntry(self._last, message, final))
             if final:
                 self.finished_at = time.monotonic()
             self._cond.notify_all()
@@ -355,7 +355,7 @@ class EventLog(Outbox):
         if not self.done:
             self._append(None, False)
 
-    def read(self, after: int, timeout: float) -> Event | None:
+    def read(self, after: int, timeout: float) -> LogEntry | None:
         """The first entry after sequence number ``after``; ``None`` if none arrives within ``timeout``."""
         with self._cond:
             if not self._cond.wait_for(lambda: self._last > after, timeout):

@@ -1,7 +1,7 @@
 """The sans-I/O core: one incoming message in, outgoing messages out.
 
 This file knows nothing of sockets, WSGI, subprocesses or threads beyond handing work to the
-server's pool. A transport parses bytes into a message, asks ``classify`` which era it belongs to,
+server's pool. A transport parses bytes into a message, asks ``era_of`` which era it belongs to,
 gets the ``Connection`` (a legacy session it looked up, or ``modern_session`` for a 2026-07-28
 request), and calls ``handle_request``, ``handle_notification`` or ``handle_response``. Outgoing
 messages go to the request's ``Outbox``; a request that runs on a worker answers ``None`` and its
@@ -19,6 +19,7 @@ Streamable HTTP binding gives them; everything after is an ordinary JSON-RPC ans
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -82,7 +83,7 @@ class Dispatcher:
 
     # --- which era, which session ----------------------------------------------------------------
     @staticmethod
-    def classify(message: Message, header_version: str | None = None) -> Era:
+    def era_of(message: Message, header_version: str | None = None) -> Era:
         """Modern when the request says so in ``_meta`` or a non-legacy version header, or uses a
         modern-only method; legacy otherwise (protocol.md §1.2)."""
         params = message.get("params")
@@ -249,8 +250,10 @@ class Dispatcher:
             entry = server._request_handlers.get(name)
             if entry is None:
                 result: Any = CORE[name](self, ctx)
+            elif server.middleware:
+                result = _chain(server.middleware, entry)(ctx)
             else:
-                result = entry.handler(ctx, entry.params_type.model_validate(message.get("params") or {}))
+                result = entry.handler(ctx, entry.params_type.model_validate(ctx.params or {}))
             if method.stream:
                 return None  # type: ignore[return-value]
             wire = dump(result) if isinstance(result, BaseModel) else (result if result is not None else {})
@@ -266,6 +269,19 @@ class Dispatcher:
         except Exception as exc:
             logger.exception("%s failed", message["method"])
             return jsonrpc.error_from(request_id, era.unexpected(exc, session.expose_errors))
+
+
+def _chain(middleware: list[Any], entry: Any) -> Callable[[ServerRequestContext[Any, Any]], Any]:
+    """The handler wrapped in ``middleware``, outermost first; each sees the context before the
+    params are validated and may pass on a changed one."""
+
+    def innermost(ctx: ServerRequestContext[Any, Any]) -> Any:
+        return entry.handler(ctx, entry.params_type.model_validate(ctx.params or {}))
+
+    call = innermost
+    for layer in reversed(middleware):
+        call = functools.partial(layer, call_next=call)
+    return call
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:

@@ -20,6 +20,7 @@ open it is the one frozen -32602 error; the reason goes to the server log only.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import functools
 import hashlib
 import hmac
@@ -34,9 +35,13 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from minimcp.jsonrpc import MCPError
-from minimcp.types import INVALID_PARAMS, dump, parse_input_response
+from minimcp.shared.header_values import TARGET_PARAMS
+from minimcp.types import INVALID_PARAMS, InputRequiredResult, dump, parse_input_response
 
 logger = logging.getLogger("minimcp.server.request_state")
+
+#: The methods whose result may be ``input_required``, and so carry a ``requestState``.
+ROUND_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 #: Clock skew tolerated on ``iat`` before a state counts as minted in the future.
 FUTURE_SKEW = 60.0
@@ -214,7 +219,7 @@ def validated_answer(method: str, key: str, response: Any) -> dict[str, Any]:
 class Binding:
     """What a sealed state is bound to: one method on one target with one set of arguments."""
 
-    def __init__(self, method: str, target: str, arguments: Any, audience: str, principal: str | None) -> None:
+    def __init__(self, method: str, target: str, arguments: Any, audience: str | None, principal: str | None) -> None:
         self.method = method
         self.target = target
         self._arguments = arguments or {}
@@ -225,6 +230,18 @@ class Binding:
     def arguments(self) -> str:
         """The digest of the arguments, computed only when a state is sealed or opened."""
         return digest(self._arguments)
+
+
+def binding_for(security: RequestStateSecurity, ctx: Any, default_audience: str | None) -> Binding:
+    """What a state minted for the request ``ctx`` serves is bound to: its method, target (the
+    ``TARGET_PARAMS`` field), arguments, the audience and the caller (``bind_principal``)."""
+    params = ctx.params or {}
+    field = TARGET_PARAMS.get(ctx.method)
+    target = params.get(field) if field is not None else None
+    arguments = params.get("arguments") if ctx.method != "resources/read" else None
+    principal = security.bind_principal(ctx) if security.bind_principal else None
+    audience = security.audience if security.audience is not None else default_audience
+    return Binding(ctx.method, str(target), arguments, audience, principal)
 
 
 class AnswerBook:
@@ -330,3 +347,31 @@ def seal(security: RequestStateSecurity, payload: dict[str, Any]) -> str:
     except Exception:
         logger.exception("sealing requestState failed")
         raise MCPError(-32603, "Internal error") from None
+
+
+class RequestStateBoundary:
+    """Low-level server middleware that seals ``requestState`` on the way out and opens it on the way in.
+
+    ``server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=server.name))``
+    lets a low-level handler return ``InputRequiredResult(request_state="plain text")`` and read the
+    same plain text back on the next round, while the client only ever holds a sealed token bound to
+    the request. ``MCPServer`` needs none: its rounds are sealed the same way already.
+    """
+
+    def __init__(self, security: RequestStateSecurity, *, default_audience: str | None) -> None:
+        self._security = security
+        self._audience = default_audience
+
+    def __call__(self, ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+        if ctx.method not in ROUND_METHODS:
+            return call_next(ctx)
+        binding = binding_for(self._security, ctx, self._audience)
+        state = (ctx.params or {}).get("requestState")
+        if state is not None:
+            book = open_book(self._security, binding, state, None)
+            ctx = dataclasses.replace(ctx, params={**ctx.params, "requestState": book.handler_state})
+        result = call_next(ctx)
+        if isinstance(result, InputRequiredResult) and result.request_state is not None:
+            payload = AnswerBook({}, {}, {}, None).payload(binding, result.request_state)
+            result = result.model_copy(update={"request_state": seal(self._security, payload)})
+        return result

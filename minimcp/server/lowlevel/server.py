@@ -186,6 +186,9 @@ class Server(Generic[LifespanResultT]):
         #: The context every handler of one request runs in on its worker: called on the thread that
         #: received the request, entered on the worker (a host re-establishes its request there).
         self.call_scope: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
+        #: ``(ctx, call_next) -> result`` layers around every request handler, outermost first
+        #: (``RequestStateBoundary`` is one).
+        self.middleware: list[Callable[[Any, Callable[[Any], Any]], Any]] = []
         self._request_handlers: dict[str, HandlerEntry] = {}
         self._notification_handlers: dict[str, HandlerEntry] = {}
         # _lifespan_lock guards _lifespan_cm and _lifespan_value: the lifespan is entered once.

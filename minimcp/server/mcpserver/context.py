@@ -13,7 +13,6 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, unquote
 
 import pydantic_core
 
-from minimcp.server.mcpserver.signature import argument_values, arguments_model, classify
+from minimcp.server.mcpserver.signature import argument_values, arguments_model, read_signature
 from minimcp.types import BlobResourceContents, TextResourceContents
 from minimcp.types import Resource as ResourceDefinition
 from minimcp.types import ResourceTemplate as TemplateDefinition
@@ -104,7 +104,7 @@ class ResourceTemplate(_Listed):
         super().__init__(name, **details)
         self.uri_template = uri_template
         self.fn = fn
-        params = classify(fn, name)
+        params = read_signature(fn, name)
         self.context_params = params.context
         self._pattern, path_vars, query_vars = _compile(uri_template)
         function_params = set(params.arguments)

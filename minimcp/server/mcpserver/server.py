@@ -15,7 +15,7 @@ import contextlib
 import inspect
 import logging
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, TypeVar
@@ -26,7 +26,7 @@ from minimcp.jsonrpc import MCPError
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.lowlevel.calls import Outbox, WorkerPool
 from minimcp.server.lowlevel.dispatch import Dispatcher
-from minimcp.server.lowlevel.rounds import Binding, InputRequired, ReplayQuestions, open_book, seal
+from minimcp.server.lowlevel.rounds import InputRequired, ReplayQuestions, binding_for, open_book, seal
 from minimcp.server.lowlevel.server import NotificationOptions, Server, require_sync_lifespan
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.mcpserver.context import Context, NoQuestions
@@ -42,7 +42,7 @@ from minimcp.server.mcpserver.resources import (
     to_contents,
 )
 from minimcp.server.lowlevel.rounds import RequestStateSecurity
-from minimcp.server.mcpserver.signature import classify, require_sync
+from minimcp.server.mcpserver.signature import read_signature, require_sync
 from minimcp.server.mcpserver.tools import TaskSupport, Tool, error_result
 from minimcp.server.tasks import TaskManager, TaskStore
 from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
@@ -334,16 +334,13 @@ class MCPServer(Generic[LifespanT]):
         return ListPromptsResult(prompts=page, next_cursor=cursor)
 
     def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
-        return self._with_rounds(ctx, params.name, params.arguments,
-                                 lambda context: self.call_tool(params.name, params.arguments, context=context))
+        return self._with_rounds(ctx, lambda context: self.call_tool(params.name, params.arguments, context=context))
 
     def _read_resource(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
-        return self._with_rounds(ctx, str(params.uri), None,
-                                 lambda context: self.read_resource_result(params.uri, context=context))
+        return self._with_rounds(ctx, lambda context: self.read_resource_result(params.uri, context=context))
 
     def _get_prompt(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
-        return self._with_rounds(ctx, params.name, params.arguments,
-                                 lambda context: self.get_prompt(params.name, params.arguments, context=context))
+        return self._with_rounds(ctx, lambda context: self.get_prompt(params.name, params.arguments, context=context))
 
     def _complete(self, ctx: ServerRequestContext[Any, Any], params: CompleteRequestParams) -> CompleteResult:
         return self.complete(params.ref, params.argument, params.context, Context(ctx, self))
@@ -362,8 +359,7 @@ class MCPServer(Generic[LifespanT]):
         tool = self.get_tool(name)
         return None if tool is None else tool.parameters
 
-    def _with_rounds(self, ctx: ServerRequestContext[Any, Any], target: str, arguments: Any,
-                     run: Callable[[Context], Any]) -> Any:
+    def _with_rounds(self, ctx: ServerRequestContext[Any, Any], run: Callable[[Context], Any]) -> Any:
         """Run a handler that may ask; on 2026-07-28, open questions become an ``input_required``
         result whose sealed ``requestState`` carries the answers so far to the next round."""
         context = Context(ctx, self)
@@ -371,8 +367,7 @@ class MCPServer(Generic[LifespanT]):
             return run(context)
         params = ctx.params or {}
         security = self.request_state_security
-        principal = security.bind_principal(ctx) if security.bind_principal else None
-        binding = Binding(ctx.method, str(target), arguments, security.audience or self.name, principal)
+        binding = binding_for(security, ctx, self.name)
         book = open_book(security, binding, params.get("requestState"), params.get("inputResponses"))
         context.replaying(ReplayQuestions(book), params.get("inputResponses"), book.handler_state)
         try:
@@ -491,7 +486,7 @@ class MCPServer(Generic[LifespanT]):
             require_sync(fn, fn_name)
             details = dict(title=title, description=description or inspect.getdoc(fn), mime_type=mime_type,
                            icons=icons, annotations=annotations, meta=meta)
-            params = classify(fn, fn_name)
+            params = read_signature(fn, fn_name)
             if is_template(uri):
                 template = ResourceTemplate(uri, fn, name=fn_name, **details)
                 with self._registry_lock:

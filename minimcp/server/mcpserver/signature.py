@@ -73,7 +73,7 @@ class Parameters:
     arguments: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # name -> (annotation, default)
 
 
-def classify(fn: Callable[..., Any], owner: str) -> Parameters:
+def read_signature(fn: Callable[..., Any], owner: str) -> Parameters:
     """Sort ``fn``'s parameters; raises ``InvalidSignature`` for shapes that cannot work."""
     hints = type_hints(fn)
     result = Parameters()

@@ -20,7 +20,7 @@ from minimcp.server.mcpserver.context import Context
 from minimcp.server.mcpserver.exceptions import InvalidSignature
 from minimcp.server.mcpserver.media import Audio, Image
 from minimcp.server.mcpserver.resolve import ResolverGraph, ResolverKeys, _arms
-from minimcp.server.mcpserver.signature import argument_values, arguments_model, classify, require_sync, type_hints
+from minimcp.server.mcpserver.signature import argument_values, arguments_model, read_signature, require_sync, type_hints
 from minimcp.types import (
     AudioContent,
     CallToolResult,
@@ -192,7 +192,7 @@ class Tool:
         self.meta = meta
         self.required_scopes = list(required_scopes or [])
         """OAuth scopes a caller's token must hold, beyond the endpoint's own (checked over HTTP)."""
-        params = classify(fn, name)
+        params = read_signature(fn, name)
         self.context_params = params.context
         self.arguments = arguments_model(f"{name}Arguments", params.arguments)
         self.parameters = self.arguments.model_json_schema(by_alias=True)

@@ -9,7 +9,7 @@ import pydantic_core
 from pydantic import BaseModel, Field
 
 from minimcp.server.mcpserver.media import Audio, Image
-from minimcp.server.mcpserver.signature import argument_values, arguments_model, classify, require_sync
+from minimcp.server.mcpserver.signature import argument_values, arguments_model, read_signature, require_sync
 from minimcp.server.mcpserver.tools import to_content
 from minimcp.types import ContentBlock, GetPromptResult, InputRequiredResult, PromptArgument, PromptMessage, TextContent
 from minimcp.types import Prompt as PromptDefinition
@@ -73,7 +73,7 @@ class Prompt(BaseModel):
         if name == "<lambda>":
             raise ValueError("You must provide a name for lambda functions")
         require_sync(fn, name)
-        params = classify(fn, name)
+        params = read_signature(fn, name)
         model = arguments_model(f"{name}Arguments", params.arguments)
         arguments = [
             PromptArgument(name=field.alias or key, description=field.description, required=field.is_required())

@@ -1,0 +1,12 @@
+"""Sealed ``requestState`` under the official import path: the policy, the codec and the boundary."""
+
+from minimcp.server.lowlevel.rounds import (
+    HMACRequestStateCodec,
+    InvalidRequestState,
+    RequestStateBoundary,
+    RequestStateCodec,
+    RequestStateSecurity,
+)
+
+__all__ = ["HMACRequestStateCodec", "InvalidRequestState", "RequestStateBoundary", "RequestStateCodec",
+           "RequestStateSecurity"]
