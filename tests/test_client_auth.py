@@ -20,7 +20,6 @@ import requests
 
 from minimcp import Client
 from minimcp.client.auth import (
-    InMemoryTokenStorage,
     OAuthClientProvider,
     OAuthFlowError,
     OAuthRegistrationError,
@@ -32,9 +31,7 @@ from minimcp.client.auth.wire import authorization_server_session
 from minimcp.client.streamable_http import streamable_http_client
 from oauth_fakes import (
     SECRET_PREFIX,
-    ApprovingUser,
     World,
-    client_metadata,
     guarded_world,
     list_tool_names,
 )
