@@ -66,7 +66,9 @@ class FakeAuthorizationServer:
     """An OAuth 2.1 authorization server with dynamic registration, PKCE and refresh tokens.
 
     Switches: ``metadata_body`` (raw bytes to serve instead of the metadata), ``metadata_issuer``,
-    ``grantable`` (the only scopes it will ever grant), ``offers_registration``,
+    ``grantable`` (the only scopes it will ever grant), ``offers_registration``. Like a real server
+    it refuses a scope beyond the one a client registered for (a client registered without one
+    may ask for any),
     ``redirect_state`` / ``redirect_iss`` (what the redirect carries), ``token_body`` (raw JSON to
     answer a token request with), ``registration_endpoint`` (where metadata says to register),
     ``expires_in``.
@@ -89,6 +91,8 @@ class FakeAuthorizationServer:
         self.token_body: dict[str, Any] | None = None
         self.expires_in = 3600
         self.clients: dict[str, str] = {}
+        #: client_id -> the scopes it registered for; a client registered without a scope may ask for any
+        self.client_scopes: dict[str, set[str]] = {}
         #: client_id -> public key (PEM) for private_key_jwt; assertion issuer -> key for the JWT bearer grant
         self.client_keys: dict[str, Any] = {}
         self.assertion_keys: dict[str, Any] = {}
@@ -159,6 +163,8 @@ class FakeAuthorizationServer:
         with self.lock:
             self.registrations.append(body)
             self.clients[client_id] = client_secret
+            if body.get("scope"):
+                self.client_scopes[client_id] = set(body["scope"].split())
         return json_response(
             {**body, "client_id": client_id, "client_secret": client_secret, "token_endpoint_auth_method": "client_secret_basic"},
             status=201,
@@ -170,7 +176,10 @@ class FakeAuthorizationServer:
             self.authorizations.append(query)
             code = secret("code")
             self.codes[code] = query
+            registered = self.client_scopes.get(query.get("client_id", ""))
         redirect = {"code": code, "state": self.redirect_state or query.get("state", "")}
+        if registered is not None and not set(query.get("scope", "").split()) <= registered:
+            redirect = {"error": "invalid_scope", "state": query.get("state", "")}
         iss = self.redirect_iss if self.redirect_iss is not None else self.base
         if iss:
             redirect["iss"] = iss
@@ -346,7 +355,7 @@ class ApprovingUser:
         response = requests.get(authorization_url, allow_redirects=False, timeout=30)
         query = dict(part.split("=", 1) for part in urlsplit(response.headers["Location"]).query.split("&"))
         query = {name: unquote(value) for name, value in query.items()}
-        self._result = AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+        self._result = AuthorizationCodeResult(code=query.get("code", ""), state=query.get("state"), iss=query.get("iss"))
 
     def callback(self) -> AuthorizationCodeResult:
         assert self._result is not None

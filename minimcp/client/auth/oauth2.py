@@ -199,6 +199,8 @@ class OAuthClientProvider(requests.auth.AuthBase):
             callback_handler=callback_handler,
             client_metadata_url=client_metadata_url,
         )
+        # What the caller asked to register for; client_metadata.scope itself follows each request.
+        self._configured_scope = client_metadata.scope
         self.dpop = dpop
         self.timeout = timeout
         self.lock_timeout = lock_timeout
@@ -429,8 +431,11 @@ class OAuthClientProvider(requests.auth.AuthBase):
             )
         else:
             endpoint = metadata.registration_endpoint if metadata is not None else None
+            # Registered for the configured scope, or (none configured) for whatever the server grants
+            # by default, never for just the scope of this first request: a later step-up asks for more.
+            registration = context.client_metadata.model_copy(update={"scope": self._configured_scope})
             info = register_client(
-                self._http, endpoint or f"{origin(context.server_url)}/register", context.client_metadata, self.timeout
+                self._http, endpoint or f"{origin(context.server_url)}/register", registration, self.timeout
             )
         info.issuer = context.expected_issuer() if metadata is not None else None
         context.client_info = info
