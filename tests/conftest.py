@@ -10,7 +10,8 @@ they check is exactly what any client would see. Import the helpers with ``from 
 - ``post`` / ``read_messages`` / ``rpc``: one POST, its JSON or SSE body as messages, the final answer;
 - ``legacy_handshake(url)``: ``initialize`` + ``notifications/initialized``, a ``LegacySession``;
 - ``modern_meta`` / ``modern_headers`` / ``modern_rpc``: a self-contained 2026-07-28 request;
-- ``busy_threads()``: the thread count a leak test compares, without kept-alive connections.
+- ``busy_threads()``: the thread count a leak test compares, without kept-alive connections;
+- ``run_server_process(command)``: a server in its own process on a free port (a fixture body).
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
+import socket
+import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +62,30 @@ def busy_threads() -> int:
     its pool for the next request by design until they idle out, and what a leak test watches is
     the work the MCP server does, not the HTTP server's pool."""
     return sum(1 for t in threading.enumerate() if t.name != "minimcp-httpd")
+
+
+def run_server_process(command: Callable[[int], list[str]]) -> Iterator[str]:
+    """Start ``command(port)`` on a free loopback port; yields ``http://127.0.0.1:<port>`` once it
+    accepts connections (30 s at most), and stops the process afterwards. A fixture body."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(command(port), stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if process.poll() is not None:
+                    raise AssertionError((process.stderr.read() if process.stderr else b"").decode()) from None
+                assert time.monotonic() < deadline, f"{command(port)} did not start in 30 s"
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 # --- serving ------------------------------------------------------------------------------------

@@ -6,10 +6,7 @@ elicitation against an official server in a separate process, and logs in at an 
 authorization server (registration, PKCE, refresh).
 """
 
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
@@ -18,7 +15,7 @@ import anyio
 import mcp as official
 import mcp_types as official_types
 import pytest
-from conftest import load_example
+from conftest import load_example, run_server_process
 from oauth_fakes import ApprovingUser, client_metadata
 
 from minimcp import Client
@@ -57,26 +54,10 @@ def test_the_official_client_completes_book_table(serve_http: Callable[..., str]
 
 
 def run_official(script_name: str) -> Iterator[str]:
-    """Run ``tests/servers/<script_name> PORT`` on a free port; yields its ``/mcp`` URL once it listens."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    """``tests/servers/<script_name> PORT`` in its own process; yields its ``/mcp`` URL."""
     script = Path(__file__).parent / "servers" / script_name
-    process = subprocess.Popen([sys.executable, str(script), str(port)], stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert process.poll() is None and time.monotonic() < deadline, process.stderr.read() if \
-                    process.poll() is not None else "official server did not start"
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
+    for base in run_server_process(lambda port: [sys.executable, str(script), str(port)]):
+        yield f"{base}/mcp"
 
 
 @pytest.fixture
