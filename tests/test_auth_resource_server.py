@@ -298,7 +298,7 @@ def test_a_broken_key_server_is_a_401_never_a_500(keys, url, mode, caplog):
 def test_a_failing_custom_verifier_is_a_401_and_logs_no_token(serve_http, caplog):
     class Broken:
         def verify_token(self, token: str) -> AccessToken | None:
-            raise RuntimeError("database unreachable")
+            raise RuntimeError(f"database unreachable while looking up {token}")
 
     url = serve_http(protected_server(Broken()))
     with caplog.at_level(logging.DEBUG):

@@ -95,7 +95,7 @@ class BearerAuthBackend:
             logger.info("bearer token refused: %s", refused.description)
             raise self._invalid(refused.description) from None
         except Exception as exc:  # a verifier's failure is the client's 401, not the server's 500
-            logger.error("token verifier failed (%s: %s)", type(exc).__name__, exc)
+            logger.error("token verifier failed (%s: %s)", type(exc).__name__, str(exc).replace(token, "[token]"))
             raise self._invalid("The token could not be verified") from None
         if access is None:
             raise self._invalid("Invalid or expired token")
