@@ -407,3 +407,26 @@ def test_a_queued_task_body_sees_its_own_callers_token(verifier, serve_http):
                 break
             stop.wait(0.02)
         assert result["result"]["content"][0]["text"] == f"{subject}/{subject}"
+
+
+def test_the_low_level_server_is_protected_the_same_way(verifier, serve_wsgi):
+    from minimcp import types
+    from minimcp.server import Server
+
+    def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(text=f"hello {get_access_token().subject}")])
+
+    server = Server("low", on_call_tool=call_tool)
+    app = server.streamable_http_app(
+        auth=AuthSettings(issuer_url=ISSUER, resource_server_url=RESOURCE, validate_token_resource=False,
+                          required_scopes=["mcp:read"]), token_verifier=verifier)
+    base = serve_wsgi(app)
+    try:
+        refused = call(base + "/mcp", "modern", "anything")
+        assert refused.status_code == 401 and challenge(refused)["resource_metadata"] == METADATA_URL
+        assert requests.get(base + "/.well-known/oauth-protected-resource/mcp", timeout=TIMEOUT).json()[
+            "authorization_servers"] == [ISSUER]
+        assert text_of(call(base + "/mcp", "modern", "anything", token=mint({"sub": "carol"}))) == "hello carol"
+        assert text_of(call(base + "/mcp", "legacy", "anything", token=mint({"sub": "carol"}))) == "hello carol"
+    finally:
+        app.close()
