@@ -31,9 +31,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from minimcp import jsonrpc
-from minimcp.jsonrpc import EnvelopeError, MCPError
+from minimcp.jsonrpc import MCPError
 from minimcp.server import MCPServer
 from minimcp.server.lowlevel.calls import QueueOutbox
+from minimcp.server.wsgi import http_status
 from minimcp.shared.transport_context import TransportContext
 
 #: No example database: the suite runs fresh cases each time and leaves no files in the tree.
@@ -70,10 +71,8 @@ def modern_exchange(mcp: MCPServer, message: Any, headers: Mapping[str, str] | N
         outbox = QueueOutbox(can_request=False)
         answer = dispatcher.handle_request(message, session, outbox,
                                            TransportContext(kind="streamable-http", can_send_request=False))
-    except EnvelopeError as refused:
-        return refused.status, jsonrpc.error_from(jsonrpc.safe_id(message), refused)
-    except MCPError as bad:
-        return 400, jsonrpc.error_from(jsonrpc.safe_id(message), bad)
+    except MCPError as refused:  # the core refused the envelope; the HTTP edge's table gives the status
+        return http_status(refused.code, True), jsonrpc.error_from(jsonrpc.safe_id(message), refused)
     return 200, answer if answer is not None else drain(outbox)
 
 

@@ -3,7 +3,7 @@
 ``Mcp-Method`` must repeat the method, ``Mcp-Name`` the tool/prompt name or resource URI, and
 ``Mcp-Param-{Name}`` each tool argument whose schema carries ``"x-mcp-header": "{Name}"``, so that
 intermediaries can route on headers without reading bodies. Values that are not plain header text
-travel as ``=?base64?...?=``. Any disagreement is -32020 with HTTP 400.
+travel as ``=?base64?...?=``. Any disagreement is -32020 (which the HTTP edge answers with 400).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from minimcp.jsonrpc import EnvelopeError, Message
+from minimcp.jsonrpc import MCPError, Message
 from minimcp.shared.header_values import TARGET_PARAMS, HeaderValueError, decode_header_value, header_text
 from minimcp.types import HEADER_MISMATCH
 
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from minimcp.server.lowlevel.server import Server
 
 
-def _mismatch(text: str) -> EnvelopeError:
-    return EnvelopeError(400, HEADER_MISMATCH, text)
+def _mismatch(text: str) -> MCPError:
+    return MCPError(HEADER_MISMATCH, text)
 
 
 def decode_value(raw: str, header: str) -> str:

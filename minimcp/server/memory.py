@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from minimcp import jsonrpc
-from minimcp.jsonrpc import EnvelopeError, MCPError, Message
+from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.lowlevel.calls import Outbox, QueueOutbox
 from minimcp.server.lowlevel.dispatch import MODERN
 from minimcp.server.lowlevel.sessions import Connection
@@ -61,7 +61,7 @@ class InMemoryEndpoint:
             return None
         try:
             session = self._session_for(message)
-        except EnvelopeError as refused:
+        except MCPError as refused:
             return jsonrpc.error_from(message["id"], refused)
         outbox = QueueOutbox(can_request=session.legacy)
         answer = self._dispatcher.handle_request(message, session, outbox, _TRANSPORTS[session.legacy])

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from minimcp import jsonrpc
-from minimcp.jsonrpc import EnvelopeError, MCPError, Message
+from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.dispatch import MODERN
 from minimcp.server.lowlevel.sessions import Connection
@@ -159,7 +159,7 @@ class _Connection:
             else:
                 session = self._session
             session.expose_errors = self._raise_exceptions
-        except EnvelopeError as refused:
+        except MCPError as refused:
             self._writer.write(jsonrpc.error_from(message["id"], refused))
             return
         request_id = message["id"]

@@ -48,6 +48,7 @@ from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     HEADER_MISMATCH,
     INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
@@ -64,7 +65,17 @@ logger = logging.getLogger("minimcp.server.wsgi")
 SESSION_HEADER = "Mcp-Session-Id"
 _SESSION_KEY = "HTTP_MCP_SESSION_ID"
 _VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
-_STATUS_400 = {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
+#: The HTTP status of a 2026-07-28 error, by JSON-RPC code: the one place a protocol error gets an
+#: HTTP status. Codes not listed travel with 400 when the request was refused before any handler ran
+#: (a bad envelope) and 200 when a handler answered with the error.
+HTTP_STATUS = {METHOD_NOT_FOUND: 404, HEADER_MISMATCH: 400, MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+               UNSUPPORTED_PROTOCOL_VERSION: 400}
+
+
+def http_status(code: int, refused: bool) -> int:
+    """The status a 2026-07-28 error travels with; ``refused``: no handler ran."""
+    return HTTP_STATUS.get(code, 400 if refused else 200)
+
 _SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
 _STATUS_LINES = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
 #: The first legacy revision whose clients expect priming events and resume with ``Last-Event-ID``.
@@ -356,6 +367,8 @@ class MCPWSGIApp:
             return self._post_legacy(environ, message, kind)
         except EnvelopeError as refused:
             return _json(jsonrpc.error_from(jsonrpc.safe_id(message), refused), refused.status)
+        except MCPError as refused:  # the core refused the envelope of a 2026-07-28 request
+            return _json(jsonrpc.error_from(jsonrpc.safe_id(message), refused), http_status(refused.code, True))
 
     def _body(self, environ: dict[str, Any], length: int | None) -> bytes | None:
         """The request body, or ``None`` when it is over the limit."""
@@ -470,9 +483,9 @@ class MCPWSGIApp:
     @staticmethod
     def _status(answer: Message, session: Connection) -> int:
         error = answer.get("error")
-        if not session.legacy and error is not None and error.get("code") in _STATUS_400:
-            return 400
-        return 200
+        if session.legacy or error is None:
+            return 200
+        return http_status(error.get("code"), False)
 
     def _answer_resumable(self, session: Connection, log: EventLog, headers: dict[str, str]) -> _Reply:
         """JSON when the answer comes first; otherwise a resumable SSE stream opened by a priming event."""

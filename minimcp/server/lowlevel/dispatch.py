@@ -13,8 +13,8 @@ stays open (``subscriptions/listen``: its outbox is never closed by a response, 
 going away or the server shutting down). The handlers are the ``Server``'s (``on_call_tool=`` and
 friends, or what ``MCPServer`` registers); the core answers ``initialize``, ``server/discover``
 and ``ping`` itself unless the server registered its own.
-Rejections that happen before a handler runs raise ``EnvelopeError`` with the HTTP status the
-Streamable HTTP binding gives them; everything after is an ordinary JSON-RPC answer.
+Rejections that happen before a handler runs raise ``MCPError``; what HTTP status such a refusal
+(or an answer) travels with is the HTTP edge's decision (``wsgi.http_status``), never the core's.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
-from minimcp.jsonrpc import EnvelopeError, MCPError, Message
+from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.headers import check_headers
 from minimcp.server.lowlevel.calls import Outbox
@@ -101,22 +101,22 @@ class Dispatcher:
         """Validate a 2026-07-28 request's ``_meta`` (and, over HTTP, its headers) and describe it."""
         header_version = _header(headers, "mcp-protocol-version") if headers is not None else None
         if headers is not None and header_version is None:
-            raise EnvelopeError(400, HEADER_MISMATCH, "Missing MCP-Protocol-Version header")
+            raise MCPError(HEADER_MISMATCH, "Missing MCP-Protocol-Version header")
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         if not isinstance(meta, dict):
-            raise EnvelopeError(400, INVALID_PARAMS, f"Missing required _meta with '{META_PROTOCOL_VERSION}'")
+            raise MCPError(INVALID_PARAMS, f"Missing required _meta with '{META_PROTOCOL_VERSION}'")
         version = meta.get(META_PROTOCOL_VERSION)
         if not isinstance(version, str):
-            raise EnvelopeError(400, INVALID_PARAMS, f"_meta must carry '{META_PROTOCOL_VERSION}' as a string")
+            raise MCPError(INVALID_PARAMS, f"_meta must carry '{META_PROTOCOL_VERSION}' as a string")
         capabilities = meta.get(META_CLIENT_CAPABILITIES)
         if not isinstance(capabilities, dict):
-            raise EnvelopeError(400, INVALID_PARAMS, f"_meta must carry '{META_CLIENT_CAPABILITIES}' as an object")
+            raise MCPError(INVALID_PARAMS, f"_meta must carry '{META_CLIENT_CAPABILITIES}' as an object")
         if headers is not None and header_version != version:
-            raise EnvelopeError(400, HEADER_MISMATCH,
+            raise MCPError(HEADER_MISMATCH,
                                 f"MCP-Protocol-Version header {header_version!r} does not match _meta {version!r}")
         if version not in MODERN_PROTOCOL_VERSIONS:
-            raise EnvelopeError(400, UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {version}",
+            raise MCPError(UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {version}",
                                 {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": version})
         if headers is not None:
             check_headers(message, headers, self.server)
@@ -124,13 +124,13 @@ class Dispatcher:
             self._method(message.get("method"), MODERN)
         log_level = meta.get(META_LOG_LEVEL)
         if log_level is not None and log_level not in LOG_LEVELS:
-            raise EnvelopeError(400, INVALID_PARAMS, f"Invalid log level in _meta: {log_level!r}")
+            raise MCPError(INVALID_PARAMS, f"Invalid log level in _meta: {log_level!r}")
         try:
             client_capabilities = ClientCapabilities.model_validate(capabilities)
             info = meta.get(META_CLIENT_INFO)
             client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
         except ValidationError:
-            raise EnvelopeError(400, INVALID_PARAMS, "Invalid clientCapabilities or clientInfo in _meta") from None
+            raise MCPError(INVALID_PARAMS, "Invalid clientCapabilities or clientInfo in _meta") from None
         return Connection(self.server, protocol_version=version, client_capabilities=client_capabilities,
                           client_info=client_info, legacy=False, log_level=log_level)
 
@@ -160,8 +160,6 @@ class Dispatcher:
         if method is None and isinstance(name, str) and name in self.server._request_handlers:
             method = CUSTOM
         if method is None or era not in method.eras or (name not in CORE and name not in self.server._request_handlers):
-            if not era.legacy:
-                raise EnvelopeError(404, METHOD_NOT_FOUND, "Method not found", name)
             raise MCPError(METHOD_NOT_FOUND, "Method not found", name)
         return method
 
@@ -175,8 +173,6 @@ class Dispatcher:
             method = self._method(message["method"], era)
             if session.legacy and not session.initialized and message["method"] not in ("initialize", "ping"):
                 raise MCPError(INVALID_REQUEST, "Received a request before initialization was complete")
-        except EnvelopeError:
-            raise
         except MCPError as exc:
             return jsonrpc.error_from(request_id, exc)
         if not method.worker:

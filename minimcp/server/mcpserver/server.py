@@ -24,8 +24,7 @@ from pydantic import BaseModel, create_model
 
 from minimcp.jsonrpc import MCPError
 from minimcp.server.context import ServerRequestContext
-from minimcp.server.lowlevel.calls import Outbox, WorkerPool
-from minimcp.server.lowlevel.dispatch import Dispatcher
+from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.rounds import InputRequired, ReplayQuestions, binding_for, open_book, seal
 from minimcp.server.lowlevel.server import NotificationOptions, Server, require_sync_lifespan
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
@@ -56,7 +55,6 @@ from minimcp.types import (
     CompleteResult,
     Completion,
     GetPromptRequestParams,
-    Implementation,
     InputRequiredResult,
     ListPromptsResult,
     ListResourcesResult,
@@ -135,6 +133,11 @@ def _misused(decorator: str, target: Any) -> None:
     if callable(target) and not isinstance(target, str):
         raise TypeError(f"The @{decorator} decorator was used incorrectly. Did you forget to call it? "
                         f"Use @{decorator}() instead of @{decorator}")
+
+
+def _read_through(name: str) -> Any:
+    """A read-only attribute of ``MCPServer`` that is its low-level server's attribute ``name``."""
+    return property(lambda self: getattr(self._lowlevel_server, name), doc=f"The low-level server's ``{name}``.")
 
 
 class _Discard(Outbox):
@@ -245,46 +248,17 @@ class MCPServer(Generic[LifespanT]):
     def name(self) -> str:
         return self._name or "mcp-server"
 
-    # --- what the low-level server holds ---------------------------------------------------------
-    @property
-    def title(self) -> str | None:
-        return self._lowlevel_server.title
-
-    @property
-    def description(self) -> str | None:
-        return self._lowlevel_server.description
-
-    @property
-    def instructions(self) -> str | None:
-        return self._lowlevel_server.instructions
-
-    @property
-    def website_url(self) -> str | None:
-        return self._lowlevel_server.website_url
-
-    @property
-    def icons(self) -> list[Any] | None:
-        return self._lowlevel_server.icons
-
-    @property
-    def version(self) -> str:
-        return self._lowlevel_server.version
-
-    @property
-    def server_info(self) -> Implementation:
-        return self._lowlevel_server.server_info
-
-    @property
-    def dispatcher(self) -> Dispatcher:
-        return self._lowlevel_server.dispatcher
-
-    @property
-    def pool(self) -> WorkerPool:
-        return self._lowlevel_server.pool
-
-    @property
-    def custom_routes(self) -> list[tuple[str, list[str], Callable[..., Any], bool]]:
-        return self._lowlevel_server.custom_routes
+    # --- what the low-level server holds: identity, the core, the pool, the routes ---------------
+    title = _read_through("title")
+    description = _read_through("description")
+    instructions = _read_through("instructions")
+    website_url = _read_through("website_url")
+    icons = _read_through("icons")
+    version = _read_through("version")
+    server_info = _read_through("server_info")
+    dispatcher = _read_through("dispatcher")
+    pool = _read_through("pool")
+    custom_routes = _read_through("custom_routes")
 
     def lifespan_context(self) -> Any:
         """What the lifespan yielded, entering it on first use in this process."""
