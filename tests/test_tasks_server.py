@@ -69,6 +69,12 @@ def build(**server_options: Any) -> tuple[MCPServer[Any], dict[str, Any]]:
         seen["stopped"].set()
         return "stopped"
 
+    @mcp.tool(task=True)
+    def steps(ctx: Context) -> str:
+        ctx.report_progress(1, 2, "halfway there")
+        seen["release"].wait(WAIT)
+        return "done"
+
     @mcp.tool(task="required")
     def must_be_task() -> str:
         return "as a task"
@@ -182,6 +188,16 @@ def test_the_body_keeps_running_after_the_creating_request_ended(served: Any) ->
     assert task_rpc(url, "tasks/get", task_id)["result"]["status"] == "working"
     seen["release"].set()
     assert poll(url, task_id, terminal)["result"]["content"][0]["text"] == "released"
+
+
+def test_progress_messages_of_the_body_become_the_status_message(served: Any) -> None:
+    url, _, seen = served
+    task_id = created(call(url, "steps"))
+    working = poll(url, task_id, lambda r: "statusMessage" in r)
+    assert working["status"] == "working" and working["statusMessage"] == "halfway there"
+    seen["release"].set()
+    done = poll(url, task_id, terminal)
+    assert done["status"] == "completed" and "statusMessage" not in done
 
 
 def test_without_the_extension_an_optional_tool_answers_directly(served: Any) -> None:

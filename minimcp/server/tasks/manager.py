@@ -36,7 +36,7 @@ import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel
 
@@ -95,14 +95,19 @@ class _Expiring(threading.Event):
 
 
 class TaskOutbox(Outbox):
-    """The outbox of a task's body: the call's response has gone, so nothing travels from here."""
+    """The outbox of a task's body. The call's response has gone, so nothing travels from here; the
+    message of ``ctx.report_progress(...)`` becomes the task's ``statusMessage`` instead."""
 
-    def __init__(self, deadline: float) -> None:
+    def __init__(self, deadline: float, describe: Callable[[str], None]) -> None:
         super().__init__(can_request=False)
         self.cancelled = _Expiring(deadline)
+        self._describe = describe
 
     def _deliver(self, message: dict[str, Any], final: bool) -> None:
-        return None
+        if message.get("method") == "notifications/progress":
+            text = (message.get("params") or {}).get("message")
+            if isinstance(text, str):
+                self._describe(text)
 
 
 class TaskQuestions:
@@ -221,7 +226,10 @@ class TaskManager:
                             updated_at=now, ttl_ms=ttl_ms, expires_at=now + self.ttl,
                             poll_interval_ms=max(1, round(self.poll_interval * 1000)))
         deadline = time.monotonic() + self.ttl
-        live = _Live(tool, values, rc.meta, rc.session.connection, rc.transport, TaskOutbox(deadline), deadline)
+        task_id = record.task_id
+        outbox = TaskOutbox(deadline, lambda text: self._describe(task_id, text))
+        meta = {**(rc.meta or {}), "progressToken": task_id}  # so ctx.report_progress reaches the outbox
+        live = _Live(tool, values, meta, rc.session.connection, rc.transport, outbox, deadline)
         try:
             self.store.create(record)
         except TaskLimitReached as full:
@@ -321,6 +329,13 @@ class TaskManager:
 
         self._publish(self.store.update(task_id, change))
         self._forget(task_id)
+
+    def _describe(self, task_id: str, text: str) -> None:
+        """A running body's progress message, shown as the task's ``statusMessage``."""
+        def change(record: TaskRecord) -> TaskRecord | None:
+            return record.changed(status_message=text) if record.status == "working" else None
+
+        self._publish(self.store.update(task_id, change))
 
     def _publish(self, record: TaskRecord | None) -> None:
         """Tell the listens that asked about this task (``notifications/tasks``): what ``tasks/get`` says now."""
