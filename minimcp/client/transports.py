@@ -79,7 +79,7 @@ class Transport(Protocol):
         """End the connection and release its threads, sockets or process."""
 
 
-class TransportContext:
+class StreamPairContext:
     """``with transport as (read, write):``, the official SDK's transport shape.
 
     The official SDK yields two anyio streams; here one transport object carries both directions,
@@ -227,7 +227,7 @@ _STREAM_ERRORS = (
 )
 
 
-class HttpTransport(TransportContext):
+class HttpTransport(StreamPairContext):
     """Streamable HTTP (both eras) over a ``requests.Session``.
 
     Each request is one POST whose answer is either a JSON body or an SSE stream read on the
@@ -484,7 +484,7 @@ class _Slot:
         self.message: Message | None = None
 
 
-class StdioTransport(TransportContext):
+class StdioTransport(StreamPairContext):
     """A server subprocess speaking newline-delimited JSON on its stdin and stdout."""
 
     def __init__(self, command: str, args: list[str], env: dict[str, str], cwd: str | None, errlog: IO[str] | None) -> None:
@@ -616,7 +616,7 @@ def default_environment() -> dict[str, str]:
 # --- in-memory -------------------------------------------------------------------------------
 
 
-class InMemoryTransport(TransportContext):
+class InMemoryTransport(StreamPairContext):
     """A server object in this process, through its :meth:`in_memory_endpoint` (no sockets)."""
 
     def __init__(self, server: Any, raise_exceptions: bool = False) -> None:
@@ -662,7 +662,7 @@ __all__ = [
     "SSEParser",
     "StdioTransport",
     "Transport",
-    "TransportContext",
+    "StreamPairContext",
     "default_environment",
     "timed_out",
 ]
