@@ -25,6 +25,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "Client": "minimcp.client",
+    "ClientSession": "minimcp.client.session",
     "InputRequiredRoundsExceededError": "minimcp.client",
     "TaskCancelledError": "minimcp.client",
     "TaskHandle": "minimcp.client",
@@ -35,11 +36,26 @@ _EXPORTS = {
     "MCPDeprecationWarning": "minimcp.shared.exceptions",
 }
 
+#: The protocol models the official package re-exports at its top level, served from ``minimcp.types``.
+_TYPE_EXPORTS = (
+    "CallToolRequest", "ClientCapabilities", "CompleteRequest", "CreateMessageRequest", "CreateMessageResult",
+    "CreateMessageResultWithTools", "ErrorData", "GetPromptRequest", "GetPromptResult", "Implementation",
+    "InitializeRequest", "InitializeResult", "InitializedNotification", "ListPromptsRequest", "ListPromptsResult",
+    "ListResourcesRequest", "ListResourcesResult", "ListToolsResult", "LoggingLevel", "LoggingMessageNotification",
+    "PingRequest", "ProgressNotification", "PromptsCapability", "ReadResourceRequest", "ReadResourceResult",
+    "Resource", "ResourcesCapability", "ResourceUpdatedNotification", "RootsCapability", "SamplingCapability",
+    "SamplingContent", "SamplingContextCapability", "SamplingMessage", "SamplingMessageContentBlock",
+    "SamplingToolsCapability", "ServerCapabilities", "ServerNotification", "SetLevelRequest", "SubscribeRequest",
+    "Tool", "ToolChoice", "ToolResultContent", "ToolsCapability", "ToolUseContent", "UnsubscribeRequest",
+)
+_EXPORTS.update(dict.fromkeys(_TYPE_EXPORTS, "minimcp.types"))
+
 __all__ = [*_EXPORTS, "types"]
 
 if TYPE_CHECKING:
     from minimcp import types
     from minimcp.client import Client, InputRequiredRoundsExceededError, TaskCancelledError, TaskHandle
+    from minimcp.client.session import ClientSession
     from minimcp.client.stdio import StdioServerParameters, stdio_client
     from minimcp.jsonrpc import MCPError, UrlElicitationRequiredError
     from minimcp.shared.exceptions import MCPDeprecationWarning

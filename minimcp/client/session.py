@@ -51,6 +51,7 @@ from minimcp.types import (
     MODERN_PROTOCOL_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
     CallToolResult,
+    PaginatedRequestParams,
     ClientCapabilities,
     CompleteResult,
     CreateMessageRequestParams,
@@ -150,19 +151,28 @@ class ClientSession:
 
     def __init__(
         self,
-        transport: Transport,
-        *,
+        read_stream: Transport,
+        write_stream: Transport | None = None,
         read_timeout_seconds: float | None = None,
         sampling_callback: SamplingFnT | None = None,
-        sampling_capabilities: SamplingCapability | None = None,
         elicitation_callback: ElicitationFnT | None = None,
         list_roots_callback: ListRootsFnT | None = None,
         logging_callback: LoggingFnT | None = None,
         message_handler: MessageHandlerFnT | None = None,
         client_info: Implementation | None = None,
+        *,
         log_level: LoggingLevel | None = None,
+        sampling_capabilities: SamplingCapability | None = None,
     ) -> None:
-        self.transport = transport
+        """``ClientSession(read, write)`` as the official SDK spells it, from ``with stdio_client(...)
+        as (read, write)``; both ends are one transport here, so ``ClientSession(transport)`` is the
+        same thing."""
+        if write_stream is not None and write_stream is not read_stream:
+            raise TypeError(
+                "ClientSession(read, write) takes the two ends one transport yielded "
+                "(`with stdio_client(params) as (read, write):`), or a single transport"
+            )
+        self.transport = read_stream
         self.read_timeout_seconds = read_timeout_seconds
         self._sampling_callback = sampling_callback
         self._sampling_capabilities = sampling_capabilities
@@ -232,6 +242,14 @@ class ClientSession:
 
     def close(self) -> None:
         self.transport.close()
+
+    def __enter__(self) -> ClientSession:
+        """Connect; the handshake is still yours to make (``session.initialize()``), as officially."""
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def initialize(self) -> InitializeResult:
         """The legacy handshake: ``initialize``, ``notifications/initialized``, standalone stream."""
@@ -410,20 +428,49 @@ class ClientSession:
         self.protocol_version = version
         return True
 
-    def send_request(self, method: str, params: dict[str, Any] | None, result_type: type[ResultT], *,
-                     timeout: float | None = None, progress_callback: ProgressFnT | None = None) -> ResultT:
-        """Any request by name, its result validated as ``result_type``."""
+    def send_request(
+        self,
+        request: str | BaseModel,
+        params: dict[str, Any] | type[ResultT] | None = None,
+        result_type: type[ResultT] | None = None,
+        *,
+        timeout: float | None = None,
+        request_read_timeout_seconds: float | None = None,
+        progress_callback: ProgressFnT | None = None,
+    ) -> ResultT:
+        """Any request, its result validated as ``result_type``.
+
+        Two spellings: ``send_request("tools/list", {...}, ListToolsResult)``, or the official
+        ``send_request(types.ListToolsRequest(...), ListToolsResult)`` with a request model.
+        """
+        if isinstance(request, BaseModel):
+            wire = dump(request)
+            method, params, result_type = wire["method"], wire.get("params"), params  # type: ignore[assignment]
+        else:
+            method = request
+        if not isinstance(result_type, type) or not isinstance(params, (dict, type(None))):
+            raise TypeError("send_request takes (method, params, result_type) or (request_model, result_type)")
+        if timeout is None:
+            timeout = request_read_timeout_seconds
         raw = self._exchange(method, params or {}, timeout=timeout, progress_callback=progress_callback)
         return result_type.model_validate(raw)
 
-    def send_notification(self, method: str, params: dict[str, Any] | None = None) -> None:
+    def send_notification(self, notification: str | BaseModel, params: dict[str, Any] | None = None) -> None:
+        """A notification by method name and params, or as the official notification model."""
+        if isinstance(notification, BaseModel):
+            wire = dump(notification)
+            method, params = wire["method"], wire.get("params")
+        else:
+            method = notification
         self.transport.send(jsonrpc.notification(method, params), headers=self._headers(method, params))
 
     # --- requests --------------------------------------------------------------------------
 
     @staticmethod
-    def _paged(cursor: str | None, meta: RequestParamsMeta | None) -> dict[str, Any]:
-        params: dict[str, Any] = {}
+    def _paged(
+        cursor: str | None, meta: RequestParamsMeta | None, given: PaginatedRequestParams | None = None
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = dump(given) if given is not None else {}
         if cursor is not None:
             params["cursor"] = cursor
         if meta:
@@ -460,10 +507,16 @@ class ClientSession:
             raise MCPError(INTERNAL_ERROR, f"Server returned a result of unknown resultType {result_type!r}")
         return model.model_validate(raw)
 
-    def list_tools(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListToolsResult:
+    def list_tools(
+        self,
+        *,
+        cursor: str | None = None,
+        meta: RequestParamsMeta | None = None,
+        params: PaginatedRequestParams | None = None,
+    ) -> ListToolsResult:
         """List tools, dropping (with a warning) any whose ``x-mcp-header`` annotations are invalid:
         a client must never call those."""
-        result = self.send_request("tools/list", self._paged(cursor, meta), ListToolsResult)
+        result = self.send_request("tools/list", self._paged(cursor, meta, params), ListToolsResult)
         kept = []
         for tool in result.tools:
             try:
@@ -542,13 +595,23 @@ class ClientSession:
         except jsonschema.SchemaError:
             logger.warning("Tool %r declares an output schema that is not valid JSON Schema", name)
 
-    def list_resources(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListResourcesResult:
-        return self.send_request("resources/list", self._paged(cursor, meta), ListResourcesResult)
+    def list_resources(
+        self,
+        *,
+        cursor: str | None = None,
+        meta: RequestParamsMeta | None = None,
+        params: PaginatedRequestParams | None = None,
+    ) -> ListResourcesResult:
+        return self.send_request("resources/list", self._paged(cursor, meta, params), ListResourcesResult)
 
     def list_resource_templates(
-        self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None
+        self,
+        *,
+        cursor: str | None = None,
+        meta: RequestParamsMeta | None = None,
+        params: PaginatedRequestParams | None = None,
     ) -> ListResourceTemplatesResult:
-        return self.send_request("resources/templates/list", self._paged(cursor, meta), ListResourceTemplatesResult)
+        return self.send_request("resources/templates/list", self._paged(cursor, meta, params), ListResourceTemplatesResult)
 
     def read_resource(
         self,
@@ -562,8 +625,14 @@ class ClientSession:
         raw = self._exchange("resources/read", self._round({"uri": str(uri)}, input_responses, request_state, meta))
         return self._terminal(raw, ReadResourceResult, "read_resource", allow_input_required)
 
-    def list_prompts(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListPromptsResult:
-        return self.send_request("prompts/list", self._paged(cursor, meta), ListPromptsResult)
+    def list_prompts(
+        self,
+        *,
+        cursor: str | None = None,
+        meta: RequestParamsMeta | None = None,
+        params: PaginatedRequestParams | None = None,
+    ) -> ListPromptsResult:
+        return self.send_request("prompts/list", self._paged(cursor, meta, params), ListPromptsResult)
 
     def get_prompt(
         self,

@@ -25,6 +25,8 @@ class StdioServerParameters(BaseModel):
 def stdio_client(params: StdioServerParameters, errlog: IO[str] | None = sys.stderr) -> StdioTransport:
     """A transport that starts ``params.command`` when connected and ends it on close.
 
+    ``Client(...)`` takes it, and so does the official shape
+    ``with stdio_client(params) as (read, write): with ClientSession(read, write) as session:``.
     The server's stderr goes to ``errlog``.
     """
     env = {**default_environment(), **(params.env or {})}

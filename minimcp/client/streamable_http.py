@@ -21,7 +21,7 @@ from typing import Any
 import requests
 import requests.auth
 
-from minimcp.client.transports import HttpTransport
+from minimcp.client.transports import DEFAULT_MAX_SSE_EVENT_SIZE, HttpTransport
 from minimcp.shared.header_values import encode_header_value
 
 #: RFC 9110 token characters, the only ones an ``x-mcp-header`` name may use.
@@ -35,13 +35,19 @@ def streamable_http_client(
     http_client: requests.Session | None = None,
     terminate_on_close: bool = True,
     auth: requests.auth.AuthBase | None = None,
+    max_sse_event_size: int | None = DEFAULT_MAX_SSE_EVENT_SIZE,
 ) -> HttpTransport:
-    """A Streamable HTTP transport to ``url``; the session is DELETEd on close unless told otherwise.
+    """A Streamable HTTP transport to ``url``: ``Client(...)`` takes it, or ``with ... as (read, write)``.
 
-    ``auth`` (an :class:`~minimcp.client.auth.OAuthClientProvider`, or any ``requests`` auth)
-    signs every request this transport makes.
+    The session is DELETEd on close unless told otherwise. ``auth`` (an
+    :class:`~minimcp.client.auth.OAuthClientProvider`, or any ``requests`` auth) signs every request
+    this transport makes; one SSE event larger than ``max_sse_event_size`` bytes (``None``: no limit)
+    fails the request it belongs to.
     """
-    return HttpTransport(url, http_client=http_client, terminate_on_close=terminate_on_close, auth=auth)
+    return HttpTransport(
+        url, http_client=http_client, terminate_on_close=terminate_on_close, auth=auth,
+        max_sse_event_size=max_sse_event_size,
+    )
 
 
 def header_parameters(input_schema: dict[str, Any]) -> dict[str, str]:

@@ -34,7 +34,7 @@ import urllib3.exceptions
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.types import INTERNAL_ERROR, INVALID_REQUEST, REQUEST_TIMEOUT
+from minimcp.types import CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_REQUEST, REQUEST_TIMEOUT
 
 if TYPE_CHECKING:
     from minimcp.server.memory import InMemoryEndpoint
@@ -50,6 +50,8 @@ STANDALONE_OPEN_TIMEOUT = 10.0
 MAX_RESUME_ATTEMPTS = 5
 #: The wait before resuming when the server sent no ``retry:`` field (the TS SDK's default).
 DEFAULT_RETRY_MS = 1000
+#: The largest SSE event a client buffers before failing the stream (the official default, 1 MiB).
+DEFAULT_MAX_SSE_EVENT_SIZE = 1024 * 1024
 #: How long ``close`` waits for a stdio server to exit on its own, then after SIGTERM.
 STDIO_EXIT_GRACE = 2.0
 
@@ -75,6 +77,21 @@ class Transport(Protocol):
 
     def close(self) -> None:
         """End the connection and release its threads, sockets or process."""
+
+
+class StreamPairContext:
+    """``with transport as (read, write):``, the official SDK's transport shape.
+
+    The official SDK yields two anyio streams; here one transport object carries both directions,
+    so both ends are the transport itself and :class:`~minimcp.client.ClientSession` takes either.
+    Leaving the block closes the connection.
+    """
+
+    def __enter__(self) -> tuple[Any, Any]:
+        return self, self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()  # type: ignore[attr-defined]
 
 
 class SessionExpired(MCPError):
@@ -113,15 +130,20 @@ class SSEParser:
     :attr:`last_event_id` and :attr:`retry_ms` are what a resumption needs.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_event_size: int | None = None) -> None:
+        self.max_event_size = max_event_size
         self._buffer = b""
         self._data: list[str] = []
+        self._data_size = 0
         self._event = ""
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Raises ``MCPError`` when one event grows past ``max_event_size`` bytes; the partial
+        event is dropped so that a resumed stream starts clean."""
         self._buffer += chunk
+        self._check_size(len(self._buffer))
         events: list[SSEEvent] = []
         start = 0
         while True:
@@ -140,7 +162,7 @@ class SSEParser:
     def _line(self, line: str) -> SSEEvent | None:
         if not line:
             data, event = "\n".join(self._data), self._event
-            self._data, self._event = [], ""
+            self._data, self._event, self._data_size = [], "", 0
             if not data:
                 return None
             return SSEEvent(data=data, event=event or "message", id=self.last_event_id)
@@ -150,6 +172,8 @@ class SSEParser:
         if value.startswith(" "):
             value = value[1:]
         if name == "data":
+            self._data_size += len(value.encode("utf-8")) + 1
+            self._check_size(0)
             self._data.append(value)
         elif name == "event":
             self._event = value
@@ -158,6 +182,12 @@ class SSEParser:
         elif name == "retry" and value.isdigit():
             self.retry_ms = int(value)
         return None
+
+    def _check_size(self, pending: int) -> None:
+        limit = self.max_event_size
+        if limit is not None and self._data_size + pending > limit:
+            self._buffer, self._data, self._event, self._data_size = b"", [], "", 0
+            raise MCPError(CONNECTION_CLOSED, f"SSE stream failed: Server-sent event exceeded the {limit} byte limit.")
 
 
 # --- Streamable HTTP -------------------------------------------------------------------------
@@ -197,7 +227,7 @@ _STREAM_ERRORS = (
 )
 
 
-class HttpTransport:
+class HttpTransport(StreamPairContext):
     """Streamable HTTP (both eras) over a ``requests.Session``.
 
     Each request is one POST whose answer is either a JSON body or an SSE stream read on the
@@ -211,8 +241,12 @@ class HttpTransport:
         http_client: requests.Session | None = None,
         terminate_on_close: bool = True,
         auth: requests.auth.AuthBase | None = None,
+        max_sse_event_size: int | None = DEFAULT_MAX_SSE_EVENT_SIZE,
     ) -> None:
+        if max_sse_event_size is not None and max_sse_event_size <= 0:
+            raise ValueError("max_sse_event_size must be positive or None")
         self.url = url
+        self.max_sse_event_size = max_sse_event_size
         self.terminate_on_close = terminate_on_close
         self.auth = auth
         self._owns_client = http_client is None
@@ -279,7 +313,7 @@ class HttpTransport:
         content_type = response.headers.get("content-type", "")
         if not response.ok or not content_type.startswith("text/event-stream"):
             return self._single(response, method)
-        parser = SSEParser()
+        parser = SSEParser(self.max_sse_event_size)
         attempts = 0
         while True:
             seen = parser.last_event_id
@@ -394,7 +428,7 @@ class HttpTransport:
         return response
 
     def _listen_loop(self, response: requests.Response | None) -> None:
-        parser = SSEParser()
+        parser = SSEParser(self.max_sse_event_size)
         while response is not None:
             try:
                 for chunk in _chunks(response):
@@ -420,6 +454,8 @@ class HttpTransport:
             self._handler(message)
 
     def close(self) -> None:
+        if self._closed.is_set():
+            return
         self._closed.set()
         if self.terminate_on_close and self.session_id is not None:
             try:
@@ -448,7 +484,7 @@ class _Slot:
         self.message: Message | None = None
 
 
-class StdioTransport:
+class StdioTransport(StreamPairContext):
     """A server subprocess speaking newline-delimited JSON on its stdin and stdout."""
 
     def __init__(self, command: str, args: list[str], env: dict[str, str], cwd: str | None, errlog: IO[str] | None) -> None:
@@ -543,7 +579,7 @@ class StdioTransport:
         """Nothing to open: on stdio every server message already arrives on the one pipe."""
 
     def close(self) -> None:
-        process = self._process
+        process, self._process = self._process, None
         if process is None:
             return
         if process.stdin is not None:
@@ -580,7 +616,7 @@ def default_environment() -> dict[str, str]:
 # --- in-memory -------------------------------------------------------------------------------
 
 
-class InMemoryTransport:
+class InMemoryTransport(StreamPairContext):
     """A server object in this process, through its :meth:`in_memory_endpoint` (no sockets)."""
 
     def __init__(self, server: Any, raise_exceptions: bool = False) -> None:
@@ -626,6 +662,7 @@ __all__ = [
     "SSEParser",
     "StdioTransport",
     "Transport",
+    "StreamPairContext",
     "default_environment",
     "timed_out",
 ]

@@ -18,6 +18,7 @@ from minimcp.server.elicitation import (
 from minimcp.server.mcpserver.media import Audio, Image
 from minimcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
 from minimcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
+from minimcp.types import Icon
 from minimcp.server.lowlevel.rounds import (
     HMACRequestStateCodec,
     InvalidRequestState,
@@ -36,6 +37,7 @@ __all__ = [
     "Elicit",
     "ElicitationResult",
     "HMACRequestStateCodec",
+    "Icon",
     "Image",
     "InvalidRequestState",
     "ListRoots",

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
+from typing_extensions import TypeVar as TypeVarWithDefault
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 
 LifespanT = TypeVar("LifespanT")
 ModelT = TypeVar("ModelT", bound=BaseModel)
+RequestT = TypeVarWithDefault("RequestT", default=Any)
 
 
 Gate = Callable[[], None]
@@ -107,8 +109,11 @@ def elicitation_gate(session: Connection, mode: str, asker: str | None = None) -
         raise missing_capability(f"{mode} elicitation", {"elicitation": {mode: {}}}, asker)
 
 
-class Context(Generic[LifespanT]):
-    """The request being served. Thread-safe: a tool may use it from threads it starts."""
+class Context(Generic[LifespanT, RequestT]):
+    """The request being served. Thread-safe: a tool may use it from threads it starts.
+
+    The second type parameter, as in the official ``Context[AppState, Any]``, types ``ctx.request``.
+    """
 
     def __init__(self, request_context: ServerRequestContext[LifespanT, Any], mcp_server: MCPServer,
                  questions: Questions | None = None) -> None:

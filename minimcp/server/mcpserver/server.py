@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import inspect
 import logging
 import threading
 from collections.abc import Iterable
@@ -458,7 +457,7 @@ class MCPServer(Generic[LifespanT]):
         def decorator(fn: F) -> F:
             fn_name = name or fn.__name__
             require_sync(fn, fn_name)
-            details = dict(title=title, description=description or inspect.getdoc(fn), mime_type=mime_type,
+            details = dict(title=title, description=description or fn.__doc__ or "", mime_type=mime_type,
                            icons=icons, annotations=annotations, meta=meta)
             params = read_signature(fn, fn_name)
             if is_template(uri):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import typing
 from typing import Annotated, Any, Callable, Literal, get_args, get_origin
 
 import pydantic_core
@@ -96,16 +97,41 @@ def _is_object(annotation: Any) -> bool:
 
 
 def _annotated_class_model(annotation: Any) -> type[BaseModel] | None:
-    """A plain class with annotations is read through its attributes."""
+    """A plain class with annotations is read through its attributes, and a ``TypedDict`` through
+    its keys (``typing.TypedDict`` before Python 3.12 is one pydantic will not take directly)."""
     if not inspect.isclass(annotation) or annotation.__module__ == "builtins":
         return None
-    fields = type_hints(annotation)
+    try:
+        fields = typing.get_type_hints(annotation, include_extras=True)
+    except Exception:
+        return None
     if not fields:
         return None
+    if is_typeddict(annotation):
+        defaults = {name: None for name in fields if name not in annotation.__required_keys__}
+    else:  # a class attribute set in the body is the field's default
+        defaults = {name: getattr(annotation, name) for name in fields if hasattr(annotation, name)}
     return create_model(  # type: ignore[call-overload,no-any-return]
         annotation.__name__, __config__=ConfigDict(from_attributes=True),
-        **{name: (hint, ...) for name, hint in fields.items()},
+        __doc__=annotation.__doc__ if is_typeddict(annotation) else None,  # a TypedDict's docstring describes it
+        **{name: (hint, defaults.get(name, ...)) for name, hint in fields.items()},
     )
+
+
+def _declared_output(annotation: Any) -> Any:
+    """The part of a return annotation that describes structured output.
+
+    ``Annotated[CallToolResult, Model]`` declares ``Model`` for a result built by hand, and the
+    ``InputRequiredResult`` arm of ``T | InputRequiredResult`` is an interim answer, not output.
+    """
+    if get_origin(annotation) is Annotated:
+        base, *extras = get_args(annotation)
+        if inspect.isclass(base) and issubclass(base, CallToolResult) and extras:
+            return extras[0]
+    arms = [arm for arm in _arms(annotation) if not (inspect.isclass(arm) and issubclass(arm, InputRequiredResult))]
+    if len(arms) != len(_arms(annotation)) and arms:
+        return arms[0] if len(arms) == 1 else typing.Union[tuple(arms)]
+    return annotation
 
 
 def output_plan(name: str, fn: Callable[..., Any], structured_output: bool | None) -> _Output | None:
@@ -116,13 +142,13 @@ def output_plan(name: str, fn: Callable[..., Any], structured_output: bool | Non
         if structured_output:
             raise InvalidSignature(f"Function {name}: return annotation required for structured output")
         return None
-    annotation = type_hints(fn).get("return", returns)
+    annotation = _declared_output(type_hints(fn).get("return", returns))
     if annotation is None or annotation is type(None):
         annotation = type(None)
     if _mentions_unstructured(annotation):
         return None
     try:
-        if _is_object(annotation):
+        if _is_object(annotation) and not is_typeddict(annotation):
             adapter: TypeAdapter[Any] = TypeAdapter(annotation)
             schema = adapter.json_schema()
             if get_origin(annotation) is dict or annotation is dict:
@@ -186,7 +212,7 @@ class Tool:
         self.fn = fn
         self.name = name
         self.title = title
-        self.description = description if description is not None else inspect.getdoc(fn) or ""
+        self.description = description or fn.__doc__ or ""  # the raw docstring, as the official SDK sends it
         self.annotations = annotations
         self.icons = icons
         self.meta = meta

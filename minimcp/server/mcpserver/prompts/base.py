@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, Callable, Literal
 
 import pydantic_core
@@ -79,7 +78,7 @@ class Prompt(BaseModel):
             PromptArgument(name=field.alias or key, description=field.description, required=field.is_required())
             for key, field in model.model_fields.items()
         ]
-        return cls(name=name, title=title, description=description or inspect.getdoc(fn) or "",
+        return cls(name=name, title=title, description=description or fn.__doc__ or "",
                    arguments=arguments, icons=icons, fn=fn, context_params=params.context, arguments_model=model)
 
     def definition(self) -> PromptDefinition:

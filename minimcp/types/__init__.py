@@ -1089,3 +1089,33 @@ def _adapter(name: str) -> TypeAdapter[Any]:
     """The ``TypeAdapter`` of one of ``_ADAPTED``, built on first use: building them at import,
     together with the models they pull in, cost a tenth of ``import minimcp.server``."""
     return TypeAdapter(_ADAPTED[name])
+
+
+# --- The official spellings of names defined above -------------------------------------------
+# (``mcp.types`` exports these; ported code imports them by these names.)
+
+PROTOCOL_VERSION_META_KEY = META_PROTOCOL_VERSION
+CLIENT_INFO_META_KEY = META_CLIENT_INFO
+CLIENT_CAPABILITIES_META_KEY = META_CLIENT_CAPABILITIES
+LOG_LEVEL_META_KEY = META_LOG_LEVEL
+SERVER_INFO_META_KEY = META_SERVER_INFO
+#: The version a legacy peer is assumed to speak when it never said (the official default).
+DEFAULT_NEGOTIATED_VERSION = "2025-03-26"
+ResultType: TypeAlias = Union[Literal["complete", "input_required"], str]
+CORE_RESULT_TYPES: frozenset[str] = frozenset({"complete", "input_required"})
+IncludeContext: TypeAlias = Literal["none", "thisServer", "allServers"]
+StopReason: TypeAlias = Union[Literal["endTurn", "stopSequence", "maxTokens", "toolUse"], str]
+#: The JSON Schema object an elicitation asks with (``requestedSchema``).
+ElicitRequestedSchema: TypeAlias = dict[str, Any]
+
+_JSONRPC_MODELS = ("JSONRPCError", "JSONRPCMessage", "JSONRPCNotification", "JSONRPCRequest", "JSONRPCResponse",
+                   "JSONRPC_VERSION", "jsonrpc_message_adapter")
+
+
+def __getattr__(name: str) -> Any:
+    """The JSON-RPC envelope models, which ``mcp.types`` also exports, built on first use."""
+    if name in _JSONRPC_MODELS:
+        from minimcp.types import jsonrpc
+
+        return getattr(jsonrpc, name)
+    raise AttributeError(f"module 'minimcp.types' has no attribute {name!r}")

@@ -1,0 +1,1 @@
+"""Helpers for tool authors, at the official import path ``mcp.server.mcpserver.utilities``."""

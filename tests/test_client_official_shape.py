@@ -1,0 +1,99 @@
+"""The client API in the official SDK's shape, as ported programs use it (issue 14, client tier).
+
+``with stdio_client(params) as (read, write): with ClientSession(read, write) as session:`` over a
+real subprocess, the same over Streamable HTTP on a loopback port, and the official spellings of
+requests and notifications (models rather than method names).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+import minimcp
+from minimcp import ClientSession, StdioServerParameters, types
+from minimcp.client.context import ClientRequestContext
+from minimcp.client.stdio import stdio_client
+from minimcp.client.streamable_http import streamable_http_client
+from minimcp.server import MCPServer
+from minimcp.shared.metadata_utils import get_display_name
+
+SERVER = Path(__file__).parent / "servers" / "stdio_server.py"
+
+
+def _demo() -> MCPServer:
+    mcp = MCPServer("shape")
+
+    @mcp.tool(title="Adder")
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    for index in range(3):
+        mcp.resource(f"memo://{index}", name=f"memo{index}")(lambda: "memo")
+    return mcp
+
+
+def test_the_official_names_import_where_the_official_sdk_has_them() -> None:
+    assert minimcp.ClientSession is ClientSession
+    assert ClientRequestContext.__module__ == "minimcp.client.session"
+    assert minimcp.Tool is types.Tool and minimcp.ServerCapabilities is types.ServerCapabilities
+
+
+def test_stdio_client_yields_read_and_write_for_client_session() -> None:
+    params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
+    with stdio_client(params) as (read, write):
+        with ClientSession(read, write) as session:
+            assert session.initialize().server_info.name == "stdio-test"
+            assert [tool.name for tool in session.list_tools().tools][:1] == ["echo"]
+            result = session.call_tool("echo", {"text": "hi"})
+            assert isinstance(result.content[0], types.TextContent) and result.content[0].text == "hi"
+
+
+def test_streamable_http_client_yields_two_ends_and_accepts_request_models(
+    serve_http: Callable[..., str],
+) -> None:
+    url = serve_http(_demo())
+    with streamable_http_client(url) as streams:
+        assert len(streams) == 2  # the official 2.3.0 arity
+        read, write = streams
+        with ClientSession(read, write) as session:
+            session.initialize()
+            tools = session.send_request(types.ListToolsRequest(), types.ListToolsResult)
+            assert get_display_name(tools.tools[0]) == "Adder"
+            session.send_notification(types.RootsListChangedNotification())
+            page = session.list_resources(params=types.PaginatedRequestParams())
+            assert sorted(str(r.uri) for r in page.resources) == ["memo://0", "memo://1", "memo://2"]
+
+
+def test_session_refuses_ends_of_two_different_transports(serve_http: Callable[..., str]) -> None:
+    url = serve_http(_demo())
+    with pytest.raises(TypeError, match="two ends one transport yielded"):
+        ClientSession(streamable_http_client(url), streamable_http_client(url))
+
+
+def _big_sse_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+    """Answers every POST with one SSE event carrying a 4 KB server name."""
+    body = json.loads(environ["wsgi.input"].read(int(environ["CONTENT_LENGTH"])))
+    result = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "serverInfo": {"name": "x" * 4096, "version": "1"},
+    }
+    event = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result})
+    start_response("200 OK", [("Content-Type", "text/event-stream")])
+    return [f"data: {event}\n\n".encode()]
+
+
+def test_max_sse_event_size_fails_an_oversized_event(serve_wsgi: Callable[[Any], str]) -> None:
+    url = serve_wsgi(_big_sse_app) + "/mcp"
+    with streamable_http_client(url, max_sse_event_size=1024) as (read, write):
+        with ClientSession(read, write) as session:
+            with pytest.raises(minimcp.MCPError, match="exceeded the 1024 byte limit"):
+                session.initialize()
+    with streamable_http_client(url) as (read, write):
+        with ClientSession(read, write) as session:
+            assert session.initialize().server_info.name == "x" * 4096
