@@ -10,6 +10,7 @@ Tools (exactly load.py's contract, and the same as the official SDK's ``official
 
 Usage:
     python benchmarks/bench_server.py PORT [--server httpd|gunicorn] [--threads 32] [--max-workers N] [--auth]
+                                           [--max-connections N]
 
     httpd     ``mcp.run(transport="streamable-http")``: minimcp's keep-alive HTTP server (what
               ``mcp.run`` uses; the library's own ``serve_http``).
@@ -102,6 +103,7 @@ def main() -> None:
     ap = server_arguments(__doc__)
     ap.add_argument("--max-workers", type=int, default=0, help="MCPServer(max_workers=...) (0: library default)")
     ap.add_argument("--auth", action="store_true", help="require RS256 JWTs (BENCH_JWKS_FILE; httpd only)")
+    ap.add_argument("--max-connections", type=int, default=0, help="the HTTP server's cap (0: library default)")
     args = ap.parse_args()
     if args.auth:
         build_protected_server(args.port).run(transport="streamable-http", host=args.host, port=args.port)
@@ -111,8 +113,9 @@ def main() -> None:
     if args.server == "gunicorn":
         exec_gunicorn("bench_server:app", args.host, args.port, args.threads)
     server = build_server(args.max_workers) if args.max_workers else mcp
+    limits = {"max_connections": args.max_connections} if args.max_connections else {}
     server.run(transport="streamable-http", host=args.host, port=args.port,
-               max_pending_per_session=max(32, args.max_workers))
+               max_pending_per_session=max(32, args.max_workers), **limits)
 
 if __name__ == "__main__":
     main()

@@ -19,6 +19,8 @@ Servers:
     minimcp/httpd+jwt  benchmarks/bench_server.py PORT --auth            (RS256 JWTs, JWTVerifier)
     official/fast+jwt  benchmarks/official_auth_server.py PORT           (RS256 JWTs, PyJWT verifier)
     (with --null-asgi also /work/shared/bench/null_asgi.py: the uvicorn ceiling)
+    minimcp/httpd@base, null/httpd@base   with --baseline REV: the same two servers from git revision
+                       REV (``git archive`` into a temporary folder), to measure a change of the server
 
 Measured:
     echo        rps, p50, p99 at c=1, 8, 32, both eras
@@ -137,20 +139,22 @@ def process_tree(pid: int) -> list[int]:
 
 
 class Server:
-    def __init__(self, name: str, argv: list[str], path: str = "/mcp", env: dict[str, str] | None = None):
+    def __init__(self, name: str, argv: list[str], path: str = "/mcp", env: dict[str, str] | None = None,
+                 root: Path = REPO):
         self.name = name
         self.port = free_port()
         self.argv = [a.replace("{PORT}", str(self.port)) for a in argv]
         self.url = f"http://127.0.0.1:{self.port}{path}"
         self.env = {**os.environ, **(env or {})}
-        self.env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
+        self.env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)
+        self.root = root
         self.proc: subprocess.Popen | None = None
         self.logfile = tempfile.NamedTemporaryFile("w+", prefix=f"bench-{name.replace('/', '-')}-", suffix=".log",
                                                    delete=False)
 
     def start(self) -> "Server":
         self.proc = subprocess.Popen(self.argv, stdout=self.logfile, stderr=subprocess.STDOUT, env=self.env,
-                                     cwd=str(REPO))
+                                     cwd=str(self.root))
         return self
 
     def wait_ready(self, timeout: float = 30.0) -> None:
@@ -217,6 +221,19 @@ class Server:
                 os.unlink(self.logfile.name)
 
 
+def checkout(rev: str) -> Path:
+    """The tree of git revision ``rev`` of this repository, extracted into a fresh temporary folder."""
+    folder = Path(tempfile.mkdtemp(prefix="minimcp-baseline-"))
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def git_describe(rev: str) -> str:
+    return subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h %s", rev], capture_output=True,
+                          text=True).stdout.strip()[:80]
+
+
 # --- load.py -------------------------------------------------------------------------------------
 class Loader:
     def __init__(self, ref: Path, procs: int):
@@ -254,6 +271,8 @@ def throughput(args, servers: dict[str, Server], loader: Loader, modes: list[str
         for era in (MODERN, LEGACY):
             official = "official/fast" if era == MODERN else "official/stateful"
             names = ["minimcp/httpd", "minimcp/gunicorn", official, "null/httpd", "null/gunicorn"]
+            if args.baseline:
+                names += ["minimcp/httpd@base", "null/httpd@base"]
             if era == LEGACY and args.official_fast_legacy:
                 names.append("official/fast")
             if args.null_asgi:
@@ -263,7 +282,8 @@ def throughput(args, servers: dict[str, Server], loader: Loader, modes: list[str
     if "elicit" in modes:
         for era in (MODERN, LEGACY):
             official = "official/fast" if era == MODERN else "official/stateful"
-            configs.append(("elicit", era, ELICIT_CONCURRENCY, ["minimcp/httpd", "minimcp/gunicorn", official]))
+            names = ["minimcp/httpd", "minimcp/gunicorn", official] + (["minimcp/httpd@base"] if args.baseline else [])
+            configs.append(("elicit", era, ELICIT_CONCURRENCY, names))
     if "auth" in modes:
         configs.append(("auth", MODERN, 8, ["minimcp/httpd+jwt", "official/fast+jwt"]))
     results: dict[tuple, list[dict]] = {}
@@ -598,21 +618,25 @@ def report(args, results: dict, rss: dict, foot: dict) -> None:
             log(f"\nsame-run ratios (rps), {ERA_LABEL[era]}:\n")
             log("| ratio | " + " | ".join(f"c={c}" for c in args.concurrency) + " |")
             log("|" + "---|" * (1 + len(args.concurrency)))
+            pairs = []
             for mini in ("minimcp/httpd", "minimcp/gunicorn"):
                 peers = [official, "null/" + mini.split("/")[1]]
                 if era == LEGACY and args.official_fast_legacy:
                     peers.insert(1, "official/fast")
-                for peer in peers:
-                    cells = [fmt(med_ratio(results, ("echo", era, c, mini), ("echo", era, c, peer)), ".2f")
-                             for c in args.concurrency]
-                    log(f"| {mini} / {peer} | " + " | ".join(cells) + " |")
+                pairs += [(mini, peer) for peer in peers]
+            if args.baseline:
+                pairs += [("minimcp/httpd", "minimcp/httpd@base"), ("null/httpd", "null/httpd@base")]
+            for mini, peer in pairs:
+                cells = [fmt(med_ratio(results, ("echo", era, c, mini), ("echo", era, c, peer)), ".2f")
+                         for c in args.concurrency]
+                log(f"| {mini} / {peer} | " + " | ".join(cells) + " |")
     if any(k[0] == "elicit" for k in results):
         log(f"\n### elicitation round trips, c={ELICIT_CONCURRENCY}\n")
         log("| server | era | round trips/s | p50 ms | p99 ms | rps / official | p99 / official |")
         log("|---|---|---|---|---|---|---|")
         for era in (MODERN, LEGACY):
             official = "official/fast" if era == MODERN else "official/stateful"
-            for name in ("minimcp/httpd", "minimcp/gunicorn", official):
+            for name in ("minimcp/httpd", "minimcp/gunicorn", official) + (("minimcp/httpd@base",) if args.baseline else ()):
                 key = ("elicit", era, ELICIT_CONCURRENCY, name)
                 ref = ("elicit", era, ELICIT_CONCURRENCY, official)
                 ratio = "" if name == official else fmt(med_ratio(results, key, ref), ".2f")
@@ -734,6 +758,8 @@ def main() -> None:
                     help="also run legacy echo against official/fast (stateless JSON)")
     ap.add_argument("--null-asgi", action="store_true", help="also run the uvicorn null app (null_asgi.py)")
     ap.add_argument("--json-out", help="write raw results here")
+    ap.add_argument("--baseline", metavar="REV",
+                    help="also serve minimcp/httpd and null/httpd from git revision REV (rows ending @base)")
     args = ap.parse_args()
     if args.quick:
         args.rounds, args.duration = 1, 1.5
@@ -785,7 +811,15 @@ def main() -> None:
             specs["null/gunicorn"] = [PY, null, "{PORT}", "--server", "gunicorn"]
             if args.null_asgi:
                 specs["null/uvicorn"] = [PY, str(ref / "null_asgi.py"), "{PORT}"]
-        servers = {name: Server(name, argv, env=env.get(name)) for name, argv in specs.items()}
+        roots: dict[str, Path] = {}
+        if args.baseline:
+            base = checkout(args.baseline)
+            log(f"baseline: {args.baseline} ({git_describe(args.baseline)}) in {base}")
+            specs["minimcp/httpd@base"] = [PY, str(base / "benchmarks" / "bench_server.py"), "{PORT}"]
+            specs["null/httpd@base"] = [PY, str(base / "benchmarks" / "null_wsgi.py"), "{PORT}"]
+            roots = {"minimcp/httpd@base": base, "null/httpd@base": base}
+        servers = {name: Server(name, argv, env=env.get(name), root=roots.get(name, REPO))
+                   for name, argv in specs.items()}
         try:
             for s in servers.values():
                 s.start()

@@ -77,6 +77,12 @@ MAX_LINGERING = 1024
 RETRY_AFTER = 1
 #: How often, at most, a recurring event (a refusal, a shortage) is logged.
 LOG_INTERVAL = 10.0
+#: How long a worker that answered a request waits for the next one on the same connection before
+#: handing the connection to the selector: a client sending requests back to back (an MCP client
+#: in a session) then costs no handoff between threads, and an idle connection holds a thread no
+#: longer. Only from a connection's second request on, so that many connections of one request
+#: each (a flood, or short-lived clients) do not hold a thread each for the grace.
+KEEP_ALIVE_GRACE = 0.05
 #: How long accepting pauses when not even the reserved descriptor can be had back.
 ACCEPT_PAUSE = 0.1
 _ACCEPT_BATCH = 64
@@ -98,7 +104,7 @@ class BadRequest(Exception):
 
 
 def _environ_key(name: bytes) -> str:
-    """The environ key of a header field name (``mcp-method`` -> ``HTTP_MCP_METHOD``).
+    """The environ key of a header field name as sent (``Mcp-Method`` -> ``HTTP_MCP_METHOD``).
 
     Clients repeat the same few names on every request, so keys are remembered (up to
     ``_MAX_KEYS`` of them); converting costs more than the rest of a header together.
@@ -132,12 +138,13 @@ class _Parser:
     not copied), and is ``None`` otherwise.
     """
 
-    __slots__ = ("h11", "started", "content_length", "_framing", "_empty_lines", "_held")
+    __slots__ = ("h11", "started", "content_length", "headers", "_framing", "_empty_lines", "_held")
 
     def __init__(self, leftover: bytes = b"") -> None:
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
         self.started = False  # a byte of the request itself (not an empty line before it) arrived
         self.content_length: int | None = None  # of the body, known with the head; None: chunked
+        self.headers: dict[str, str] = {}  # the head's fields as environ keys and values
         self._framing: bytearray | None = bytearray()
         self._empty_lines = 0
         self._held = b""  # a CR that may start an empty line
@@ -210,23 +217,24 @@ class _Parser:
             raise BadRequest(_STATUS[505], "HTTP/1.0 and HTTP/1.1 only")
         if len(request.target) > MAX_LINE:
             raise BadRequest(_STATUS[414], "request target too long")
-        headers = request.headers
-        if len(headers) > MAX_HEADERS:
+        fields = request.headers.raw_items()
+        if len(fields) > MAX_HEADERS:
             raise BadRequest(_STATUS[431], "too many header fields")
-        chunked = False
-        length = None
-        for name, value in headers:
+        headers = self.headers
+        for name, value in fields:
             if len(name) + len(value) + 2 > MAX_LINE:
                 raise BadRequest(_STATUS[431], "header line too long")
-            if name == b"transfer-encoding":
-                chunked = True  # h11 accepts "chunked" only, once
-            elif name == b"content-length":
-                length = int(value)  # h11 checked: digits, at most 20, repeated only with one value
-        if chunked and length is not None:
+            key = _ENVIRON_KEYS.get(name) or _environ_key(name)
+            text = value.decode("latin-1")
+            # h11 refused a second Host and merged repeated Content-Lengths; others are joined.
+            headers[key] = headers[key] + "," + text if key in headers else text
+        chunked = "HTTP_TRANSFER_ENCODING" in headers  # h11 accepts "chunked" only, once
+        if chunked and "CONTENT_LENGTH" in headers:
             raise BadRequest(_STATUS[400], "both Content-Length and Transfer-Encoding")
         if chunked and request.http_version == b"1.0":
             raise BadRequest(_STATUS[400], "Transfer-Encoding in an HTTP/1.0 request")
-        self.content_length = None if chunked else length or 0
+        # h11 checked the length: digits, at most 20 of them, repeated only with one value.
+        self.content_length = None if chunked else int(headers.get("CONTENT_LENGTH", 0))
 
 
 class _Connection:
@@ -234,7 +242,7 @@ class _Connection:
     worker while a request runs; ``parked`` and ``deadline`` are the loop's (a worker hands the
     connection back through ``WSGIServer._hand_back``, never touching the loop's state)."""
 
-    __slots__ = ("sock", "address", "parser", "parked", "deadline")
+    __slots__ = ("sock", "address", "parser", "parked", "deadline", "served")
 
     def __init__(self, sock: socket.socket, address: tuple[Any, ...], deadline: float) -> None:
         self.sock = sock
@@ -242,6 +250,7 @@ class _Connection:
         self.parser = _Parser()
         self.parked = False
         self.deadline = deadline
+        self.served = 0  # requests answered: the worker's (see KEEP_ALIVE_GRACE)
 
 
 class _Lingering:
@@ -807,10 +816,13 @@ class WSGIServer:
                 keep = self._exchange(conn, request) and not self._stopping.is_set()
                 if not keep:
                     break
+                conn.served += 1
                 conn.parser = _Parser(conn.parser.leftover())
                 request = conn.parser.next_event()
+                if request is h11.NEED_DATA and not conn.parser.started and conn.served > 1:
+                    request = self._next_request_soon(conn)
                 if request is h11.NEED_DATA:
-                    break
+                    break  # the loop waits for the rest (a started head, within header_timeout)
         except BadRequest as bad:  # the next pipelined head
             keep = False
             self._send_error(conn.sock, bad.status, str(bad))
@@ -826,10 +838,25 @@ class WSGIServer:
                 if not self._busy:
                     self._idle.notify_all()
 
+    def _next_request_soon(self, conn: _Connection) -> Any:
+        """The next request if its bytes arrive within ``KEEP_ALIVE_GRACE``, else ``h11.NEED_DATA``
+        (nothing came, or only part of a head); ``ConnectionError`` when the client closed."""
+        conn.sock.settimeout(KEEP_ALIVE_GRACE)
+        try:
+            data = conn.sock.recv(_RECV_SIZE)
+        except TimeoutError:
+            return h11.NEED_DATA
+        finally:
+            conn.sock.settimeout(self.idle_timeout)
+        if not data:
+            raise ConnectionError("the client closed the connection")
+        conn.parser.feed(data)
+        return conn.parser.next_event()
+
     def _exchange(self, conn: _Connection, request: h11.Request) -> bool:
         """Serve one request; ``True`` when the connection may carry another."""
         try:
-            environ = self._environ(request, conn.address)
+            environ = self._environ(request, conn.parser.headers, conn.address)
         except BadRequest as bad:
             self._send_error(conn.sock, bad.status, str(bad))
             return False
@@ -838,7 +865,7 @@ class WSGIServer:
         keep = self._respond(conn.sock, environ, self._wants_keep_alive(environ))
         return keep and body.drain()
 
-    def _environ(self, request: h11.Request, address: tuple[Any, ...]) -> dict[str, Any]:
+    def _environ(self, request: h11.Request, headers: dict[str, str], address: tuple[Any, ...]) -> dict[str, Any]:
         environ = dict(self._base_environ)
         target = request.target.decode("ascii")  # h11 allows only visible ASCII in it
         authority = None
@@ -860,12 +887,7 @@ class WSGIServer:
             "SERVER_PROTOCOL": "HTTP/" + request.http_version.decode("ascii"),
             "REMOTE_ADDR": str(address[0]), "REMOTE_PORT": str(address[1]),
         })
-        for name, value in request.headers:
-            key = _ENVIRON_KEYS.get(name) or _environ_key(name)
-            text = value.decode("latin-1")
-            if key in environ:  # h11 refused a second Host and merged repeated Content-Lengths
-                text = environ[key] + "," + text
-            environ[key] = text
+        environ.update(headers)
         if authority is not None:
             environ["HTTP_HOST"] = authority
         return environ
