@@ -79,8 +79,11 @@ class SigningInUser:
                 '<input name="password" value="demo"></form><script>document.forms[0].submit()</script>'
             )
             page = f"{self.base}/?n={len(self.forms) - 1}"
+        # A profile of its own per launch: a second Chromium on a profile still in use hands its
+        # URL to the first instance, which, dumping its own page, never loads it.
+        profile = self.profile / str(len(self.browsers))
         self.browsers.append(subprocess.Popen(
-            [CHROMIUM or "chromium", *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}", "--virtual-time-budget=10000",
+            [CHROMIUM or "chromium", *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=10000",
              "--dump-dom", page],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
         return True
