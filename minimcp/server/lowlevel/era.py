@@ -15,13 +15,14 @@ classifies them, and the core asks the object instead of branching on a flag:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 from minimcp.jsonrpc import MCPError
 from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS, META_SERVER_INFO, RESOURCE_NOT_FOUND, InputRequiredResult
 
 
-class Era:
+class Era(ABC):
     """The rules of one protocol era; stateless, so one instance of each serves every request."""
 
     name: str
@@ -30,18 +31,18 @@ class Era:
     log_by_default: bool
     resource_not_found: int
 
+    @abstractmethod
     def unexpected(self, exc: BaseException, expose: bool) -> MCPError:
         """The error a client gets for an exception no handler anticipated."""
-        raise NotImplementedError
 
+    @abstractmethod
     def finish(self, result: Any, wire: dict[str, Any], cache_scope: str | None, ttl_ms: int,
                server_info: dict[str, Any]) -> None:
         """Decorate (or refuse) a handler's result in wire form, in place."""
-        raise NotImplementedError
 
+    @abstractmethod
     def url_elicitation(self, params: dict[str, Any], elicitation_id: str) -> dict[str, Any]:
         """The ``elicitation/create`` params of a URL question."""
-        raise NotImplementedError
 
 
 class LegacyEra(Era):
