@@ -63,8 +63,8 @@ class InMemoryEndpoint:
             session = self._session_for(message)
         except MCPError as refused:
             return jsonrpc.error_from(message["id"], refused)
-        outbox = QueueOutbox(can_request=session.legacy)
-        answer = self._dispatcher.handle_request(message, session, outbox, _TRANSPORTS[session.legacy])
+        outbox = QueueOutbox(can_request=session.can_send_request)
+        answer = self._dispatcher.handle_request(message, session, outbox, _TRANSPORTS[session.can_send_request])
         if answer is None:
             answer = self._drain(outbox, on_message, message["method"], timeout)
         if message["method"] == "initialize" and "result" in answer:

@@ -163,10 +163,10 @@ class _Connection:
             self._writer.write(jsonrpc.error_from(message["id"], refused))
             return
         request_id = message["id"]
-        outbox = _StdioOutbox(self._writer, can_request=session.legacy, on_final=lambda: self._forget(request_id))
+        outbox = _StdioOutbox(self._writer, can_request=session.can_send_request, on_final=lambda: self._forget(request_id))
         with self._lock:
             self._inflight[request_id] = outbox
-        answer = self._dispatcher.handle_request(message, session, outbox, _TRANSPORTS[session.legacy])
+        answer = self._dispatcher.handle_request(message, session, outbox, _TRANSPORTS[session.can_send_request])
         if message["method"] == "initialize" and answer is not None and "result" in answer:
             self._session = session
             session.attach_standalone(self._standalone)

@@ -76,6 +76,17 @@ def http_status(code: int, refused: bool) -> int:
     """The status a 2026-07-28 error travels with; ``refused``: no handler ran."""
     return HTTP_STATUS.get(code, 400 if refused else 200)
 
+
+def _error_status(answer: Message) -> int:
+    """A 2026-07-28 answer's status: an error's by ``HTTP_STATUS``."""
+    error = answer.get("error")
+    return 200 if error is None else http_status(error.get("code"), False)
+
+
+def _ok(answer: Message) -> int:
+    """A legacy answer's status: 200, error or not (the error is in the JSON-RPC body)."""
+    return 200
+
 _SSE_HEADERS = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
 _STATUS_LINES = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
 #: The first legacy revision whose clients expect priming events and resume with ``Last-Event-ID``.
@@ -402,7 +413,7 @@ class MCPWSGIApp:
                                 f"{message['method']} answers with an SSE stream; this endpoint answers JSON only")
         outbox = QueueOutbox(can_request=False)
         return self._answer(message, session, outbox, self.dispatcher.handle_request(
-            message, session, outbox, self._transport(environ, outbox.can_request)))
+            message, session, outbox, self._transport(environ, outbox.can_request)), _error_status)
 
     def _post_legacy(self, environ: dict[str, Any], message: Message, kind: str) -> _Reply:
         header_version = _version_header(environ)
@@ -439,7 +450,7 @@ class MCPWSGIApp:
         if initializing and answer is not None and "result" in answer:
             if self.sessions.add(session) is None:
                 return _json(jsonrpc.error(message["id"], INVALID_REQUEST, "Too many sessions; try again later"), 503)
-        return self._answer(message, session, outbox, answer)
+        return self._answer(message, session, outbox, answer, _ok)
 
     def _session(self, environ: dict[str, Any]) -> Connection:
         session_id = environ.get(_SESSION_KEY)
@@ -462,36 +473,31 @@ class MCPWSGIApp:
         Only stateful legacy sessions at 2025-11-25 or later: older clients may not expect the empty
         priming event, and a 2026-07-28 request has no session to resume against.
         """
-        return (session.legacy and session.id is not None and not self.json_response and not self.stateless_http
+        return (session.id is not None and not self.json_response and not self.stateless_http
                 and session.protocol_version >= RESUMABLE_SINCE)
 
     # --- answering a request ---------------------------------------------------------------------
     def _answer(self, message: Message, session: Connection, outbox: QueueOutbox | EventLog,
-                answer: Message | None) -> _Reply:
-        headers = {SESSION_HEADER: session.id} if session.legacy and session.id else {}
+                answer: Message | None, status: Callable[[Message], int]) -> _Reply:
+        """The reply to a request; ``status``: the HTTP status of a JSON answer, by the path (era)
+        the request took."""
+        headers = {SESSION_HEADER: session.id} if session.id else {}
         if answer is not None:
-            return _json(answer, self._status(answer, session), headers)
+            return _json(answer, status(answer), headers)
         if isinstance(outbox, EventLog):
             return self._answer_resumable(session, outbox, headers)
         first = outbox.get(self.keepalive_interval)
         if first is not None and first[1]:
-            return _json(first[0], self._status(first[0], session), headers)
+            return _json(first[0], status(first[0]), headers)
         if self.json_response:
             return _json(self._drain_to_final(outbox, first), headers=headers)
         return _events(self._stream(outbox, first), headers)
-
-    @staticmethod
-    def _status(answer: Message, session: Connection) -> int:
-        error = answer.get("error")
-        if session.legacy or error is None:
-            return 200
-        return http_status(error.get("code"), False)
 
     def _answer_resumable(self, session: Connection, log: EventLog, headers: dict[str, str]) -> _Reply:
         """JSON when the answer comes first; otherwise a resumable SSE stream opened by a priming event."""
         first = log.read(0, self.keepalive_interval)
         if first is not None and first.final and first.message is not None:
-            return _json(first.message, self._status(first.message, session), headers)
+            return _json(first.message, 200, headers)
         session.retain_stream(log)
         return _events(self._replay(log, 0, first, since=0, prime=True), headers)
 

@@ -41,7 +41,6 @@ from minimcp.types import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
     LATEST_HANDSHAKE_VERSION,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -132,11 +131,11 @@ class Dispatcher:
         except ValidationError:
             raise MCPError(INVALID_PARAMS, "Invalid clientCapabilities or clientInfo in _meta") from None
         return Connection(self.server, protocol_version=version, client_capabilities=client_capabilities,
-                          client_info=client_info, legacy=False, log_level=log_level)
+                          client_info=client_info, era=MODERN, log_level=log_level)
 
     def new_legacy_session(self) -> Connection:
         """A session for a connection about to ``initialize``; the handshake fills it in."""
-        return Connection(self.server, protocol_version=LATEST_HANDSHAKE_VERSION, legacy=True)
+        return Connection(self.server, protocol_version=LATEST_HANDSHAKE_VERSION, era=LEGACY)
 
     @staticmethod
     def streams(message: Message) -> bool:
@@ -171,8 +170,7 @@ class Dispatcher:
         era = session.era
         try:
             method = self._method(message["method"], era)
-            if session.legacy and not session.initialized and message["method"] not in ("initialize", "ping"):
-                raise MCPError(INVALID_REQUEST, "Received a request before initialization was complete")
+            era.admit(session, message["method"])
         except MCPError as exc:
             return jsonrpc.error_from(request_id, exc)
         if not method.worker:

@@ -4,22 +4,49 @@ A legacy connection (opened by ``initialize``, 2024-11-05 to 2025-11-25) and a 2
 (self-contained, its version in ``_meta``) get one of the two era objects when the transport
 classifies them, and the core asks the object instead of branching on a flag:
 
-- ``ask_back``: whether a question can travel to the client as a server-to-client request (legacy)
-  or must come back as ``input_required`` (2026-07-28);
-- ``unexpected``: what the client learns of a failure nobody anticipated;
-- ``resource_not_found``: the code of an unknown resource;
-- ``finish``: how a result is decorated on the wire (``resultType``, caching hints, ``serverInfo``);
-- ``log_by_default``: whether protocol logging flows before the client asked for a level;
-- ``url_elicitation``: whether a URL elicitation names its ``elicitationId``.
+- asking the client: ``questions`` and ``rounds`` pick the strategy (pushed as a server-to-client
+  request, or replayed from ``input_required`` rounds), ``body_questions`` whether a tool body may
+  ask, ``ask_back`` whether the connection can push requests at all;
+- errors: ``unexpected`` and ``internal_error`` (what the client learns of a failure), ``admit``
+  (the pre-``initialize`` gate), ``resource_not_found`` (the code), ``bad_answer``;
+- the wire: ``finish`` (``resultType``, caching hints, ``serverInfo``), ``url_elicitation``
+  (``elicitationId``), ``change_notifications`` (the ``listChanged``/``subscribe`` capabilities);
+- where a message goes: ``channel`` (a related request's stream, or the standalone channel),
+  ``log_stream``, ``send_elicit_complete``, ``log_by_default``.
 """
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Any
 
 from minimcp.jsonrpc import MCPError
-from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS, META_SERVER_INFO, RESOURCE_NOT_FOUND, InputRequiredResult
+from minimcp.server.lowlevel.questions import AskClient, NoQuestions, Questions, ReplayQuestions
+from minimcp.server.lowlevel.rounds import InputRequired, RequestStateSecurity, binding_for, open_book, seal
+from minimcp.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    META_SERVER_INFO,
+    MODERN_PROTOCOL_VERSIONS,
+    RESOURCE_NOT_FOUND,
+    InputRequiredResult,
+    RequestId,
+)
+
+if TYPE_CHECKING:
+    from minimcp.server.context import ServerRequestContext
+    from minimcp.server.lowlevel.calls import Outbox
+    from minimcp.server.lowlevel.server import NotificationOptions
+    from minimcp.server.lowlevel.sessions import Connection, ServerSession
+
+logger = logging.getLogger("minimcp.server.session")
+
+#: What ``Era.rounds`` runs: the handler, given the question strategy, the client's answers so far
+#: (``inputResponses``) and the handler's own ``requestState`` text.
+RoundBody = Callable[[Questions, "dict[str, Any] | None", "str | None"], Any]
 
 
 class Era(ABC):
@@ -31,10 +58,40 @@ class Era(ABC):
     log_by_default: bool
     resource_not_found: int
 
+    # --- asking the client -----------------------------------------------------------------------
+    @abstractmethod
+    def questions(self, session: ServerSession, request_id: RequestId | None) -> Questions:
+        """How a question asked outside ``rounds`` (a completion, a listen, a plain handler) travels."""
+
+    @abstractmethod
+    def rounds(self, ctx: ServerRequestContext[Any, Any], security: RequestStateSecurity, audience: str | None,
+               run: RoundBody) -> Any:
+        """Run a handler that may ask: directly (legacy), or as one 2026-07-28 round whose open
+        questions become an ``input_required`` result with a sealed ``requestState``."""
+
+    @abstractmethod
+    def body_questions(self, elicit_replay: bool) -> bool:
+        """Whether a tool body (``ctx.elicit``) may ask; ``elicit_replay`` is the server's opt-in to
+        re-running a body on 2026-07-28."""
+
+    # --- errors ----------------------------------------------------------------------------------
+    @abstractmethod
+    def admit(self, connection: Connection, method: str) -> None:
+        """Refuse a request this connection may not make yet."""
+
+    @abstractmethod
+    def internal_error(self, text: str, expose: bool) -> MCPError:
+        """The -32603 a client gets for a failure whose own ``text`` may or may not be shown."""
+
     @abstractmethod
     def unexpected(self, exc: BaseException, expose: bool) -> MCPError:
         """The error a client gets for an exception no handler anticipated."""
 
+    @abstractmethod
+    def bad_answer(self, exc: ValueError, asker: str) -> ValueError:
+        """The error for a client answer resolver ``asker`` cannot use."""
+
+    # --- the wire --------------------------------------------------------------------------------
     @abstractmethod
     def finish(self, result: Any, wire: dict[str, Any], cache_scope: str | None, ttl_ms: int,
                server_info: dict[str, Any]) -> None:
@@ -43,6 +100,25 @@ class Era(ABC):
     @abstractmethod
     def url_elicitation(self, params: dict[str, Any], elicitation_id: str) -> dict[str, Any]:
         """The ``elicitation/create`` params of a URL question."""
+
+    @abstractmethod
+    def change_notifications(self, handlers: Collection[str],
+                             options: NotificationOptions) -> tuple[bool, bool, bool, bool]:
+        """The advertised ``(tools, prompts, resources) listChanged`` and ``resources.subscribe`` flags."""
+
+    # --- where a message goes --------------------------------------------------------------------
+    @abstractmethod
+    def channel(self, connection: Connection, related_request_id: RequestId | None) -> Outbox | None:
+        """Where a message that is not on its own request's stream goes, if anywhere."""
+
+    @abstractmethod
+    def log_stream(self, related_request_id: RequestId | None, request_id: RequestId | None) -> RequestId | None:
+        """The request whose stream a protocol log message of request ``request_id`` rides."""
+
+    @abstractmethod
+    def send_elicit_complete(self, session: ServerSession, elicitation_id: str,
+                             related_request_id: RequestId | None) -> None:
+        """Tell the client a URL elicitation finished, where the era has a way to."""
 
 
 class LegacyEra(Era):
@@ -54,8 +130,28 @@ class LegacyEra(Era):
     log_by_default = True
     resource_not_found = RESOURCE_NOT_FOUND
 
+    def questions(self, session: ServerSession, request_id: RequestId | None) -> Questions:
+        return AskClient(session, request_id)
+
+    def rounds(self, ctx: ServerRequestContext[Any, Any], security: RequestStateSecurity, audience: str | None,
+               run: RoundBody) -> Any:
+        return run(self.questions(ctx.session, ctx.request_id), None, None)
+
+    def body_questions(self, elicit_replay: bool) -> bool:
+        return True
+
+    def admit(self, connection: Connection, method: str) -> None:
+        if not connection.initialized and method not in ("initialize", "ping"):
+            raise MCPError(INVALID_REQUEST, "Received a request before initialization was complete")
+
+    def internal_error(self, text: str, expose: bool) -> MCPError:
+        return MCPError(INTERNAL_ERROR, text)
+
     def unexpected(self, exc: BaseException, expose: bool) -> MCPError:
         return MCPError(0, str(exc))  # what the official SDK sends, for wire parity
+
+    def bad_answer(self, exc: ValueError, asker: str) -> ValueError:
+        return exc
 
     def finish(self, result: Any, wire: dict[str, Any], cache_scope: str | None, ttl_ms: int,
                server_info: dict[str, Any]) -> None:
@@ -65,6 +161,22 @@ class LegacyEra(Era):
 
     def url_elicitation(self, params: dict[str, Any], elicitation_id: str) -> dict[str, Any]:
         return {**params, "elicitationId": elicitation_id}
+
+    def change_notifications(self, handlers: Collection[str],
+                             options: NotificationOptions) -> tuple[bool, bool, bool, bool]:
+        return (options.tools_changed, options.prompts_changed, options.resources_changed,
+                "resources/subscribe" in handlers)
+
+    def channel(self, connection: Connection, related_request_id: RequestId | None) -> Outbox | None:
+        return connection.channel(related_request_id)
+
+    def log_stream(self, related_request_id: RequestId | None, request_id: RequestId | None) -> RequestId | None:
+        return related_request_id
+
+    def send_elicit_complete(self, session: ServerSession, elicitation_id: str,
+                             related_request_id: RequestId | None) -> None:
+        session.send_notification("notifications/elicitation/complete", related_request_id,
+                                  {"elicitationId": elicitation_id})
 
 
 class ModernEra(Era):
@@ -76,8 +188,41 @@ class ModernEra(Era):
     log_by_default = False
     resource_not_found = INVALID_PARAMS
 
+    def questions(self, session: ServerSession, request_id: RequestId | None) -> Questions:
+        return NoQuestions()
+
+    def rounds(self, ctx: ServerRequestContext[Any, Any], security: RequestStateSecurity, audience: str | None,
+               run: RoundBody) -> Any:
+        params = ctx.params or {}
+        binding = binding_for(security, ctx, audience)
+        book = open_book(security, binding, params.get("requestState"), params.get("inputResponses"))
+        try:
+            result = run(ReplayQuestions(book), params.get("inputResponses"), book.handler_state)
+        except InputRequired:
+            result = None
+        if book.pending:
+            return InputRequiredResult(input_requests=book.pending,
+                                       request_state=seal(security, book.payload(binding, None)))
+        if isinstance(result, InputRequiredResult):
+            state = seal(security, book.payload(binding, result.request_state))
+            return result.model_copy(update={"request_state": state})
+        return result
+
+    def body_questions(self, elicit_replay: bool) -> bool:
+        return elicit_replay
+
+    def admit(self, connection: Connection, method: str) -> None:
+        return None  # a 2026-07-28 request carries its own declarations: nothing to wait for
+
+    def internal_error(self, text: str, expose: bool) -> MCPError:
+        return MCPError(INTERNAL_ERROR, text if expose else "Internal server error")
+
     def unexpected(self, exc: BaseException, expose: bool) -> MCPError:
-        return MCPError(INTERNAL_ERROR, str(exc) if expose else "Internal server error")
+        return self.internal_error(str(exc), expose)
+
+    def bad_answer(self, exc: ValueError, asker: str) -> ValueError:
+        text = str(exc).removeprefix("Received ")
+        return ValueError(f"Resolver '{asker}' received {text}")
 
     def finish(self, result: Any, wire: dict[str, Any], cache_scope: str | None, ttl_ms: int,
                server_info: dict[str, Any]) -> None:
@@ -90,6 +235,26 @@ class ModernEra(Era):
     def url_elicitation(self, params: dict[str, Any], elicitation_id: str) -> dict[str, Any]:
         return params
 
+    def change_notifications(self, handlers: Collection[str],
+                             options: NotificationOptions) -> tuple[bool, bool, bool, bool]:
+        listen = "subscriptions/listen" in handlers  # change notifications travel on listens only
+        return listen, listen, listen, listen
+
+    def channel(self, connection: Connection, related_request_id: RequestId | None) -> Outbox | None:
+        return None  # nothing leaves a 2026-07-28 request except on its own stream
+
+    def log_stream(self, related_request_id: RequestId | None, request_id: RequestId | None) -> RequestId | None:
+        return request_id
+
+    def send_elicit_complete(self, session: ServerSession, elicitation_id: str,
+                             related_request_id: RequestId | None) -> None:
+        logger.debug("send_elicit_complete(%r) ignored: 2026-07-28 has no completion notification", elicitation_id)
+
 
 LEGACY = LegacyEra()
 MODERN = ModernEra()
+
+
+def era_of_version(protocol_version: str | None) -> Era:
+    """The era a negotiated (or requested) protocol version belongs to."""
+    return MODERN if protocol_version in MODERN_PROTOCOL_VERSIONS else LEGACY

@@ -277,22 +277,6 @@ class AnswerBook:
                 "s": handler_state}
 
 
-class ReplayQuestions:
-    """The 2026-07-28 ``Questions`` strategy: a recorded answer, or ``InputRequired``."""
-
-    def __init__(self, book: AnswerBook) -> None:
-        self._book = book
-
-    def ask(self, key: str, method: str, params: dict[str, Any], gate: Callable[[], None]) -> dict[str, Any]:
-        answer = self._book.answer(key, method, params)
-        if answer is not None:
-            return answer
-        gate()
-        request = {key: {"method": method, "params": params}}
-        self._book.defer(request)
-        raise InputRequired(request)
-
-
 def open_book(security: RequestStateSecurity, binding: Binding, request_state: Any,
               input_responses: Any) -> AnswerBook:
     """Verify the incoming state against ``binding`` and gather the answers it and this retry carry."""

@@ -25,9 +25,9 @@ from typing_extensions import TypeVar
 
 from minimcp.server.lowlevel.calls import WorkerPool
 from minimcp.server.lowlevel.dispatch import Dispatcher
+from minimcp.server.lowlevel.era import era_of_version
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.types import (
-    MODERN_PROTOCOL_VERSIONS,
     CallToolRequestParams,
     CompleteRequestParams,
     CompletionsCapability,
@@ -266,14 +266,8 @@ class Server(Generic[LifespanResultT]):
         connection they come from ``notification_options`` and the ``resources/subscribe`` handler.
         """
         handlers = self._request_handlers
-        if protocol_version in MODERN_PROTOCOL_VERSIONS:
-            listen = "subscriptions/listen" in handlers
-            tools_changed = prompts_changed = resources_changed = subscribe = listen
-        else:
-            options = notification_options or self.notification_options
-            tools_changed, prompts_changed = options.tools_changed, options.prompts_changed
-            resources_changed = options.resources_changed
-            subscribe = "resources/subscribe" in handlers
+        tools_changed, prompts_changed, resources_changed, subscribe = era_of_version(
+            protocol_version).change_notifications(handlers, notification_options or self.notification_options)
         return ServerCapabilities(
             tools=ToolsCapability(list_changed=tools_changed) if "tools/list" in handlers else None,
             resources=ResourcesCapability(subscribe=subscribe, list_changed=resources_changed)

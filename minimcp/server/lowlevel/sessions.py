@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from minimcp import jsonrpc
 from minimcp.server.lowlevel.calls import EventLog, Outbox, PendingRequests, send_request
-from minimcp.server.lowlevel.era import LEGACY, MODERN, Era
+from minimcp.server.lowlevel.era import Era
 from minimcp.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -74,13 +74,12 @@ class Connection:
         protocol_version: str,
         client_capabilities: ClientCapabilities | None = None,
         client_info: Implementation | None = None,
-        legacy: bool,
+        era: Era,
         log_level: LoggingLevel | None = None,
     ) -> None:
         self._server = server
         self.id: str | None = None
-        self.era: Era = LEGACY if legacy else MODERN
-        self.legacy = legacy
+        self.era = era
         self.protocol_version = protocol_version
         self.client_capabilities = client_capabilities or ClientCapabilities()
         self.client_info = client_info
@@ -103,7 +102,7 @@ class Connection:
     # --- what a handler asks -------------------------------------------------------------
     @property
     def can_send_request(self) -> bool:
-        return self.legacy and not self.closed
+        return self.era.ask_back and not self.closed
 
     def check_client_capability(self, capability: ClientCapabilities) -> bool:
         return _covers(dump(self.client_capabilities), dump(capability))
@@ -199,7 +198,7 @@ class Connection:
 
     def notify(self, method: str, params: dict[str, Any] | None, related_request_id: RequestId | None) -> None:
         """Send on the request's stream, or the standalone channel; dropped where neither exists."""
-        channel = self.channel(related_request_id) if self.legacy else None
+        channel = self.era.channel(self, related_request_id)
         if channel is None:
             logger.debug("dropped %s: no channel to this client", method)
             return
@@ -207,7 +206,7 @@ class Connection:
 
     def ask(self, method: str, params: dict[str, Any], related_request_id: RequestId | None) -> dict[str, Any]:
         """Ask the client and wait (bounded by the server's ``back_channel_timeout``); the raw result."""
-        channel = self.channel(related_request_id) if self.legacy else None
+        channel = self.era.channel(self, related_request_id)
         if channel is None:
             raise jsonrpc.NoBackChannelError(method)
         return send_request(self.pending, channel, method, params, self._server.back_channel_timeout)
@@ -231,7 +230,7 @@ class ServerSession:
     # --- what the connection knows ---------------------------------------------------------------
     @property
     def legacy(self) -> bool:
-        return self.connection.legacy
+        return self.connection.era.legacy
 
     @property
     def protocol_version(self) -> str:
@@ -284,7 +283,7 @@ class ServerSession:
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        self._route("notifications/message", params, related_request_id if self.legacy else self._request_id)
+        self._route("notifications/message", params, self.connection.era.log_stream(related_request_id, self._request_id))
 
     def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Progress for the caller's token; a no-op when the request carried none."""
@@ -302,11 +301,7 @@ class ServerSession:
         self._route("notifications/progress", params, related_request_id)
 
     def send_elicit_complete(self, elicitation_id: str, related_request_id: RequestId | None = None) -> None:
-        if not self.legacy:
-            logger.debug("send_elicit_complete(%r) ignored: 2026-07-28 has no completion notification",
-                         elicitation_id)
-            return
-        self._route("notifications/elicitation/complete", {"elicitationId": elicitation_id}, related_request_id)
+        self.connection.era.send_elicit_complete(self, elicitation_id, related_request_id)
 
     def send_tool_list_changed(self) -> None:
         self._route("notifications/tools/list_changed", None, None)

@@ -1,8 +1,8 @@
 """``Context``: what a tool, resolver, resource or prompt knows about the request it serves.
 
 One ``Context`` per request, bound to that request's outbox and era. Asking the user (or the
-client's model, or its roots) goes through ``RequestContext.questions``, a strategy chosen by the
-dispatcher for the connection's era: on a legacy connection the question travels as a
+client's model, or its roots) goes through ``Context.questions``, the strategy the request's era
+picked (``minimcp.server.lowlevel.questions``): on a legacy connection the question travels as a
 server-to-client request and the worker blocks until the answer arrives; on a 2026-07-28 request it
 is looked up among the answers recorded so far, and a miss ends the pass with ``input_required``.
 The tool code is the same on both.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Callable, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 from typing_extensions import TypeVar as TypeVarWithDefault
@@ -30,6 +30,7 @@ from minimcp.server.elicitation import (
     outcome_of,
 )
 from minimcp.server.context import ServerRequestContext
+from minimcp.server.lowlevel.questions import Questions
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.types import (
@@ -37,7 +38,6 @@ from minimcp.types import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     ClientCapabilities,
     LoggingLevel,
-    RequestId,
 )
 
 if TYPE_CHECKING:
@@ -47,39 +47,6 @@ if TYPE_CHECKING:
 LifespanT = TypeVar("LifespanT")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 RequestT = TypeVarWithDefault("RequestT", default=Any)
-
-
-Gate = Callable[[], None]
-
-
-class Questions(Protocol):
-    """How a question reaches the client on this request's era."""
-
-    def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
-        """The client's answer (a JSON-RPC ``result`` object) to ``method`` with ``params``.
-
-        ``gate`` raises when the client did not declare it can answer; it runs only when the question
-        must actually go out, so an answer already recorded (2026-07-28) needs no declaration.
-        """
-
-
-class LegacyQuestions:
-    """Legacy era: a server-to-client request on the call's own stream; the worker blocks."""
-
-    def __init__(self, connection: Connection, request_id: RequestId | None) -> None:
-        self._connection = connection
-        self._request_id = request_id
-
-    def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
-        gate()
-        return self._connection.ask(method, params, self._request_id)
-
-
-class NoQuestions:
-    """A call with no client to ask (``mcp.call_tool(...)`` in-process)."""
-
-    def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
-        raise jsonrpc.NoBackChannelError(method)
 
 
 def missing_capability(what: str, required: dict[str, Any], asker: str | None = None) -> MCPError:
@@ -116,24 +83,19 @@ class Context(Generic[LifespanT, RequestT]):
     """
 
     def __init__(self, request_context: ServerRequestContext[LifespanT, Any], mcp_server: MCPServer,
-                 questions: Questions | None = None) -> None:
+                 questions: Questions | None = None, input_responses: dict[str, Any] | None = None,
+                 request_state: str | None = None) -> None:
         self._rc = request_context
         self._mcp = mcp_server
-        connection = request_context.session.connection
-        #: How a question reaches the client: chosen once, by the request's era.
-        self.questions: Questions = questions or (
-            LegacyQuestions(connection, request_context.request_id) if connection.era.ask_back else NoQuestions())
-        self._input_responses: dict[str, Any] | None = None
-        self._request_state: str | None = None
+        session = request_context.session
+        #: How a question reaches the client: chosen once, by the request's era (``Era.rounds``
+        #: hands in the strategy of a round; elsewhere the era's plain one).
+        self.questions: Questions = questions or session.connection.era.questions(session, request_context.request_id)
+        self._input_responses = input_responses
+        self._request_state = request_state
         # _lock guards _body_questions: tool code may ask from threads it starts.
         self._lock = threading.Lock()
         self._body_questions = 0
-
-    def replaying(self, questions: Questions, input_responses: Any, request_state: str | None) -> None:
-        """Answer questions from a 2026-07-28 round's recorded answers instead of asking."""
-        self.questions = questions
-        self._input_responses = input_responses
-        self._request_state = request_state
 
     # --- what the request is -------------------------------------------------------------------
     @property
@@ -214,7 +176,7 @@ class Context(Generic[LifespanT, RequestT]):
         if self._outbox.done:
             raise ValueError("Context is not available outside of a request")
         connection = self._rc.session.connection
-        if not connection.era.ask_back and not self._mcp.elicit_replay:
+        if not connection.era.body_questions(self._mcp.elicit_replay):
             raise jsonrpc.NoBackChannelError(method)
         with self._lock:
             key = f"elicit:{self._body_questions}"

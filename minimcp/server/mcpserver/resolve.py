@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Generic, TypeVar, Un
 
 from pydantic import BaseModel
 
-from minimcp.jsonrpc import NoBackChannelError
 
 from minimcp.server.mcpserver.context import Context, elicitation_gate, missing_capability
 from minimcp.server.elicitation import (
@@ -274,10 +273,8 @@ def _settle(node: Resolver, value: Any, ctx: Context) -> Any:
     if not isinstance(value, _QUESTIONS):
         return value
     session = ctx.session.connection
-    if session.era.ask_back and not ctx.session.can_send_request:
-        method = "elicitation/create" if isinstance(value, Elicit) else (
-            "sampling/createMessage" if isinstance(value, Sample) else "roots/list")
-        raise NoBackChannelError(method)
+    ctx.questions.ready("elicitation/create" if isinstance(value, Elicit) else (
+        "sampling/createMessage" if isinstance(value, Sample) else "roots/list"))
     if isinstance(value, Elicit):
         return _elicit(node, value, ctx)
     if isinstance(value, Sample):
@@ -305,8 +302,8 @@ def _elicit(node: Resolver, question: Elicit[Any], ctx: Context) -> Any:
     try:
         return outcome_of(answer, question.schema)
     except ValueError as exc:
-        if session.legacy:
+        raised = session.era.bad_answer(exc, node.key)
+        if raised is exc:
             raise
-        text = str(exc).removeprefix("Received ")
-        raise ValueError(f"Resolver '{node.key}' received {text}") from None
+        raise raised from None
 

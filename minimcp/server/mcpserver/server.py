@@ -24,10 +24,11 @@ from pydantic import BaseModel, create_model
 from minimcp.jsonrpc import MCPError
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.lowlevel.calls import Outbox
-from minimcp.server.lowlevel.rounds import InputRequired, ReplayQuestions, binding_for, open_book, seal
+from minimcp.server.lowlevel.era import MODERN
+from minimcp.server.lowlevel.questions import NoQuestions
 from minimcp.server.lowlevel.server import NotificationOptions, Server, require_sync_lifespan
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
-from minimcp.server.mcpserver.context import Context, NoQuestions
+from minimcp.server.mcpserver.context import Context
 from minimcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from minimcp.server.mcpserver.prompts.base import Prompt
 from minimcp.server.mcpserver.resolve import ResolverKeys
@@ -45,7 +46,6 @@ from minimcp.server.mcpserver.tools import TaskSupport, Tool, error_result
 from minimcp.server.tasks import TaskManager, TaskStore
 from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
-    INTERNAL_ERROR,
     INVALID_PARAMS,
     BlobResourceContents,
     CallToolRequestParams,
@@ -333,27 +333,10 @@ class MCPServer(Generic[LifespanT]):
         return None if tool is None else tool.parameters
 
     def _with_rounds(self, ctx: ServerRequestContext[Any, Any], run: Callable[[Context], Any]) -> Any:
-        """Run a handler that may ask; on 2026-07-28, open questions become an ``input_required``
-        result whose sealed ``requestState`` carries the answers so far to the next round."""
-        context = Context(ctx, self)
-        if ctx.session.connection.era.ask_back:
-            return run(context)
-        params = ctx.params or {}
-        security = self.request_state_security
-        binding = binding_for(security, ctx, self.name)
-        book = open_book(security, binding, params.get("requestState"), params.get("inputResponses"))
-        context.replaying(ReplayQuestions(book), params.get("inputResponses"), book.handler_state)
-        try:
-            result = run(context)
-        except InputRequired:
-            result = None
-        if book.pending:
-            return InputRequiredResult(input_requests=book.pending,
-                                       request_state=seal(security, book.payload(binding, None)))
-        if isinstance(result, InputRequiredResult):
-            state = seal(security, book.payload(binding, result.request_state))
-            return result.model_copy(update={"request_state": state})
-        return result
+        """Run a handler that may ask, as the request's era runs one (``Era.rounds``)."""
+        return ctx.session.connection.era.rounds(
+            ctx, self.request_state_security, self.name,
+            lambda questions, answers, state: run(Context(ctx, self, questions, answers, state)))
 
     def _sync_extensions(self) -> None:
         """Advertise the tasks extension exactly while some tool runs as a task."""
@@ -439,7 +422,7 @@ class MCPServer(Generic[LifespanT]):
         return tool.run(arguments, context or self._detached_context())
 
     def _detached_context(self) -> Context:
-        connection = Connection(self._lowlevel_server, protocol_version="2026-07-28", legacy=False)
+        connection = Connection(self._lowlevel_server, protocol_version="2026-07-28", era=MODERN)
         outbox = _Discard()
         rc = ServerRequestContext(session=ServerSession(connection, outbox, "direct"),
                                   lifespan_context=self.lifespan_context(), protocol_version=connection.protocol_version,
@@ -525,9 +508,7 @@ class MCPServer(Generic[LifespanT]):
             logger.exception("Error %s %s", kind, uri)
             text = f"Error reading resource {uri}" if resource is not None else \
                 f"Error creating resource from template {uri}"
-            # 2026-07-28 answers every internal failure alike, as the dispatcher does for tools and prompts.
-            raise MCPError(INTERNAL_ERROR, text if era.legacy or ctx.session.connection.expose_errors
-                           else "Internal server error") from None
+            raise era.internal_error(text, ctx.session.connection.expose_errors) from None
         raise MCPError(era.resource_not_found, f"Unknown resource: {uri}", {"uri": uri})
 
     # --- prompts ---------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from pydantic import BaseModel
 from minimcp.jsonrpc import MCPError
 from minimcp.server.auth.middleware.auth_context import acting_for
 from minimcp.server.lowlevel.calls import Outbox, WorkerPool
+from minimcp.server.lowlevel.questions import Questions
 from minimcp.server.lowlevel.rounds import InputRequired, digest, validated_answer
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
@@ -110,7 +111,7 @@ class TaskOutbox(Outbox):
                 self._describe(text)
 
 
-class TaskQuestions:
+class TaskQuestions(Questions):
     """The ``Questions`` strategy inside a task: a recorded answer, or the run ends waiting for one."""
 
     def __init__(self, answers: dict[str, dict[str, Any]]) -> None:
@@ -285,8 +286,7 @@ class TaskManager:
                                   protocol_version=connection.protocol_version, method="tools/call",
                                   request_id=task_id, meta=live.meta, transport=live.transport,
                                   outbox=live.outbox, era=connection.era)
-        context = Context(rc, self.server, questions)
-        context.replaying(questions, answers or None, record.state)
+        context = Context(rc, self.server, questions, answers or None, record.state)
         try:
             result = live.tool.invoke(live.values, context)
         except InputRequired:
