@@ -252,7 +252,7 @@ class MCPWSGIApp:
         if auth is not None or token_verifier is not None or auth_server_provider is not None:
             from minimcp.server.auth.resource_server import ProtectedResource, check_auth_options
 
-            check_auth_options(auth, token_verifier, auth_server_provider)
+            check_auth_options(auth, token_verifier, auth_server_provider, exclusive=False)
             if auth is not None:
                 self.auth = ProtectedResource(auth, token_verifier, auth_server_provider, server.list_tool_scopes())
                 # Unchecked: browser-based clients on other origins call them (they answer CORS).

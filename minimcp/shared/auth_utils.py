@@ -1,8 +1,10 @@
-"""Resource indicators (RFC 8707) and token lifetimes, shared by the client and server halves."""
+"""Resource indicators (RFC 8707), token lifetimes and the sync check, shared by the client and server halves."""
 
 from __future__ import annotations
 
+import inspect
 import time
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import AnyUrl
@@ -35,4 +37,25 @@ def calculate_token_expiry(expires_in: int | str | None) -> float | None:
     return time.time() + int(expires_in)
 
 
-__all__ = ["calculate_token_expiry", "check_resource_allowed", "resource_url_from_server_url"]
+def require_sync_methods(obj: Any, role: str) -> None:
+    """Refuse, when it is handed over, an auth object (or callback) with an ``async def`` in it.
+
+    A coroutine method would return an unawaited coroutine where a token or a client is expected,
+    and every request would then fail far from the cause; a half-ported program (an official SDK
+    verifier, storage or provider kept beside ported code) is the usual source.
+    """
+    if obj is None:
+        return
+    if inspect.isroutine(obj):
+        named = {getattr(obj, "__name__", role): obj}
+    else:
+        named = {name: getattr(type(obj), name) for name in dir(type(obj))
+                 if not name.startswith("_") or name == "__call__"}
+    for name, member in named.items():
+        if inspect.iscoroutinefunction(member) or inspect.isasyncgenfunction(member):
+            raise TypeError(f"minimcp runs plain functions only: {role} {name!r} is declared 'async def'; "
+                            "delete async/await when porting")
+
+
+__all__ = ["calculate_token_expiry", "check_resource_allowed", "require_sync_methods",
+           "resource_url_from_server_url"]

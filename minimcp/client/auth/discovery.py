@@ -143,23 +143,34 @@ def _problems(tried: list[Fetched]) -> str:
     return "; ".join(f"{f.url}: {f.problem}" for f in tried if f.problem)
 
 
+def _first_document(
+    http: requests.Session, urls: list[str], timeout: float, model: type[M], what: str
+) -> tuple[str, M | None, list[Fetched]]:
+    """The first of ``urls`` (in the spec's order) holding a valid ``model``, its address, and every
+    answer read. A 5xx or 429 stops the search (the server is failing, not absent); a document that
+    is not ``model`` is logged and passed over."""
+    tried: list[Fetched] = []
+    for url in urls:
+        fetched = fetch_json(http, url, timeout)
+        tried.append(fetched)
+        _refuse_server_error(fetched, what[0].upper() + what[1:])
+        metadata = _parse(fetched, model, what)
+        if metadata is not None:
+            return url, metadata, tried
+        if fetched.problem:
+            logger.warning("Ignoring %s at %s: %s", what, url, fetched.problem)
+    return "", None, tried
+
+
 def discover_protected_resource(
     http: requests.Session, server_url: str, www_authenticate_url: str | None, timeout: float
 ) -> ProtectedResourceMetadata | None:
     """The resource's metadata, or ``None`` when it publishes none (every address said 4xx)."""
-    tried: list[Fetched] = []
-    for url in protected_resource_metadata_urls(www_authenticate_url, server_url):
-        fetched = fetch_json(http, url, timeout)
-        tried.append(fetched)
-        _refuse_server_error(fetched, "Protected resource metadata")
-        metadata = _parse(fetched, ProtectedResourceMetadata, "protected resource metadata")
-        if metadata is not None:
-            return metadata
-        if fetched.problem:
-            logger.warning("Ignoring protected resource metadata at %s: %s", url, fetched.problem)
-    if any(f.problem for f in tried):
+    _, metadata, tried = _first_document(http, protected_resource_metadata_urls(www_authenticate_url, server_url),
+                                         timeout, ProtectedResourceMetadata, "protected resource metadata")
+    if metadata is None and any(f.problem for f in tried):
         raise OAuthFlowError(f"No usable protected resource metadata for {server_url}: {_problems(tried)}")
-    return None
+    return metadata
 
 
 def discover_authorization_server(
@@ -171,16 +182,9 @@ def discover_authorization_server(
     caller then falls back to the default ``/authorize``, ``/token`` and ``/register`` endpoints.
     """
     expected = issuer or origin(server_url)
-    tried: list[Fetched] = []
-    for url in authorization_server_metadata_urls(issuer, server_url):
-        fetched = fetch_json(http, url, timeout)
-        tried.append(fetched)
-        _refuse_server_error(fetched, "Authorization server metadata")
-        metadata = _parse(fetched, OAuthMetadata, "authorization server metadata")
-        if metadata is None:
-            if fetched.problem:
-                logger.warning("Ignoring authorization server metadata at %s: %s", url, fetched.problem)
-            continue
+    url, metadata, tried = _first_document(http, authorization_server_metadata_urls(issuer, server_url), timeout,
+                                           OAuthMetadata, "authorization server metadata")
+    if metadata is not None:
         if not issuers_match(metadata.issuer, expected):
             raise OAuthFlowError(
                 f"Authorization server metadata at {url} names issuer {metadata.issuer!r}, not {expected!r}; "

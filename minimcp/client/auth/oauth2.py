@@ -62,7 +62,12 @@ from minimcp.shared.auth import (
     OAuthToken,
     ProtectedResourceMetadata,
 )
-from minimcp.shared.auth_utils import calculate_token_expiry, check_resource_allowed, resource_url_from_server_url
+from minimcp.shared.auth_utils import (
+    calculate_token_expiry,
+    check_resource_allowed,
+    require_sync_methods,
+    resource_url_from_server_url,
+)
 
 logger = logging.getLogger("minimcp.client.auth")
 
@@ -189,6 +194,10 @@ class OAuthClientProvider(requests.auth.AuthBase):
         ``auth`` extra is installed; ``True`` always asks for DPoP, ``False`` never. ``timeout``
         bounds each request to an authorization server; ``lock_timeout`` is how long a request
         waits for another thread's authorization (a person logging in) before it gives up."""
+        require_sync_methods(storage, "the token storage's")
+        for role, handler in (("redirect_handler", redirect_handler), ("callback_handler", callback_handler),
+                              ("validate_resource_url", validate_resource_url)):
+            require_sync_methods(handler, role)
         if client_metadata_url is not None and not is_valid_client_metadata_url(client_metadata_url):
             raise ValueError(f"client_metadata_url must be an https URL with a path, got {client_metadata_url!r}")
         self.context = OAuthContext(
@@ -485,6 +494,11 @@ class OAuthClientProvider(requests.auth.AuthBase):
         metadata = self.context.oauth_metadata
         return metadata.token_endpoint if metadata is not None else f"{origin(self.context.server_url)}/token"
 
+    def _audience(self) -> str:
+        """Whom a JWT this client signs or presents is for: the authorization server's issuer."""
+        metadata = self.context.oauth_metadata
+        return metadata.issuer if metadata is not None else self.context.expected_issuer()
+
     def _client_assertion(self, audience: str) -> str:
         """A signed ``private_key_jwt`` assertion; only providers holding a key can make one."""
         raise OAuthTokenError("This client is registered for private_key_jwt; use PrivateKeyJWTOAuthProvider")
@@ -494,7 +508,7 @@ class OAuthClientProvider(requests.auth.AuthBase):
         if context.should_include_resource_param():
             form.setdefault("resource", context.get_resource_url())
         info, metadata = context.client_info, context.oauth_metadata
-        audience = metadata.issuer if metadata is not None else context.expected_issuer()
+        audience = self._audience()
 
         def authenticate(body: dict[str, str], headers: dict[str, str]) -> None:
             if info is not None:

@@ -51,20 +51,11 @@ class AuthorizationCode(BaseModel):
     subject: str | None = None
 
 
-class RefreshToken(BaseModel):
-    token: str
-    client_id: str
-    scopes: list[str]
-    expires_at: int | None = None
-    resource: str | None = None
-    subject: str | None = None
-
-
-class AccessToken(BaseModel):
-    """What a verified bearer token grants: to which client, on whose behalf, which scopes, until when.
+class _IssuedToken(BaseModel):
+    """What any issued token grants: to which client, on whose behalf, which scopes, until when.
 
     ``resource`` is the RFC 8707 resource the token was issued for; ``subject`` the resource owner
-    (``sub``, unique per issuer); ``claims`` anything else the verifier kept (``iss`` among them).
+    (``sub``, unique per issuer).
     """
 
     token: str
@@ -73,6 +64,15 @@ class AccessToken(BaseModel):
     expires_at: int | None = None
     resource: str | None = None
     subject: str | None = None
+
+
+class RefreshToken(_IssuedToken):
+    """A refresh token the built-in authorization server issued, traded at ``/token`` for new tokens."""
+
+
+class AccessToken(_IssuedToken):
+    """A verified bearer token; ``claims`` is anything else the verifier kept (``iss`` among them)."""
+
     claims: dict[str, Any] | None = None
 
 

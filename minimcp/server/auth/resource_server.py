@@ -34,16 +34,25 @@ from minimcp.server.auth.routes import (
     create_protected_resource_routes,
 )
 from minimcp.server.auth.settings import AuthSettings
+from minimcp.shared.auth_utils import require_sync_methods
 
 def check_auth_options(auth: AuthSettings | None, token_verifier: TokenVerifier | None,
-                       auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None) -> None:
-    """Refuse, when the server is built, a combination that would leave the endpoint half protected."""
+                       auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None,
+                       *, exclusive: bool = True) -> None:
+    """Refuse, when the server is built, a combination that would leave the endpoint half protected.
+
+    ``MCPServer`` takes one source of tokens (it derives the verifier from a provider), as the
+    official one does; the low-level ``streamable_http_app`` is ``exclusive=False``: it takes both,
+    the verifier checking tokens and the provider serving the authorization server's endpoints.
+    """
+    require_sync_methods(token_verifier, "the token verifier's")
+    require_sync_methods(auth_server_provider, "the auth_server_provider's")
     if auth is None:
         if token_verifier is not None or auth_server_provider is not None:
             raise ValueError("token_verifier= and auth_server_provider= need auth=AuthSettings(issuer_url=..., "
                              "resource_server_url=...) to say what they protect")
         return
-    if token_verifier is not None and auth_server_provider is not None:
+    if exclusive and token_verifier is not None and auth_server_provider is not None:
         raise ValueError("Give either token_verifier= (tokens from an outside authorization server) or "
                          "auth_server_provider= (the built-in one), not both")
     if token_verifier is None and auth_server_provider is None:
@@ -55,7 +64,7 @@ class ProtectedResource:
     def __init__(self, auth: AuthSettings, token_verifier: TokenVerifier | None = None,
                  auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
                  tool_scopes: Iterable[str] = ()) -> None:
-        check_auth_options(auth, token_verifier, auth_server_provider)
+        check_auth_options(auth, token_verifier, auth_server_provider, exclusive=False)
         verifier = token_verifier if token_verifier is not None else ProviderTokenVerifier(auth_server_provider)
         self.settings = auth
         self.required_scopes = list(auth.required_scopes or [])

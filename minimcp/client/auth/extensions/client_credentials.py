@@ -22,6 +22,7 @@ from minimcp.client.auth.jose import require_jwt
 from minimcp.client.auth.oauth2 import OAuthClientProvider
 from minimcp.client.auth.storage import TokenStorage
 from minimcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from minimcp.shared.auth_utils import require_sync_methods
 from minimcp.shared.exceptions import MCPDeprecationWarning
 
 #: Given the audience (the authorization server's issuer), returns a signed JWT.
@@ -45,26 +46,40 @@ def checked_issuer(issuer: str | None) -> str | None:
 
 class _ConfiguredClient(OAuthClientProvider):
     """A provider whose client record is fixed at construction (no registration) and which, given
-    an issuer, only ever talks to that authorization server. Its grant is client credentials."""
+    an issuer, only ever talks to that authorization server.
+
+    Its grant is ``grant_type``; ``assertion_provider(audience)``, when given, makes the JWT that a
+    subclass presents, the audience being the authorization server's issuer.
+    """
+
+    grant_type = "client_credentials"
 
     def __init__(
         self,
         server_url: str,
         storage: TokenStorage,
-        client_info: OAuthClientInformationFull,
+        client_id: str,
+        *,
+        auth_method: str,
         scope: str | None,
         issuer: str | None,
-        **options: Any,
+        client_secret: str | None = None,
+        assertion_provider: AssertionProvider | None = None,
     ) -> None:
-        metadata = OAuthClientMetadata(
-            redirect_uris=None,
-            grant_types=client_info.grant_types,
+        require_sync_methods(assertion_provider, "assertion_provider")
+        client_info = OAuthClientInformationFull(
+            client_id=client_id,
+            client_secret=client_secret,
+            grant_types=[self.grant_type],
+            token_endpoint_auth_method=auth_method,
             scope=scope,
         )
-        super().__init__(server_url, metadata, storage, **options)
+        metadata = OAuthClientMetadata(redirect_uris=None, grant_types=client_info.grant_types, scope=scope)
+        super().__init__(server_url, metadata, storage)
         self._fixed_client_info = client_info
         self._scope = scope
         self._issuer = issuer
+        self._assertion_provider = assertion_provider
 
     def _initial_client_info(self) -> OAuthClientInformationFull:
         return self._fixed_client_info
@@ -84,9 +99,17 @@ class _ConfiguredClient(OAuthClientProvider):
         found = metadata.issuer if metadata is not None else "no authorization server metadata"
         raise OAuthFlowError(f"This client's credentials belong to {self._issuer}, and discovery led to {found}")
 
+    def _assertion(self, audience: str) -> str:
+        assert self._assertion_provider is not None
+        return self._assertion_provider(audience)
+
+    def _grant_fields(self) -> dict[str, str]:
+        """What the token request carries beside ``grant_type`` and ``scope``."""
+        return {}
+
     def _grant(self, scope: str | None) -> OAuthToken:
         self._require_configured_issuer()
-        form = {"grant_type": "client_credentials"}
+        form = {"grant_type": self.grant_type, **self._grant_fields()}
         requested = self._scope or scope
         if requested:
             form["scope"] = requested
@@ -106,14 +129,8 @@ class ClientCredentialsOAuthProvider(_ConfiguredClient):
         scope: str | None = None,
         issuer: str | None = None,
     ) -> None:
-        client_info = OAuthClientInformationFull(
-            client_id=client_id,
-            client_secret=client_secret,
-            grant_types=["client_credentials"],
-            token_endpoint_auth_method=token_endpoint_auth_method,
-            scope=scope,
-        )
-        super().__init__(server_url, storage, client_info, scope, checked_issuer(issuer))
+        super().__init__(server_url, storage, client_id, auth_method=token_endpoint_auth_method, scope=scope,
+                         issuer=checked_issuer(issuer), client_secret=client_secret)
 
 
 def static_assertion_provider(token: str) -> AssertionProvider:
@@ -172,17 +189,11 @@ class PrivateKeyJWTOAuthProvider(_ConfiguredClient):
         scope: str | None = None,
         issuer: str | None = None,
     ) -> None:
-        client_info = OAuthClientInformationFull(
-            client_id=client_id,
-            grant_types=["client_credentials"],
-            token_endpoint_auth_method="private_key_jwt",
-            scope=scope,
-        )
-        super().__init__(server_url, storage, client_info, scope, checked_issuer(issuer))
-        self._assertion_provider = assertion_provider
+        super().__init__(server_url, storage, client_id, auth_method="private_key_jwt", scope=scope,
+                         issuer=checked_issuer(issuer), assertion_provider=assertion_provider)
 
     def _client_assertion(self, audience: str) -> str:
-        return self._assertion_provider(audience)
+        return self._assertion(audience)
 
 
 __all__ = [

@@ -24,7 +24,7 @@ from minimcp.client.auth.extensions.jwt_bearer import JWTBearerOAuthProvider
 from minimcp.client.auth.storage import TokenStorage
 from minimcp.client.auth.wire import json_object, oauth_error_text, read_limited
 from minimcp.shared.auth import OAuthToken
-from minimcp.shared.auth_utils import resource_url_from_server_url
+from minimcp.shared.auth_utils import require_sync_methods, resource_url_from_server_url
 
 TOKEN_EXCHANGE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
@@ -88,6 +88,7 @@ class IdentityAssertionOAuthProvider(JWTBearerOAuthProvider):
         scope: str | None = None,
         token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post"] = "client_secret_post",
     ) -> None:
+        require_sync_methods(assertion_provider, "assertion_provider")
         if not client_secret:
             raise ValueError("client_secret is required: the ID-JAG grant is for confidential clients")
         if not issuer:

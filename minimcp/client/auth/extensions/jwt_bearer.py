@@ -13,7 +13,7 @@ from typing import Literal
 
 from minimcp.client.auth.extensions.client_credentials import AssertionProvider, _ConfiguredClient, checked_issuer
 from minimcp.client.auth.storage import TokenStorage
-from minimcp.shared.auth import JWT_BEARER_GRANT_TYPE, OAuthClientInformationFull, OAuthToken
+from minimcp.shared.auth import JWT_BEARER_GRANT_TYPE
 
 
 class JWTBearerOAuthProvider(_ConfiguredClient):
@@ -24,6 +24,8 @@ class JWTBearerOAuthProvider(_ConfiguredClient):
     token read from a file or the environment. Without ``client_secret`` the client is public
     (the assertion alone identifies the workload); with one it also authenticates itself.
     """
+
+    grant_type = JWT_BEARER_GRANT_TYPE
 
     def __init__(
         self,
@@ -36,28 +38,14 @@ class JWTBearerOAuthProvider(_ConfiguredClient):
         client_secret: str | None = None,
         token_endpoint_auth_method: Literal["none", "client_secret_basic", "client_secret_post"] | None = None,
     ) -> None:
-        client_info = OAuthClientInformationFull(
-            client_id=client_id,
-            client_secret=client_secret,
-            grant_types=[JWT_BEARER_GRANT_TYPE],
-            token_endpoint_auth_method=token_endpoint_auth_method or ("client_secret_basic" if client_secret else "none"),
-            scope=scope,
+        super().__init__(
+            server_url, storage, client_id, scope=scope, issuer=checked_issuer(issuer), client_secret=client_secret,
+            auth_method=token_endpoint_auth_method or ("client_secret_basic" if client_secret else "none"),
+            assertion_provider=assertion_provider,
         )
-        super().__init__(server_url, storage, client_info, scope, checked_issuer(issuer))
-        self._assertion_provider = assertion_provider
 
-    def _assertion(self, audience: str) -> str:
-        return self._assertion_provider(audience)
-
-    def _grant(self, scope: str | None) -> OAuthToken:
-        self._require_configured_issuer()
-        metadata = self.context.oauth_metadata
-        audience = metadata.issuer if metadata is not None else self.context.expected_issuer()
-        form = {"grant_type": JWT_BEARER_GRANT_TYPE, "assertion": self._assertion(audience)}
-        requested = self._scope or scope
-        if requested:
-            form["scope"] = requested
-        return self._request_token(form)
+    def _grant_fields(self) -> dict[str, str]:
+        return {"assertion": self._assertion(self._audience())}
 
 
 __all__ = ["JWTBearerOAuthProvider"]

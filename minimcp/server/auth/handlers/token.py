@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 import time
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AnyHttpUrl, AnyUrl, BaseModel, Field, TypeAdapter, ValidationError
 from werkzeug.wrappers import Request, Response
@@ -20,40 +20,48 @@ from minimcp.server.auth.errors import stringify_pydantic_error
 from minimcp.server.auth.json_response import NO_STORE, json_response
 from minimcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
 from minimcp.server.auth.provider import (
+    AuthorizationCode,
     IdentityAssertionParams,
     OAuthAuthorizationServerProvider,
+    RefreshToken,
     TokenError,
     TokenErrorCode,
 )
 from minimcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 
-class AuthorizationCodeRequest(BaseModel):
+class _ClientTokenRequest(BaseModel):
+    """What every grant's request names: the client (authenticated before it is read) and the
+    RFC 8707 resource."""
+
+    client_id: str
+    client_secret: str | None = None
+    resource: str | None = None
+
+
+class AuthorizationCodeRequest(_ClientTokenRequest):
     grant_type: Literal["authorization_code"]
     code: str
     redirect_uri: AnyUrl | None = None
-    client_id: str
-    client_secret: str | None = None
     code_verifier: str = Field(..., pattern=r"^[A-Za-z0-9._~-]{43,128}$")
-    resource: str | None = None
 
 
-class RefreshTokenRequest(BaseModel):
+class _ScopedTokenRequest(_ClientTokenRequest):
+    scope: str | None = None
+
+    def requested_scopes(self) -> list[str] | None:
+        """The scopes asked for, or ``None`` when the request leaves ``scope`` out."""
+        return self.scope.split() if self.scope else None
+
+
+class RefreshTokenRequest(_ScopedTokenRequest):
     grant_type: Literal["refresh_token"]
     refresh_token: str
-    scope: str | None = None
-    client_id: str
-    client_secret: str | None = None
-    resource: str | None = None
 
 
-class JwtBearerRequest(BaseModel):
+class JwtBearerRequest(_ScopedTokenRequest):
     grant_type: Literal["urn:ietf:params:oauth:grant-type:jwt-bearer"]
     assertion: str
-    scope: str | None = None
-    client_id: str
-    client_secret: str | None = None
-    resource: str | None = None
 
 
 TokenRequest = Annotated[AuthorizationCodeRequest | RefreshTokenRequest | JwtBearerRequest,
@@ -72,6 +80,19 @@ TokenSuccessResponse = OAuthToken
 
 def _error(error: TokenErrorCode, description: str, status: int = 400) -> Response:
     return json_response(TokenErrorResponse(error=error, error_description=description), status, NO_STORE)
+
+
+GrantT = TypeVar("GrantT", AuthorizationCode, RefreshToken)
+
+
+def _held(grant: GrantT | None, client: OAuthClientInformationFull, what: str) -> GrantT:
+    """The code or refresh token if this client holds it and it is still valid. Another client's
+    is reported as unknown, so that no client can probe for others' grants."""
+    if grant is None or grant.client_id != client.client_id:
+        raise TokenError("invalid_grant", f"{what} does not exist")
+    if grant.expires_at is not None and grant.expires_at < time.time():
+        raise TokenError("invalid_grant", f"{what} has expired")
+    return grant
 
 
 @dataclass
@@ -109,11 +130,7 @@ class TokenHandler:
         return json_response(tokens, 200, NO_STORE)
 
     def _code(self, client: OAuthClientInformationFull, request: AuthorizationCodeRequest) -> OAuthToken:
-        code = self.provider.load_authorization_code(client, request.code)
-        if code is None or code.client_id != client.client_id:
-            raise TokenError("invalid_grant", "authorization code does not exist")
-        if code.expires_at < time.time():
-            raise TokenError("invalid_grant", "authorization code has expired")
+        code = _held(self.provider.load_authorization_code(client, request.code), client, "authorization code")
         expected_uri = str(code.redirect_uri) if code.redirect_uri_provided_explicitly else None
         given_uri = None if request.redirect_uri is None else str(request.redirect_uri)
         if given_uri != expected_uri:
@@ -125,12 +142,9 @@ class TokenHandler:
         return self.provider.exchange_authorization_code(client, code)
 
     def _refresh(self, client: OAuthClientInformationFull, request: RefreshTokenRequest) -> OAuthToken:
-        refresh = self.provider.load_refresh_token(client, request.refresh_token)
-        if refresh is None or refresh.client_id != client.client_id:
-            raise TokenError("invalid_grant", "refresh token does not exist")
-        if refresh.expires_at is not None and refresh.expires_at < time.time():
-            raise TokenError("invalid_grant", "refresh token has expired")
-        scopes = request.scope.split() if request.scope else refresh.scopes
+        refresh = _held(self.provider.load_refresh_token(client, request.refresh_token), client, "refresh token")
+        requested = request.requested_scopes()
+        scopes = refresh.scopes if requested is None else requested
         for scope in scopes:
             if scope not in refresh.scopes:
                 raise TokenError("invalid_scope", f"cannot request scope `{scope}` not provided by refresh token")
@@ -142,8 +156,7 @@ class TokenHandler:
                              "The JWT bearer grant is not supported by this authorization server")
         if not client.client_secret:
             raise TokenError("unauthorized_client", "The JWT bearer grant requires a confidential client")
-        params = IdentityAssertionParams(assertion=request.assertion,
-                                         scopes=request.scope.split() if request.scope else None,
+        params = IdentityAssertionParams(assertion=request.assertion, scopes=request.requested_scopes(),
                                          resource=request.resource)
         return self.provider.exchange_identity_assertion(client, params)
 
