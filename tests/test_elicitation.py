@@ -158,10 +158,7 @@ def test_a_nested_model_is_refused_before_anything_is_sent(connect: Callable[...
     with connect(bistro(), mode=mode, elicitation_callback=answering(seen=seen)) as client:
         result = client.call_tool("ship", {})
     assert result.is_error
-    assert text_of(result) == (
-        "Error executing tool ship: Elicitation schema field 'address' rendered as "
-        "{'$ref': '#/$defs/Address'}, which is not a valid PrimitiveSchemaDefinition"
-    )
+    assert text_of(result) == "Error executing tool ship"  # the TypeError is the server log's, as officially
     assert seen == []
 
 
@@ -171,8 +168,7 @@ def test_an_answer_that_does_not_fit_the_schema_fails_the_tool(connect: Callable
     with connect(bistro(), mode=mode, elicitation_callback=callback) as client:
         result = client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
     assert result.is_error
-    assert text_of(result) == ("Error executing tool book_table: Received an accepted elicitation whose content "
-                               "does not match the requested schema")
+    assert text_of(result) == "Error executing tool book_table"  # the ValueError stays in the server log
 
 
 @ERAS

@@ -105,14 +105,13 @@ def test_resources_and_templates(connect: Callable[..., Client], mode: str) -> N
         assert base64.b64decode(logo.blob) == PNG and logo.mime_type == "image/png"
         (summary,) = client.read_resource("books://42/summary").contents
         assert summary.text == "Summary of 42 (Context)" and summary.uri == "books://42/summary"
-        legacy = mode == "legacy"
         with pytest.raises(MCPError) as missing:
             client.read_resource("books://0/summary")
         assert (missing.value.code, str(missing.value), missing.value.data) == \
-            (-32002 if legacy else -32602, "No book 0", {"uri": "books://0/summary"})
+            (-32602, "No book 0", {"uri": "books://0/summary"})
         with pytest.raises(MCPError) as unknown:
             client.read_resource("nothing://here")
-        assert unknown.value.code == (-32002 if legacy else -32602)
+        assert unknown.value.code == -32602  # both eras, as the official SDK
         assert str(unknown.value) == "Unknown resource: nothing://here"
         with pytest.raises(MCPError) as crashed:
             client.read_resource("books://crash/summary")
@@ -230,7 +229,7 @@ def test_a_legacy_client_starts_over_when_its_session_is_gone(serve_http: Callab
 def test_raise_exceptions_shows_the_real_failure_in_memory() -> None:
     with Client(library()) as client, pytest.raises(MCPError) as sanitized:
         client.read_resource("books://crash/summary")
-    assert str(sanitized.value) == "Internal server error"
+    assert str(sanitized.value) == "Error creating resource from template books://crash/summary"  # as officially
     with Client(library(), raise_exceptions=True) as client, pytest.raises(MCPError) as real:
         client.read_resource("books://crash/summary")
     assert str(real.value) == "Error creating resource from template books://crash/summary"

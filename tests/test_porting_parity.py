@@ -6,14 +6,22 @@ loopback HTTP server and in memory, in both eras where the era matters. Numbers 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable, TypedDict
 
 import pytest
 from pydantic import BaseModel
 
-from minimcp import Client, types
+from minimcp import Client, MCPError, types
 from minimcp.server.mcpserver import Context, MCPServer
+from minimcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedResourceError,
+    UnexpectedToolError,
+)
 
 ERAS = pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 
@@ -91,6 +99,106 @@ def test_2_annotated_call_tool_result_advertises_the_model(connect: Callable[...
         assert client.call_tool("weather").structured_content == {"summary": "sunny"}
 
 
+def _failing() -> MCPServer:
+    mcp = MCPServer("failing")
+
+    @mcp.tool()
+    def crash() -> str:
+        raise RuntimeError("secret path /etc/x")
+
+    @mcp.tool()
+    def refuse() -> str:
+        raise ToolError("the ledger is closed")
+
+    @mcp.tool()
+    def count(n: int) -> int:
+        return n
+
+    @mcp.tool()
+    def miscount() -> int:
+        return "secret total"  # type: ignore[return-value]
+
+    @mcp.tool()
+    def quote(uri: str, ctx: Context) -> str:
+        return "".join(str(part.content) for part in ctx.read_resource(uri))
+
+    @mcp.resource("notes://crash")
+    def crashing_note() -> str:
+        raise RuntimeError("secret dsn postgres://u:p@db")
+
+    @mcp.resource("notes://refused")
+    def refused_note() -> str:
+        raise ResourceError("notes are archived")
+
+    @mcp.resource("notes://{key}/crash")
+    def crashing_template(key: str) -> str:
+        raise RuntimeError(f"secret key {key}")
+
+    return mcp
+
+
+@ERAS
+def test_3_a_crashing_tool_keeps_its_text_in_the_log(
+    connect: Callable[..., Client], mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="minimcp.server"), connect(_failing(), mode=mode) as client:
+        crashed = client.call_tool("crash")
+        assert crashed.is_error and crashed.content[0].text == "Error executing tool crash"
+        refused = client.call_tool("refuse")
+        assert refused.content[0].text == "Error executing tool refuse: the ledger is closed"
+        invalid = client.call_tool("count", {"n": "many"})
+        assert invalid.is_error and invalid.content[0].text.startswith("Error executing tool count: 1 validation error")
+        unfit = client.call_tool("miscount")  # a value that fails the output schema is a crash too
+        assert unfit.is_error and unfit.content[0].text == "Error executing tool miscount"
+        unknown = client.call_tool("nope")
+        assert unknown.is_error and unknown.content[0].text == "Unknown tool: nope"
+        nested = client.call_tool("quote", {"uri": "notes://crash"})
+        assert nested.content[0].text == "Error executing tool quote: Error reading resource notes://crash"
+        refused_note = client.call_tool("quote", {"uri": "notes://refused"})
+        assert refused_note.content[0].text == "Error executing tool quote: notes are archived"
+    assert "secret path /etc/x" in caplog.text and "Traceback" in caplog.text  # the server log keeps it all
+    assert "secret total" in caplog.text
+
+
+def test_3_call_tool_in_process_raises_the_official_errors() -> None:
+    mcp = _failing()
+    with pytest.raises(UnexpectedToolError, match="^Error executing tool crash$") as crashed:
+        mcp.call_tool("crash", {})
+    assert isinstance(crashed.value.__cause__, RuntimeError)
+    with pytest.raises(ToolError, match="^Error executing tool refuse: the ledger is closed$") as refused:
+        mcp.call_tool("refuse", {})
+    assert not isinstance(refused.value, UnexpectedToolError)
+    with pytest.raises(ToolError, match="Unknown tool: nope"):
+        mcp.call_tool("nope", {})
+    with pytest.raises(UnexpectedResourceError, match="^Error reading resource notes://crash$"):
+        mcp.read_resource("notes://crash")
+    with pytest.raises(ResourceNotFoundError, match="^Unknown resource: notes://absent$"):
+        mcp.read_resource("notes://absent")
+
+
+@ERAS
+def test_7_and_16_resource_failures_answer_as_officially(
+    connect: Callable[..., Client], mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="minimcp.server"), connect(_failing(), mode=mode) as client:
+        with pytest.raises(MCPError) as crashed:
+            client.read_resource("notes://crash")
+        assert (crashed.value.code, str(crashed.value), crashed.value.data) == \
+            (-32603, "Error reading resource notes://crash", {"uri": "notes://crash"})
+        with pytest.raises(MCPError) as template:
+            client.read_resource("notes://k/crash")
+        assert (template.value.code, str(template.value)) == \
+            (-32603, "Error creating resource from template notes://k/crash")
+        with pytest.raises(MCPError) as refused:
+            client.read_resource("notes://refused")
+        assert (refused.value.code, str(refused.value)) == (-32603, "notes are archived")
+        with pytest.raises(MCPError) as missing:
+            client.read_resource("notes://absent")
+        assert (missing.value.code, str(missing.value), missing.value.data) == \
+            (-32602, "Unknown resource: notes://absent", {"uri": "notes://absent"})
+    assert "postgres://u:p@db" in caplog.text and "secret key k" in caplog.text
+
+
 def test_4_descriptions_are_the_raw_docstring_or_empty(connect: Callable[..., Client]) -> None:
     mcp = MCPServer("docs")
 
@@ -159,3 +267,80 @@ def test_12_str_or_input_required_advertises_the_str_schema(connect: Callable[..
         schemas = {tool.name: tool.output_schema for tool in client.list_tools().tools}
         assert schemas["maybe_ask"]["properties"] == {"result": {"title": "Result", "type": "string"}}
         assert client.call_tool("maybe_ask").structured_content == {"result": "answered"}
+
+
+@ERAS
+def test_6_session_send_notification_takes_a_model(connect: Callable[..., Client], mode: str) -> None:
+    mcp = MCPServer("notes")
+
+    @mcp.tool()
+    def announce(ctx: Context) -> str:
+        note = types.LoggingMessageNotification(
+            params=types.LoggingMessageNotificationParams(level="info", data="announced")
+        )
+        ctx.session.send_notification(note, related_request_id=ctx.request_id)
+        return "done"
+
+    seen: list[Any] = []
+    with connect(mcp, mode=mode, message_handler=seen.append) as client:
+        assert client.call_tool("announce").content[0].text == "done"
+    assert [(m.method, m.params.data) for m in seen] == [("notifications/message", "announced")]
+
+
+def test_12_input_responses_are_typed(connect: Callable[..., Client]) -> None:
+    mcp = MCPServer("refunds")
+    question = types.ElicitRequest(
+        params=types.ElicitRequestFormParams(
+            message="Refund $3?", requested_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}}
+        )
+    )
+
+    @mcp.tool()
+    def refund(ctx: Context) -> str | types.InputRequiredResult:
+        answer = (ctx.input_responses or {}).get("confirm")
+        if isinstance(answer, types.ElicitResult):
+            return "refunded $3" if answer.action == "accept" else "refund cancelled"
+        return types.InputRequiredResult(input_requests={"confirm": question}, request_state="asked")
+
+    def accept(context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    with connect(mcp, mode="2026-07-28", elicitation_callback=accept) as client:
+        assert client.call_tool("refund").content[0].text == "refunded $3"
+
+
+def test_13_ctx_read_resource(connect: Callable[..., Client]) -> None:
+    mcp = MCPServer("reader")
+
+    @mcp.resource("notes://today")
+    def today() -> str:
+        return "buy milk"
+
+    @mcp.tool()
+    def read_note(uri: str, ctx: Context) -> str:
+        return "".join(str(part.content) for part in ctx.read_resource(uri))
+
+    with connect(mcp) as client:
+        assert client.call_tool("read_note", {"uri": "notes://today"}).content[0].text == "buy milk"
+        missing = client.call_tool("read_note", {"uri": "notes://never"})
+        assert missing.is_error
+        assert missing.content[0].text == "Error executing tool read_note: Unknown resource: notes://never"
+
+
+def test_15_stateless_legacy_elicit_names_the_missing_back_channel(serve_http: Callable[..., str]) -> None:
+    mcp = MCPServer("stateless")
+
+    class Confirm(BaseModel):
+        ok: bool
+
+    @mcp.tool()
+    def ask(ctx: Context) -> str:
+        return str(ctx.elicit("Sure?", Confirm))
+
+    url = serve_http(mcp, stateless_http=True)
+    with Client(url, mode="legacy", elicitation_callback=lambda c, p: types.ElicitResult(action="decline")) as client:
+        with pytest.raises(MCPError) as refused:
+            client.call_tool("ask")
+    assert str(refused.value) == (
+        "Cannot send 'elicitation/create': this transport context has no back-channel for server-initiated requests."
+    )

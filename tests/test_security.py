@@ -7,13 +7,15 @@
 - principals: ``requestState`` and legacy session ids are bound to the authenticated user
   (``REMOTE_USER``, set here by a WSGI middleware as a host framework would);
 - session ids: 128 random bits, visible ASCII, never repeated;
-- internal errors on 2026-07-28 reveal nothing (a crashing resource, template, prompt or completion
-  handler answers -32603 ``Internal server error``); rejected-state reasons go to the log only;
+- internal errors on 2026-07-28 reveal nothing (a crashing prompt or completion handler answers
+  -32603 ``Internal server error``, a crashing resource or template names only its URI, as the
+  official SDK does); rejected-state reasons go to the log only;
 - stdio: stdout carries JSON-RPC lines only, even when tools print or crash.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterator
@@ -297,7 +299,13 @@ def test_internal_errors_are_opaque_on_modern(serve_http: Callable[..., str], me
     url = serve_http(vault())
     with caplog.at_level(logging.ERROR):
         answer = modern_rpc(url, method, params)
-    assert answer["error"] == {"code": -32603, "message": "Internal server error"}, answer
+    error = answer["error"]
+    assert error["code"] == -32603 and "hunter2" not in json.dumps(error), answer
+    expected = {  # a crashing resource names its URI, as in the official SDK; nothing of the exception
+        "res://crash": "Error reading resource res://crash",
+        "res://crash/x": "Error creating resource from template res://crash/x",
+    }.get(params.get("uri", ""), "Internal server error")
+    assert error["message"] == expected
     assert "hunter2" in caplog.text  # the detail is for the operator's log
 
 

@@ -92,7 +92,7 @@ def build(**server_options: Any) -> tuple[MCPServer[Any], dict[str, Any]]:
         answers = ctx.input_responses or {}
         if not {"a", "b"} <= answers.keys():
             return InputRequiredResult(input_requests={"a": form, "b": form})
-        return CallToolResult(content=[TextContent(type="text", text=f"{answers['a']['action']}+{answers['b']['action']}")])
+        return CallToolResult(content=[TextContent(type="text", text=f"{answers['a'].action}+{answers['b'].action}")])
 
     @mcp.tool(task="required")
     def resolved_first(go: Annotated[Confirm, Resolve(ask_go_ahead)]) -> str:

@@ -23,6 +23,7 @@ from pydantic import (
     Field,
     Tag,
     TypeAdapter,
+    ValidationError,
     field_validator,
     model_validator,
 )
@@ -1023,6 +1024,16 @@ def parse_input_response(method: str, data: Any) -> InputResponse:
     return _adapter(method).validate_python(data)
 
 
+def guess_input_response(data: Any) -> InputResponse | Any:
+    """An answer typed by its shape alone, as ``ctx.input_responses`` hands it to a handler that
+    built its own ``InputRequiredResult`` (and so knows which question each key asked); an answer
+    no model fits is returned as it came."""
+    try:
+        return _adapter("input response").validate_python(data)
+    except ValidationError:
+        return data
+
+
 class InputRequiredResult(Result):
     result_type: Literal["input_required"] = "input_required"
     input_requests: InputRequests | None = None
@@ -1081,6 +1092,11 @@ _ADAPTED: dict[str, Any] = {
     **_INPUT_RESPONSES,
     "elicitation/create params": ElicitRequestParams,
     "server notification": ServerNotification,
+    # Tried in this order, each needing a field the others lack: action, roots, then sampling.
+    "input response": Annotated[
+        ElicitResult | ListRootsResult | CreateMessageResult | CreateMessageResultWithTools,
+        Field(union_mode="left_to_right"),
+    ],
 }
 
 

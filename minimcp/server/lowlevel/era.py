@@ -7,8 +7,8 @@ classifies them, and the core asks the object instead of branching on a flag:
 - asking the client: ``questions`` and ``rounds`` pick the strategy (pushed as a server-to-client
   request, or replayed from ``input_required`` rounds), ``body_questions`` whether a tool body may
   ask, ``ask_back`` whether the connection can push requests at all;
-- errors: ``unexpected`` and ``internal_error`` (what the client learns of a failure), ``admit``
-  (the pre-``initialize`` gate), ``resource_not_found`` (the code), ``bad_answer``;
+- errors: ``unexpected`` (what the client learns of a failure nobody anticipated), ``admit``
+  (the pre-``initialize`` gate), ``bad_answer``;
 - the wire: ``finish`` (``resultType``, caching hints, ``serverInfo``), ``url_elicitation``
   (``elicitationId``), ``change_notifications`` (the ``listChanged``/``subscribe`` capabilities);
 - where a message goes: ``channel`` (a related request's stream, or the standalone channel),
@@ -27,11 +27,9 @@ from minimcp.server.lowlevel.questions import AskClient, NoQuestions, Questions,
 from minimcp.server.lowlevel.rounds import InputRequired, RequestStateSecurity, binding_for, open_book, seal
 from minimcp.types import (
     INTERNAL_ERROR,
-    INVALID_PARAMS,
     INVALID_REQUEST,
     META_SERVER_INFO,
     MODERN_PROTOCOL_VERSIONS,
-    RESOURCE_NOT_FOUND,
     InputRequiredResult,
     RequestId,
 )
@@ -56,7 +54,6 @@ class Era(ABC):
     legacy: bool
     ask_back: bool
     log_by_default: bool
-    resource_not_found: int
 
     # --- asking the client -----------------------------------------------------------------------
     @abstractmethod
@@ -78,10 +75,6 @@ class Era(ABC):
     @abstractmethod
     def admit(self, connection: Connection, method: str) -> None:
         """Refuse a request this connection may not make yet."""
-
-    @abstractmethod
-    def internal_error(self, text: str, expose: bool) -> MCPError:
-        """The -32603 a client gets for a failure whose own ``text`` may or may not be shown."""
 
     @abstractmethod
     def unexpected(self, exc: BaseException, expose: bool) -> MCPError:
@@ -128,7 +121,6 @@ class LegacyEra(Era):
     legacy = True
     ask_back = True
     log_by_default = True
-    resource_not_found = RESOURCE_NOT_FOUND
 
     def questions(self, session: ServerSession, request_id: RequestId | None) -> Questions:
         return AskClient(session, request_id)
@@ -143,9 +135,6 @@ class LegacyEra(Era):
     def admit(self, connection: Connection, method: str) -> None:
         if not connection.initialized and method not in ("initialize", "ping"):
             raise MCPError(INVALID_REQUEST, "Received a request before initialization was complete")
-
-    def internal_error(self, text: str, expose: bool) -> MCPError:
-        return MCPError(INTERNAL_ERROR, text)
 
     def unexpected(self, exc: BaseException, expose: bool) -> MCPError:
         return MCPError(0, str(exc))  # what the official SDK sends, for wire parity
@@ -186,7 +175,6 @@ class ModernEra(Era):
     legacy = False
     ask_back = False
     log_by_default = False
-    resource_not_found = INVALID_PARAMS
 
     def questions(self, session: ServerSession, request_id: RequestId | None) -> Questions:
         return NoQuestions()
@@ -214,11 +202,8 @@ class ModernEra(Era):
     def admit(self, connection: Connection, method: str) -> None:
         return None  # a 2026-07-28 request carries its own declarations: nothing to wait for
 
-    def internal_error(self, text: str, expose: bool) -> MCPError:
-        return MCPError(INTERNAL_ERROR, text if expose else "Internal server error")
-
     def unexpected(self, exc: BaseException, expose: bool) -> MCPError:
-        return self.internal_error(str(exc), expose)
+        return MCPError(INTERNAL_ERROR, str(exc) if expose else "Internal server error")
 
     def bad_answer(self, exc: ValueError, asker: str) -> ValueError:
         text = str(exc).removeprefix("Received ")

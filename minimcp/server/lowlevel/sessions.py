@@ -261,7 +261,9 @@ class ServerSession:
 
     # --- notifications ---------------------------------------------------------------------------
     def _route(self, method: str, params: dict[str, Any] | None, related_request_id: RequestId | None) -> None:
-        if related_request_id is not None and related_request_id == self._request_id and self._outbox is not None:
+        # ``ctx.request_id`` is the id as text, as officially: it names this request whatever its JSON type.
+        own = related_request_id is not None and str(related_request_id) == str(self._request_id)
+        if own and self._outbox is not None:
             self._outbox.send(jsonrpc.notification(method, params))
         else:
             self.connection.notify(method, params, related_request_id)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -37,11 +37,14 @@ from minimcp.types import (
     INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     ClientCapabilities,
+    InputResponse,
     LoggingLevel,
+    guess_input_response,
 )
 
 if TYPE_CHECKING:
     from minimcp.server.auth.provider import AccessToken
+    from minimcp.server.mcpserver.resources import ReadResourceContents
     from minimcp.server.mcpserver.server import MCPServer
 
 LifespanT = TypeVar("LifespanT")
@@ -139,8 +142,12 @@ class Context(Generic[LifespanT, RequestT]):
         return self._rc.session.client_capabilities
 
     @property
-    def input_responses(self) -> dict[str, Any] | None:
-        return self._input_responses
+    def input_responses(self) -> dict[str, InputResponse] | None:
+        """The client's answers to an earlier round, by key, typed as the official SDK types them
+        (``ElicitResult``, ``CreateMessageResult``, ``ListRootsResult``)."""
+        if self._input_responses is None:
+            return None
+        return {key: guess_input_response(value) for key, value in self._input_responses.items()}
 
     @property
     def request_state(self) -> str | None:
@@ -155,6 +162,12 @@ class Context(Generic[LifespanT, RequestT]):
         outbox = self._rc.outbox
         assert outbox is not None, "a Context is built for a request, which always has an outbox"
         return outbox
+
+    # --- reading this server's resources --------------------------------------------------------
+    def read_resource(self, uri: str) -> Iterable[ReadResourceContents]:
+        """Read one of this server's resources from inside a handler. Raises ``ResourceNotFoundError``
+        or ``ResourceError``, which a tool that lets it escape reports as its own failure."""
+        return self._mcp.read_resource(str(uri), self)
 
     # --- asking the user -----------------------------------------------------------------------
     def elicit(self, message: str, schema: type[ModelT]) -> (
@@ -178,6 +191,7 @@ class Context(Generic[LifespanT, RequestT]):
         connection = self._rc.session.connection
         if not connection.era.body_questions(self._mcp.elicit_replay):
             raise jsonrpc.NoBackChannelError(method)
+        self.questions.ready(method)  # a stateless endpoint names its missing back-channel first
         with self._lock:
             key = f"elicit:{self._body_questions}"
             self._body_questions += 1

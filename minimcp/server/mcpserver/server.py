@@ -29,7 +29,12 @@ from minimcp.server.lowlevel.questions import NoQuestions
 from minimcp.server.lowlevel.server import NotificationOptions, Server, require_sync_lifespan
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.mcpserver.context import Context
-from minimcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from minimcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedResourceError,
+)
 from minimcp.server.mcpserver.prompts.base import Prompt
 from minimcp.server.mcpserver.resolve import ResolverKeys
 from minimcp.server.mcpserver.resources import (
@@ -42,10 +47,11 @@ from minimcp.server.mcpserver.resources import (
 )
 from minimcp.server.lowlevel.rounds import RequestStateSecurity
 from minimcp.server.mcpserver.signature import read_signature, require_sync
-from minimcp.server.mcpserver.tools import TaskSupport, Tool, error_result
+from minimcp.server.mcpserver.tools import TaskSupport, Tool, failure_result
 from minimcp.server.tasks import TaskManager, TaskStore
 from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     BlobResourceContents,
     CallToolRequestParams,
@@ -307,10 +313,34 @@ class MCPServer(Generic[LifespanT]):
         return ListPromptsResult(prompts=page, next_cursor=cursor)
 
     def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
-        return self._with_rounds(ctx, lambda context: self.call_tool(params.name, params.arguments, context=context))
+        """``tools/call``: a failing tool is an ``is_error`` result the model can read; a crash's own
+        text stays in the server log with its traceback."""
+
+        def call(context: Context) -> Any:
+            try:
+                return self.call_tool(params.name, params.arguments, context=context)
+            except ToolError as failure:
+                return failure_result(failure)
+
+        return self._with_rounds(ctx, call)
 
     def _read_resource(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
-        return self._with_rounds(ctx, lambda context: self.read_resource_result(params.uri, context=context))
+        """``resources/read``: not found is -32602, any other failure -32603 with its message (a
+        crash's own text stays in the server log), both with the URI in ``data``, in both eras."""
+        uri = str(params.uri)
+
+        def read(context: Context) -> Any:
+            try:
+                return self.read_resource_result(uri, context=context)
+            except ResourceError as failure:
+                if isinstance(failure, UnexpectedResourceError):
+                    logger.error("%s", failure, exc_info=failure.__cause__ or failure)
+                else:
+                    logger.info("Resource %r failed: %r", uri, str(failure))
+                code = INVALID_PARAMS if isinstance(failure, ResourceNotFoundError) else INTERNAL_ERROR
+                raise MCPError(code, str(failure), {"uri": uri}) from None
+
+        return self._with_rounds(ctx, read)
 
     def _get_prompt(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
         return self._with_rounds(ctx, lambda context: self.get_prompt(params.name, params.arguments, context=context))
@@ -414,9 +444,11 @@ class MCPServer(Generic[LifespanT]):
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None,
                   context: Context | None = None) -> CallToolResult | InputRequiredResult | CreateTaskResult:
+        """Run a tool in-process. Raises ``ToolError`` (unknown tool, invalid arguments, a failure the
+        tool reports) or ``UnexpectedToolError`` (a crash, the original as ``__cause__``)."""
         tool = self.get_tool(name)
         if tool is None:
-            return error_result(f"Unknown tool: {name}")
+            raise ToolError(f"Unknown tool: {name}")
         if tool.task is not None and context is not None:
             return self.tasks.call(tool, arguments, context)
         return tool.run(arguments, context or self._detached_context())
@@ -477,17 +509,24 @@ class MCPServer(Generic[LifespanT]):
         return [t.definition() for t in templates]
 
     def read_resource(self, uri: str, context: Context | None = None) -> Iterable[ReadResourceContents]:
+        """Read ``uri`` in-process, as content (what ``ctx.read_resource`` returns).
+
+        Raises ``ResourceNotFoundError``, ``ResourceError`` (raised on purpose by the resource) or
+        ``UnexpectedResourceError`` (a crash, the original as ``__cause__``); ``RuntimeError`` when
+        the resource asks for input, which only a client can give.
+        """
         result = self.read_resource_result(uri, context)
         if isinstance(result, InputRequiredResult):
-            raise RuntimeError(f"resource {uri} asked for input; read it through a client")
+            raise RuntimeError(f"Resource {uri} returned InputRequiredResult; read_resource() only returns content: "
+                               "use MCPServer.read_resource_result(uri, context) to receive and forward it")
         return [ReadResourceContents(c.blob if isinstance(c, BlobResourceContents) else c.text, c.mime_type)
                 for c in result.contents]
 
     def read_resource_result(self, uri: str, context: Context | None = None) -> ReadResourceResult | InputRequiredResult:
-        """Read ``uri``: a static resource, else the first template that matches."""
+        """Read ``uri``: a static resource, else the first template that matches; raises as
+        :meth:`read_resource` does."""
         uri = str(uri)
         ctx = context or self._detached_context()
-        era = ctx.session.connection.era
         resource = self._resources.get(uri)
         try:
             if resource is not None:
@@ -499,17 +538,13 @@ class MCPServer(Generic[LifespanT]):
                     if isinstance(value, InputRequiredResult):
                         return value
                     return ReadResourceResult(contents=to_contents(uri, value, template.mime_type))
-        except ResourceNotFoundError as missing:
-            raise MCPError(era.resource_not_found, str(missing), {"uri": uri}) from None
-        except MCPError:
+        except (MCPError, ResourceError):
             raise
-        except Exception:
-            kind = "reading resource" if resource is not None else "creating resource from template"
-            logger.exception("Error %s %s", kind, uri)
+        except Exception as crash:
             text = f"Error reading resource {uri}" if resource is not None else \
                 f"Error creating resource from template {uri}"
-            raise era.internal_error(text, ctx.session.connection.expose_errors) from None
-        raise MCPError(era.resource_not_found, f"Unknown resource: {uri}", {"uri": uri})
+            raise UnexpectedResourceError(text) from crash
+        raise ResourceNotFoundError(f"Unknown resource: {uri}")
 
     # --- prompts ---------------------------------------------------------------------------------
     def prompt(self, name: str | None = None, title: str | None = None, description: str | None = None,

@@ -9,16 +9,23 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import logging
 import typing
 from typing import Annotated, Any, Callable, Literal, get_args, get_origin
 
 import pydantic_core
-from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from typing_extensions import is_typeddict
 
 from minimcp.jsonrpc import MCPError
 from minimcp.server.mcpserver.context import Context
-from minimcp.server.mcpserver.exceptions import InvalidSignature
+from minimcp.server.mcpserver.exceptions import (
+    InvalidSignature,
+    ResourceError,
+    ToolError,
+    UnexpectedResourceError,
+    UnexpectedToolError,
+)
 from minimcp.server.mcpserver.media import Audio, Image
 from minimcp.server.mcpserver.resolve import ResolverGraph, ResolverKeys, _arms
 from minimcp.server.mcpserver.signature import argument_values, arguments_model, read_signature, require_sync, type_hints
@@ -33,6 +40,8 @@ from minimcp.types import (
     ToolAnnotations,
 )
 from minimcp.types import Tool as ToolDefinition
+
+logger = logging.getLogger("minimcp.server")
 
 _CONTENT = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
 _UNSTRUCTURED = (*_CONTENT, Image, Audio, CallToolResult, InputRequiredResult)
@@ -57,6 +66,16 @@ def to_content(value: Any) -> list[Any]:
 
 def error_result(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def failure_result(failure: ToolError) -> CallToolResult:
+    """The ``is_error`` result a failed tool answers with: its message only. A crash's exception and
+    traceback go to the server log; an anticipated failure is logged without one."""
+    if isinstance(failure, UnexpectedToolError):
+        logger.error("%s", failure, exc_info=failure.__cause__ or failure)
+    else:
+        logger.info("%r", str(failure))
+    return error_result(str(failure))
 
 
 class _Output:
@@ -246,32 +265,43 @@ class Tool:
         )
 
     def run(self, arguments: dict[str, Any] | None, ctx: Context) -> CallToolResult | InputRequiredResult:
-        """Call the tool; failures of the tool itself become ``is_error`` results, never exceptions.
+        """Call the tool; raises as :meth:`invoke` says."""
+        return self.invoke(self.prepare(arguments, ctx), ctx)
 
-        ``MCPError`` passes through (it fails the whole request), and so does the internal
-        ``InputRequired`` (a ``BaseException``).
-        """
-        values = self.prepare(arguments, ctx)
-        return values if isinstance(values, CallToolResult) else self.invoke(values, ctx)
-
-    def prepare(self, arguments: dict[str, Any] | None, ctx: Context) -> dict[str, Any] | CallToolResult:
-        """The body's parameters: validated arguments and settled resolvers, or the error result.
+    def prepare(self, arguments: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
+        """The body's parameters: validated arguments and settled resolvers.
 
         Split from ``invoke`` because a task settles its resolvers on the ``tools/call`` request
-        and runs the body later, possibly more than once.
+        and runs the body later, possibly more than once. Arguments that fail validation raise
+        ``ToolError`` with pydantic's reason (the caller's mistake, for the model to correct).
         """
         try:
-            values = argument_values(self.arguments.model_validate(arguments or {}))
-            if self.graph:
-                values.update(self.graph.run(ctx, values))
-            return values
+            validated = self.arguments.model_validate(arguments or {})
+        except ValidationError as invalid:
+            raise ToolError(f"Error executing tool {self.name}: {invalid}") from invalid
         except MCPError:
             raise
-        except Exception as exc:
-            return error_result(f"Error executing tool {self.name}: {exc}")
+        except Exception as crash:  # a custom validator that breaks is the server's fault
+            raise UnexpectedToolError(f"Error executing tool {self.name}") from crash
+        values = argument_values(validated)
+        if self.graph:
+            try:
+                values.update(self.graph.run(ctx, values))
+            except MCPError:
+                raise
+            except Exception as exc:
+                raise self._failure(exc) from exc
+        return values
 
     def invoke(self, values: dict[str, Any], ctx: Context) -> CallToolResult | InputRequiredResult:
-        """Run the body with ``values`` (from ``prepare``) and turn what it returns into a result."""
+        """Run the body with ``values`` (from ``prepare``) and turn what it returns into a result.
+
+        Raises as the official SDK does: ``ToolError`` carrying the message of a ``ToolError`` or
+        ``ResourceError`` raised on purpose, ``UnexpectedToolError`` naming only the tool for
+        anything else, a return value that fails the output schema included
+        (:func:`failure_result` makes either the client's answer). ``MCPError`` passes through (it
+        fails the whole request), and so does the internal ``InputRequired``.
+        """
         try:
             values = {**values, **{param: ctx for param in self.context_params}}
             returned = self.fn(**values)
@@ -288,5 +318,13 @@ class Tool:
         except MCPError:
             raise
         except Exception as exc:
-            return error_result(f"Error executing tool {self.name}: {exc}")
+            raise self._failure(exc) from exc
 
+    def _failure(self, exc: Exception) -> ToolError:
+        """What the client may learn of ``exc``: the text of a failure raised on purpose (also by a
+        nested tool or resource), else only this tool's name (a nested crash's text is generic too)."""
+        if isinstance(exc, (UnexpectedToolError, UnexpectedResourceError)):
+            return UnexpectedToolError(f"Error executing tool {self.name}: {exc}")
+        if isinstance(exc, (ToolError, ResourceError)):
+            return ToolError(f"Error executing tool {self.name}: {exc}")
+        return UnexpectedToolError(f"Error executing tool {self.name}")

@@ -48,6 +48,8 @@ from minimcp.server.lowlevel.rounds import InputRequired, digest, validated_answ
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.mcpserver.context import Context
+from minimcp.server.mcpserver.exceptions import ToolError
+from minimcp.server.mcpserver.tools import failure_result
 from minimcp.server.tasks.store import (
     InMemoryTaskStore,
     TaskExpired,
@@ -68,7 +70,6 @@ from minimcp.types import (
     INVALID_PARAMS,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     META_CLIENT_CAPABILITIES,
-    CallToolResult,
     InputRequiredResult,
     dump,
 )
@@ -213,10 +214,7 @@ class TaskManager:
                            "extension in the client capabilities", tasks_required_data())
         if not declared:
             return tool.run(arguments, ctx)
-        values = tool.prepare(arguments, ctx)
-        if isinstance(values, CallToolResult):
-            return values  # the arguments were refused: nothing to run later
-        return self._start(tool, values, ctx)
+        return self._start(tool, tool.prepare(arguments, ctx), ctx)
 
     def _start(self, tool: Tool, values: dict[str, Any], ctx: Context) -> CreateTaskResult:
         self._sweep()
@@ -293,6 +291,8 @@ class TaskManager:
             self._park(task_id, questions.pending, record.state)
         except MCPError as exc:
             self._settle(task_id, "failed", error=exc.to_wire(), message=exc.message)
+        except ToolError as failure:  # the task completes with the error result tools/call gives
+            self._settle(task_id, "completed", result=dump(failure_result(failure)))
         except BaseException:  # the body's failure is the task's, never the worker's
             logger.exception("task %s of tool %s failed", task_id, live.tool.name)
             self._settle(task_id, "failed", error={"code": INTERNAL_ERROR, "message": "Internal error"})
