@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any, Literal, TypeVar, overload
 
@@ -30,6 +31,7 @@ from minimcp.client.session import (
     SamplingFnT,
 )
 from minimcp.client.stdio import StdioServerParameters, stdio_client
+from minimcp.client.subscriptions import Subscription, listen
 from minimcp.client.tasks import TaskHandle
 from minimcp.client.streamable_http import streamable_http_client
 from minimcp.client.transports import InMemoryTransport, Transport
@@ -370,6 +372,27 @@ class Client:
     def set_logging_level(self, level: LoggingLevel) -> EmptyResult:
         """Legacy only; on 2026-07-28 pass ``Client(log_level=...)``, which rides on every request."""
         return self.session.set_logging_level(level)
+
+    def listen(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_subscriptions: Sequence[str] = (),
+    ) -> AbstractContextManager[Subscription]:
+        """Open a ``subscriptions/listen`` stream of typed change events (2026-07-28 only)::
+
+            with client.listen(tools_list_changed=True) as sub:
+                for event in sub:
+                    tools = client.list_tools()  # read again on change
+
+        The keywords are the wire ``SubscriptionFilter``; entering waits for the acknowledgement
+        (``sub.honored``). A graceful close ends the loop, a dropped stream raises
+        ``SubscriptionLost``. Legacy servers: ``subscribe_resource()`` and ``message_handler``.
+        """
+        return listen(self.session, tools_list_changed=tools_list_changed, prompts_list_changed=prompts_list_changed,
+                      resources_list_changed=resources_list_changed, resource_subscriptions=resource_subscriptions)
 
     def subscribe_resource(self, uri: str) -> EmptyResult:
         return self.session.subscribe_resource(uri)

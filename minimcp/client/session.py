@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
 from minimcp.client.streamable_http import header_parameters
+from minimcp.client.subscriptions import ListenRoute
 from minimcp.client.tasks import TaskHandle
 from minimcp.shared.header_values import TARGET_PARAMS, encode_header_value
 from minimcp.client.transports import SessionExpired, Transport
@@ -47,6 +48,7 @@ from minimcp.types import (
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
     METHOD_NOT_FOUND,
     MODERN_PROTOCOL_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -187,11 +189,13 @@ class ClientSession:
         self.discover_result: DiscoverResult | None = None
         # next() on itertools.count is atomic under the GIL: ids stay unique across threads.
         self._ids = itertools.count(1)
-        # Guards _progress (token -> callback) and _tools (name -> last listed definition plus its
-        # x-mcp-header map); both are written by callers and read by reader threads.
+        # Guards _progress (token -> callback), _tools (name -> last listed definition plus its
+        # x-mcp-header map) and _listens (open subscriptions/listen id -> its route); all are
+        # written by callers and read by reader threads.
         self._lock = threading.Lock()
         self._progress: dict[RequestId, ProgressFnT] = {}
         self._tools: dict[str, tuple[Tool, dict[str, str]]] = {}
+        self._listens: dict[RequestId, ListenRoute] = {}
 
     # --- what we declare -----------------------------------------------------------------
 
@@ -241,6 +245,10 @@ class ClientSession:
         self.transport.connect(self._on_message)
 
     def close(self) -> None:
+        with self._lock:
+            routes, self._listens = list(self._listens.values()), {}
+        for route in routes:  # their iterations end with SubscriptionLost, not a wait for frames that never come
+            route.settle("lost", jsonrpc.connection_closed())
         self.transport.close()
 
     def __enter__(self) -> ClientSession:
@@ -744,7 +752,30 @@ class ClientSession:
             reply = jsonrpc.result(message["id"], outcome)
         self.transport.send(reply, headers=self._headers(None, None))
 
+    def add_listen_route(self, request_id: RequestId, route: ListenRoute) -> None:
+        """Hand the frames tagged with ``request_id`` (a ``subscriptions/listen``) to ``route``."""
+        with self._lock:
+            self._listens[request_id] = route
+
+    def remove_listen_route(self, request_id: RequestId) -> None:
+        with self._lock:
+            self._listens.pop(request_id, None)
+
+    def _to_listen(self, message: Message) -> bool:
+        """Give a frame of an open listen stream to its route; ``True`` when the route consumed it
+        (the acknowledgement), so it goes no further."""
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        subscription = meta.get(META_SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+        if not isinstance(subscription, (str, int)):
+            return False
+        with self._lock:
+            route = self._listens.get(subscription)
+        return route is not None and route.receive(message["method"], params)
+
     def _on_notification(self, message: Message) -> None:
+        if self._to_listen(message):
+            return
         try:
             notification = parse_server_notification(message)
         except ValidationError as invalid:

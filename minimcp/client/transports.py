@@ -75,6 +75,12 @@ class Transport(Protocol):
     def listen(self, *, headers: Headers | None = None) -> None:
         """Open the legacy standalone channel for messages not tied to a request, if there is one."""
 
+    def abandon(self, request_id: Any) -> bool:
+        """Stop waiting for ``request_id``'s response: its ``request`` raises -32000 ("Connection
+        closed"); a no-op when it is not in flight. ``True`` when that alone told the server (HTTP
+        closes the request's own stream, which is how a server learns its client left); otherwise
+        the caller sends ``notifications/cancelled``."""
+
     def close(self) -> None:
         """End the connection and release its threads, sockets or process."""
 
@@ -256,9 +262,13 @@ class HttpTransport(StreamPairContext):
         self.session_id: str | None = None
         self._listener: threading.Thread | None = None
         self._closed = threading.Event()
-        # Guards _standalone (the open GET response) against close() racing the listener thread.
+        # Guards _standalone (the open GET response) against close() racing the listener thread,
+        # and _streams (request id -> the SSE response it is read from) and _abandoned (ids of those
+        # whose caller gave up) against abandon() racing the reading thread.
         self._lock = threading.Lock()
         self._standalone: requests.Response | None = None
+        self._streams: dict[Any, requests.Response] = {}
+        self._abandoned: set[Any] = set()
         self._standalone_headers: dict[str, str] = {}
 
     # -- plumbing
@@ -315,17 +325,45 @@ class HttpTransport(StreamPairContext):
             return self._single(response, method)
         parser = SSEParser(self.max_sse_event_size)
         attempts = 0
-        while True:
-            seen = parser.last_event_id
-            answer = self._drain(response, parser, message["id"], method, deadline)
-            if answer is not None:
-                return answer
-            if parser.last_event_id is None or self._closed.is_set():
-                raise jsonrpc.connection_closed()
-            attempts = 0 if parser.last_event_id != seen else attempts + 1
-            if attempts >= MAX_RESUME_ATTEMPTS:
-                raise jsonrpc.connection_closed()
-            response = self._resume(parser, headers, method, deadline)
+        request_id = message["id"]
+        try:
+            while True:
+                self._track(request_id, response)
+                seen = parser.last_event_id
+                answer = self._drain(response, parser, request_id, method, deadline)
+                if answer is not None:
+                    return answer
+                with self._lock:
+                    abandoned = request_id in self._abandoned
+                if parser.last_event_id is None or self._closed.is_set() or abandoned:
+                    raise jsonrpc.connection_closed()
+                attempts = 0 if parser.last_event_id != seen else attempts + 1
+                if attempts >= MAX_RESUME_ATTEMPTS:
+                    raise jsonrpc.connection_closed()
+                response = self._resume(parser, headers, method, deadline)
+        finally:
+            with self._lock:
+                self._streams.pop(request_id, None)
+                self._abandoned.discard(request_id)
+
+    def _track(self, request_id: Any, response: requests.Response) -> None:
+        """Note the stream ``request_id`` is read from, so that ``abandon`` can close it."""
+        with self._lock:
+            abandoned = request_id in self._abandoned
+            if not abandoned:
+                self._streams[request_id] = response
+        if abandoned:  # given up on while it reconnected
+            response.close()
+            raise jsonrpc.connection_closed()
+
+    def abandon(self, request_id: Any) -> bool:
+        with self._lock:
+            response = self._streams.get(request_id)
+            if response is not None:
+                self._abandoned.add(request_id)
+        if response is not None:
+            _interrupt(response)
+        return True
 
     def _single(self, response: requests.Response, method: str) -> Message:
         """A JSON body, or an HTTP error that may still carry a JSON-RPC error we can report."""
@@ -578,6 +616,13 @@ class StdioTransport(StreamPairContext):
     def listen(self, *, headers: Headers | None = None) -> None:
         """Nothing to open: on stdio every server message already arrives on the one pipe."""
 
+    def abandon(self, request_id: Any) -> bool:
+        with self._lock:
+            slot = self._pending.pop(request_id, None)
+        if slot is not None:
+            slot.done.set()  # with no message: the waiting request raises "Connection closed"
+        return False
+
     def close(self) -> None:
         process, self._process = self._process, None
         if process is None:
@@ -648,6 +693,11 @@ class InMemoryTransport(StreamPairContext):
     def listen(self, *, headers: Headers | None = None) -> None:
         assert self._handler is not None
         self._live().listen(self._handler)
+
+    def abandon(self, request_id: Any) -> bool:
+        if self._endpoint is not None:
+            self._endpoint.abandon(request_id)
+        return True
 
     def close(self) -> None:
         endpoint, self._endpoint = self._endpoint, None

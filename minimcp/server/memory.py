@@ -6,6 +6,7 @@ test written against ``Client(mcp)`` exercises what a remote client would.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any, Callable
 
 from minimcp import jsonrpc
@@ -45,6 +46,9 @@ class InMemoryEndpoint:
         self._dispatcher = server.dispatcher
         self._session: Connection | None = None
         self._listener: _CallbackOutbox | None = None
+        # _lock guards _inflight: request id -> the outbox its caller drains, for abandon().
+        self._lock = threading.Lock()
+        self._inflight: dict[Any, QueueOutbox] = {}
         server.lifespan_context()
 
     def exchange(self, message: Message, on_message: OnMessage, timeout: float | None = None) -> Message | None:
@@ -64,9 +68,16 @@ class InMemoryEndpoint:
         except MCPError as refused:
             return jsonrpc.error_from(message["id"], refused)
         outbox = QueueOutbox(can_request=session.can_send_request)
-        answer = self._dispatcher.handle_request(message, session, outbox, _TRANSPORTS[session.can_send_request])
-        if answer is None:
-            answer = self._drain(outbox, on_message, message["method"], timeout)
+        request_id = message["id"]
+        with self._lock:
+            self._inflight[request_id] = outbox
+        try:
+            answer = self._dispatcher.handle_request(message, session, outbox, _TRANSPORTS[session.can_send_request])
+            if answer is None:
+                answer = self._drain(outbox, on_message, message["method"], timeout)
+        finally:
+            with self._lock:
+                self._inflight.pop(request_id, None)
         if message["method"] == "initialize" and "result" in answer:
             self._session = session
             if self._listener is not None:
@@ -88,6 +99,8 @@ class InMemoryEndpoint:
         waited = 0.0
         while True:
             item = outbox.get(1.0)
+            if outbox.cancelled.is_set():
+                raise jsonrpc.connection_closed()
             if item is None:
                 waited += 1.0
                 if timeout is not None and waited >= timeout:
@@ -98,6 +111,13 @@ class InMemoryEndpoint:
             if final:
                 return message
             on_message(message)
+
+    def abandon(self, request_id: Any) -> None:
+        """The client stopped waiting for ``request_id``: end that request as if its client left."""
+        with self._lock:
+            outbox = self._inflight.get(request_id)
+        if outbox is not None:
+            outbox.abort()
 
     def listen(self, on_message: OnMessage) -> None:
         """Receive messages not tied to a request (legacy standalone channel) on server threads."""

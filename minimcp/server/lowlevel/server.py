@@ -228,6 +228,10 @@ class Server(Generic[LifespanResultT]):
         if method == "initialize":
             raise ValueError("'initialize' is answered by the server core and cannot be overridden")
         require_sync_handler(method, handler)
+        from minimcp.server.subscriptions import ListenHandler
+
+        if isinstance(handler, ListenHandler):
+            handler.bind(self.dispatcher.listens)  # its bus reaches legacy channels before any listen opens
         self._request_handlers[method] = HandlerEntry(params_type, handler)
 
     def add_notification_handler(self, method: str, params_type: type[BaseModel], handler: Handler) -> None:

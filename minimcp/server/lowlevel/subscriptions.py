@@ -3,8 +3,11 @@
 A 2026-07-28 server has no session and no standalone stream, so a client that wants to hear about
 changes opens a listen: one request whose response never completes on its own. The first message
 on it acknowledges the subscription with the subset of notification types the server honours;
-afterwards every change the handlers publish (``Context.notify_tools_changed()`` and friends) goes
-to each open listen that opted in, tagged with the listen's request id as ``subscriptionId``.
+afterwards every change published goes to each open listen that opted in, tagged with the listen's
+request id as ``subscriptionId``. Changes arrive as typed events from the buses a ``Listens``
+follows (``minimcp.server.subscriptions``: ``ctx.notify_tools_changed()`` publishes on the
+``MCPServer``'s bus, a low-level server's handlers on the bus its ``ListenHandler`` serves), so a
+bus spanning several processes reaches the listens of every one.
 
 This file knows nothing of HTTP or stdio: a listen is an ``Outbox`` the transport drains. The
 client ends a listen by going away (the transport aborts its outbox) and the server ends all of
@@ -18,12 +21,14 @@ stdio pipe), untagged, resource updates only for the URIs they subscribed to: on
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
 from minimcp.server.lowlevel.calls import Outbox
-from minimcp.types import INTERNAL_ERROR, META_SUBSCRIPTION_ID, RequestId, ServerCapabilities, SubscriptionFilter
+from minimcp.shared.subscriptions import ResourceUpdated, ServerEvent, event_method
+from minimcp.types import INTERNAL_ERROR, META_SUBSCRIPTION_ID, RequestId, SubscriptionFilter
 
 RESOURCE_UPDATED = "notifications/resources/updated"
 
@@ -33,6 +38,13 @@ SUBJECTS = {"notifications/resources/updated": "resourceSubscriptions", "notific
 if TYPE_CHECKING:
     from minimcp.server.lowlevel.sessions import Connection
 
+
+class EventSource(Protocol):
+    """What a ``Listens`` follows: the ``subscribe`` half of a ``SubscriptionBus``."""
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        """Call ``listener`` with every event published from now on; returns the way to stop."""
+
 #: Notification type -> (the filter key a listen opts in with, the capability that must be declared).
 LIST_CHANGED = {
     "notifications/tools/list_changed": "toolsListChanged",
@@ -41,20 +53,20 @@ LIST_CHANGED = {
 }
 
 
-def honoured(requested: SubscriptionFilter, capabilities: ServerCapabilities) -> dict[str, Any]:
-    """The part of a listen's filter this server can deliver, in wire form; the rest is omitted."""
-    offered = {
-        "toolsListChanged": bool(capabilities.tools and capabilities.tools.list_changed),
-        "promptsListChanged": bool(capabilities.prompts and capabilities.prompts.list_changed),
-        "resourcesListChanged": bool(capabilities.resources and capabilities.resources.list_changed),
-    }
+def honoured(requested: SubscriptionFilter) -> dict[str, Any]:
+    """The filter a listen is acknowledged with, in wire form: every kind it asked for.
+
+    Whether an event of a kind ever fires depends on what the server publishes, just as a
+    subscription to a URI nothing updates is honoured and stays silent (the official rule); flags
+    not set and an empty URI list are left out rather than echoed as false.
+    """
     wanted = {
         "toolsListChanged": requested.tools_list_changed,
         "promptsListChanged": requested.prompts_list_changed,
         "resourcesListChanged": requested.resources_list_changed,
     }
-    result: dict[str, Any] = {key: True for key, on in wanted.items() if on and offered[key]}
-    if requested.resource_subscriptions and capabilities.resources and capabilities.resources.subscribe:
+    result: dict[str, Any] = {key: True for key, on in wanted.items() if on}
+    if requested.resource_subscriptions:
         result["resourceSubscriptions"] = list(requested.resource_subscriptions)
     return result
 
@@ -89,10 +101,28 @@ class Listens:
 
     def __init__(self, max_open: int = 1024) -> None:
         self.max_open = max_open
-        # _lock guards _open and _legacy.
+        # _lock guards _open, _legacy and _followed.
         self._lock = threading.Lock()
         self._open: list[Listen] = []
         self._legacy: set[Connection] = set()
+        self._followed: list[EventSource] = []
+
+    def follow(self, bus: EventSource) -> None:
+        """Deliver every event published on ``bus`` from now on; following a bus twice is once.
+
+        The subscription lasts as long as the bus: a server closed at the end of one serving loop
+        may serve again.
+        """
+        with self._lock:
+            if any(followed is bus for followed in self._followed):
+                return
+            self._followed.append(bus)
+        bus.subscribe(self.deliver)
+
+    def deliver(self, event: ServerEvent) -> None:
+        """One event from a followed bus, to the listens and legacy channels that want it."""
+        uri = event.uri if isinstance(event, ResourceUpdated) else None
+        self.publish(event_method(event), {"uri": uri} if uri is not None else None, uri=uri)
 
     def attach(self, connection: Connection) -> None:
         """A legacy connection opened its standalone channel: broadcasts reach it from now on."""
@@ -103,18 +133,19 @@ class Listens:
         with self._lock:
             self._legacy.discard(connection)
 
-    def open(self, listen_id: RequestId, requested: SubscriptionFilter, capabilities: ServerCapabilities,
-             outbox: Outbox, extra: dict[str, Any] | None = None) -> Listen:
+    def open(self, listen_id: RequestId, requested: SubscriptionFilter, outbox: Outbox,
+             extra: dict[str, Any] | None = None, limit: int | None = None) -> Listen:
         """Acknowledge a listen on ``outbox`` and start delivering to it.
 
         The acknowledgement is queued before the listen is registered, so no notification can
-        precede it on the stream. ``max_open`` is a soft bound (checked, then registered). ``extra``
-        holds filter entries an extension honours (the tasks extension's ``taskIds``).
+        precede it on the stream. ``limit`` (default ``max_open``) is a soft bound on the listens
+        open at once (checked, then registered). ``extra`` holds filter entries an extension honours
+        (the tasks extension's ``taskIds``).
         """
-        listen = Listen(listen_id, {**honoured(requested, capabilities), **(extra or {})}, outbox)
+        listen = Listen(listen_id, {**honoured(requested), **(extra or {})}, outbox)
         with self._lock:
             self._open = [kept for kept in self._open if kept.open]
-            if len(self._open) >= self.max_open:
+            if len(self._open) >= (self.max_open if limit is None else limit):
                 raise MCPError(INTERNAL_ERROR, "Too many open subscriptions; try again later")
         outbox.send(listen.tagged("notifications/subscriptions/acknowledged", {"notifications": listen.notifications}))
         with self._lock:
@@ -135,7 +166,10 @@ class Listens:
                 connection.notify(method, params, None)
 
     def close(self) -> None:
-        """End every listen gracefully: a final ``complete`` result naming its subscription."""
+        """End every listen gracefully: a final ``complete`` result naming its subscription.
+
+        The buses stay followed: a server closed at the end of one serving loop may serve again.
+        """
         with self._lock:
             listens, self._open = self._open, []
         for listen in listens:

@@ -33,6 +33,7 @@ from minimcp.server.context import ServerRequestContext
 from minimcp.server.lowlevel.questions import Questions
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.shared.exceptions import MCPDeprecationWarning
+from minimcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged
 from minimcp.types import (
     INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -218,21 +219,21 @@ class Context(Generic[LifespanT, RequestT]):
 
     # --- telling every client: 2026-07-28 listens and legacy standalone channels alike ----------
     def notify_tools_changed(self) -> None:
-        """Tell every client the tool list changed: the listens that asked for it, and every legacy
-        connection's standalone channel."""
-        self._mcp.dispatcher.listens.publish("notifications/tools/list_changed")
+        """Publish that the tool list changed on the server's bus: the listens that asked for it
+        and every legacy connection's standalone channel hear it."""
+        self._mcp.subscriptions.publish(ToolsListChanged())
 
     def notify_prompts_changed(self) -> None:
-        """Tell every client the prompt list changed (listens and legacy standalone channels)."""
-        self._mcp.dispatcher.listens.publish("notifications/prompts/list_changed")
+        """Publish that the prompt list changed (listens and legacy standalone channels)."""
+        self._mcp.subscriptions.publish(PromptsListChanged())
 
     def notify_resources_changed(self) -> None:
-        """Tell every client the resource list changed (listens and legacy standalone channels)."""
-        self._mcp.dispatcher.listens.publish("notifications/resources/list_changed")
+        """Publish that the resource list changed (listens and legacy standalone channels)."""
+        self._mcp.subscriptions.publish(ResourcesListChanged())
 
     def notify_resource_updated(self, uri: str) -> None:
-        """Tell the clients subscribed to ``uri`` that it changed (listens and legacy subscriptions)."""
-        self._mcp.dispatcher.listens.publish("notifications/resources/updated", {"uri": str(uri)}, uri=str(uri))
+        """Publish that ``uri`` changed: the listens and legacy sessions subscribed to exactly that URI hear it."""
+        self._mcp.subscriptions.publish(ResourceUpdated(uri=str(uri)))
 
     def debug(self, data: Any, *, logger_name: str | None = None) -> None:
         self.log("debug", data, logger_name=logger_name)

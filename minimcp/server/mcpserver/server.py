@@ -48,6 +48,7 @@ from minimcp.server.mcpserver.resources import (
 from minimcp.server.lowlevel.rounds import RequestStateSecurity
 from minimcp.server.mcpserver.signature import read_signature, require_sync
 from minimcp.server.mcpserver.tools import TaskSupport, Tool, failure_result
+from minimcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus
 from minimcp.server.tasks import TaskManager, TaskStore
 from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
@@ -190,6 +191,7 @@ class MCPServer(Generic[LifespanT]):
         token_verifier: TokenVerifier | None = None,
         auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
         task_store: TaskStore | None = None,
+        subscriptions: SubscriptionBus | Literal[False] | None = None,
     ) -> None:
         require_sync_lifespan(lifespan)
         if request_state_security is not None and request_state_security.explicit and not name \
@@ -227,9 +229,14 @@ class MCPServer(Generic[LifespanT]):
             on_list_tools=self._list_tools, on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates, on_list_prompts=self._list_prompts,
             on_subscribe_resource=_subscribe, on_unsubscribe_resource=_unsubscribe,
-            on_subscriptions_listen=self._listen,
+            on_subscriptions_listen=None if subscriptions is False else self._listen,
         )
         low = self._lowlevel_server
+        #: Where ``ctx.notify_*`` publishes; pass a bus over your pub/sub to reach every process.
+        #: ``subscriptions=False`` leaves ``subscriptions/listen`` unserved, the bus still reaches
+        #: legacy clients.
+        self.subscriptions: SubscriptionBus = subscriptions or InMemorySubscriptionBus()
+        low.dispatcher.listens.follow(self.subscriptions)
         low.notification_options = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
         low.add_request_handler("tools/call", _ToolCall, self._call_tool)
         low.add_request_handler("resources/read", _ResourceRead, self._read_resource)
@@ -351,8 +358,7 @@ class MCPServer(Generic[LifespanT]):
     def _listen(self, ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams) -> None:
         assert ctx.outbox is not None and ctx.request_id is not None
         tasks = self.tasks.listen_filter((ctx.params or {}).get("notifications"), Context(ctx, self))
-        self.dispatcher.listens.open(ctx.request_id, params.notifications,
-                                     self.capabilities(ctx.protocol_version), ctx.outbox, extra=tasks)
+        self.dispatcher.listens.open(ctx.request_id, params.notifications, ctx.outbox, extra=tasks)
 
     def _tool_required_scopes(self, name: str) -> list[str]:
         tool = self.get_tool(name)

@@ -1,0 +1,310 @@
+"""``subscriptions/listen`` from the client side (2026-07-28): one stream of typed change events.
+
+``with client.listen(tools_list_changed=True) as sub:`` sends the request, and returns once the
+server has acknowledged it, so ``sub.honored`` (what the server agreed to deliver) is known on the
+first line of the block. Iterating yields ``ToolsListChanged()``, ``ResourceUpdated(uri)`` and
+friends; the loop ends when the server closes the stream gracefully, and raises
+``SubscriptionLost`` when the stream dropped. Leaving the block ends the subscription; the session
+carries on. Nothing is replayed: after a lost stream, listen again and read again.
+
+Threads. A listen's request runs on a thread of its own (``minimcp-listen``) that blocks in the
+transport until the stream ends. Its frames reach the session like any other server message; the
+session hands those tagged with this listen's id to its ``ListenRoute``, which the iterating thread
+waits on. Every ending (the server's, the connection's, the session's close, the block's exit)
+settles the route, so a waiting iteration always wakes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import ValidationError
+
+from minimcp import jsonrpc
+from minimcp.jsonrpc import MCPError, Message
+from minimcp.shared.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+    ToolsListChanged,
+    event_from_wire,
+    event_matches,
+)
+from minimcp.types import INTERNAL_ERROR, MODERN_PROTOCOL_VERSIONS, RequestId, SubscriptionFilter, dump
+
+if TYPE_CHECKING:
+    from minimcp.client.session import ClientSession
+
+logger = logging.getLogger("minimcp.client")
+
+#: How long entering ``listen()`` waits for the acknowledgement when the session sets no read timeout.
+ACK_TIMEOUT = 30.0
+#: How long leaving the block waits for the listen's thread to finish after ending the stream.
+END_TIMEOUT = 5.0
+#: Distinct events a consumer may leave unread before the subscription counts as lost: equal
+#: events merge, but distinct resource URIs are unbounded.
+MAX_PENDING_EVENTS = 1024
+
+#: ``listen-N`` ids, one sequence per process: strings never collide with the session's integer ids.
+_listen_ids = itertools.count(1)
+
+_End = Literal["graceful", "lost", "local"]
+
+#: Called with each event before the iterator returns it (the seam for work that must finish
+#: before the consumer reads again).
+OnEvent = Callable[[ServerEvent], None]
+
+
+class ListenNotSupportedError(RuntimeError):
+    """``subscriptions/listen`` needs a 2026-07-28 connection."""
+
+    def __init__(self, negotiated_version: str | None) -> None:
+        self.negotiated_version = negotiated_version
+        super().__init__(
+            f"subscriptions/listen is not available at protocol version {negotiated_version!r}; it requires "
+            "2026-07-28. On earlier versions use subscribe_resource() and the change notifications delivered "
+            "through message_handler."
+        )
+
+
+class SubscriptionLost(RuntimeError):
+    """The stream ended without the server's graceful close; listen again and read again."""
+
+
+class ListenRoute:
+    """What one open listen has received, shared by the thread that receives its frames and the
+    thread that iterates.
+
+    ``_cond`` guards ``honored``, ``end``, ``error``, ``_uris`` and ``_pending`` (received events
+    not yet consumed, in order, equal ones merged).
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.honored: SubscriptionFilter | None = None
+        self.end: _End | None = None
+        self.error: MCPError | None = None
+        self._uris: frozenset[str] = frozenset()
+        self._pending: dict[ServerEvent, None] = {}
+
+    def receive(self, method: str, params: Mapping[str, Any]) -> bool:
+        """Take one frame tagged with this listen's id; ``True`` when it is consumed here (the
+        acknowledgement), ``False`` when it also goes on to the session's ``message_handler``."""
+        if method == "notifications/subscriptions/acknowledged":
+            try:
+                honored = SubscriptionFilter.model_validate(params.get("notifications"))
+            except ValidationError:
+                return False
+            self.set_acked(honored)
+            return True
+        event = event_from_wire(method, params)
+        if event is not None:
+            self.deliver(event)
+        return False
+
+    def set_acked(self, honored: SubscriptionFilter) -> None:
+        """Record the acknowledged filter; the first acknowledgement counts."""
+        with self._cond:
+            if self.honored is None:
+                self.honored = honored
+                self._uris = frozenset(honored.resource_subscriptions or ())
+                self._cond.notify_all()
+
+    def deliver(self, event: ServerEvent) -> None:
+        """Queue an event inside the acknowledged filter; an equal one already waiting absorbs it.
+
+        Any ``ResourceUpdated`` counts once URIs were honoured at all: the spec lets the server
+        name a sub-resource of a subscribed URI.
+        """
+        with self._cond:
+            if self.end is not None or self.honored is None or event in self._pending:
+                return
+            admitted = bool(self._uris) if isinstance(event, ResourceUpdated) else event_matches(
+                self.honored, self._uris, event)
+            if not admitted:
+                return
+            if len(self._pending) >= MAX_PENDING_EVENTS:
+                self._settle("lost", MCPError(INTERNAL_ERROR, f"more than {MAX_PENDING_EVENTS} events were left "
+                                              "unread; listen again and read again"))
+                return
+            self._pending[event] = None
+            self._cond.notify_all()
+
+    def settle(self, end: _End, error: MCPError | None = None) -> None:
+        """Record how the stream ended; the first ending counts and wakes every waiter."""
+        with self._cond:
+            self._settle(end, error)
+
+    def _settle(self, end: _End, error: MCPError | None) -> None:
+        if self.end is None:
+            self.end, self.error = end, error
+            self._cond.notify_all()
+
+    def wait_acked(self, timeout: float) -> bool:
+        """Wait for the acknowledgement or an ending; ``False`` when ``timeout`` passed first."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.honored is not None or self.end is not None, timeout)
+
+    def next_event(self) -> ServerEvent | _End:
+        """The oldest unconsumed event, or how the stream ended once none is left.
+
+        The wait lasts as long as the stream: every ending settles the route and wakes it. Leaving
+        the block ends at once; the other endings let the consumer read what arrived before them.
+        """
+        with self._cond:
+            self._cond.wait_for(lambda: self.end == "local" or bool(self._pending) or self.end is not None)
+            if self.end == "local" or not self._pending:
+                assert self.end is not None
+                return self.end
+            return next(iter(self._pending))
+
+    def consume(self, event: ServerEvent) -> None:
+        with self._cond:
+            self._pending.pop(event, None)
+
+
+class Subscription:
+    """One open listen stream: iterate it for typed change events.
+
+    Made by ``listen()`` / ``Client.listen()``. ``next(sub)`` and ``for event in sub`` wait for the
+    next event; ``anext(sub)`` does the same, so ported code that awaited it reads unchanged.
+    """
+
+    def __init__(self, route: ListenRoute, subscription_id: RequestId, honored: SubscriptionFilter,
+                 on_event: OnEvent | None = None) -> None:
+        self._route = route
+        self._on_event = on_event
+        #: The listen request's JSON-RPC id, which tags every frame of the stream.
+        self.subscription_id = subscription_id
+        #: The part of the requested filter the server agreed to deliver.
+        self.honored = honored
+
+    def __iter__(self) -> Subscription:
+        return self
+
+    def __next__(self) -> ServerEvent:
+        """The next change event; iteration stops when the stream ends gracefully or the block is left.
+
+        Raises ``SubscriptionLost`` when the stream ended any other way.
+        """
+        outcome = self._route.next_event()
+        if outcome == "lost":
+            raise SubscriptionLost(
+                f"subscription {self.subscription_id!r} ended without the server's graceful close; "
+                "listen again and read again"
+            ) from self._route.error
+        if isinstance(outcome, str):
+            raise StopIteration
+        if self._on_event is not None:
+            self._on_event(outcome)  # the event stays pending if this raises: the next call returns it
+        self._route.consume(outcome)
+        return outcome
+
+    # ``anext(sub)`` calls ``__anext__`` and returns what it returns: the event itself here.
+    __anext__ = __next__
+
+
+@contextmanager
+def listen(
+    session: ClientSession,
+    *,
+    tools_list_changed: bool = False,
+    prompts_list_changed: bool = False,
+    resources_list_changed: bool = False,
+    resource_subscriptions: Sequence[str] = (),
+    on_event: OnEvent | None = None,
+) -> Iterator[Subscription]:
+    """Open one ``subscriptions/listen`` stream on ``session`` (2026-07-28 only).
+
+    Entering returns once the server acknowledged (waiting at most the session's read timeout, or
+    ``ACK_TIMEOUT``); leaving ends the stream and waits for its thread. ``on_event`` runs before each
+    event is handed to the consumer.
+
+    Raises ``ListenNotSupportedError`` on an older connection, ``MCPError`` when the server refused
+    the listen, ``SubscriptionLost`` when the stream ended before its acknowledgement, and
+    ``TimeoutError`` when no acknowledgement came in time.
+    """
+    if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        raise ListenNotSupportedError(session.protocol_version)
+    if isinstance(resource_subscriptions, str):
+        raise TypeError("resource_subscriptions takes a list of URIs, not one string: resource_subscriptions=[uri]")
+    wanted = SubscriptionFilter(
+        tools_list_changed=tools_list_changed or None,
+        prompts_list_changed=prompts_list_changed or None,
+        resources_list_changed=resources_list_changed or None,
+        resource_subscriptions=list(resource_subscriptions) or None,
+    )
+    request_id = f"listen-{next(_listen_ids)}"
+    route = ListenRoute()
+    session.add_listen_route(request_id, route)  # before sending: the acknowledgement cannot outrun it
+    params = session._stamp({"notifications": dump(wanted)})
+    message = jsonrpc.request(request_id, "subscriptions/listen", params)
+    driver = threading.Thread(target=_drive, args=(session, message, route), name="minimcp-listen", daemon=True)
+    try:
+        driver.start()
+        timeout = session.read_timeout_seconds or ACK_TIMEOUT
+        if not route.wait_acked(timeout):
+            raise TimeoutError(f"the server did not acknowledge subscriptions/listen within {timeout}s")
+        if route.honored is None:
+            raise route.error or SubscriptionLost(f"subscription {request_id!r} ended before it was acknowledged")
+        yield Subscription(route, request_id, route.honored, on_event)
+    finally:
+        route.settle("local")
+        if driver.is_alive():
+            _end_stream(session, request_id)
+            driver.join(END_TIMEOUT)
+            if driver.is_alive():
+                logger.warning("the thread of subscription %r did not end within %ss", request_id, END_TIMEOUT)
+        session.remove_listen_route(request_id)
+
+
+def _drive(session: ClientSession, message: Message, route: ListenRoute) -> None:
+    """Hold the listen request open until its stream ends, then settle the route with how it ended."""
+    try:
+        answer = session.transport.request(message, headers=session._headers(message["method"], message["params"]),
+                                           timeout=None)
+    except MCPError as failure:
+        route.settle("lost", failure)
+        return
+    except Exception as failure:  # the thread's boundary: any failure is the stream's end, reported to the consumer
+        logger.debug("subscription %r failed", message["id"], exc_info=True)
+        route.settle("lost", MCPError(INTERNAL_ERROR, f"subscription stream failed: {failure}"))
+        return
+    error = answer.get("error")
+    if isinstance(error, dict):
+        route.settle("lost", MCPError(error.get("code", INTERNAL_ERROR), str(error.get("message", "")),
+                                      error.get("data")))
+        return
+    route.set_acked(SubscriptionFilter())  # a result is the graceful close, even with no acknowledgement before it
+    route.settle("graceful")
+
+
+def _end_stream(session: ClientSession, request_id: RequestId) -> None:
+    """Stop a listen still open: the transport stops waiting, and the server learns the client left
+    (over HTTP from the closed stream, elsewhere from ``notifications/cancelled``)."""
+    if session.transport.abandon(request_id):
+        return
+    try:
+        session.send_notification("notifications/cancelled", {"requestId": request_id})
+    except MCPError:
+        logger.debug("could not send notifications/cancelled for subscription %r", request_id)
+
+
+__all__ = [
+    "ListenNotSupportedError",
+    "OnEvent",
+    "PromptsListChanged",
+    "ResourceUpdated",
+    "ResourcesListChanged",
+    "ServerEvent",
+    "Subscription",
+    "SubscriptionLost",
+    "ToolsListChanged",
+    "listen",
+]
