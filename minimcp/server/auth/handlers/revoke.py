@@ -37,12 +37,10 @@ class RevocationHandler:
 
     def handle(self, request: Request) -> Response:
         try:
-            client = self.client_authenticator.authenticate_request(request)
+            client, form = self.client_authenticator.authenticated_form(request)
         except AuthenticationError as refused:
             return json_response(RevocationErrorResponse(error="invalid_client", error_description=refused.message),
                                  401, NO_STORE)
-        form = request.form.to_dict()
-        form.setdefault("client_id", client.client_id)
         try:
             revocation = RevocationRequest.model_validate(form)
         except ValidationError as invalid:

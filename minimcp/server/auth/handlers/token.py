@@ -103,11 +103,9 @@ class TokenHandler:
 
     def handle(self, request: Request) -> Response:
         try:
-            client = self.client_authenticator.authenticate_request(request)
+            client, form = self.client_authenticator.authenticated_form(request)
         except AuthenticationError as refused:
             return _error("invalid_client", refused.message, 401)
-        form = request.form.to_dict()
-        form.setdefault("client_id", client.client_id)
         try:
             token_request = token_request_adapter.validate_python(form)
         except ValidationError as invalid:

@@ -76,3 +76,11 @@ class ClientAuthenticator:
         if client.client_secret_expires_at and client.client_secret_expires_at < time.time():
             raise AuthenticationError("Client secret has expired")
         return client
+
+    def authenticated_form(self, request: Request) -> tuple[OAuthClientInformationFull, dict[str, str]]:
+        """The authenticated client and the request's form, which names that client even when only
+        the Basic header did; raises ``AuthenticationError`` like ``authenticate_request``."""
+        client = self.authenticate_request(request)
+        form = request.form.to_dict()
+        form.setdefault("client_id", client.client_id)
+        return client, form
