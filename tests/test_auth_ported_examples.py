@@ -112,6 +112,24 @@ def test_an_async_verifier_or_provider_is_refused_when_the_server_is_built(optio
         whoami_server().streamable_http_app(auth=settings("http://127.0.0.1:9"), **options)
 
 
+def test_an_async_helper_outside_the_protocol_is_left_alone(serve_wsgi):
+    """Only the methods minimcp calls must be plain: a provider may keep an async helper of its own."""
+
+    class BookWithAsyncAudit(TokenBook):
+        async def audit(self) -> None:
+            return None
+
+    book = BookWithAsyncAudit()
+    app = whoami_server().streamable_http_app(
+        auth=settings("http://127.0.0.1:9"), token_verifier=ProviderTokenVerifier(book), auth_server_provider=book)
+    try:
+        answer, _ = modern_post(serve_wsgi(app) + "/mcp", "tools/call", {"name": "whoami", "arguments": {}},
+                                headers={"Authorization": f"Bearer {book.mint('erin')}"})
+        assert final_message(answer)["result"]["content"][0]["text"] == "hello erin"
+    finally:
+        app.close()
+
+
 class AsyncStorage(InMemoryTokenStorage):
     async def get_tokens(self) -> OAuthToken | None:  # type: ignore[override]
         return None
@@ -125,16 +143,22 @@ async def async_assertion(*args: str) -> str:
     return "jwt"
 
 
+class AsyncCallback:
+    async def __call__(self) -> None:
+        return None
+
+
 METADATA = OAuthClientMetadata(redirect_uris=["http://127.0.0.1:9/cb"])
 
 
 @pytest.mark.parametrize("make", [
     lambda url: OAuthClientProvider(url, METADATA, AsyncStorage()),
     lambda url: OAuthClientProvider(url, METADATA, InMemoryTokenStorage(), redirect_handler=async_redirect),
+    lambda url: OAuthClientProvider(url, METADATA, InMemoryTokenStorage(), callback_handler=AsyncCallback()),
     lambda url: PrivateKeyJWTOAuthProvider(url, InMemoryTokenStorage(), "c", async_assertion, issuer=url),
     lambda url: JWTBearerOAuthProvider(url, InMemoryTokenStorage(), "c", async_assertion, issuer=url),
     lambda url: IdentityAssertionOAuthProvider(url, InMemoryTokenStorage(), "c", "s", url, async_assertion),
-], ids=["storage", "redirect_handler", "private_key_jwt", "jwt_bearer", "identity_assertion"])
+], ids=["storage", "redirect_handler", "callback_object", "private_key_jwt", "jwt_bearer", "identity_assertion"])
 def test_an_async_client_auth_callback_is_refused_before_any_request(serve_wsgi, make):
     """Before, the coroutine was taken for stored tokens (or an assertion) and the first request failed
     far from the cause; now the provider is refused where it is built, and no request is made."""

@@ -37,8 +37,9 @@ def calculate_token_expiry(expires_in: int | str | None) -> float | None:
     return time.time() + int(expires_in)
 
 
-def require_sync_methods(obj: Any, role: str) -> None:
-    """Refuse, when it is handed over, an auth object (or callback) with an ``async def`` in it.
+def require_sync_methods(obj: Any, role: str, protocol: type | None = None) -> None:
+    """Refuse, when it is handed over, an auth object (or callback) with an ``async def`` where
+    minimcp calls it: the methods ``protocol`` declares, or, without one, the callable itself.
 
     A coroutine method would return an unawaited coroutine where a token or a client is expected,
     and every request would then fail far from the cause; a half-ported program (an official SDK
@@ -46,11 +47,12 @@ def require_sync_methods(obj: Any, role: str) -> None:
     """
     if obj is None:
         return
-    if inspect.isroutine(obj):
+    if protocol is not None:
+        named = {name: getattr(type(obj), name, None) for name in dir(protocol) if not name.startswith("_")}
+    elif inspect.isroutine(obj):
         named = {getattr(obj, "__name__", role): obj}
     else:
-        named = {name: getattr(type(obj), name) for name in dir(type(obj))
-                 if not name.startswith("_") or name == "__call__"}
+        named = {"__call__": getattr(type(obj), "__call__", None)}
     for name, member in named.items():
         if inspect.iscoroutinefunction(member) or inspect.isasyncgenfunction(member):
             raise TypeError(f"minimcp runs plain functions only: {role} {name!r} is declared 'async def'; "

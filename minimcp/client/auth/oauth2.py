@@ -194,7 +194,7 @@ class OAuthClientProvider(requests.auth.AuthBase):
         ``auth`` extra is installed; ``True`` always asks for DPoP, ``False`` never. ``timeout``
         bounds each request to an authorization server; ``lock_timeout`` is how long a request
         waits for another thread's authorization (a person logging in) before it gives up."""
-        require_sync_methods(storage, "the token storage's")
+        require_sync_methods(storage, "the token storage's", TokenStorage)
         for role, handler in (("redirect_handler", redirect_handler), ("callback_handler", callback_handler),
                               ("validate_resource_url", validate_resource_url)):
             require_sync_methods(handler, role)

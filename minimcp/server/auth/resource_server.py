@@ -45,8 +45,8 @@ def check_auth_options(auth: AuthSettings | None, token_verifier: TokenVerifier 
     official one does; the low-level ``streamable_http_app`` is ``exclusive=False``: it takes both,
     the verifier checking tokens and the provider serving the authorization server's endpoints.
     """
-    require_sync_methods(token_verifier, "the token verifier's")
-    require_sync_methods(auth_server_provider, "the auth_server_provider's")
+    require_sync_methods(token_verifier, "the token verifier's", TokenVerifier)
+    require_sync_methods(auth_server_provider, "the auth_server_provider's", OAuthAuthorizationServerProvider)
     if auth is None:
         if token_verifier is not None or auth_server_provider is not None:
             raise ValueError("token_verifier= and auth_server_provider= need auth=AuthSettings(issuer_url=..., "
