@@ -2,9 +2,9 @@
 
 Run it with ``python examples/flask_notes.py``: it creates ``flask_notes.db`` (SQLite) beside this
 file with two users, alice (an admin) and bob, prints each one's API token once, and serves
-``http://127.0.0.1:5000/``. Point an MCP client at ``http://127.0.0.1:5000/mcp`` with the header
-``Authorization: Bearer <token>``, or sign in at ``/login`` (password = user name) and reuse the
-cookie. Tools see ``current_user`` and ``db.session``; ``delete_note`` asks before it deletes (in
+``http://127.0.0.1:5000/``. Paste ``http://127.0.0.1:5000/mcp`` into an MCP client: it sends you to
+the site's login page (password = user name) and then asks you to allow it (``oauth=True``). Or
+send the header ``Authorization: Bearer <API token>``. Tools see ``current_user`` and ``db.session``; ``delete_note`` asks before it deletes (in
 both protocol eras) and ``all_notes`` is for admins only.
 """
 
@@ -27,7 +27,8 @@ from minimcp.server.mcpserver import Context
 
 db = SQLAlchemy()
 login_manager = LoginManager()
-mcp = MCP(name="Notes")
+login_manager.login_view = "login"
+mcp = MCP(name="Notes", oauth=True)
 
 
 class User(UserMixin, db.Model):  # type: ignore[name-defined,misc]
@@ -114,6 +115,18 @@ def all_notes() -> list[str]:
 
 
 # --- the site ------------------------------------------------------------------------------------
+LOGIN_PAGE = """<!doctype html><title>Sign in</title><h1>Sign in to Notes</h1><p>{error}</p>
+<form method="post"><label>User name <input name="username" id="username"></label>
+<label>Password <input name="password" id="password" type="password"></label><button>Sign in</button></form>"""
+
+
+def _local(target: str | None) -> str:
+    """Where to go after signing in: a path on this site, never another site (an open redirect)."""
+    if target and target.startswith("/") and not target.startswith(("//", "/\\")):
+        return target
+    return "/"
+
+
 def create_app(database_uri: str | None = None) -> Flask:
     app = Flask(__name__)
     app.config["SECRET_KEY"] = secrets.token_hex(16)
@@ -133,9 +146,9 @@ def create_app(database_uri: str | None = None) -> Flask:
             user = db.session.scalar(select(User).where(User.username == request.form.get("username", "")))
             if user is not None and check_password_hash(user.password_hash, request.form.get("password", "")):
                 login_user(user)
-                return redirect("/")
-            return "Wrong user name or password.", 401
-        return '<form method="post"><input name="username"><input name="password" type="password"><button>Sign in</button></form>'
+                return redirect(_local(request.args.get("next")))
+            return LOGIN_PAGE.format(error="Wrong user name or password."), 401
+        return LOGIN_PAGE.format(error="")
 
     with app.app_context():
         db.create_all()

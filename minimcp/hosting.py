@@ -162,12 +162,13 @@ def principal_of(user: Any) -> str | None:
     return str(pk if pk is not None else user)
 
 
-def unauthorized(realm: str) -> Forwarded:
-    """The 401 a client gets before it signs in."""
+def unauthorized(realm: str, challenge: str | None = None) -> Forwarded:
+    """The 401 a client gets before it signs in; ``challenge`` replaces the plain ``Bearer realm``
+    when the site is its own authorization server (it says where the client signs in)."""
     text = (b'{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Authentication required: sign in to '
             b'this site (or send an API token) to use its MCP endpoint"}}')
     return Forwarded(401, [("Content-Type", "application/json"), ("Content-Length", str(len(text))),
-                           ("WWW-Authenticate", f'Bearer realm="{realm}"')], [text])
+                           ("WWW-Authenticate", challenge or f'Bearer realm="{realm}"')], [text])
 
 
 def forbidden_origin() -> Forwarded:

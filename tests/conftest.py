@@ -88,6 +88,18 @@ def run_server_process(command: Callable[[int], list[str]]) -> Iterator[str]:
         process.wait(10)
 
 
+@pytest.fixture
+def chromium(tmp_path: Path) -> Iterator[Any]:
+    """A headless Chromium of the test's own (``browser_support.Chromium``), closed afterwards."""
+    from browser_support import CHROMIUM, Chromium
+
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (run .ci/install-chromium)")
+    browser = Chromium(tmp_path / "chromium-profile")
+    yield browser
+    browser.close()
+
+
 # --- serving ------------------------------------------------------------------------------------
 class _Served:
     def __init__(self, app: Any) -> None:

@@ -12,7 +12,6 @@ import importlib.util
 import io
 import json
 import queue
-import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -22,12 +21,10 @@ from typing import Any
 
 import pytest
 import requests
+from browser_support import CHROMIUM, CHROMIUM_FLAGS
 from conftest import BASE_HEADERS, TIMEOUT, LegacySession, legacy_handshake, request_message
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "payment_page.py"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 URL_CAPABLE = {"elicitation": {"form": {}, "url": {}}}
 
 

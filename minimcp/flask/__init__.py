@@ -30,6 +30,14 @@ after each call. What the worker sees:
   ``current_user`` is loaded again in the call's own context for the same reason.
 - ``session`` is read from the cookie; changes made in a tool are not sent back.
 
+``MCP(app, oauth=True)`` makes the site its own OAuth authorization server for the endpoint: a user
+pastes ``https://site/mcp`` into an assistant, signs in on the site's login page (Flask-Login's
+``login_view``, or ``login_url=``), allows the assistant on a consent page (the template
+``minimcp/consent.html``, which the application may override), and the assistant's access token
+then acts as that user: ``current_user`` in tools, and the MCP principal. Clients and grants are
+kept in memory unless ``oauth_store=`` names a ``minimcp.site_auth.GrantStore``; the pending
+request is signed with the application's ``SECRET_KEY``. See ``minimcp.site_auth``.
+
 ``flask mcp stdio`` serves the same tools over stdio. There is no HTTP request there: each call
 runs in an application context and a stand-in request context for the endpoint's URL, signed in
 (Flask-Login) as the user given with ``--user ID``, anonymous otherwise.
@@ -38,13 +46,30 @@ runs in an application context and a stand-in request context for the endpoint's
 from __future__ import annotations
 
 import contextlib
+import hmac
 import io
+import secrets
 from collections.abc import Iterator, Sequence
 from typing import Any, Callable
+from urllib.parse import urlencode
 
 import click
-from flask import Flask, Response, current_app, g, has_app_context, has_request_context, request
+from flask import (
+    Blueprint,
+    Flask,
+    Response,
+    current_app,
+    g,
+    has_app_context,
+    has_request_context,
+    redirect,
+    render_template,
+    request,
+    session,
+)
 from flask.cli import AppGroup
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from werkzeug.wrappers import Request
 
 from minimcp.hosting import (
     Forwarded,
@@ -56,11 +81,24 @@ from minimcp.hosting import (
     too_large,
     unauthorized,
 )
+from minimcp.site_auth import (
+    CONSENT_PATH,
+    GrantStore,
+    MemoryGrantStore,
+    SiteAuthorizationServer,
+    bearer_token,
+)
 
 __all__ = ["MCP"]
 
 #: Flask-Login keeps the request's user here; the worker loads its own, bound to its own db.session.
 _FLASK_LOGIN_USER = "_login_user"
+#: The user an OAuth access token signed in, for one request to the endpoint (reloaded on the worker).
+_TOKEN_USER = "_minimcp_token_user"
+#: The session key of the consent form's CSRF token.
+_CSRF_KEY = "_minimcp_csrf"
+#: The AS tier's endpoints under the MCP endpoint, and the metadata documents at the well-known paths.
+_OAUTH_PATHS = ("/authorize", "/token", "/register", "/revoke")
 
 
 class MCP(HostedServer):
@@ -70,14 +108,18 @@ class MCP(HostedServer):
     Flask-Login's ``current_user`` when the application uses Flask-Login. ``login_required``
     (default: whenever there is a way to know the user) answers 401 to requests without one.
     ``allowed_origins`` lists other sites whose pages may call the endpoint from a browser.
-    ``http_options`` configure the endpoint (``json_response``, ``session_idle_timeout``, ...); every
+    ``oauth=True`` lets MCP clients sign in with the site's own login (see the module's docs);
+    ``login_url`` is where a visitor signs in when the site does not use Flask-Login's
+    ``login_view`` (``?next=`` brings them back), ``load_user`` turns a user id back into a user
+    when the site does not use Flask-Login's ``user_loader``. ``http_options`` configure the endpoint (``json_response``, ``session_idle_timeout``, ...); every
     other keyword configures the server, as for ``MCPServer``.
     """
 
     def __init__(self, app: Flask | None = None, name: str | None = None, *, url_prefix: str = "/mcp",
                  user: Callable[[], Any] | None = None, login_required: bool | None = None,
-                 allowed_origins: Sequence[str] = (), http_options: dict[str, Any] | None = None,
-                 **options: Any) -> None:
+                 allowed_origins: Sequence[str] = (), oauth: bool = False, login_url: str | None = None,
+                 load_user: Callable[[str], Any] | None = None, oauth_store: GrantStore | None = None,
+                 http_options: dict[str, Any] | None = None, **options: Any) -> None:
         if isinstance(app, str):
             raise TypeError(f"MCP's first argument is the Flask app; name the server with MCP(app, name={app!r})")
         super().__init__(name, **options)
@@ -85,6 +127,10 @@ class MCP(HostedServer):
         self.login_required = login_required
         self.allowed_origins = list(allowed_origins)
         self._user_rule = user
+        self.oauth = oauth
+        self.login_url = login_url
+        self._user_loader = load_user
+        self._oauth_store = oauth_store
         self._stdio_user: str | None = None  # the user id ``flask mcp stdio --user`` runs as
         self._endpoint = self.endpoint(**(http_options or {}))
         if app is not None:
@@ -99,12 +145,36 @@ class MCP(HostedServer):
         csrf = app.extensions.get("csrf")  # Flask-WTF: an MCP client posts JSON, not the site's forms
         if csrf is not None:
             csrf.exempt(self._view)
+        if self.oauth:
+            self._add_authorization_server(app, prefix)
         app.cli.add_command(self._commands())
+
+    def _add_authorization_server(self, app: Flask, prefix: str) -> None:
+        """The site as its own authorization server: metadata, the AS tier's endpoints and the
+        consent page, in a blueprint whose template the application may override."""
+        app.extensions["minimcp.grants"] = self._oauth_store if self._oauth_store is not None else MemoryGrantStore()
+        pages = Blueprint("minimcp_oauth", __name__, template_folder="templates")
+        paths = [prefix + path for path in _OAUTH_PATHS]
+        paths += [f"/.well-known/oauth-protected-resource{prefix}", "/.well-known/oauth-protected-resource",
+                  f"/.well-known/oauth-authorization-server{prefix}"]
+        for index, path in enumerate(paths):
+            pages.add_url_rule(path, endpoint=f"oauth{index}", view_func=self._oauth_view,
+                               methods=["GET", "POST", "OPTIONS"])
+        pages.add_url_rule(prefix + CONSENT_PATH, endpoint="consent", view_func=self._consent_view,
+                           methods=["GET", "POST"])
+        app.register_blueprint(pages)
+        csrf = app.extensions.get("csrf")  # the consent form carries a token of its own; the rest is for clients
+        if csrf is not None:
+            csrf.exempt(pages)
+        # First of the application's hooks, so that its own see the token's user as current_user.
+        app.before_request_funcs.setdefault(None, []).insert(0, self._sign_in_token)
 
     # --- who is calling ------------------------------------------------------------------------
     def host_user(self) -> Any:
         if not has_app_context():
             return None
+        if has_request_context() and g.get(_TOKEN_USER) is not None:
+            return g.get(_TOKEN_USER)
         if self._stdio_user is not None and not has_request_context():
             return _load_user(self._stdio_user)
         if self._user_rule is not None:
@@ -127,10 +197,72 @@ class MCP(HostedServer):
             return _response(forbidden_origin())
         principal = principal_of(self.host_user())
         if principal is None and self._needs_login():
-            return _response(unauthorized(current_app.name))
+            challenge = None
+            if self.oauth:
+                sent = bearer_token(request.headers.get("Authorization", "")) is not None
+                challenge = self._authorization_server().www_authenticate("invalid_token" if sent else None)
+            return _response(unauthorized(current_app.name, challenge))
         if (request.content_length or 0) > self._endpoint.max_request_body_size:
             return _response(too_large())
         return _response(forward(self._endpoint, request.environ, request.get_data(cache=True), principal))
+
+    # --- signing in with the site's login (oauth=True) ------------------------------------------
+    def _authorization_server(self) -> SiteAuthorizationServer:
+        return SiteAuthorizationServer(current_app.extensions["minimcp.grants"], _Signer(current_app.secret_key), request.host_url,
+                                       request.script_root + self.url_prefix, self.name)
+
+    def _oauth_view(self) -> Any:
+        return self._authorization_server().answer(Request(request.environ)) or ("Not found", 404)
+
+    def _consent_view(self) -> Any:
+        """The page where a signed-in user allows or denies an MCP client."""
+        server = self._authorization_server()
+        sealed = request.values.get("request", "")
+        pending = server.pending(sealed)
+        if pending is None:
+            return _page("This sign-in link has expired or was changed. Start again from your MCP client.", 400)
+        user = self.host_user()
+        if principal_of(user) is None:
+            return self._to_login()
+        if request.method == "POST":
+            expected = session.get(_CSRF_KEY, "")
+            if not expected or not hmac.compare_digest(expected, request.form.get("csrf_token", "")):
+                return _page("The form was not sent from this site's page. Reload it and answer again.", 400)
+            allowed = request.form.get("decision") == "allow"
+            answer = redirect(server.decide(pending, principal_of(user) if allowed else None))
+            answer.headers["Cache-Control"] = "no-store"
+            return answer
+        token = session.setdefault(_CSRF_KEY, secrets.token_urlsafe(32))
+        page = render_template("minimcp/consent.html", pending=pending, user=user, sealed=sealed, csrf_token=token,
+                               site=current_app.name)
+        return page, {"Cache-Control": "no-store", "X-Frame-Options": "DENY"}
+
+    def _to_login(self) -> Any:
+        if self.login_url is not None:
+            return redirect(f"{self.login_url}?{urlencode({'next': request.full_path})}")
+        manager = getattr(current_app, "login_manager", None)
+        if manager is None:
+            raise RuntimeError("MCP(oauth=True) sends visitors to the site's login page: use Flask-Login with a "
+                               "login_view, or give MCP(login_url=...)")
+        return manager.unauthorized()
+
+    def _sign_in_token(self) -> None:
+        """A request to the endpoint with an access token this site issued acts as the token's user."""
+        if request.endpoint != "minimcp":
+            return
+        token = bearer_token(request.headers.get("Authorization", ""))
+        access = self._authorization_server().load_access_token(token) if token else None
+        if access is None or access.subject is None:
+            return
+        user = self._load(access.subject)
+        if user is None or not getattr(user, "is_active", True):
+            return
+        setattr(g, _TOKEN_USER, user)
+        if hasattr(current_app, "login_manager"):
+            setattr(g, _FLASK_LOGIN_USER, user)
+
+    def _load(self, user_id: str) -> Any:
+        return self._user_loader(user_id) if self._user_loader is not None else _load_user(user_id)
 
     # --- where the calls run -------------------------------------------------------------------
     def call_scope(self) -> contextlib.AbstractContextManager[Any]:
@@ -139,8 +271,9 @@ class MCP(HostedServer):
             body = request.get_data(cache=True)
             environ["wsgi.input"] = io.BytesIO(body)
             environ["CONTENT_LENGTH"] = str(len(body))
-            values = {k: v for k, v in vars(g).items() if k != _FLASK_LOGIN_USER}
-            return _request_scope(current_app._get_current_object(), environ, values)  # type: ignore[attr-defined]
+            values = {k: v for k, v in vars(g).items() if k not in (_FLASK_LOGIN_USER, _TOKEN_USER)}
+            return _request_scope(current_app._get_current_object(), environ, values,  # type: ignore[attr-defined]
+                                  self._sign_in_token if self.oauth else None)
         if has_app_context():
             return _command_scope(current_app._get_current_object(), self.url_prefix,  # type: ignore[attr-defined]
                                   self._stdio_user)
@@ -163,12 +296,16 @@ class MCP(HostedServer):
 
 
 @contextlib.contextmanager
-def _request_scope(app: Flask, environ: dict[str, Any], values: dict[str, Any]) -> Iterator[None]:
+def _request_scope(app: Flask, environ: dict[str, Any], values: dict[str, Any],
+                   sign_in: Callable[[], None] | None) -> Iterator[None]:
     """On the worker: an app context of the call's own (its ``g`` seeded with ``values``) and a
-    request context over ``environ``; leaving them runs the teardown functions."""
+    request context over ``environ`` (where ``sign_in`` loads an access token's user again);
+    leaving them runs the teardown functions."""
     with app.app_context():
         vars(g).update(values)
         with app.request_context(environ):
+            if sign_in is not None:
+                sign_in()
             yield
 
 
@@ -191,6 +328,29 @@ def _load_user(user_id: str) -> Any:
     if loader is None:
         raise click.UsageError("--user needs Flask-Login with a user_loader on this application")
     return loader(user_id)
+
+
+class _Signer:
+    """The consent page's signed request, with the application's secret key (itsdangerous)."""
+
+    def __init__(self, secret_key: Any) -> None:
+        if not secret_key:
+            raise RuntimeError("MCP(oauth=True) signs sign-in requests with the application's SECRET_KEY: set it")
+        self._serializer = URLSafeTimedSerializer(secret_key, salt="minimcp.oauth.consent")
+
+    def sign(self, data: dict[str, Any]) -> str:
+        return self._serializer.dumps(data)
+
+    def unsign(self, text: str, max_age: int) -> dict[str, Any] | None:
+        try:
+            data = self._serializer.loads(text, max_age=max_age)
+        except BadSignature:
+            return None
+        return data if isinstance(data, dict) else None
+
+
+def _page(text: str, status: int) -> tuple[str, int, dict[str, str]]:
+    return text, status, {"Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store"}
 
 
 def _response(answer: Forwarded) -> Response:

@@ -1,0 +1,223 @@
+"""Sign in with the site's own login: a user pastes the site's MCP URL into a client, signs in on
+the site's login page, allows the client, and its tool calls act as that user.
+
+Headless Chromium is the user's browser (``browser_support``), ``browser_login`` the client, and
+the example sites run on loopback ports: ``examples/flask_notes.py`` (Flask-Login) and
+``examples/django_notes`` (Django's auth, in a process of its own). The bad-input tests speak
+OAuth with ``requests`` for what a client would never send.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import requests
+from browser_support import Chromium, SiteUser
+from conftest import TIMEOUT
+from host_support import ERAS, Site, flask_site, start_site, stop_site, text
+
+from werkzeug.wrappers import Response
+
+from minimcp import Client
+from minimcp.client.auth import browser_login
+from minimcp.client.auth.exceptions import OAuthFlowError
+from minimcp.jsonrpc import MCPError
+
+
+
+@pytest.fixture(params=["flask"])
+def site(request: pytest.FixtureRequest, tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> Iterator[Site]:
+    if request.param == "flask":
+        yield flask_site(tmp_path, serve_wsgi)
+        return
+    running = start_site(tmp_path)
+    try:
+        yield running
+    finally:
+        stop_site(running)
+
+
+def sign_in(site: Site, browser: Chromium, user: str, decision: str = "allow") -> tuple[Any, SiteUser]:
+    person = SiteUser(browser, user, user, decision)  # the examples' passwords are the user names
+    return browser_login(site.url, open_browser=person, timeout=120), person
+
+
+# --- the whole story, in both eras -------------------------------------------------------------------
+@ERAS
+def test_a_user_signs_in_with_the_site_login_allows_and_the_tools_act_as_them(
+        site: Site, chromium: Chromium, mode: str) -> None:
+    provider, alice = sign_in(site, chromium, "alice")
+    try:
+        with Client(site.url, auth=provider, mode=mode) as client:
+            assert text(client.call_tool("whoami", {})) == "alice"
+            note = client.call_tool("add_note", {"text": "signed in through the browser"}).structured_content
+            assert note is not None
+            assert f"{note['result']}: signed in through the browser" in text(client.call_tool("my_notes", {}))
+            assert "all_notes" in [tool.name for tool in client.list_tools().tools]  # alice's permission
+    finally:
+        provider.close()
+    assert alice.pages == ["login", "consent"]
+    assert "Logged in" in chromium.wait_for("document.body && document.body.innerText", "the callback page")
+    assert "signed in through the browser" in site.notes()
+
+
+def test_a_signed_in_visitor_only_answers_the_consent_page_and_gets_their_own_permissions(
+        site: Site, chromium: Chromium) -> None:
+    first, _ = sign_in(site, chromium, "bob")
+    try:
+        with Client(site.url, auth=first) as client:
+            assert text(client.call_tool("whoami", {})) == "bob"
+    finally:
+        first.close()
+    again, bob = sign_in(site, chromium, "bob")  # the site's session cookie is still in the browser
+    try:
+        with Client(site.url, auth=again) as client:
+            assert text(client.call_tool("whoami", {})) == "bob"
+            assert "all_notes" not in [tool.name for tool in client.list_tools().tools]
+            with pytest.raises(MCPError, match="Permission denied: tool 'all_notes'"):
+                client.call_tool("all_notes", {})
+    finally:
+        again.close()
+    assert bob.pages == ["consent"]
+
+
+def test_deny_sends_the_client_away_without_a_token(site: Site, chromium: Chromium) -> None:
+    provider, alice = sign_in(site, chromium, "alice", decision="deny")
+    try:
+        with pytest.raises(OAuthFlowError, match="access_denied"):
+            with Client(site.url, auth=provider) as client:
+                client.call_tool("whoami", {})
+    finally:
+        provider.close()
+    assert alice.pages == ["login", "consent"]
+
+
+# --- what a client should never send ------------------------------------------------------------------
+class HandMadeClient:
+    """An OAuth client made of ``requests`` calls: registers, then walks the flow a step at a time.
+    Its redirect URI is a loopback page that only says it got there."""
+
+    def __init__(self, site: Site, serve_wsgi: Callable[[Any], str]) -> None:
+        self.site = site
+        self.redirect_uri = serve_wsgi(Response("Back at the client.", mimetype="text/plain")) + "/callback"
+        prm = requests.get(self._well_known(), timeout=TIMEOUT).json()
+        issuer = prm["authorization_servers"][0]
+        self.metadata = requests.get(_as_metadata_url(issuer), timeout=TIMEOUT).json()
+        assert self.metadata["issuer"] == issuer and self.metadata["code_challenge_methods_supported"] == ["S256"]
+        registered = requests.post(self.metadata["registration_endpoint"], timeout=TIMEOUT, json={
+            "client_name": "hand-made", "redirect_uris": [self.redirect_uri], "token_endpoint_auth_method": "none"})
+        assert registered.status_code == 201, registered.text
+        self.client_id = registered.json()["client_id"]
+        self.verifier = secrets.token_urlsafe(48)
+
+    def _well_known(self) -> str:
+        answer = requests.post(self.site.url, json={}, timeout=TIMEOUT)
+        assert answer.status_code == 401
+        challenge = answer.headers["WWW-Authenticate"]
+        return challenge.split('resource_metadata="', 1)[1].split('"', 1)[0]
+
+    def authorize(self, **overrides: str) -> requests.Response:
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(self.verifier.encode()).digest()).rstrip(b"=").decode()
+        query = {"response_type": "code", "client_id": self.client_id, "redirect_uri": self.redirect_uri, "state": "s1",
+                 "code_challenge": challenge, "code_challenge_method": "S256", **overrides}
+        return requests.get(self.metadata["authorization_endpoint"], params=query, allow_redirects=False,
+                            timeout=TIMEOUT)
+
+    def token(self, code: str, **overrides: str) -> requests.Response:
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": self.redirect_uri,
+                "client_id": self.client_id, "code_verifier": self.verifier, **overrides}
+        return requests.post(self.metadata["token_endpoint"], data=form, timeout=TIMEOUT)
+
+
+def _as_metadata_url(issuer: str) -> str:
+    parts = urlsplit(issuer)
+    return f"{parts.scheme}://{parts.netloc}/.well-known/oauth-authorization-server{parts.path}"
+
+
+def code_from(browser: Chromium, client: HandMadeClient, user: str) -> str:
+    """Sign in and allow in the browser; the code is read off the (unreachable) redirect target."""
+    consent = client.authorize()
+    assert consent.status_code == 302, consent.text
+    SiteUser(browser, user, user)(consent.headers["Location"])
+    location = browser.wait_for(f"location.href.startsWith({client.redirect_uri!r}) && location.href",
+                                "the redirect back to the client")
+    query = parse_qs(urlsplit(location).query)
+    assert query["state"] == ["s1"] and query["iss"] == [client.metadata["issuer"]]
+    return query["code"][0]
+
+
+def test_an_unregistered_redirect_uri_is_refused_on_the_site_and_never_redirected_to(site: Site, serve_wsgi: Callable[[Any], str]) -> None:
+    client = HandMadeClient(site, serve_wsgi)
+    answer = client.authorize(redirect_uri="https://attacker.example/callback")
+    assert answer.status_code == 400 and "Location" not in answer.headers
+    assert "not registered" in answer.json()["error_description"]
+
+
+def test_plain_pkce_is_refused(site: Site, serve_wsgi: Callable[[Any], str]) -> None:
+    answer = HandMadeClient(site, serve_wsgi).authorize(code_challenge_method="plain")
+    assert answer.status_code == 302
+    assert parse_qs(urlsplit(answer.headers["Location"]).query)["error"] == ["invalid_request"]
+
+
+def test_a_code_works_once_and_its_replay_revokes_the_token_it_bought(site: Site, serve_wsgi: Callable[[Any], str], chromium: Chromium) -> None:
+    client = HandMadeClient(site, serve_wsgi)
+    code = code_from(chromium, client, "alice")
+    assert client.token(code, code_verifier=secrets.token_urlsafe(48)).json()["error"] == "invalid_grant"
+    first = client.token(code)
+    assert first.status_code == 200, first.text
+    access = first.json()["access_token"]
+    with Client(site.url, auth=_Bearer(access)) as mcp:
+        assert text(mcp.call_tool("whoami", {})) == "alice"
+    replay = client.token(code)
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+    refused = requests.post(site.url, json={}, headers={"Authorization": f"Bearer {access}"}, timeout=TIMEOUT)
+    assert refused.status_code == 401 and 'error="invalid_token"' in refused.headers["WWW-Authenticate"]
+
+
+def test_an_altered_consent_link_is_refused(site: Site, serve_wsgi: Callable[[Any], str]) -> None:
+    consent = HandMadeClient(site, serve_wsgi).authorize().headers["Location"]
+    answer = requests.get(consent.replace("request=", "request=x"), timeout=TIMEOUT, allow_redirects=False)
+    assert answer.status_code == 400 and "expired or was changed" in answer.text
+
+
+def test_a_consent_post_without_the_site_csrf_token_issues_nothing(site: Site, serve_wsgi: Callable[[Any], str], chromium: Chromium) -> None:
+    client = HandMadeClient(site, serve_wsgi)
+    consent = client.authorize().headers["Location"]
+    SiteUser(chromium, "alice", "alice", decision=None)(consent)  # signs in, answers nothing
+    chromium.wait_for("!!document.querySelector('button[value=allow]')", "the consent page")
+    chromium.evaluate("document.querySelector('input[name=csrf_token], input[name=csrfmiddlewaretoken]').value = 'x';"
+                      "document.querySelector('button[value=allow]').click()")
+    chromium.wait_for("!document.querySelector('button[value=allow]') && document.readyState === 'complete'",
+                      "the answer to the forged form")
+    assert not chromium.location().startswith(client.redirect_uri)
+    assert "code=" not in chromium.location()
+
+
+def test_one_users_token_never_continues_another_users_session(site: Site, serve_wsgi: Callable[[Any], str], chromium: Chromium) -> None:
+    client = HandMadeClient(site, serve_wsgi)
+    alice = client.token(code_from(chromium, client, "alice")).json()["access_token"]
+    opened = requests.post(site.url, timeout=TIMEOUT, headers={
+        "Authorization": f"Bearer {alice}", "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25"}, json={
+        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    session = opened.headers["Mcp-Session-Id"]
+    hijack = site.raw("bob", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, **{
+        "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"})
+    assert hijack.status_code == 404
+
+
+class _Bearer(requests.auth.AuthBase):
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = f"Bearer {self.token}"
+        return request
