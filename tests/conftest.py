@@ -100,6 +100,21 @@ def chromium(tmp_path: Path) -> Iterator[Any]:
     browser.close()
 
 
+@pytest.fixture(params=["flask", "django"])
+def site(request: pytest.FixtureRequest, tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> Iterator[Any]:
+    """Each example site in turn (``host_support``): the Flask one in this process, the Django one in its own."""
+    from host_support import flask_site, start_site, stop_site
+
+    if request.param == "flask":
+        yield flask_site(tmp_path, serve_wsgi)
+        return
+    started = start_site(tmp_path)
+    try:
+        yield started
+    finally:
+        stop_site(started)
+
+
 # --- serving ------------------------------------------------------------------------------------
 class _Served:
     def __init__(self, app: Any) -> None:

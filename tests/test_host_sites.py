@@ -5,30 +5,18 @@ their ``requestState``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import requests
 
 from conftest import TIMEOUT, final_message, modern_headers, modern_params, request_message
-from host_support import ACCEPT, ERAS, DjangoSite, FlaskSite, Site, flask_site, start_site, stop_site, text
+from host_support import ACCEPT, ERAS, DjangoSite, FlaskSite, Site, text
 from minimcp import Client, MCPError
 from minimcp.client.streamable_http import streamable_http_client
 from minimcp.types import ElicitResult
 
 REQUIREMENTS = {FlaskSite: "an admin account", DjangoSite: "the permission notes.view_all_notes"}
-
-
-@pytest.fixture(params=["flask", "django"])
-def site(request: pytest.FixtureRequest, tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> Iterator[Site]:
-    if request.param == "flask":
-        yield flask_site(tmp_path, serve_wsgi)
-        return
-    started = start_site(tmp_path)
-    yield started
-    stop_site(started)
 
 
 def test_login_gates_the_endpoint(site: Site) -> None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import secrets
+import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,27 +23,18 @@ import pytest
 import requests
 from browser_support import Chromium, SiteUser
 from conftest import TIMEOUT
-from host_support import ERAS, Site, flask_site, start_site, stop_site, text
+from host_support import ERAS, DjangoSite, Site, start_site, stop_site, text
 
+from flask import Flask, redirect, request, session
 from werkzeug.wrappers import Response
 
 from minimcp import Client
 from minimcp.client.auth import browser_login
 from minimcp.client.auth.exceptions import OAuthFlowError
+from minimcp.flask import MCP
 from minimcp.jsonrpc import MCPError
+from minimcp.site_auth import digest
 
-
-
-@pytest.fixture(params=["flask"])
-def site(request: pytest.FixtureRequest, tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> Iterator[Site]:
-    if request.param == "flask":
-        yield flask_site(tmp_path, serve_wsgi)
-        return
-    running = start_site(tmp_path)
-    try:
-        yield running
-    finally:
-        stop_site(running)
 
 
 def sign_in(site: Site, browser: Chromium, user: str, decision: str = "allow") -> tuple[Any, SiteUser]:
@@ -221,3 +214,81 @@ class _Bearer(requests.auth.AuthBase):
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
         request.headers["Authorization"] = f"Bearer {self.token}"
         return request
+
+
+# --- Django: the grants are the project's rows -------------------------------------------------------
+@pytest.fixture
+def django_site(tmp_path: Path) -> Iterator[DjangoSite]:
+    running = start_site(tmp_path)
+    try:
+        yield running
+    finally:
+        stop_site(running)
+
+
+def test_django_keeps_only_digests_and_a_grant_deleted_in_the_admin_signs_the_client_out(
+        django_site: DjangoSite, chromium: Chromium, serve_wsgi: Callable[[Any], str]) -> None:
+    client = HandMadeClient(django_site, serve_wsgi)
+    tokens = client.token(code_from(chromium, client, "bob")).json()
+    with Client(django_site.url, auth=_Bearer(tokens["access_token"])) as mcp:
+        assert text(mcp.call_tool("whoami", {})) == "bob"
+    with sqlite3.connect(django_site.database) as db:
+        rows = db.execute("SELECT g.id, u.username, g.access_digest, g.refresh_digest FROM minimcp_oauthgrant g "
+                          "JOIN auth_user u ON u.id = g.user_id").fetchall()
+    assert [(name, access, refresh) for _, name, access, refresh in rows] == [
+        ("bob", digest(tokens["access_token"]), digest(tokens["refresh_token"]))]
+
+    admin = requests.Session()  # alice, the superuser, revokes bob's sign-in in the admin
+    login = admin.get(f"{django_site.base}/admin/login/", timeout=TIMEOUT)
+    admin.post(login.url, timeout=TIMEOUT, data={"username": "alice", "password": "alice", "next": "/admin/",
+                                                 "csrfmiddlewaretoken": admin.cookies["csrftoken"]})
+    page = f"{django_site.base}/admin/minimcp/oauthgrant/{rows[0][0]}/delete/"
+    assert "Are you sure" in admin.get(page, timeout=TIMEOUT).text
+    admin.post(page, data={"post": "yes", "csrfmiddlewaretoken": admin.cookies["csrftoken"]}, timeout=TIMEOUT,
+               headers={"Referer": page})
+    refused = requests.post(django_site.url, json={}, timeout=TIMEOUT,
+                            headers={"Authorization": f"Bearer {tokens['access_token']}"})
+    assert refused.status_code == 401 and 'error="invalid_token"' in refused.headers["WWW-Authenticate"]
+    again = requests.post(client.metadata["token_endpoint"], timeout=TIMEOUT, data={
+        "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client.client_id})
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+
+
+# --- Flask without Flask-Login: the site's own rule for who is signed in ---------------------------
+def test_a_flask_site_without_flask_login_gives_its_login_url_and_user_rules(
+        serve_wsgi: Callable[[Any], str]) -> None:
+    users = {"carol"}  # a user is its name here: principal_of gives the name, load_user takes it back
+    app = Flask("plain")
+    app.secret_key = secrets.token_hex(16)
+    mcp = MCP(app, oauth=True, user=lambda: session.get("who"), load_user=lambda name: name if name in users else None,
+              login_url="/signin")
+
+    @mcp.tool()
+    def whoami() -> str:
+        return str(mcp.host_user())
+
+    @app.route("/signin", methods=["GET", "POST"])
+    def signin() -> Any:
+        session["who"] = "carol"
+        return redirect(request.args["next"])
+
+    site = Site(serve_wsgi(app) + "/mcp", {}, list)
+    client = HandMadeClient(site, serve_wsgi)
+    browser = requests.Session()
+    consent = browser.get(client.authorize().headers["Location"], timeout=TIMEOUT, allow_redirects=False)
+    assert consent.status_code == 302 and consent.headers["Location"].startswith("/signin?next=%2Fmcp%2Fconsent")
+    page = browser.get(site.url.removesuffix("/mcp") + consent.headers["Location"], timeout=TIMEOUT)
+    assert "Allow hand-made to use plain as carol?" in page.text
+    form = {"request": _field(page.text, "request"), "decision": "allow"}
+    forged = browser.post(page.url, data=form, timeout=TIMEOUT, allow_redirects=False)
+    assert forged.status_code == 400 and "not sent from this site" in forged.text
+    allowed = browser.post(page.url, data={**form, "csrf_token": _field(page.text, "csrf_token")}, timeout=TIMEOUT,
+                           allow_redirects=False)
+    code = parse_qs(urlsplit(allowed.headers["Location"]).query)["code"][0]
+    access = client.token(code).json()["access_token"]
+    with Client(site.url, auth=_Bearer(access)) as mcp_client:
+        assert text(mcp_client.call_tool("whoami", {})) == "carol"
+
+
+def _field(page: str, name: str) -> str:
+    return html.unescape(page.split(f'name="{name}" value="', 1)[1].split('"', 1)[0])

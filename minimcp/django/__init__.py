@@ -27,9 +27,15 @@ calls. Tools run on worker threads; around every call Django's own rule closes o
 thread's database connection (``close_old_connections``, honouring ``CONN_MAX_AGE``), and
 ``ATOMIC_REQUESTS`` does not reach them: use ``transaction.atomic()`` in the tool.
 
+With ``"OAUTH": True`` a user pastes ``https://site/mcp/`` into an assistant, signs in on the
+project's login page (``LOGIN_URL``), allows the assistant on a consent page (the template
+``minimcp/consent.html``), and the assistant's token acts as that user; add
+``path(".well-known/", include(mcp.well_known_urls))`` to the root URLconf so that clients find the
+sign-in. Grants are kept in the database (digests only) and revoked by deleting them in the admin.
+
 ``MINIMCP`` settings: ``LOGIN_REQUIRED`` (default ``True``), ``ALLOWED_ORIGINS`` (other sites whose
-pages may call the endpoint), ``API_TOKENS`` (default ``True``), ``HTTP`` (endpoint options such as
-``{"json_response": True}``); every other key is an ``MCPServer`` argument in capitals (``NAME``,
+pages may call the endpoint), ``API_TOKENS`` (default ``True``), ``OAUTH`` (default ``False``),
+``HTTP`` (endpoint options such as ``{"json_response": True}``); every other key is an ``MCPServer`` argument in capitals (``NAME``,
 ``INSTRUCTIONS``, ``MAX_WORKERS``, ...). ``python manage.py mcp_stdio [--user NAME]`` serves the
 same tools over stdio.
 """
@@ -44,7 +50,7 @@ from minimcp.django.server import MCP
 __all__ = ["MCP", "mcp"]
 
 _HOST_KEYS = {"LOGIN_REQUIRED": "login_required", "ALLOWED_ORIGINS": "allowed_origins",
-              "API_TOKENS": "api_tokens", "HTTP": "http_options"}
+              "API_TOKENS": "api_tokens", "OAUTH": "oauth", "HTTP": "http_options"}
 # _site_lock guards _site: the project's server is built once, from settings, on first use.
 _site_lock = threading.Lock()
 _site: MCP | None = None

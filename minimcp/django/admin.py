@@ -1,4 +1,5 @@
-"""API tokens in the admin: issued on save, shown once in a message, listed by their hint after that."""
+"""API tokens in the admin: issued on save, shown once in a message, listed by their hint after that.
+OAuth clients and sign-ins are listed; deleting a sign-in (or a client) revokes its tokens."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 
-from minimcp.django.models import APIToken
+from minimcp.django.models import APIToken, OAuthClient, OAuthGrant
 
 
 @admin.register(APIToken)
@@ -24,3 +25,25 @@ class APITokenAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         token = obj.issue()
         super().save_model(request, obj, form, change)
         messages.success(request, f"The new token is {token} \u2014 copy it now: it will not be shown again.")
+
+
+@admin.register(OAuthClient)
+class OAuthClientAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("__str__", "client_id", "created")
+    search_fields = ("name", "client_id")
+    readonly_fields = ("client_id", "name", "registration", "created")
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False  # clients register themselves
+
+
+@admin.register(OAuthGrant)
+class OAuthGrantAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("user", "client", "created", "access_expires_at")
+    list_filter = ("client",)
+    search_fields = ("user__username", "client__name")
+    fields = ("user", "client", "scope", "redirect_uri", "created", "access_expires_at", "refresh_expires_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False  # a sign-in is made by its user on the consent page

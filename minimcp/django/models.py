@@ -61,3 +61,47 @@ class APIToken(models.Model):
             return None
         cls.objects.filter(pk=found.pk).update(last_used=timezone.now())
         return found.user
+
+
+class OAuthClient(models.Model):
+    """An MCP client that registered itself (RFC 7591) to let users sign in with the site's login."""
+
+    client_id = models.CharField(max_length=64, unique=True, editable=False)
+    name = models.CharField(max_length=200, blank=True, editable=False)
+    registration = models.JSONField(editable=False, help_text="What the client registered, as it registered it.")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "OAuth client"
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return self.name or self.client_id
+
+
+class OAuthGrant(models.Model):
+    """One user's Allow for one client: a one-time code, then the tokens that replaced it, as
+    SHA-256 digests. Deleting a grant signs that client out: its tokens stop working at once."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="mcp_grants")
+    client = models.ForeignKey(OAuthClient, on_delete=models.CASCADE, related_name="grants")
+    scope = models.CharField(max_length=500, blank=True)
+    resource = models.CharField(max_length=500, null=True, blank=True)
+    redirect_uri = models.CharField(max_length=2000)
+    redirect_uri_provided_explicitly = models.BooleanField()
+    code_challenge = models.CharField(max_length=128)
+    code_digest = models.CharField(max_length=64, unique=True)
+    code_expires_at = models.DateTimeField()
+    code_used = models.BooleanField(default=False)
+    access_digest = models.CharField(max_length=64, unique=True, null=True)
+    access_expires_at = models.DateTimeField(null=True)
+    refresh_digest = models.CharField(max_length=64, unique=True, null=True)
+    refresh_expires_at = models.DateTimeField(null=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "MCP sign-in"
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"{self.client} as {self.user}"

@@ -9,7 +9,7 @@ from typing import Any, Callable, TypeVar
 
 from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
-from django.urls import path
+from django.urls import path, re_path, reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from minimcp.hosting import (
@@ -22,6 +22,7 @@ from minimcp.hosting import (
     principal_of,
     unauthorized,
 )
+from minimcp.site_auth import CONSENT_PATH, bearer_token
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,15 +36,20 @@ class MCP(HostedServer):
 
     The view runs behind the project's middleware; ``request.user`` (from
     ``AuthenticationMiddleware``), or the owner of an API token sent as ``Authorization: Bearer``,
-    is the caller. ``login_required`` answers 401 to anonymous requests. ``allowed_origins`` lists
+    is the caller. ``login_required`` answers 401 to anonymous requests. ``oauth`` lets MCP clients
+    sign in with the project's own login page and a consent page (``minimcp.django.oauth``); its
+    metadata lives at the site's root, so the project also includes ``mcp.well_known_urls``.
+    ``allowed_origins`` lists
     other sites whose pages may call the endpoint from a browser; ``http_options`` configure the
     endpoint (``json_response``, ``session_idle_timeout``, ...); other keywords configure the server.
     """
 
     def __init__(self, name: str | None = None, *, login_required: bool = True, allowed_origins: Sequence[str] = (),
-                 api_tokens: bool = True, http_options: dict[str, Any] | None = None, **options: Any) -> None:
+                 api_tokens: bool = True, oauth: bool = False, http_options: dict[str, Any] | None = None,
+                 **options: Any) -> None:
         super().__init__(name, **options)
         self.login_required = login_required
+        self.oauth = oauth
         self.allowed_origins = list(allowed_origins)
         self.api_tokens = api_tokens
         self._endpoint = self.endpoint(**(http_options or {}))
@@ -79,8 +85,21 @@ class MCP(HostedServer):
     # --- the endpoint --------------------------------------------------------------------------
     @property
     def urls(self) -> tuple[list[Any], str]:
-        """For ``include()``: the endpoint at the prefix the project gives it (URL name ``minimcp:endpoint``)."""
-        return [path("", self.view(), name="endpoint")], "minimcp"
+        """For ``include()``: the endpoint at the prefix the project gives it (URL name
+        ``minimcp:endpoint``) and, with ``oauth``, the authorization endpoints and consent page under it."""
+        patterns = [path("", self.view(), name="endpoint")]
+        if self.oauth:
+            oauth = csrf_exempt(self._oauth_view)  # clients post these; none is a form of the site's
+            patterns += [path(name, oauth, name=name) for name in ("authorize", "token", "register", "revoke")]
+            patterns.append(path(CONSENT_PATH.strip("/"), self._consent_view, name="consent"))
+        return patterns, "minimcp"
+
+    @property
+    def well_known_urls(self) -> tuple[list[Any], str]:
+        """For ``path(".well-known/", include(mcp.well_known_urls))``: the metadata documents that
+        lead an MCP client from the endpoint to the sign-in (RFC 9728, RFC 8414)."""
+        documents = r"^oauth-(protected-resource|authorization-server)(/.*)?$"
+        return [re_path(documents, self._oauth_view, name="metadata")], "minimcp_well_known"
 
     def view(self) -> Callable[[HttpRequest], HttpResponseBase]:
         """The endpoint as a Django view (CSRF-exempt: MCP clients post JSON, not the site's forms)."""
@@ -95,18 +114,50 @@ class MCP(HostedServer):
         if not origin_allowed(request.META, self.allowed_origins):
             return _response(forbidden_origin())
         user = getattr(request, "user", None)
-        scheme, _, credential = request.headers.get("Authorization", "").partition(" ")
-        if self.api_tokens and scheme.lower() == "bearer":
-            from minimcp.django.models import APIToken
-
-            user = APIToken.user_for(credential.strip())
+        token = bearer_token(request.headers.get("Authorization", ""))
+        if token is not None and (self.oauth or self.api_tokens):
+            user = self._token_user(request, token)
             if user is None:
-                return _response(unauthorized(request.get_host()))
+                return self._unauthorized(request, "invalid_token")
         principal = principal_of(user)
         if principal is None and self.login_required:
-            return _response(unauthorized(request.get_host()))
+            return self._unauthorized(request, None)
         with self.acting_as(user):
             return _response(forward(self._endpoint, request.META, request.body, principal))
+
+    def _token_user(self, request: HttpRequest, token: str) -> Any:
+        """The user an access token of this site's sign-in, or else an API token, acts as."""
+        if self.oauth:
+            from minimcp.django.oauth import token_user
+
+            user = token_user(self._authorization_server(request), token)
+            if user is not None:
+                return user
+        if self.api_tokens:
+            from minimcp.django.models import APIToken
+
+            return APIToken.user_for(token)
+        return None
+
+    def _unauthorized(self, request: HttpRequest, error: str | None) -> HttpResponseBase:
+        challenge = self._authorization_server(request).www_authenticate(error) if self.oauth else None
+        return _response(unauthorized(request.get_host(), challenge))
+
+    # --- signing in with the project's login (oauth) ---------------------------------------------
+    def _authorization_server(self, request: HttpRequest) -> Any:
+        from minimcp.django.oauth import authorization_server
+
+        return authorization_server(request, reverse("minimcp:endpoint"), self.name)
+
+    def _oauth_view(self, request: HttpRequest, *args: Any) -> HttpResponseBase:
+        from minimcp.django.oauth import answer
+
+        return answer(self._authorization_server(request), request)
+
+    def _consent_view(self, request: HttpRequest) -> HttpResponseBase:
+        from minimcp.django.oauth import consent
+
+        return consent(self._authorization_server(request), request)
 
     # --- where the calls run -------------------------------------------------------------------
     def call_scope(self) -> contextlib.AbstractContextManager[Any]:

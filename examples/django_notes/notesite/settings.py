@@ -47,4 +47,5 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 STATIC_URL = "static/"
 USE_TZ = True
 
-MINIMCP = {"NAME": "Notes", "MAX_WORKERS": int(os.environ.get("NOTES_MAX_WORKERS", "8"))}
+# OAUTH: MCP clients sign in with this site's login page (LOGIN_URL, Django's default /accounts/login/).
+MINIMCP = {"NAME": "Notes", "MAX_WORKERS": int(os.environ.get("NOTES_MAX_WORKERS", "8")), "OAUTH": True}

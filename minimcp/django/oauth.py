@@ -1,0 +1,153 @@
+"""Sign in with the project's own login (``MINIMCP = {"OAUTH": True}``): the Django side of
+``minimcp.site_auth``.
+
+Registered clients and grants live in the project's database (``OAuthClient``, ``OAuthGrant``,
+digests only; delete a grant in the admin to sign that client out). The pending request is signed
+with ``SECRET_KEY`` (``django.core.signing``). The consent page is the template
+``minimcp/consent.html``, rendered behind ``LOGIN_URL`` and protected by the project's CSRF
+middleware; a project overrides it like any app template.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.views import redirect_to_login
+from django.core import signing
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.cache import add_never_cache_headers
+from werkzeug.wrappers import Request
+
+from minimcp.hosting import principal_of
+from minimcp.site_auth import Grant, GrantKey, SiteAuthorizationServer
+from minimcp.shared.auth import OAuthClientInformationFull
+
+_SALT = "minimcp.oauth.consent"
+
+
+class DatabaseGrantStore:
+    """``GrantStore`` on the app's models; ``update_grant`` is one conditional UPDATE, so the
+    database decides which of two racing requests spends a code."""
+
+    def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        from minimcp.django.models import OAuthClient
+
+        row = OAuthClient.objects.filter(client_id=client_id).first()
+        return None if row is None else OAuthClientInformationFull.model_validate(row.registration)
+
+    def add_client(self, client: OAuthClientInformationFull) -> None:
+        from minimcp.django.models import OAuthClient
+
+        OAuthClient.objects.create(client_id=client.client_id, name=client.client_name or "",
+                                   registration=client.model_dump(mode="json", exclude_none=True))
+
+    def add_grant(self, grant: Grant) -> None:
+        from minimcp.django.models import OAuthClient, OAuthGrant
+
+        fields = _columns({name: getattr(grant, name) for name in Grant.__dataclass_fields__})
+        fields.pop("client_id")
+        OAuthGrant.objects.create(client=OAuthClient.objects.get(client_id=grant.client_id),
+                                  user_id=fields.pop("subject"), **fields)
+
+    def find_grant(self, key: GrantKey, value: str) -> Grant | None:
+        from minimcp.django.models import OAuthGrant
+
+        row = OAuthGrant.objects.select_related("client").filter(**{key: value}).first()
+        if row is None:
+            return None
+        return Grant(
+            client_id=row.client.client_id, subject=str(row.user_id), scopes=row.scope.split(), resource=row.resource,
+            redirect_uri=row.redirect_uri, redirect_uri_provided_explicitly=row.redirect_uri_provided_explicitly,
+            code_challenge=row.code_challenge, code_digest=row.code_digest,
+            code_expires_at=row.code_expires_at.timestamp(), code_used=row.code_used,
+            access_digest=row.access_digest, access_expires_at=_seconds(row.access_expires_at),
+            refresh_digest=row.refresh_digest, refresh_expires_at=_seconds(row.refresh_expires_at))
+
+    def update_grant(self, key: GrantKey, value: str, expected: dict[str, Any], changes: dict[str, Any]) -> bool:
+        from minimcp.django.models import OAuthGrant
+
+        return OAuthGrant.objects.filter(**{key: value}, **_columns(expected)).update(**_columns(changes)) == 1
+
+    def delete_grant(self, key: GrantKey, value: str) -> None:
+        from minimcp.django.models import OAuthGrant
+
+        OAuthGrant.objects.filter(**{key: value}).delete()
+
+
+def _columns(fields: dict[str, Any]) -> dict[str, Any]:
+    """A grant's fields as the model's columns: scopes space-separated, instants as datetimes."""
+    columns = dict(fields)
+    if "scopes" in columns:
+        columns["scope"] = " ".join(columns.pop("scopes"))
+    for name, value in columns.items():
+        if name.endswith("_expires_at") and value is not None:
+            columns[name] = datetime.datetime.fromtimestamp(value, datetime.timezone.utc)
+    return columns
+
+
+def _seconds(moment: datetime.datetime | None) -> float | None:
+    return None if moment is None else moment.timestamp()
+
+
+class _Signer:
+    def sign(self, data: dict[str, Any]) -> str:
+        return signing.dumps(data, salt=_SALT, compress=True)
+
+    def unsign(self, text: str, max_age: int) -> dict[str, Any] | None:
+        try:
+            data = signing.loads(text, salt=_SALT, max_age=max_age)
+        except signing.BadSignature:
+            return None
+        return data if isinstance(data, dict) else None
+
+
+def authorization_server(request: HttpRequest, endpoint_path: str, name: str | None) -> SiteAuthorizationServer:
+    """The project's authorization server as this request reaches it (its scheme and host)."""
+    return SiteAuthorizationServer(DatabaseGrantStore(), _Signer(), request.build_absolute_uri("/"), endpoint_path,
+                                   name)
+
+
+def token_user(server: SiteAuthorizationServer, token: str) -> Any:
+    """The active user an access token of this site acts as, or ``None``."""
+    access = server.load_access_token(token)
+    if access is None or access.subject is None:
+        return None
+    return get_user_model()._default_manager.filter(pk=access.subject, is_active=True).first()
+
+
+def answer(server: SiteAuthorizationServer, request: HttpRequest) -> HttpResponse:
+    """One of the AS tier's endpoints or metadata documents, through its werkzeug handler."""
+    environ = {**request.META, "wsgi.input": io.BytesIO(request.body), "CONTENT_LENGTH": str(len(request.body))}
+    reply = server.answer(Request(environ))
+    if reply is None:
+        return HttpResponse("Not found", status=404, content_type="text/plain")
+    response = HttpResponse(reply.get_data(), status=reply.status_code)
+    for name, value in reply.headers.items():
+        response[name] = value
+    return response
+
+
+def consent(server: SiteAuthorizationServer, request: HttpRequest) -> HttpResponse:
+    """The page where a signed-in user allows or denies an MCP client (CSRF: the project's middleware)."""
+    sealed = request.POST.get("request", "") if request.method == "POST" else request.GET.get("request", "")
+    pending = server.pending(sealed)
+    if pending is None:
+        return HttpResponse("This sign-in link has expired or was changed. Start again from your MCP client.",
+                            status=400, content_type="text/plain; charset=utf-8")
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    if request.method == "POST":
+        allowed = request.POST.get("decision") == "allow"
+        # Not HttpResponseRedirect: a native client's redirect URI may have a scheme of its own.
+        response = HttpResponse(status=302)
+        response["Location"] = server.decide(pending, principal_of(request.user) if allowed else None)
+    else:
+        response = render(request, "minimcp/consent.html", {"pending": pending, "sealed": sealed,
+                                                            "user": request.user, "site": request.get_host()})
+        response["X-Frame-Options"] = "DENY"
+    add_never_cache_headers(response)
+    return response
