@@ -12,8 +12,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import os
 import secrets
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,7 @@ import pytest
 import requests
 from browser_support import Chromium, SiteUser
 from conftest import TIMEOUT
-from host_support import ERAS, DjangoSite, Site, start_site, stop_site, text
+from host_support import ERAS, PROJECT, DjangoSite, Site, project_env, start_site, stop_site, text
 
 from flask import Flask, redirect, request, session
 from werkzeug.wrappers import Response
@@ -33,7 +36,7 @@ from minimcp.client.auth import browser_login
 from minimcp.client.auth.exceptions import OAuthFlowError
 from minimcp.flask import MCP
 from minimcp.jsonrpc import MCPError
-from minimcp.site_auth import digest
+from minimcp.site_auth import MemoryGrantStore, digest
 
 
 
@@ -174,6 +177,22 @@ def test_a_code_works_once_and_its_replay_revokes_the_token_it_bought(site: Site
     assert refused.status_code == 401 and 'error="invalid_token"' in refused.headers["WWW-Authenticate"]
 
 
+def test_a_refresh_rotates_both_tokens_and_the_old_ones_stop_working(
+        site: Site, chromium: Chromium, serve_wsgi: Callable[[Any], str]) -> None:
+    client = HandMadeClient(site, serve_wsgi)
+    first = client.token(code_from(chromium, client, "bob")).json()
+    refresh = {"grant_type": "refresh_token", "refresh_token": first["refresh_token"], "client_id": client.client_id}
+    second = requests.post(client.metadata["token_endpoint"], data=refresh, timeout=TIMEOUT)
+    assert second.status_code == 200, second.text
+    with Client(site.url, auth=_Bearer(second.json()["access_token"])) as mcp:
+        assert text(mcp.call_tool("whoami", {})) == "bob"
+    stale = requests.post(site.url, json={}, headers={"Authorization": f"Bearer {first['access_token']}"},
+                          timeout=TIMEOUT)
+    assert stale.status_code == 401
+    replay = requests.post(client.metadata["token_endpoint"], data=refresh, timeout=TIMEOUT)
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+
+
 def test_an_altered_consent_link_is_refused(site: Site, serve_wsgi: Callable[[Any], str]) -> None:
     consent = HandMadeClient(site, serve_wsgi).authorize().headers["Location"]
     answer = requests.get(consent.replace("request=", "request=x"), timeout=TIMEOUT, allow_redirects=False)
@@ -260,8 +279,9 @@ def test_a_flask_site_without_flask_login_gives_its_login_url_and_user_rules(
     users = {"carol"}  # a user is its name here: principal_of gives the name, load_user takes it back
     app = Flask("plain")
     app.secret_key = secrets.token_hex(16)
+    store = MemoryGrantStore()
     mcp = MCP(app, oauth=True, user=lambda: session.get("who"), load_user=lambda name: name if name in users else None,
-              login_url="/signin")
+              login_url="/signin", oauth_store=store)
 
     @mcp.tool()
     def whoami() -> str:
@@ -288,7 +308,24 @@ def test_a_flask_site_without_flask_login_gives_its_login_url_and_user_rules(
     access = client.token(code).json()["access_token"]
     with Client(site.url, auth=_Bearer(access)) as mcp_client:
         assert text(mcp_client.call_tool("whoami", {})) == "carol"
+    grant = store.find_grant("access_digest", digest(access))
+    assert grant is not None and grant.subject == "carol" and grant.code_used
 
 
 def _field(page: str, name: str) -> str:
     return html.unescape(page.split(f'name="{name}" value="', 1)[1].split('"', 1)[0])
+
+
+def test_manage_py_check_says_when_clients_could_not_find_the_sign_in(tmp_path: Path) -> None:
+    (tmp_path / "no_well_known.py").write_text(
+        "from django.urls import include, path\nfrom minimcp.django import mcp\n"
+        "urlpatterns = [path('accounts/', include('django.contrib.auth.urls')), path('mcp/', include(mcp.urls))]\n")
+    (tmp_path / "forgetful_settings.py").write_text("from notesite.settings import *\nROOT_URLCONF = 'no_well_known'\n")
+    env = project_env(tmp_path / "db.sqlite3", DJANGO_SETTINGS_MODULE="forgetful_settings")
+    env["PYTHONPATH"] += os.pathsep + str(tmp_path)
+    forgetful = subprocess.run([sys.executable, "manage.py", "check"], cwd=PROJECT, env=env, capture_output=True,
+                               text=True, timeout=TIMEOUT)
+    assert "minimcp.W002" in forgetful.stderr and 'include(mcp.well_known_urls)' in forgetful.stderr
+    complete = subprocess.run([sys.executable, "manage.py", "check"], cwd=PROJECT, capture_output=True, text=True,
+                              env=project_env(tmp_path / "db.sqlite3"), timeout=TIMEOUT)
+    assert complete.returncode == 0 and "minimcp.W" not in complete.stderr + complete.stdout

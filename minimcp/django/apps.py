@@ -13,5 +13,8 @@ class MiniMCPConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        """Import each installed app's ``mcp.py``, as the admin imports ``admin.py``: its tools register."""
+        """Import each installed app's ``mcp.py``, as the admin imports ``admin.py``: its tools
+        register; and the URL check of ``OAUTH``."""
+        from minimcp.django import checks  # noqa: F401  (registers with django.core.checks)
+
         autodiscover_modules("mcp")

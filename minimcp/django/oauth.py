@@ -70,7 +70,7 @@ class DatabaseGrantStore:
     def update_grant(self, key: GrantKey, value: str, expected: dict[str, Any], changes: dict[str, Any]) -> bool:
         from minimcp.django.models import OAuthGrant
 
-        return OAuthGrant.objects.filter(**{key: value}, **_columns(expected)).update(**_columns(changes)) == 1
+        return OAuthGrant.objects.filter(**{key: value, **_columns(expected)}).update(**_columns(changes)) == 1
 
     def delete_grant(self, key: GrantKey, value: str) -> None:
         from minimcp.django.models import OAuthGrant
