@@ -28,25 +28,20 @@ from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
 from minimcp.client.streamable_http import header_parameters
+from minimcp.client.era import ClientEra, client_era
 from minimcp.client.subscriptions import ListenRoute
 from minimcp.client.tasks import TaskHandle
-from minimcp.shared.header_values import TARGET_PARAMS, encode_header_value
 from minimcp.client.transports import SessionExpired, Transport
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.shared.tasks import TASK_RESULT_TYPE, TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
-    HEADER_MISMATCH,
     INTERNAL_ERROR,
     REQUEST_TIMEOUT,
     INVALID_PARAMS,
     INVALID_REQUEST,
     LATEST_HANDSHAKE_VERSION,
     LATEST_PROTOCOL_VERSION,
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     METHOD_NOT_FOUND,
@@ -212,8 +207,9 @@ class ClientSession:
         )
 
     @property
-    def modern(self) -> bool:
-        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
+    def era(self) -> ClientEra:
+        """The rules of the negotiated era (``minimcp.client.era``)."""
+        return client_era(self.protocol_version)
 
     @property
     def server_capabilities(self) -> ServerCapabilities | None:
@@ -318,34 +314,15 @@ class ClientSession:
         if self.protocol_version is None:
             return {}
         headers = {"MCP-Protocol-Version": self.protocol_version}
-        if not self.modern or method is None:
-            return headers
-        headers["Mcp-Method"] = method
-        params = params or {}
-        name_param = TARGET_PARAMS.get(method)
-        if name_param is not None and isinstance(params.get(name_param), str):
-            headers["Mcp-Name"] = encode_header_value(params[name_param]) or ""
-        if method == "tools/call":
-            with self._lock:
-                known = self._tools.get(params.get("name", ""))
-            arguments = params.get("arguments") or {}
-            for argument, header in (known[1] if known else {}).items():
-                value = encode_header_value(arguments.get(argument))
-                if value is not None:
-                    headers[f"Mcp-Param-{header}"] = value
+        if method is not None:
+            headers.update(self.era.request_headers(self, method, params))
         return headers
 
-    def _stamp(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Each 2026-07-28 request carries who we are and what we can do: the server keeps nothing."""
-        if not self.modern:
-            return params
-        meta = dict(params.get("_meta") or {})
-        meta[META_PROTOCOL_VERSION] = self.protocol_version
-        meta[META_CLIENT_CAPABILITIES] = dump(self.capabilities)
-        meta[META_CLIENT_INFO] = dump(self.client_info)
-        if self.log_level is not None:
-            meta[META_LOG_LEVEL] = self.log_level
-        return {**params, "_meta": meta}
+    def _header_parameters(self, tool_name: Any) -> dict[str, str]:
+        """Which arguments of ``tool_name`` travel as ``Mcp-Param-*`` headers, as last listed."""
+        with self._lock:
+            known = self._tools.get(tool_name)
+        return known[1] if known else {}
 
     def _exchange(
         self,
@@ -362,10 +339,12 @@ class ClientSession:
         which arguments travel as ``Mcp-Param-*`` headers (the tool was redefined since we last
         listed, or never listed).
         """
-        retried = restarted = relisted = False
+        retried: set[int] = set()
+        restarted = False
         while True:
             request_id = next(self._ids)
-            stamped = self._stamp(params)
+            era = self.era
+            stamped = era.stamp(self, params)
             if progress_callback is not None:
                 stamped = {**stamped, "_meta": {**(stamped.get("_meta") or {}), "progressToken": request_id}}
                 with self._lock:
@@ -377,10 +356,9 @@ class ClientSession:
                     timeout=timeout if timeout is not None else self.read_timeout_seconds,
                 )
             except SessionExpired:
-                if restarted or self.modern:
+                if not era.session_expired(self, restarted):
                     raise
-                restarted = True  # the spec's rule for a 404 on a legacy session: a fresh initialize
-                self.initialize()
+                restarted = True
                 continue
             except MCPError as failure:
                 if failure.code == REQUEST_TIMEOUT:
@@ -395,12 +373,7 @@ class ClientSession:
                 result = answer.get("result")
                 return result if isinstance(result, dict) else {}
             failure = MCPError(error.get("code", INTERNAL_ERROR), str(error.get("message", "")), error.get("data"))
-            if self.modern and not retried and failure.code == UNSUPPORTED_PROTOCOL_VERSION and self._adopt(failure.data):
-                retried = True
-                continue
-            if (self.modern and not relisted and failure.code == HEADER_MISMATCH and method == "tools/call"
-                    and self._relearn_headers(params.get("name"))):
-                relisted = True
+            if era.retry(self, failure, method, params, retried):
                 continue
             raise failure
 
