@@ -247,3 +247,22 @@ def safe_id(message: Any) -> RequestId | None:
     if isinstance(message, dict) and _valid_id(message.get("id")):
         return message["id"]
     return None
+
+
+class Unreadable(MCPError):
+    """A message that cannot be handled as JSON-RPC; ``reply`` is the error response that answers it
+    (echoing the message's id when that much was readable)."""
+
+    def __init__(self, error: MCPError, message: Any) -> None:
+        super().__init__(error.code, error.message, error.data)
+        self.reply = error_from(safe_id(message), error)
+
+
+def parse(data: bytes | str) -> tuple[Message, Kind]:
+    """One incoming message and its kind: what every transport does first with the bytes it read."""
+    message: Any = None
+    try:
+        message = decode(data)
+        return message, kind_of(message)
+    except MCPError as bad:
+        raise Unreadable(bad, message) from None

@@ -107,7 +107,7 @@ def test_legacy_handshake_and_call(peer: StdioPeer) -> None:
     assert result["serverInfo"] == {"name": "stdio-test", "version": "0.0.1"}
     assert peer.request("ping")["result"] == {}
     tools = peer.request("tools/list")["result"]["tools"]
-    assert [t["name"] for t in tools] == ["echo", "noisy", "era", "boom"]
+    assert [t["name"] for t in tools] == ["echo", "noisy", "era", "boom", "wait_for_cancel"]
     call = peer.request("tools/call", {"name": "echo", "arguments": {"text": "hello"}})["result"]
     assert call == {"content": [{"type": "text", "text": "hello"}], "structuredContent": {"result": "hello"},
                     "isError": False}
@@ -152,6 +152,23 @@ def test_both_eras_on_one_process(peer: StdioPeer) -> None:
     assert legacy["content"][0]["text"] == "2025-11-25 legacy=True"
     assert modern["content"][0]["text"] == "2026-07-28 legacy=False"
     assert "resultType" not in legacy
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern", "modern before any handshake"])
+def test_notifications_cancelled_reaches_a_call_in_either_era(peer: StdioPeer, era: str) -> None:
+    """The stream's one table of calls in flight holds 2026-07-28 calls too, so a cancel finds them."""
+    if era != "modern before any handshake":
+        peer.handshake()
+    params: dict[str, Any] = {"name": "wait_for_cancel", "arguments": {}}
+    if era != "legacy":
+        params["_meta"] = modern_meta()
+    peer.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call", "params": params})
+    peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow"}})
+    answer = peer.receive()
+    assert answer["id"] == "slow"
+    assert answer["result"]["content"][0]["text"] == "cancelled"
+    assert peer.request("tools/call", {"name": "echo", "arguments": {"text": "still here"}, **(
+        {"_meta": modern_meta()} if era != "legacy" else {})})["result"]["content"][0]["text"] == "still here"
 
 
 def test_print_in_a_tool_goes_to_stderr(peer: StdioPeer) -> None:

@@ -19,17 +19,12 @@ from typing import IO, TYPE_CHECKING, Any
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.lowlevel.calls import Outbox
-from minimcp.server.lowlevel.dispatch import MODERN
-from minimcp.server.lowlevel.sessions import Connection
-from minimcp.shared.transport_context import TransportContext
+from minimcp.server.lowlevel.peer import Peer
 
 if TYPE_CHECKING:
     from minimcp.server.lowlevel.server import Server
 
 logger = logging.getLogger("minimcp.server.stdio")
-
-#: The transport context of a message, by whether its session is legacy (which can ask back).
-_TRANSPORTS = {legacy: TransportContext(kind="stdio", can_send_request=legacy) for legacy in (False, True)}
 
 
 class _Writer:
@@ -77,15 +72,12 @@ class _Writer:
 
 
 class _StdioOutbox(Outbox):
-    def __init__(self, writer: _Writer, can_request: bool, on_final: Any = None) -> None:
+    def __init__(self, writer: _Writer, can_request: bool) -> None:
         super().__init__(can_request)
         self._writer = writer
-        self._on_final = on_final
 
     def _deliver(self, message: Message, final: bool) -> None:
         self._writer.write(message)
-        if final and self._on_final is not None:
-            self._on_final()
 
 
 def _protect_stdout() -> IO[bytes]:
@@ -123,70 +115,34 @@ def serve_stdio(server: Server[Any], stdin: IO[bytes] | None = None, stdout: IO[
 
 
 class _Connection:
-    """One stdio peer: its legacy session (after ``initialize``) and its requests in flight."""
+    """One stdio peer: lines in, framed messages out; what they mean is the ``Peer``'s business."""
 
     def __init__(self, server: Server[Any], writer: _Writer, raise_exceptions: bool) -> None:
-        self._dispatcher = server.dispatcher
-        self._raise_exceptions = raise_exceptions
         self._writer = writer
-        self._session: Connection | None = None
-        self._standalone = _StdioOutbox(writer, can_request=True)
-        # _lock guards _inflight: request id -> outbox, for notifications/cancelled.
-        self._lock = threading.Lock()
-        self._inflight: dict[Any, Outbox] = {}
+        self._peer = Peer(server, "stdio", raise_exceptions)
+        self._peer.listen(_StdioOutbox(writer, can_request=True))
 
     def receive(self, line: bytes) -> None:
-        message: Any = None
         try:
-            message = jsonrpc.decode(line)
-            kind = jsonrpc.kind_of(message)
-        except MCPError as bad:
-            self._writer.write(jsonrpc.error_from(jsonrpc.safe_id(message), bad))
+            message, kind = jsonrpc.parse(line)
+        except jsonrpc.Unreadable as bad:
+            self._writer.write(bad.reply)
             return
-        if kind == "request":
-            self._request(message)
-        elif kind == "notification":
-            self._notification(message)
-        elif self._session is not None:
-            self._dispatcher.handle_response(message, self._session)
+        if kind == "notification":
+            self._peer.notification(message)
+        elif kind != "request":
+            self._peer.response(message)
+        else:
+            try:
+                outbox, answer = self._peer.request(message, self._outbox)
+            except MCPError as refused:
+                self._writer.write(jsonrpc.error_from(message["id"], refused))
+                return
+            if answer is not None:
+                outbox.close(answer)
 
-    def _request(self, message: Message) -> None:
-        try:
-            if self._dispatcher.era_of(message) == MODERN:
-                session = self._dispatcher.modern_session(message)
-            elif message["method"] == "initialize" or self._session is None:
-                session = self._dispatcher.new_legacy_session()
-            else:
-                session = self._session
-            session.expose_errors = self._raise_exceptions
-        except MCPError as refused:
-            self._writer.write(jsonrpc.error_from(message["id"], refused))
-            return
-        request_id = message["id"]
-        outbox = _StdioOutbox(self._writer, can_request=session.can_send_request, on_final=lambda: self._forget(request_id))
-        with self._lock:
-            self._inflight[request_id] = outbox
-        answer = self._dispatcher.handle_request(message, session, outbox, _TRANSPORTS[session.can_send_request])
-        if message["method"] == "initialize" and answer is not None and "result" in answer:
-            self._session = session
-            session.attach_standalone(self._standalone)
-        if answer is not None:
-            outbox.close(answer)
-
-    def _forget(self, request_id: Any) -> None:
-        with self._lock:
-            self._inflight.pop(request_id, None)
-
-    def _notification(self, message: Message) -> None:
-        if message.get("method") == "notifications/cancelled":
-            request_id = jsonrpc.request_id_in(message.get("params"))
-            with self._lock:
-                outbox = self._inflight.get(request_id)
-            if outbox is not None:
-                outbox.abort()
-            return
-        self._dispatcher.handle_notification(message, self._session)
+    def _outbox(self, can_request: bool) -> Outbox:
+        return _StdioOutbox(self._writer, can_request)
 
     def close(self) -> None:
-        if self._session is not None:
-            self._session.close()
+        self._peer.close()

@@ -362,12 +362,10 @@ class MCPWSGIApp:
         body = self._body(environ, length)
         if body is None or len(body) > self.max_request_body_size:
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Request body too large"), 413)
-        message: Any = None
         try:
-            message = jsonrpc.decode(body)
-            kind = jsonrpc.kind_of(message)
-        except MCPError as bad:
-            return _json(jsonrpc.error_from(jsonrpc.safe_id(message), bad), 400)
+            message, kind = jsonrpc.parse(body)
+        except jsonrpc.Unreadable as bad:
+            return _json(bad.reply, 400)
         if kind == "request":
             refused = self._scopes_refusal(environ, message)
             if refused is not None:
@@ -447,7 +445,7 @@ class MCPWSGIApp:
         else:
             outbox = QueueOutbox(can_request)
         answer = self.dispatcher.handle_request(message, session, outbox, self._transport(environ, can_request))
-        if initializing and answer is not None and "result" in answer:
+        if self.dispatcher.opens_session(message, answer):
             if self.sessions.add(session) is None:
                 return _json(jsonrpc.error(message["id"], INVALID_REQUEST, "Too many sessions; try again later"), 503)
         return self._answer(message, session, outbox, answer, _ok)

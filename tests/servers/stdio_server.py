@@ -2,6 +2,7 @@
 
 import os
 import sys
+import time
 
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Context
@@ -33,6 +34,15 @@ def era(ctx: Context) -> str:
 @mcp.tool()
 def boom() -> str:
     raise RuntimeError("kaboom")
+
+
+@mcp.tool()
+def wait_for_cancel(ctx: Context) -> str:
+    """Wait (at most 20 s) for the client to cancel this call; say whether it did."""
+    deadline = time.monotonic() + 20
+    while not ctx.cancelled and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return "cancelled" if ctx.cancelled else "never cancelled"
 
 
 if __name__ == "__main__":

@@ -164,8 +164,12 @@ class Dispatcher:
 
     # --- messages --------------------------------------------------------------------------------
     def handle_request(self, message: Message, session: Connection, outbox: Outbox,
-                       transport: TransportContext) -> Message | None:
-        """Answer a request now, or (``None``) run it on a worker that closes ``outbox`` with the answer."""
+                       transport: TransportContext, calls: Connection | None = None) -> Message | None:
+        """Answer a request now, or (``None``) run it on a worker that closes ``outbox`` with the answer.
+
+        A call that outlives this method (a worker's, an open stream) is tracked in ``calls`` (by
+        default its own connection), where ``notifications/cancelled`` finds it by id.
+        """
         request_id = message["id"]
         era = session.era
         try:
@@ -173,9 +177,12 @@ class Dispatcher:
             era.admit(session, message["method"])
         except MCPError as exc:
             return jsonrpc.error_from(request_id, exc)
+        calls = calls or session
         if not method.worker:
+            if method.stream:
+                calls.begin(request_id, outbox)
             return self._execute(method, message, session, outbox, transport)
-        session.begin(request_id, outbox)
+        calls.begin(request_id, outbox)
         scope = self.server.call_scope()  # on the receiving thread, while the host's context is here
 
         def job() -> None:
@@ -186,27 +193,36 @@ class Dispatcher:
             except BaseException:  # even a handler that calls sys.exit() must answer, or its caller waits forever
                 logger.exception("%s ended the worker", message["method"])
             finally:
-                session.end(request_id)
+                calls.end(request_id)
                 outbox.close(response)
 
         try:
             self.server.pool.submit(job)
         except MCPError as busy:
-            session.end(request_id)
+            calls.end(request_id)
             return jsonrpc.error_from(request_id, busy)
         return None
 
-    def handle_notification(self, message: Message, session: Connection | None) -> None:
+    @staticmethod
+    def opens_session(message: Message, answer: Message | None) -> bool:
+        """Whether ``answer`` to ``message`` opened a legacy session the transport now keeps."""
+        return message.get("method") == "initialize" and answer is not None and "result" in answer
+
+    def handle_notification(self, message: Message, session: Connection | None,
+                            calls: Connection | None = None) -> None:
+        """``session``: the legacy session the message belongs to (``None`` before it is open);
+        ``calls``: where its calls in flight are tracked, for ``notifications/cancelled``."""
         method = message.get("method")
+        calls = calls or session
+        if method == "notifications/cancelled" and calls is not None:
+            request_id = jsonrpc.request_id_in(message.get("params"))
+            outbox = calls.channel(request_id) if request_id is not None else None
+            if outbox is not None:
+                outbox.abort()
         if session is None:
             return
         if method == "notifications/initialized":
             session.initialized = True
-        elif method == "notifications/cancelled":
-            request_id = jsonrpc.request_id_in(message.get("params"))
-            outbox = session.channel(request_id) if request_id is not None else None
-            if outbox is not None:
-                outbox.abort()
         entry = self.server._notification_handlers.get(method) if isinstance(method, str) else None
         if entry is not None:
             ctx = self._context(message, session, None, _NOTIFICATION)
@@ -287,6 +303,7 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 def _initialize(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> InitializeResult:
     request = InitializeRequestParams.model_validate(ctx.params or {})
     session = ctx.session.connection
+    session.initialized = False  # until the client's notifications/initialized, also on a second initialize
     requested = request.protocol_version
     session.protocol_version = requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
     session.client_capabilities = request.capabilities
