@@ -276,3 +276,12 @@ def test_the_request_state_boundary_seals_what_a_handler_returns() -> None:
     assert seen == [None, "step-1"]
     forged = call({"requestState": "step-1", "inputResponses": {"ok": {"action": "accept"}}})
     assert forged["error"]["message"] == "Invalid or expired requestState"
+
+
+def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's low-level section shows a program that runs as printed."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## The low-level tier: `Server`", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
+    assert capsys.readouterr().out == "3\n"

@@ -95,6 +95,17 @@ _STATUS = {400: "400 Bad Request", 408: "408 Request Timeout", 414: "414 URI Too
            503: "503 Service Unavailable", 505: "505 HTTP Version Not Supported"}
 
 
+
+def _recv_ready(sock: socket.socket) -> bytes | None:
+    """What a non-blocking socket the selector reported readable holds: ``None`` when nothing is there
+    after all, ``b""`` when the peer closed or the connection failed."""
+    try:
+        return sock.recv(_RECV_SIZE)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
 class BadRequest(Exception):
     """The bytes on the wire are not an HTTP request this server accepts; answered, then closed."""
 
@@ -657,12 +668,9 @@ class WSGIServer:
 
     def _read_head(self, conn: _Connection) -> None:
         """The loop's part of a request: take what arrived, and hand a complete head to a worker."""
-        try:
-            data = conn.sock.recv(_RECV_SIZE)
-        except BlockingIOError:
+        data = _recv_ready(conn.sock)
+        if data is None:
             return
-        except OSError:
-            data = b""
         if not data:  # the client closed (an unfinished head is abandoned with it)
             self._unpark(conn)
             self._close_connection(conn)
@@ -746,12 +754,9 @@ class WSGIServer:
         self._add_timer(lingering)
 
     def _discard_input(self, lingering: _Lingering) -> None:
-        try:
-            data = lingering.sock.recv(_RECV_SIZE)
-        except BlockingIOError:
+        data = _recv_ready(lingering.sock)
+        if data is None:
             return
-        except OSError:
-            data = b""
         lingering.left -= len(data)
         if not data or lingering.left <= 0:
             self._end_lingering(lingering)

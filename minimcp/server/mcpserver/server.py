@@ -420,13 +420,19 @@ class MCPServer(Generic[LifespanT]):
         tool = Tool(fn, name=name, title=title, description=description, annotations=annotations, icons=icons,
                     meta=meta, structured_output=structured_output, resolver_keys=self._resolver_keys,
                     required_scopes=required_scopes, task=task)
+        if self._register(self._tools, tool.name, tool, self.settings.warn_on_duplicate_tools, "Tool"):
+            self._sync_extensions()
+
+    def _register(self, registry: dict[str, Any], key: str, item: Any, warn: bool, kind: str) -> bool:
+        """Add ``item`` under ``key`` unless the name is taken (the first registration wins, with a
+        warning when ``warn``); whether it was added."""
         with self._registry_lock:
-            if tool.name in self._tools:
-                if self.settings.warn_on_duplicate_tools:
-                    logger.warning("Tool already exists: %s", tool.name)
-                return
-            self._tools[tool.name] = tool
-        self._sync_extensions()
+            if key in registry:
+                if warn:
+                    logger.warning("%s already exists: %s", kind, key)
+                return False
+            registry[key] = item
+        return True
 
     def remove_tool(self, name: str) -> None:
         with self._registry_lock:
@@ -497,12 +503,7 @@ class MCPServer(Generic[LifespanT]):
         return decorator
 
     def add_resource(self, resource: Resource) -> None:
-        with self._registry_lock:
-            if resource.uri in self._resources:
-                if self.settings.warn_on_duplicate_resources:
-                    logger.warning("Resource already exists: %s", resource.uri)
-                return
-            self._resources[resource.uri] = resource
+        self._register(self._resources, resource.uri, resource, self.settings.warn_on_duplicate_resources, "Resource")
 
     def list_resources(self) -> list[ResourceDefinition]:
         with self._registry_lock:
@@ -565,12 +566,7 @@ class MCPServer(Generic[LifespanT]):
         return decorator
 
     def add_prompt(self, prompt: Prompt) -> None:
-        with self._registry_lock:
-            if prompt.name in self._prompts:
-                if self.settings.warn_on_duplicate_prompts:
-                    logger.warning("Prompt already exists: %s", prompt.name)
-                return
-            self._prompts[prompt.name] = prompt
+        self._register(self._prompts, prompt.name, prompt, self.settings.warn_on_duplicate_prompts, "Prompt")
 
     def remove_prompt(self, name: str) -> None:
         with self._registry_lock:
