@@ -1,0 +1,47 @@
+"""Client transports, one per file (``http``, ``stdio``, ``memory``), keeping one contract (``base``).
+
+Bytes and processes on one side, JSON-RPC message dicts on the other: framing (SSE in ``sse``,
+newline-delimited JSON), HTTP status handling, the legacy ``Mcp-Session-Id``, SSE resumption,
+subprocess lifetime, and the threads that read a pipe or a standalone stream live here; eras,
+capabilities and callbacks do not (:class:`~minimcp.client.ClientSession` holds them). The public
+factories are ``minimcp.client.stdio.stdio_client`` and
+``minimcp.client.streamable_http.streamable_http_client``.
+"""
+
+from minimcp.client.transports.base import Handler, Headers, SessionExpired, StreamPairContext, Transport, timed_out
+from minimcp.client.transports.http import (
+    DEFAULT_MAX_SSE_EVENT_SIZE,
+    DEFAULT_RETRY_MS,
+    MAX_RESUME_ATTEMPTS,
+    STANDALONE_OPEN_TIMEOUT,
+    HttpTransport,
+)
+from minimcp.client.transports.memory import InMemoryTransport
+from minimcp.client.transports.sse import SSEEvent, SSEParser
+from minimcp.client.transports.stdio import (
+    DEFAULT_INHERITED_ENV_VARS,
+    STDIO_EXIT_GRACE,
+    StdioTransport,
+    default_environment,
+)
+
+__all__ = [
+    "DEFAULT_INHERITED_ENV_VARS",
+    "DEFAULT_MAX_SSE_EVENT_SIZE",
+    "DEFAULT_RETRY_MS",
+    "MAX_RESUME_ATTEMPTS",
+    "STANDALONE_OPEN_TIMEOUT",
+    "STDIO_EXIT_GRACE",
+    "Handler",
+    "Headers",
+    "HttpTransport",
+    "InMemoryTransport",
+    "SSEEvent",
+    "SSEParser",
+    "SessionExpired",
+    "StdioTransport",
+    "StreamPairContext",
+    "Transport",
+    "default_environment",
+    "timed_out",
+]

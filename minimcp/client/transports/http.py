@@ -1,0 +1,349 @@
+"""Streamable HTTP (both eras) over a ``requests.Session``: POSTs answered with JSON or SSE, the
+legacy ``Mcp-Session-Id``, SSE resumption (``retry:`` and ``Last-Event-ID``) and the standalone GET
+stream read on a thread of its own."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import requests
+import requests.auth
+import urllib3.exceptions
+
+from minimcp import jsonrpc
+from minimcp.client.transports.base import Handler, Headers, SessionExpired, StreamPairContext, timed_out
+from minimcp.client.transports.sse import SSEEvent, SSEParser
+from minimcp.jsonrpc import MCPError, Message
+from minimcp.types import INTERNAL_ERROR
+
+logger = logging.getLogger("minimcp.client")
+
+#: How long a standalone GET may take to answer with its headers before we go on without it.
+STANDALONE_OPEN_TIMEOUT = 10.0
+#: Reconnection attempts for one request's SSE stream that make no progress before giving up.
+MAX_RESUME_ATTEMPTS = 5
+#: The wait before resuming when the server sent no ``retry:`` field (the TS SDK's default).
+DEFAULT_RETRY_MS = 1000
+#: The largest SSE event a client buffers before failing the stream (the official default, 1 MiB).
+DEFAULT_MAX_SSE_EVENT_SIZE = 1024 * 1024
+
+
+def _is_answer_to(message: Any, request_id: Any) -> bool:
+    return isinstance(message, dict) and "method" not in message and message.get("id") == request_id
+
+
+def _chunks(response: requests.Response) -> Iterator[bytes]:
+    """The body as it arrives; ``read1`` returns whatever one network read produced, never waiting
+    to fill a buffer, so an event is seen the moment its bytes land."""
+    read1 = getattr(response.raw, "read1", None)
+    if read1 is None:  # urllib3 < 2 has no read1; chunked bodies still arrive chunk by chunk
+        yield from response.iter_content(chunk_size=None)
+        return
+    while True:
+        chunk = read1(65536)
+        if not chunk:
+            return
+        yield chunk
+
+
+def _interrupt(response: requests.Response) -> None:
+    """Wake the thread blocked reading ``response``; that thread closes it.
+
+    Closing from here instead would wait for the reader to release the buffered stream's lock,
+    i.e. for the server's next byte. urllib3 >= 2.3 can shut the socket down for reading;
+    older versions leave the reader to its read timeout.
+    """
+    try:
+        response.raw.shutdown()
+    except (AttributeError, ValueError, RuntimeError, OSError):
+        logger.debug("Cannot interrupt a streaming response", exc_info=True)
+
+
+_STREAM_ERRORS = (
+    requests.exceptions.RequestException,
+    urllib3.exceptions.HTTPError,
+    OSError,
+)
+
+
+class HttpTransport(StreamPairContext):
+    """Streamable HTTP (both eras) over a ``requests.Session``.
+
+    Each request is one POST whose answer is either a JSON body or an SSE stream read on the
+    calling thread. A stream that ends before our response, after the server gave it an event
+    id, is resumed with GET + ``Last-Event-ID`` after the server's ``retry:`` delay.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        http_client: requests.Session | None = None,
+        terminate_on_close: bool = True,
+        auth: requests.auth.AuthBase | None = None,
+        max_sse_event_size: int | None = DEFAULT_MAX_SSE_EVENT_SIZE,
+    ) -> None:
+        if max_sse_event_size is not None and max_sse_event_size <= 0:
+            raise ValueError("max_sse_event_size must be positive or None")
+        self.url = url
+        self.max_sse_event_size = max_sse_event_size
+        self.terminate_on_close = terminate_on_close
+        self.auth = auth
+        self._owns_client = http_client is None
+        self._http = http_client or requests.Session()
+        self._timeout: tuple[float, float] | None = (30.0, 300.0) if self._owns_client else None
+        self._handler: Handler | None = None
+        self.session_id: str | None = None
+        self._listener: threading.Thread | None = None
+        self._closed = threading.Event()
+        # Guards _standalone (the open GET response) against close() racing the listener thread,
+        # and _streams (request id -> the SSE response it is read from) and _abandoned (ids of those
+        # whose caller gave up) against abandon() racing the reading thread.
+        self._lock = threading.Lock()
+        self._standalone: requests.Response | None = None
+        self._streams: dict[Any, requests.Response] = {}
+        self._abandoned: set[Any] = set()
+        self._standalone_headers: dict[str, str] = {}
+
+    # -- plumbing
+
+    def _headers(self, extra: Headers | None, accept: str) -> dict[str, str]:
+        headers = {"Accept": accept}
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if extra:
+            headers.update(extra)
+        return headers
+
+    def _read_timeout(self, timeout: float | None) -> tuple[float, float] | float | None:
+        if timeout is None:
+            return self._timeout
+        connect = self._timeout[0] if self._timeout else timeout
+        return (connect, timeout)
+
+    def _post(self, message: Message, headers: Headers | None, timeout: float | None) -> requests.Response:
+        merged = self._headers(headers, "application/json, text/event-stream")
+        merged["Content-Type"] = "application/json"
+        try:
+            return self._http.post(
+                self.url, data=jsonrpc.encode(message), headers=merged, stream=True, timeout=self._read_timeout(timeout),
+                auth=self.auth,
+            )
+        except requests.exceptions.Timeout:
+            raise timed_out(message.get("method", "message")) from None
+        except requests.exceptions.RequestException:
+            raise jsonrpc.connection_closed() from None
+
+    def _get(self, headers: Headers | None, timeout: Any) -> requests.Response:
+        return self._http.get(
+            self.url, headers=self._headers(headers, "text/event-stream"), stream=True, timeout=timeout, auth=self.auth
+        )
+
+    # -- Transport
+
+    def connect(self, handler: Handler) -> None:
+        self._handler = handler
+
+    def request(self, message: Message, *, headers: Headers | None = None, timeout: float | None = None) -> Message:
+        method = message["method"]
+        deadline = None if timeout is None else time.monotonic() + timeout
+        response = self._post(message, headers, timeout)
+        if response.status_code == 404 and self.session_id is not None and method != "initialize":
+            response.close()
+            self.session_id = None
+            raise SessionExpired()
+        if message["method"] == "initialize" and response.ok and "mcp-session-id" in response.headers:
+            self.session_id = response.headers["mcp-session-id"]
+        content_type = response.headers.get("content-type", "")
+        if not response.ok or not content_type.startswith("text/event-stream"):
+            return self._single(response, method)
+        parser = SSEParser(self.max_sse_event_size)
+        attempts = 0
+        request_id = message["id"]
+        try:
+            while True:
+                self._track(request_id, response)
+                seen = parser.last_event_id
+                answer = self._drain(response, parser, request_id, method, deadline)
+                if answer is not None:
+                    return answer
+                with self._lock:
+                    abandoned = request_id in self._abandoned
+                if parser.last_event_id is None or self._closed.is_set() or abandoned:
+                    raise jsonrpc.connection_closed()
+                attempts = 0 if parser.last_event_id != seen else attempts + 1
+                if attempts >= MAX_RESUME_ATTEMPTS:
+                    raise jsonrpc.connection_closed()
+                response = self._resume(parser, headers, method, deadline)
+        finally:
+            with self._lock:
+                self._streams.pop(request_id, None)
+                self._abandoned.discard(request_id)
+
+    def _track(self, request_id: Any, response: requests.Response) -> None:
+        """Note the stream ``request_id`` is read from, so that ``abandon`` can close it."""
+        with self._lock:
+            abandoned = request_id in self._abandoned
+            if not abandoned:
+                self._streams[request_id] = response
+        if abandoned:  # given up on while it reconnected
+            response.close()
+            raise jsonrpc.connection_closed()
+
+    def abandon(self, request_id: Any) -> bool:
+        with self._lock:
+            response = self._streams.get(request_id)
+            if response is not None:
+                self._abandoned.add(request_id)
+        if response is not None:
+            _interrupt(response)
+        return True
+
+    def _single(self, response: requests.Response, method: str) -> Message:
+        """A JSON body, or an HTTP error that may still carry a JSON-RPC error we can report."""
+        try:
+            body = response.content
+        except _STREAM_ERRORS:
+            raise jsonrpc.connection_closed() from None
+        finally:
+            response.close()
+        try:
+            message = jsonrpc.decode(body)
+        except MCPError:
+            message = None
+        if isinstance(message, dict) and ("result" in message or isinstance(message.get("error"), dict)):
+            return message
+        raise MCPError(INTERNAL_ERROR, "Server returned an error response")
+
+    def _drain(
+        self, response: requests.Response, parser: SSEParser, request_id: Any, method: str, deadline: float | None
+    ) -> Message | None:
+        """Read one SSE stream until our response; ``None`` when it ended (or broke) first."""
+        try:
+            for chunk in _chunks(response):
+                for event in parser.feed(chunk):
+                    try:
+                        message = jsonrpc.decode(event.data)
+                    except MCPError:
+                        logger.warning("Ignoring an SSE event that is not JSON: %.200r", event.data)
+                        continue
+                    if _is_answer_to(message, request_id):
+                        return message
+                    if isinstance(message, dict) and "method" in message and self._handler is not None:
+                        self._handler(message)
+                if deadline is not None and time.monotonic() > deadline:
+                    raise timed_out(method)
+        except (requests.exceptions.Timeout, urllib3.exceptions.ReadTimeoutError, socket.timeout):
+            raise timed_out(method) from None
+        except _STREAM_ERRORS:
+            logger.debug("SSE stream for %s broke", method, exc_info=True)
+        finally:
+            response.close()
+        return None
+
+    def _resume(self, parser: SSEParser, headers: Headers | None, method: str, deadline: float | None) -> requests.Response:
+        delay = (parser.retry_ms if parser.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
+        if deadline is not None and time.monotonic() + delay > deadline:
+            raise timed_out(method)
+        if self._closed.wait(delay):
+            raise jsonrpc.connection_closed()
+        resume_headers = dict(headers or {})
+        resume_headers["Last-Event-ID"] = parser.last_event_id or ""
+        remaining = None if deadline is None else max(deadline - time.monotonic(), 0.001)
+        try:
+            response = self._get(resume_headers, self._read_timeout(remaining))
+        except requests.exceptions.Timeout:
+            raise timed_out(method) from None
+        except requests.exceptions.RequestException:
+            raise jsonrpc.connection_closed() from None
+        if not response.ok:
+            response.close()
+            raise jsonrpc.connection_closed()
+        return response
+
+    def send(self, message: Message, *, headers: Headers | None = None) -> None:
+        response = self._post(message, headers, None)
+        with response:
+            if not response.ok:
+                logger.warning("Server refused %s with HTTP %s", message.get("method", "a response"), response.status_code)
+
+    def listen(self, *, headers: Headers | None = None) -> None:
+        """Open the GET stream and wait for its headers, so nothing sent on it is missed by the
+        next call; any refusal (405, 400, ...) just means the server offers no such stream."""
+        self._standalone_headers = dict(headers or {})
+        if self._listener is not None and self._listener.is_alive():
+            return  # after a new handshake the running loop reconnects with the new session id itself
+        response = self._open_standalone(None)
+        if response is not None:
+            self._listener = threading.Thread(target=self._listen_loop, args=(response,), name="minimcp-http-listen",
+                                              daemon=True)
+            self._listener.start()
+
+    def _open_standalone(self, last_event_id: str | None) -> requests.Response | None:
+        headers = dict(self._standalone_headers)
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        read_timeout = self._timeout[1] if self._timeout else None
+        try:
+            response = self._get(headers, (STANDALONE_OPEN_TIMEOUT, read_timeout))
+        except requests.exceptions.RequestException:
+            logger.debug("No standalone stream", exc_info=True)
+            return None
+        if not response.ok or not response.headers.get("content-type", "").startswith("text/event-stream"):
+            response.close()
+            return None
+        with self._lock:
+            if self._closed.is_set():
+                response.close()
+                return None
+            self._standalone = response
+        return response
+
+    def _listen_loop(self, response: requests.Response | None) -> None:
+        parser = SSEParser(self.max_sse_event_size)
+        while response is not None:
+            try:
+                for chunk in _chunks(response):
+                    for event in parser.feed(chunk):
+                        self._deliver(event)
+            except Exception:  # this thread must end quietly however the stream ends
+                if not self._closed.is_set():
+                    logger.debug("Standalone stream broke", exc_info=True)
+            finally:
+                response.close()
+            delay = (parser.retry_ms if parser.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
+            if self._closed.wait(delay):
+                return
+            response = self._open_standalone(parser.last_event_id)
+
+    def _deliver(self, event: SSEEvent) -> None:
+        try:
+            message = jsonrpc.decode(event.data)
+        except MCPError:
+            logger.warning("Ignoring an SSE event that is not JSON: %.200r", event.data)
+            return
+        if isinstance(message, dict) and "method" in message and self._handler is not None:
+            self._handler(message)
+
+    def close(self) -> None:
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        if self.terminate_on_close and self.session_id is not None:
+            try:
+                self._http.delete(
+                    self.url, headers=self._headers(self._standalone_headers, "application/json"), timeout=(5.0, 5.0),
+                    auth=self.auth,
+                )
+            except requests.exceptions.RequestException:
+                logger.debug("DELETE of the session failed", exc_info=True)
+        with self._lock:
+            standalone, self._standalone = self._standalone, None
+        if standalone is not None:
+            _interrupt(standalone)
+        if self._owns_client:
+            self._http.close()

@@ -1,0 +1,163 @@
+"""A server subprocess speaking newline-delimited JSON on its stdin and stdout; its lifetime and
+the thread that reads its pipe."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import threading
+from typing import IO, Any
+
+from minimcp import jsonrpc
+from minimcp.client.transports.base import Handler, Headers, StreamPairContext, timed_out
+from minimcp.jsonrpc import MCPError, Message
+
+logger = logging.getLogger("minimcp.client")
+
+#: How long ``close`` waits for a stdio server to exit on its own, then after SIGTERM.
+STDIO_EXIT_GRACE = 2.0
+
+
+class _Slot:
+    """Where the reader thread leaves the response one waiting request is blocked on."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.message: Message | None = None
+
+
+class StdioTransport(StreamPairContext):
+    """A server subprocess speaking newline-delimited JSON on its stdin and stdout."""
+
+    def __init__(self, command: str, args: list[str], env: dict[str, str], cwd: str | None, errlog: IO[str] | None) -> None:
+        self._argv = [command, *args]
+        self._env = env
+        self._cwd = cwd
+        self._errlog = errlog
+        self._process: subprocess.Popen[bytes] | None = None
+        self._handler: Handler | None = None
+        # Guards _pending (request id -> slot) and _dead between callers and the reader thread.
+        self._lock = threading.Lock()
+        self._pending: dict[Any, _Slot] = {}
+        self._dead = False
+        # Serializes writes to the server's stdin so that two threads never interleave lines.
+        self._write_lock = threading.Lock()
+        self._reader: threading.Thread | None = None
+
+    def connect(self, handler: Handler) -> None:
+        self._handler = handler
+        stderr: Any = self._errlog
+        try:
+            stderr.fileno()
+        except (AttributeError, OSError, ValueError):
+            stderr = None  # pytest's captured streams have no descriptor; inherit ours instead
+        self._process = subprocess.Popen(
+            self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=self._env, cwd=self._cwd
+        )
+        self._reader = threading.Thread(target=self._read_loop, name="minimcp-stdio-reader", daemon=True)
+        self._reader.start()
+
+    def _read_loop(self) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        for line in self._process.stdout:
+            if not line.strip():
+                continue
+            try:
+                message = jsonrpc.decode(line)
+            except MCPError:
+                logger.warning("Ignoring a line from the server that is not JSON: %.200r", line)
+                continue
+            if not isinstance(message, dict):
+                continue
+            if "method" not in message:
+                with self._lock:
+                    slot = self._pending.pop(message.get("id"), None)
+                if slot is not None:
+                    slot.message = message
+                    slot.done.set()
+            elif "id" in message and self._handler is not None:
+                threading.Thread(target=self._handler, args=(message,), name="minimcp-stdio-request", daemon=True).start()
+            elif self._handler is not None:
+                self._handler(message)
+        with self._lock:
+            self._dead = True
+            pending, self._pending = self._pending, {}
+        for slot in pending.values():
+            slot.done.set()
+
+    def _write(self, message: Message) -> None:
+        process = self._process
+        if process is None or process.stdin is None:
+            raise jsonrpc.connection_closed()
+        try:
+            with self._write_lock:
+                process.stdin.write(jsonrpc.encode(message) + b"\n")
+                process.stdin.flush()
+        except (OSError, ValueError):
+            raise jsonrpc.connection_closed() from None
+
+    def request(self, message: Message, *, headers: Headers | None = None, timeout: float | None = None) -> Message:
+        slot = _Slot()
+        with self._lock:
+            if self._dead:
+                raise jsonrpc.connection_closed()
+            self._pending[message["id"]] = slot
+        try:
+            self._write(message)
+            # Without a timeout the wait still ends: the reader wakes every slot when the pipe closes.
+            if not slot.done.wait(timeout):
+                raise timed_out(message["method"])
+        finally:
+            with self._lock:
+                self._pending.pop(message["id"], None)
+        if slot.message is None:
+            raise jsonrpc.connection_closed()
+        return slot.message
+
+    def send(self, message: Message, *, headers: Headers | None = None) -> None:
+        self._write(message)
+
+    def listen(self, *, headers: Headers | None = None) -> None:
+        """Nothing to open: on stdio every server message already arrives on the one pipe."""
+
+    def abandon(self, request_id: Any) -> bool:
+        with self._lock:
+            slot = self._pending.pop(request_id, None)
+        if slot is not None:
+            slot.done.set()  # with no message: the waiting request raises "Connection closed"
+        return False
+
+    def close(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if process.stdin is not None:
+            try:
+                process.stdin.close()
+            except OSError:
+                pass
+        try:
+            process.wait(STDIO_EXIT_GRACE)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            try:
+                process.wait(STDIO_EXIT_GRACE)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(STDIO_EXIT_GRACE)
+        if self._reader is not None:
+            self._reader.join(STDIO_EXIT_GRACE)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+#: The variables a stdio server inherits from us (as in the official SDK); the rest is ``env=``.
+DEFAULT_INHERITED_ENV_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+
+
+def default_environment() -> dict[str, str]:
+    """The inherited part of a stdio server's environment; values starting with ``()`` are bash
+    exported functions, which a child shell would execute, so they are never passed on."""
+    env = {key: os.environ[key] for key in DEFAULT_INHERITED_ENV_VARS if key in os.environ}
+    return {key: value for key, value in env.items() if not value.startswith("()")}
