@@ -16,7 +16,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import BaseModel
 
@@ -47,7 +47,8 @@ logger = logging.getLogger("minimcp.server.session")
 STREAM_TTL = 300.0
 MAX_STREAMS = 64
 
-LOG_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+#: The protocol log levels, least severe first (the order ``logging/setLevel`` thresholds follow).
+LOG_LEVELS: tuple[str, ...] = get_args(LoggingLevel)
 
 
 def _covers(declared: Any, required: Any) -> bool:
