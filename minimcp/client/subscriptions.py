@@ -243,7 +243,7 @@ def listen(
     request_id = f"listen-{next(_listen_ids)}"
     route = ListenRoute()
     session.add_listen_route(request_id, route)  # before sending: the acknowledgement cannot outrun it
-    params = session._stamp({"notifications": dump(wanted)})
+    params = session.era.stamp(session, {"notifications": dump(wanted)})
     message = jsonrpc.request(request_id, "subscriptions/listen", params)
     driver = threading.Thread(target=_drive, args=(session, message, route), name="minimcp-listen", daemon=True)
     try:
