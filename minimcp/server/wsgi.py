@@ -39,6 +39,7 @@ from werkzeug.wrappers import Request
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
 from minimcp.server.lowlevel.calls import LogEntry, EventLog, QueueOutbox
+from minimcp.server.streamable_http import EventStore, StoredEventLog, replay
 from minimcp.server.lowlevel.dispatch import MODERN, Dispatcher
 from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.lowlevel.sessions import Connection, SessionManager
@@ -200,6 +201,8 @@ class MCPWSGIApp:
 
     ``keepalive_interval`` (seconds) paces the comments that reveal a vanished client;
     ``retry_interval`` (milliseconds) is the reconnection delay announced on resumable streams;
+    ``event_store`` (``minimcp.server.streamable_http.EventStore``) keeps their events, under its
+    ids, in storage of your choosing (by default they live in the process, in each request's log);
     ``max_sessions`` caps live legacy sessions (an ``initialize`` beyond it gets 503) and
     ``max_pending_per_session`` the questions one session may leave unanswered at once.
 
@@ -227,6 +230,7 @@ class MCPWSGIApp:
         session_idle_timeout: float = 3600.0,
         keepalive_interval: float = 15.0,
         retry_interval: int = 1000,
+        event_store: EventStore | None = None,
         max_sessions: int = 10_000,
         max_pending_per_session: int = 32,
         principal: PrincipalHook | None = None,
@@ -244,6 +248,7 @@ class MCPWSGIApp:
         self.sessions = SessionManager(session_idle_timeout, max_sessions, max_pending_per_session)
         self.keepalive_interval = keepalive_interval
         self.retry_interval = retry_interval
+        self.event_store = event_store
         #: path -> (methods, handler, whether Host and Origin are checked)
         self._routes = {path: (methods, fn, protected) for path, methods, fn, protected in server.custom_routes}
         self.auth: ProtectedResource | None = None
@@ -440,7 +445,9 @@ class MCPWSGIApp:
         multithread = environ.get("wsgi.multithread", True)
         can_request = multithread and not self.json_response and not self.stateless_http
         outbox: QueueOutbox | EventLog
-        if self._resumable(session):
+        if self._resumable(session) and self.event_store is not None:
+            outbox = StoredEventLog(secrets.token_hex(8), self.event_store, can_request)
+        elif self._resumable(session):
             outbox = EventLog(secrets.token_hex(8), can_request)
         else:
             outbox = QueueOutbox(can_request)
@@ -501,7 +508,7 @@ class MCPWSGIApp:
 
     def _resume_point(self, log: EventLog, seq: int) -> bytes:
         """An event with an id and no data: where a reconnecting client resumes, and after how long."""
-        return f"id: {log.stream_id}:{seq}\nretry: {self.retry_interval}\ndata: \n\n".encode()
+        return f"id: {log.event_id(seq)}\nretry: {self.retry_interval}\ndata: \n\n".encode()
 
     def _replay(self, log: EventLog, after: int, event: LogEntry | None, since: int, prime: bool) -> Iterator[bytes]:
         """Write ``log`` from after sequence number ``after`` until its final response, or until the
@@ -527,7 +534,7 @@ class MCPWSGIApp:
                             yield self._resume_point(log, after)
                     else:
                         ended = event.final
-                        yield _sse(event.message, f"{log.stream_id}:{after}")
+                        yield _sse(event.message, log.event_id(after))
                 if not ended:
                     event = log.read(after, self.keepalive_interval)
         finally:
@@ -574,6 +581,8 @@ class MCPWSGIApp:
 
     def _resume(self, session: Connection, last_event_id: str) -> _Reply:
         """Continue a response stream after the event the client saw last (a GET with ``Last-Event-ID``)."""
+        if self.event_store is not None:
+            return self._resume_stored(session, last_event_id)
         stream_id, _, seq = last_event_id.rpartition(":")
         log = session.stream(stream_id) if seq.isdigit() else None
         if log is None or int(seq) > log.last:
@@ -581,6 +590,26 @@ class MCPWSGIApp:
         after = int(seq)
         return _events(self._replay(log, after, log.read(after, 0.0), since=log.last, prime=False),
                        {SESSION_HEADER: session.id or ""})
+
+    def _resume_stored(self, session: Connection, last_event_id: str) -> _Reply:
+        """Resume from the ``event_store``: what it replays, then the live log while the request runs.
+
+        Only a stream of this session is resumed, so one client cannot read another's events by id.
+        """
+        assert self.event_store is not None
+        stream_id, events = replay(self.event_store, last_event_id)
+        log = session.stream(stream_id) if stream_id is not None else None
+        if not isinstance(log, StoredEventLog):
+            return _json(jsonrpc.error(None, INVALID_REQUEST, "Unknown or expired Last-Event-ID"), 400)
+        seen = [log.position(event_id) for event_id in (last_event_id, *(event_id for _, event_id in events))]
+        after = max((seq for seq in seen if seq is not None), default=log.last)
+        return _events(self._replay_stored(events, log, after), {SESSION_HEADER: session.id or ""})
+
+    def _replay_stored(self, events: list[tuple[Message, str | None]], log: StoredEventLog,
+                       after: int) -> Iterator[bytes]:
+        for message, event_id in events:
+            yield _sse(message, event_id)
+        yield from self._replay(log, after, log.read(after, 0.0), since=log.last, prime=False)
 
     def _standalone(self, session: Connection, outbox: QueueOutbox) -> Iterator[bytes]:
         try:

@@ -367,6 +367,10 @@ class EventLog(Outbox):
                 return oldest
             return self._events[after - oldest.seq + 1]
 
+    def event_id(self, seq: int) -> str:
+        """The SSE id of entry ``seq`` (0: the priming event), what a client resumes from."""
+        return f"{self.stream_id}:{seq}"
+
     @property
     def last(self) -> int:
         """The sequence number of the newest entry (0 while the log is empty)."""
