@@ -5,8 +5,11 @@ the bus reaching legacy clients too.
 
 from __future__ import annotations
 
+import json
+import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -248,3 +251,29 @@ def _no_listen_thread_left() -> Iterator[None]:
     for thread in _listen_threads():
         thread.join(WAIT)
     assert not _listen_threads()
+
+
+def test_a_stream_whose_client_stopped_reading_ends_at_its_backlog(serve_http: Callable[..., str]) -> None:
+    """A listen nobody reads must not grow without bound: past ``max_buffered_events`` it is ended."""
+    bus = InMemorySubscriptionBus()
+    server = lowlevel_notebook(bus, max_buffered_events=8)
+    port = int(serve_http(server).split(":")[2].split("/")[0])
+    body = json.dumps({"jsonrpc": "2.0", "id": "idle", "method": "subscriptions/listen", "params": {
+        "notifications": {"resourceSubscriptions": ["note://todo"]},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}}}}).encode()
+    with socket.socket() as idle:
+        idle.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        idle.connect(("127.0.0.1", port))
+        idle.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     b"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+                     b"Mcp-Method: subscriptions/listen\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        deadline = time.monotonic() + WAIT
+        while len(server.dispatcher.listens) == 0:
+            assert time.monotonic() < deadline, "the listen never opened"
+            time.sleep(0.01)
+        for _ in range(200_000):  # bounded: far more than the socket buffers and the backlog hold
+            bus.publish(ResourceUpdated(uri="note://todo"))
+            if len(server.dispatcher.listens) == 0 or time.monotonic() > deadline + 20:
+                break
+        assert len(server.dispatcher.listens) == 0

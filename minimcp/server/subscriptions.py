@@ -97,12 +97,15 @@ class ListenHandler:
     stream stays open on the request's response (the SSE body, the stdio pipe) without holding a
     worker thread, until the client goes away or ``close()`` ends it gracefully.
     ``max_subscriptions`` bounds the streams open at once on one server; a listen beyond it is
-    refused before its acknowledgement.
+    refused before its acknowledgement. ``max_buffered_events`` bounds what waits unread on one
+    stream: a stream whose client stopped reading is ended there (nothing is replayed anyway, so
+    ending it loses nothing a growing backlog would not).
     """
 
-    def __init__(self, bus: SubscriptionBus, *, max_subscriptions: int = 1024) -> None:
+    def __init__(self, bus: SubscriptionBus, *, max_subscriptions: int = 1024, max_buffered_events: int = 1024) -> None:
         self.bus = bus
         self.max_subscriptions = max_subscriptions
+        self.max_buffered_events = max_buffered_events
         # _lock guards _served: the stream registries of the servers this handler opened listens on.
         self._lock = threading.Lock()
         self._served: weakref.WeakSet[Listens] = weakref.WeakSet()
@@ -118,7 +121,8 @@ class ListenHandler:
             raise MCPError(INVALID_REQUEST, "subscriptions/listen needs a request id and a stream to answer on")
         listens = ctx.server.dispatcher.listens
         self.bind(listens)
-        listens.open(ctx.request_id, params.notifications, ctx.outbox, limit=self.max_subscriptions)
+        listens.open(ctx.request_id, params.notifications, ctx.outbox, limit=self.max_subscriptions,
+                     max_backlog=self.max_buffered_events)
 
     def close(self) -> None:
         """End every stream this handler opened with the graceful final result; listening clients

@@ -262,6 +262,11 @@ class Outbox(ABC):
         for waiter in waiters:
             waiter.fail(jsonrpc.connection_closed())
 
+    @property
+    def backlog(self) -> int:
+        """Messages queued here that the transport has not taken yet (0 where it writes at once)."""
+        return 0
+
     def close_stream(self) -> None:
         """Let the transport end the response connection now while the request keeps running.
 
@@ -298,6 +303,10 @@ class QueueOutbox(Outbox):
 
     def _deliver(self, message: Message, final: bool) -> None:
         self._queue.put((message, final))
+
+    @property
+    def backlog(self) -> int:
+        return self._queue.qsize()
 
     def get(self, timeout: float) -> tuple[Message, bool] | None:
         """The next message and whether it is the final response; ``None`` after ``timeout`` seconds,

@@ -74,10 +74,20 @@ def honoured(requested: SubscriptionFilter) -> dict[str, Any]:
 class Listen:
     """One open ``subscriptions/listen``: its id, what it receives, and where it goes."""
 
-    def __init__(self, listen_id: RequestId, notifications: dict[str, Any], outbox: Outbox) -> None:
+    def __init__(self, listen_id: RequestId, notifications: dict[str, Any], outbox: Outbox,
+                 max_backlog: int) -> None:
         self.id = listen_id
         self.notifications = notifications
         self.outbox = outbox
+        self.max_backlog = max_backlog
+
+    def send(self, method: str, params: dict[str, Any] | None) -> None:
+        """Queue one notification; a stream whose client stopped reading ends at ``max_backlog``
+        queued messages instead of growing (the client listens again and reads again)."""
+        if self.outbox.backlog >= self.max_backlog:
+            self.outbox.abort()
+            return
+        self.outbox.send(self.tagged(method, params))
 
     @property
     def open(self) -> bool:
@@ -99,8 +109,9 @@ class Listen:
 class Listens:
     """The open listens and standalone channels of one server, shared by every transport and thread."""
 
-    def __init__(self, max_open: int = 1024) -> None:
+    def __init__(self, max_open: int = 1024, max_backlog: int = 1024) -> None:
         self.max_open = max_open
+        self.max_backlog = max_backlog
         # _lock guards _open, _legacy and _followed.
         self._lock = threading.Lock()
         self._open: list[Listen] = []
@@ -134,15 +145,17 @@ class Listens:
             self._legacy.discard(connection)
 
     def open(self, listen_id: RequestId, requested: SubscriptionFilter, outbox: Outbox,
-             extra: dict[str, Any] | None = None, limit: int | None = None) -> Listen:
+             extra: dict[str, Any] | None = None, limit: int | None = None, max_backlog: int | None = None) -> Listen:
         """Acknowledge a listen on ``outbox`` and start delivering to it.
 
         The acknowledgement is queued before the listen is registered, so no notification can
         precede it on the stream. ``limit`` (default ``max_open``) is a soft bound on the listens
-        open at once (checked, then registered). ``extra`` holds filter entries an extension honours
-        (the tasks extension's ``taskIds``).
+        open at once (checked, then registered); ``max_backlog`` (default ``max_backlog``) bounds
+        what may wait unread on the stream. ``extra`` holds filter entries an extension honours (the
+        tasks extension's ``taskIds``).
         """
-        listen = Listen(listen_id, {**honoured(requested), **(extra or {})}, outbox)
+        listen = Listen(listen_id, {**honoured(requested), **(extra or {})}, outbox,
+                        self.max_backlog if max_backlog is None else max_backlog)
         with self._lock:
             self._open = [kept for kept in self._open if kept.open]
             if len(self._open) >= (self.max_open if limit is None else limit):
@@ -160,7 +173,7 @@ class Listens:
             targets = [listen for listen in self._open if listen.wants(method, uri)]
             connections = list(self._legacy)
         for listen in targets:
-            listen.outbox.send(listen.tagged(method, params))
+            listen.send(method, params)
         for connection in connections:
             if method not in SUBJECTS or (method == RESOURCE_UPDATED and uri in connection.subscriptions):
                 connection.notify(method, params, None)
