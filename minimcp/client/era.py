@@ -9,7 +9,8 @@ instead of branching on the version:
   ``Mcp-Name``, ``Mcp-Param-*``), beyond the ``MCP-Protocol-Version`` both eras send;
 - ``session_expired``: what a 404 on the session costs (legacy: one fresh ``initialize``);
 - ``retry``: which error answers earn one retry (2026-07-28: ``-32022`` naming a version we speak,
-  ``-32020`` after relisting a redefined tool).
+  ``-32020`` after relisting a redefined tool);
+- ``check_listen``: whether ``subscriptions/listen`` exists (2026-07-28 only).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from minimcp.client.subscriptions import ListenNotSupportedError
 from minimcp.jsonrpc import MCPError
 from minimcp.shared.header_values import TARGET_PARAMS, encode_header_value
 from minimcp.types import (
@@ -56,6 +58,10 @@ class ClientEra(ABC):
               retried: set[int]) -> bool:
         """Whether ``failure`` earns one more try; ``retried`` holds the codes that already had theirs."""
 
+    @abstractmethod
+    def check_listen(self, session: ClientSession) -> None:
+        """Refuse ``subscriptions/listen`` where the era has none."""
+
 
 class LegacyClientEra(ClientEra):
     """2024-11-05 to 2025-11-25: a session negotiated once, requests as they are."""
@@ -76,6 +82,9 @@ class LegacyClientEra(ClientEra):
     def retry(self, session: ClientSession, failure: MCPError, method: str, params: dict[str, Any],
               retried: set[int]) -> bool:
         return False
+
+    def check_listen(self, session: ClientSession) -> None:
+        raise ListenNotSupportedError(session.protocol_version)
 
 
 class ModernClientEra(ClientEra):
@@ -122,6 +131,9 @@ class ModernClientEra(ClientEra):
         if earned:
             retried.add(code)
         return earned
+
+    def check_listen(self, session: ClientSession) -> None:
+        return None  # a listen is an ordinary 2026-07-28 request
 
 
 LEGACY = LegacyClientEra()

@@ -36,7 +36,7 @@ from minimcp.shared.subscriptions import (
     event_from_wire,
     event_matches,
 )
-from minimcp.types import INTERNAL_ERROR, MODERN_PROTOCOL_VERSIONS, RequestId, SubscriptionFilter, dump
+from minimcp.types import INTERNAL_ERROR, RequestId, SubscriptionFilter, dump
 
 if TYPE_CHECKING:
     from minimcp.client.session import ClientSession
@@ -230,8 +230,7 @@ def listen(
     the listen, ``SubscriptionLost`` when the stream ended before its acknowledgement, and
     ``TimeoutError`` when no acknowledgement came in time.
     """
-    if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-        raise ListenNotSupportedError(session.protocol_version)
+    session.era.check_listen(session)
     if isinstance(resource_subscriptions, str):
         raise TypeError("resource_subscriptions takes a list of URIs, not one string: resource_subscriptions=[uri]")
     wanted = SubscriptionFilter(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from minimcp.jsonrpc import MCPError
 from minimcp.server.lowlevel.questions import AskClient, NoQuestions, Questions, ReplayQuestions
@@ -81,8 +81,8 @@ class Era(ABC):
         """The error a client gets for an exception no handler anticipated."""
 
     @abstractmethod
-    def bad_answer(self, exc: ValueError, asker: str) -> ValueError:
-        """The error for a client answer resolver ``asker`` cannot use."""
+    def bad_answer(self, exc: ValueError, asker: str) -> NoReturn:
+        """Raise the error for a client answer resolver ``asker`` cannot use (``exc`` says why)."""
 
     # --- the wire --------------------------------------------------------------------------------
     @abstractmethod
@@ -139,8 +139,8 @@ class LegacyEra(Era):
     def unexpected(self, exc: BaseException, expose: bool) -> MCPError:
         return MCPError(0, str(exc))  # what the official SDK sends, for wire parity
 
-    def bad_answer(self, exc: ValueError, asker: str) -> ValueError:
-        return exc
+    def bad_answer(self, exc: ValueError, asker: str) -> NoReturn:
+        raise exc
 
     def finish(self, result: Any, wire: dict[str, Any], cache_scope: str | None, ttl_ms: int,
                server_info: dict[str, Any]) -> None:
@@ -205,9 +205,9 @@ class ModernEra(Era):
     def unexpected(self, exc: BaseException, expose: bool) -> MCPError:
         return MCPError(INTERNAL_ERROR, str(exc) if expose else "Internal server error")
 
-    def bad_answer(self, exc: ValueError, asker: str) -> ValueError:
+    def bad_answer(self, exc: ValueError, asker: str) -> NoReturn:
         text = str(exc).removeprefix("Received ")
-        return ValueError(f"Resolver '{asker}' received {text}")
+        raise ValueError(f"Resolver '{asker}' received {text}") from None
 
     def finish(self, result: Any, wire: dict[str, Any], cache_scope: str | None, ttl_ms: int,
                server_info: dict[str, Any]) -> None:

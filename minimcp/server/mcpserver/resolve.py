@@ -302,8 +302,5 @@ def _elicit(node: Resolver, question: Elicit[Any], ctx: Context) -> Any:
     try:
         return outcome_of(answer, question.schema)
     except ValueError as exc:
-        raised = session.era.bad_answer(exc, node.key)
-        if raised is exc:
-            raise
-        raise raised from None
+        session.era.bad_answer(exc, node.key)
 
