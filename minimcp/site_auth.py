@@ -42,7 +42,15 @@ from minimcp.server.auth.provider import (
     TokenError,
     construct_redirect_uri,
 )
-from minimcp.server.auth.routes import build_resource_metadata_url, create_auth_routes, create_protected_resource_routes
+from minimcp.server.auth.routes import (
+    AUTHORIZATION_PATH,
+    REGISTRATION_PATH,
+    REVOCATION_PATH,
+    TOKEN_PATH,
+    build_resource_metadata_url,
+    create_auth_routes,
+    create_protected_resource_routes,
+)
 from minimcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from minimcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
@@ -52,7 +60,9 @@ ACCESS_TOKEN_LIFETIME = 3600
 REFRESH_TOKEN_LIFETIME = 30 * 24 * 3600
 #: How long a consent page stays valid, the time the user may take to sign in.
 CONSENT_LIFETIME = 600
-#: Paths under the MCP endpoint (the issuer) besides the AS tier's own: the consent page.
+#: The AS tier's endpoints, under the MCP endpoint (the issuer), which a host routes to ``answer``.
+ENDPOINT_PATHS = (AUTHORIZATION_PATH, TOKEN_PATH, REGISTRATION_PATH, REVOCATION_PATH)
+#: The consent page, under the MCP endpoint too; the host serves it behind its login.
 CONSENT_PATH = "/consent"
 
 GrantKey = Literal["code_digest", "access_digest", "refresh_digest"]

@@ -22,7 +22,7 @@ from minimcp.hosting import (
     principal_of,
     unauthorized,
 )
-from minimcp.site_auth import CONSENT_PATH, bearer_token
+from minimcp.site_auth import CONSENT_PATH, ENDPOINT_PATHS, SiteAuthorizationServer, bearer_token
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -90,7 +90,7 @@ class MCP(HostedServer):
         patterns = [path("", self.view(), name="endpoint")]
         if self.oauth:
             oauth = csrf_exempt(self._oauth_view)  # clients post these; none is a form of the site's
-            patterns += [path(name, oauth, name=name) for name in ("authorize", "token", "register", "revoke")]
+            patterns += [path(name.strip("/"), oauth, name=name.strip("/")) for name in ENDPOINT_PATHS]
             patterns.append(path(CONSENT_PATH.strip("/"), self._consent_view, name="consent"))
         return patterns, "minimcp"
 
@@ -144,7 +144,7 @@ class MCP(HostedServer):
         return _response(unauthorized(request.get_host(), challenge))
 
     # --- signing in with the project's login (oauth) ---------------------------------------------
-    def _authorization_server(self, request: HttpRequest) -> Any:
+    def _authorization_server(self, request: HttpRequest) -> SiteAuthorizationServer:
         from minimcp.django.oauth import authorization_server
 
         return authorization_server(request, reverse("minimcp:endpoint"), self.name)

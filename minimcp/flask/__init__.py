@@ -83,6 +83,7 @@ from minimcp.hosting import (
 )
 from minimcp.site_auth import (
     CONSENT_PATH,
+    ENDPOINT_PATHS,
     GrantStore,
     MemoryGrantStore,
     SiteAuthorizationServer,
@@ -97,8 +98,6 @@ _FLASK_LOGIN_USER = "_login_user"
 _TOKEN_USER = "_minimcp_token_user"
 #: The session key of the consent form's CSRF token.
 _CSRF_KEY = "_minimcp_csrf"
-#: The AS tier's endpoints under the MCP endpoint, and the metadata documents at the well-known paths.
-_OAUTH_PATHS = ("/authorize", "/token", "/register", "/revoke")
 
 
 class MCP(HostedServer):
@@ -154,7 +153,7 @@ class MCP(HostedServer):
         consent page, in a blueprint whose template the application may override."""
         app.extensions["minimcp.grants"] = self._oauth_store if self._oauth_store is not None else MemoryGrantStore()
         pages = Blueprint("minimcp_oauth", __name__, template_folder="templates")
-        paths = [prefix + path for path in _OAUTH_PATHS]
+        paths = [prefix + path for path in ENDPOINT_PATHS]
         paths += [f"/.well-known/oauth-protected-resource{prefix}", "/.well-known/oauth-protected-resource",
                   f"/.well-known/oauth-authorization-server{prefix}"]
         for index, path in enumerate(paths):
