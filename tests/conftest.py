@@ -7,6 +7,9 @@ they check is exactly what any client would see. Import the helpers with ``from 
   served by minimcp's own HTTP/1.1 server (``minimcp.server.httpd.WSGIServer``, what ``mcp.run``
   serves with) on 127.0.0.1, port 0, stopped at teardown;
 - ``serve_wsgi(app) -> base_url`` (fixture): the same for any WSGI callable (mounting tests);
+- for tests that go through ``minimcp.client``: ``connect(mcp, **client_options)`` (fixture), a
+  ``Client`` in memory and over real HTTP; ``target`` (fixture), what ``Client(...)`` is given for
+  the test module's server program on each transport, stdio too; ``ERAS`` and ``MODES``, both eras;
 - ``post`` / ``read_messages`` / ``rpc``: one POST, its JSON or SSE body as messages, the final answer;
 - ``legacy_handshake(url)``: ``initialize`` + ``notifications/initialized``, a ``LegacySession``;
 - ``modern_meta`` / ``modern_headers`` / ``modern_rpc``: a self-contained 2026-07-28 request;
@@ -19,6 +22,8 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
+import os
+import runpy
 import socket
 import subprocess
 import sys
@@ -32,6 +37,8 @@ from typing import Any, Callable
 import pytest
 import requests
 
+from minimcp.client import Client
+from minimcp.client.stdio import StdioServerParameters
 from minimcp.server.httpd import WSGIServer
 
 MODERN = "2026-07-28"
@@ -43,7 +50,8 @@ TIMEOUT = 30
 _ids = itertools.count(1)
 
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
 
 
 def load_example(name: str) -> Any:
@@ -126,6 +134,36 @@ class _Served:
     def stop(self) -> None:
         self.httpd.shutdown(5)
         self.thread.join(5)
+
+
+#: Both eras through ``Client(mode=...)``.
+ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
+#: Both eras through ``Client(mode=...)``: the mode asked for and the version it must end on.
+MODES = pytest.mark.parametrize(("mode", "version"), [("legacy", LEGACY), ("auto", MODERN)])
+
+
+@pytest.fixture(params=["memory", "http"])
+def connect(request: pytest.FixtureRequest, serve_http: Callable[..., str]) -> Callable[..., Client]:
+    """``connect(mcp, **client_options)``: a ``Client`` to ``mcp`` in memory, then over real HTTP."""
+
+    def make(mcp: Any, **options: Any) -> Client:
+        return Client(mcp if request.param == "memory" else serve_http(mcp), **options)
+
+    return make
+
+
+@pytest.fixture(params=["memory", "http", "stdio"])
+def target(request: pytest.FixtureRequest, server_file: Path, serve_http: Callable[..., str]) -> Any:
+    """What ``Client(...)`` is given for the test module's server program on each transport, a fresh
+    server per test: the server object (in memory), its URL (over real HTTP), or the program run as a
+    stdio subprocess. The module's ``server_file`` fixture writes the program; its server is the
+    program's ``mcp``, or ``server`` for a low-level one."""
+    if request.param == "stdio":
+        env = {"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        return StdioServerParameters(command=sys.executable, args=[str(server_file)], env=env)
+    program = runpy.run_path(str(server_file))
+    server = program["mcp"] if "mcp" in program else program["server"]
+    return server if request.param == "memory" else serve_http(server)
 
 
 @pytest.fixture

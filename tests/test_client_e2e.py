@@ -7,7 +7,6 @@ requests) and ``auto`` (which lands on 2026-07-28 and answers questions by retry
 
 from __future__ import annotations
 
-import os
 import runpy
 import sys
 import textwrap
@@ -17,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conftest import MODES, ROOT
 import pytest
 import requests
 
@@ -78,7 +78,6 @@ SERVER = textwrap.dedent(
     '''
 )
 
-ROOT = str(Path(__file__).resolve().parents[1])
 
 
 @pytest.fixture
@@ -86,16 +85,6 @@ def server_file(tmp_path: Path) -> Path:
     path = tmp_path / "e2e_server.py"
     path.write_text(SERVER)
     return path
-
-
-@pytest.fixture(params=["memory", "http", "stdio"])
-def target(request: pytest.FixtureRequest, server_file: Path, serve_http: Callable[..., str]) -> Any:
-    """What ``Client(...)`` is given for each transport (a fresh server per test)."""
-    if request.param == "stdio":
-        env = {"PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
-        return StdioServerParameters(command=sys.executable, args=[str(server_file)], env=env)
-    mcp = runpy.run_path(str(server_file))["mcp"]
-    return mcp if request.param == "memory" else serve_http(mcp)
 
 
 @pytest.fixture
@@ -108,7 +97,6 @@ def copies(context: ClientRequestContext, params: Any) -> ElicitResult:
     return ElicitResult(action="accept", content={"copies": 2})
 
 
-MODES = pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 
 
 @MODES
@@ -227,7 +215,7 @@ def test_dead_http_server_reports_connection_closed() -> None:
 
 
 def test_dead_stdio_server_reports_connection_closed(server_file: Path) -> None:
-    env = {"PYTHONPATH": ROOT}
+    env = {"PYTHONPATH": str(ROOT)}
     params = StdioServerParameters(command=sys.executable, args=[str(server_file)], env=env)
     with Client(params, mode="legacy") as client:
         client.session.transport._process.kill()
