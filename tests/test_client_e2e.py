@@ -23,6 +23,8 @@ import requests
 from minimcp import Client, MCPError, StdioServerParameters
 from minimcp.client import ClientRequestContext
 from minimcp.client.streamable_http import streamable_http_client
+from minimcp.server import MCPServer
+from minimcp.server.mcpserver import Context
 from minimcp.types import ElicitResult
 
 SERVER = textwrap.dedent(
@@ -167,6 +169,32 @@ def test_read_timeout(in_process: Any, serve_http: Callable[..., str], mode: str
             with pytest.raises(MCPError) as failure:
                 client.call_tool("slow", {"seconds": 3})
             assert (failure.value.code, str(failure.value)) == (-32001, "Request 'tools/call' timed out")
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_the_read_timeout_holds_while_the_server_keeps_reporting_progress(serve_http: Callable[..., str],
+                                                                          mode: str) -> None:
+    """The timeout bounds the whole wait. In memory it counted only silent seconds: progress every
+    50 ms kept the caller waiting for as long as the tool ran (here 10 s, then "done")."""
+    mcp = MCPServer("Chatty")
+    stop = threading.Event()
+
+    @mcp.tool()
+    def chatty(ctx: Context) -> str:
+        for step in range(200):
+            if stop.wait(0.05):
+                break
+            ctx.report_progress(step)
+        return "done"
+
+    try:
+        for target in (mcp, serve_http(mcp)):
+            with Client(target, mode=mode) as client:
+                with pytest.raises(MCPError) as failure:
+                    client.call_tool("chatty", read_timeout_seconds=0.5, progress_callback=lambda *_: None)
+                assert (failure.value.code, str(failure.value)) == (-32001, "Request 'tools/call' timed out")
+    finally:
+        stop.set()
 
 
 def test_shared_client_serves_many_threads(target: Any) -> None:
