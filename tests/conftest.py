@@ -1,7 +1,8 @@
 """Shared fixtures and wire helpers: serve a server over real HTTP and talk JSON-RPC to it.
 
-Tests talk to the server on the wire with ``requests`` (never through ``minimcp.client``), so what
-they check is exactly what any client would see. Import the helpers with ``from conftest import ...``.
+The wire helpers talk to the server with ``requests`` (never through ``minimcp.client``), so what a
+server test checks is exactly what any client would see; the client fixtures are for the tests of
+``minimcp.client`` itself. Import the helpers with ``from conftest import ...``.
 
 - ``serve_http(mcp, **wsgi_options) -> url`` (fixture): the MCP endpoint URL of ``mcp.wsgi_app()``
   served by minimcp's own HTTP/1.1 server (``minimcp.server.httpd.WSGIServer``, what ``mcp.run``
