@@ -72,12 +72,17 @@ _STREAM_ERRORS = (
 )
 
 
+#: The largest unread body ``_finish`` still reads to keep its connection (a 202's or 405's is tiny).
+_DRAIN_LIMIT = 64 * 1024
+
+
 def _finish(response: requests.Response) -> None:
-    """Close a response we do not read, reading a plain body to its end first: closing a
-    response with unread bytes closes its connection, and the next request pays a new one.
-    An event stream is never read here (it may not end)."""
+    """Close a response we do not read, reading a short body to its end first: closing a response
+    with unread bytes closes its connection, and the next request pays a new one. Only a body whose
+    ``Content-Length`` says it is short is read (a stream or an open-ended body may never end)."""
     try:
-        if not response.headers.get("content-type", "").startswith("text/event-stream"):
+        length = response.headers.get("content-length", "")
+        if length.isdigit() and int(length) <= _DRAIN_LIMIT:
             response.content  # reading it is the point: it returns the connection to the pool
     except _STREAM_ERRORS:
         logger.debug("Could not read the rest of a response", exc_info=True)
