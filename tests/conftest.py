@@ -15,6 +15,7 @@ server test checks is exactly what any client would see; the client fixtures are
 - ``legacy_handshake(url)``: ``initialize`` + ``notifications/initialized``, a ``LegacySession``;
 - ``modern_meta`` / ``modern_headers`` / ``modern_rpc``: a self-contained 2026-07-28 request;
 - ``busy_threads()``: the thread count a leak test compares, without kept-alive connections;
+- ``wait_for(predicate, seconds)``: a bounded wait for what server threads do after an answer;
 - ``run_server_process(command)``: a server in its own process on a free port (a fixture body).
 """
 
@@ -71,6 +72,17 @@ def busy_threads() -> int:
     its pool for the next request by design until they idle out, and what a leak test watches is
     the work the MCP server does, not the HTTP server's pool."""
     return sum(1 for t in threading.enumerate() if t.name != "minimcp-httpd")
+
+
+def wait_for(predicate: Callable[[], bool], seconds: float = 5.0) -> bool:
+    """Whether ``predicate()`` becomes true within ``seconds`` (polled every 10 ms): for what a
+    server does on its own threads after the answer a test waited for."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
 
 
 def run_server_process(command: Callable[[int], list[str]]) -> Iterator[str]:

@@ -15,11 +15,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from conftest import BASE_HEADERS, LEGACY, busy_threads, legacy_handshake, post, request_message
+from conftest import BASE_HEADERS, LEGACY, busy_threads, legacy_handshake, post, request_message, wait_for
 import pytest
 import requests
 from pydantic import BaseModel
-from test_legacy_faults import open_call, rest_of_stream, wait_for
+from test_legacy_faults import open_call, rest_of_stream
 from test_stdio_server import StdioPeer
 
 from minimcp import MCPError
