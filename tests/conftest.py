@@ -1,16 +1,21 @@
 """Shared fixtures and wire helpers: serve a server over real HTTP and talk JSON-RPC to it.
 
-Tests talk to the server on the wire with ``requests`` (never through ``minimcp.client``), so what
-they check is exactly what any client would see. Import the helpers with ``from conftest import ...``.
+The wire helpers talk to the server with ``requests`` (never through ``minimcp.client``), so what a
+server test checks is exactly what any client would see; the client fixtures are for the tests of
+``minimcp.client`` itself. Import the helpers with ``from conftest import ...``.
 
 - ``serve_http(mcp, **wsgi_options) -> url`` (fixture): the MCP endpoint URL of ``mcp.wsgi_app()``
   served by minimcp's own HTTP/1.1 server (``minimcp.server.httpd.WSGIServer``, what ``mcp.run``
   serves with) on 127.0.0.1, port 0, stopped at teardown;
 - ``serve_wsgi(app) -> base_url`` (fixture): the same for any WSGI callable (mounting tests);
+- for tests that go through ``minimcp.client``: ``connect(mcp, **client_options)`` (fixture), a
+  ``Client`` in memory and over real HTTP; ``target`` (fixture), what ``Client(...)`` is given for
+  the test module's server program on each transport, stdio too; ``ERAS`` and ``MODES``, both eras;
 - ``post`` / ``read_messages`` / ``rpc``: one POST, its JSON or SSE body as messages, the final answer;
 - ``legacy_handshake(url)``: ``initialize`` + ``notifications/initialized``, a ``LegacySession``;
 - ``modern_meta`` / ``modern_headers`` / ``modern_rpc``: a self-contained 2026-07-28 request;
 - ``busy_threads()``: the thread count a leak test compares, without kept-alive connections;
+- ``wait_for(predicate, seconds)``: a bounded wait for what server threads do after an answer;
 - ``run_server_process(command)``: a server in its own process on a free port (a fixture body).
 """
 
@@ -19,6 +24,8 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
+import os
+import runpy
 import socket
 import subprocess
 import sys
@@ -32,6 +39,8 @@ from typing import Any, Callable
 import pytest
 import requests
 
+from minimcp.client import Client
+from minimcp.client.stdio import StdioServerParameters
 from minimcp.server.httpd import WSGIServer
 
 MODERN = "2026-07-28"
@@ -43,7 +52,8 @@ TIMEOUT = 30
 _ids = itertools.count(1)
 
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
 
 
 def load_example(name: str) -> Any:
@@ -62,6 +72,17 @@ def busy_threads() -> int:
     its pool for the next request by design until they idle out, and what a leak test watches is
     the work the MCP server does, not the HTTP server's pool."""
     return sum(1 for t in threading.enumerate() if t.name != "minimcp-httpd")
+
+
+def wait_for(predicate: Callable[[], bool], seconds: float = 5.0) -> bool:
+    """Whether ``predicate()`` becomes true within ``seconds`` (polled every 10 ms): for what a
+    server does on its own threads after the answer a test waited for."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
 
 
 def run_server_process(command: Callable[[int], list[str]]) -> Iterator[str]:
@@ -126,6 +147,36 @@ class _Served:
     def stop(self) -> None:
         self.httpd.shutdown(5)
         self.thread.join(5)
+
+
+#: Both eras through ``Client(mode=...)``.
+ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
+#: Both eras through ``Client(mode=...)``: the mode asked for and the version it must end on.
+MODES = pytest.mark.parametrize(("mode", "version"), [("legacy", LEGACY), ("auto", MODERN)])
+
+
+@pytest.fixture(params=["memory", "http"])
+def connect(request: pytest.FixtureRequest, serve_http: Callable[..., str]) -> Callable[..., Client]:
+    """``connect(mcp, **client_options)``: a ``Client`` to ``mcp`` in memory, then over real HTTP."""
+
+    def make(mcp: Any, **options: Any) -> Client:
+        return Client(mcp if request.param == "memory" else serve_http(mcp), **options)
+
+    return make
+
+
+@pytest.fixture(params=["memory", "http", "stdio"])
+def target(request: pytest.FixtureRequest, server_file: Path, serve_http: Callable[..., str]) -> Any:
+    """What ``Client(...)`` is given for the test module's server program on each transport, a fresh
+    server per test: the server object (in memory), its URL (over real HTTP), or the program run as a
+    stdio subprocess. The module's ``server_file`` fixture writes the program; its server is the
+    program's ``mcp``, or ``server`` for a low-level one."""
+    if request.param == "stdio":
+        env = {"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        return StdioServerParameters(command=sys.executable, args=[str(server_file)], env=env)
+    program = runpy.run_path(str(server_file))
+    server = program["mcp"] if "mcp" in program else program["server"]
+    return server if request.param == "memory" else serve_http(server)
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ requests) and ``auto`` (which lands on 2026-07-28 and answers questions by retry
 
 from __future__ import annotations
 
-import os
 import runpy
 import sys
 import textwrap
@@ -17,12 +16,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conftest import MODES, ROOT
 import pytest
 import requests
 
 from minimcp import Client, MCPError, StdioServerParameters
 from minimcp.client import ClientRequestContext
 from minimcp.client.streamable_http import streamable_http_client
+from minimcp.server import MCPServer
+from minimcp.server.mcpserver import Context
 from minimcp.types import ElicitResult
 
 SERVER = textwrap.dedent(
@@ -78,7 +80,6 @@ SERVER = textwrap.dedent(
     '''
 )
 
-ROOT = str(Path(__file__).resolve().parents[1])
 
 
 @pytest.fixture
@@ -86,16 +87,6 @@ def server_file(tmp_path: Path) -> Path:
     path = tmp_path / "e2e_server.py"
     path.write_text(SERVER)
     return path
-
-
-@pytest.fixture(params=["memory", "http", "stdio"])
-def target(request: pytest.FixtureRequest, server_file: Path, serve_http: Callable[..., str]) -> Any:
-    """What ``Client(...)`` is given for each transport (a fresh server per test)."""
-    if request.param == "stdio":
-        env = {"PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
-        return StdioServerParameters(command=sys.executable, args=[str(server_file)], env=env)
-    mcp = runpy.run_path(str(server_file))["mcp"]
-    return mcp if request.param == "memory" else serve_http(mcp)
 
 
 @pytest.fixture
@@ -108,7 +99,6 @@ def copies(context: ClientRequestContext, params: Any) -> ElicitResult:
     return ElicitResult(action="accept", content={"copies": 2})
 
 
-MODES = pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 
 
 @MODES
@@ -181,6 +171,32 @@ def test_read_timeout(in_process: Any, serve_http: Callable[..., str], mode: str
             assert (failure.value.code, str(failure.value)) == (-32001, "Request 'tools/call' timed out")
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_the_read_timeout_holds_while_the_server_keeps_reporting_progress(serve_http: Callable[..., str],
+                                                                          mode: str) -> None:
+    """The timeout bounds the whole wait. In memory it counted only silent seconds: progress every
+    50 ms kept the caller waiting for as long as the tool ran (here 10 s, then "done")."""
+    mcp = MCPServer("Chatty")
+    stop = threading.Event()
+
+    @mcp.tool()
+    def chatty(ctx: Context) -> str:
+        for step in range(200):
+            if stop.wait(0.05):
+                break
+            ctx.report_progress(step)
+        return "done"
+
+    try:
+        for target in (mcp, serve_http(mcp)):
+            with Client(target, mode=mode) as client:
+                with pytest.raises(MCPError) as failure:
+                    client.call_tool("chatty", read_timeout_seconds=0.5, progress_callback=lambda *_: None)
+                assert (failure.value.code, str(failure.value)) == (-32001, "Request 'tools/call' timed out")
+    finally:
+        stop.set()
+
+
 def test_shared_client_serves_many_threads(target: Any) -> None:
     with Client(target, elicitation_callback=copies) as client:
         results: dict[int, str] = {}
@@ -227,7 +243,7 @@ def test_dead_http_server_reports_connection_closed() -> None:
 
 
 def test_dead_stdio_server_reports_connection_closed(server_file: Path) -> None:
-    env = {"PYTHONPATH": ROOT}
+    env = {"PYTHONPATH": str(ROOT)}
     params = StdioServerParameters(command=sys.executable, args=[str(server_file)], env=env)
     with Client(params, mode="legacy") as client:
         client.session.transport._process.kill()

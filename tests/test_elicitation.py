@@ -13,7 +13,7 @@ import time
 from typing import Any, Callable
 
 import pytest
-from conftest import busy_threads, load_example
+from conftest import ERAS, busy_threads, load_example
 from pydantic import BaseModel, Field
 
 from minimcp import Client, MCPError
@@ -63,20 +63,6 @@ def bistro(**options: Any) -> MCPServer:
         return "unreachable"
 
     return mcp
-
-
-@pytest.fixture(params=["memory", "http"])
-def connect(request: pytest.FixtureRequest, serve_http: Callable[..., str]) -> Callable[..., Client]:
-    """``connect(mcp, **client_options)``: a Client over the parametrized transport."""
-
-    def make(mcp: MCPServer, **options: Any) -> Client:
-        target: Any = mcp if request.param == "memory" else serve_http(mcp)
-        return Client(target, **options)
-
-    return make
-
-
-ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
 
 
 def answering(*answers: ElicitResult, seen: list[Any] | None = None) -> Callable[..., ElicitResult]:

@@ -9,13 +9,17 @@ outlives its call; the measured times are printed (``pytest -s``) for the report
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from conftest import LEGACY, busy_threads, legacy_handshake, post, request_message
+from conftest import BASE_HEADERS, LEGACY, busy_threads, legacy_handshake, post, request_message, wait_for
+import pytest
+import requests
 from pydantic import BaseModel
-from test_legacy_faults import open_call, rest_of_stream, wait_for
+from test_legacy_faults import open_call, rest_of_stream
 from test_stdio_server import StdioPeer
 
 from minimcp import MCPError
@@ -27,12 +31,15 @@ class Ok(BaseModel):
     ok: bool
 
 
-def asking_server(outcomes: list[tuple[str, float]], **options: Any) -> MCPServer:
-    """``ask`` elicits and records how its wait ended and when; ``work`` computes; ``echo`` echoes."""
+def asking_server(outcomes: list[tuple[str, float]], asked: list[float] | None = None, **options: Any) -> MCPServer:
+    """``ask`` elicits and records when it asked (in ``asked``) and how its wait ended and when;
+    ``work`` computes; ``echo`` echoes."""
     mcp = MCPServer("MoreFaults", **options)
 
     @mcp.tool()
     def ask(ctx: Context) -> str:
+        if asked is not None:
+            asked.append(time.monotonic())
         try:
             return ctx.elicit("Sure?", schema=Ok).action
         except MCPError as exc:
@@ -64,24 +71,69 @@ def settle(baseline: int, slack: int = 0) -> bool:
 
 
 # --- the session expires while its worker waits ------------------------------------------------------
-def test_an_expiring_session_releases_its_waiting_worker(serve_http: Callable[..., str]) -> None:
+def test_an_expiring_session_releases_its_waiting_worker(serve_wsgi: Callable[[Any], str],
+                                                         request: pytest.FixtureRequest) -> None:
     outcomes: list[tuple[str, float]] = []
+    asked: list[float] = []
     idle = 0.5
-    # back_channel_timeout bounds the test should expiry fail to come: -32001 after 5 s, never a hang.
-    url = serve_http(asking_server(outcomes, back_channel_timeout=5), session_idle_timeout=idle,
-                     keepalive_interval=0.05)
+    # A back-channel timeout far beyond the expiry, so the answer's code says which of the two
+    # released the worker: expiry gives -32000 "Connection closed", the timeout -32001.
+    app = asking_server(outcomes, asked, back_channel_timeout=60).wsgi_app(keepalive_interval=0.05)
+    url = serve_wsgi(app) + app.path
+    request.addfinalizer(app.close)
+    # The idle timeout is shortened once the question is out, so a test client slowed down by a
+    # loaded machine cannot lose its session during the handshake instead.
     session = legacy_handshake(url, capabilities={"elicitation": {}})
     baseline = busy_threads()
     response, (_, lines) = open_call(session)
-    asked = time.monotonic()
+    app.sessions.idle_timeout = idle
     final = rest_of_stream(lines)[-1]  # the client holds the stream open and sends nothing
-    released = outcomes[0][1] - asked
+    # Measured from the moment the server asked, which is when the client's idle clock starts:
+    # the client cannot answer sooner, however long the call took to get there.
+    released = outcomes[0][1] - asked[0]
     print(f"\nsession expiry (idle_timeout={idle}s): worker released {released:.3f}s after the question")
     assert final["error"] == {"code": -32000, "message": "Connection closed"}
     assert outcomes[0][0] == "-32000 Connection closed"
-    assert idle <= released < idle + 0.5
+    assert released >= idle
     assert session.post(request_message("ping")).status_code == 404
     assert settle(baseline, slack=1)  # the pool keeps its one worker thread for reuse
+
+
+def test_a_question_asked_after_long_work_gives_the_client_its_whole_idle_timeout(
+        serve_wsgi: Callable[[Any], str], request: pytest.FixtureRequest) -> None:
+    """The idle clock starts when the client is asked, not when the call came in: a tool that
+    computed past the idle timeout before asking still gets its answer. (Before, the answer found
+    the session expired: 404, and the worker woke with "Connection closed".)"""
+    idle = 1.0
+    mcp = MCPServer("SlowAsker")
+    computing = threading.Event()
+    done_computing = threading.Event()
+
+    @mcp.tool()
+    def compute_then_ask(ctx: Context) -> str:
+        computing.set()
+        assert done_computing.wait(30), "the test never let the computation end"
+        return ctx.elicit("Sure?", schema=Ok).action
+
+    app = mcp.wsgi_app(keepalive_interval=0.05)
+    url = serve_wsgi(app) + app.path
+    request.addfinalizer(app.close)
+    session = legacy_handshake(url, capabilities={"elicitation": {}})
+    app.sessions.idle_timeout = idle
+    message = request_message("tools/call", {"name": "compute_then_ask", "arguments": {}})
+    response = requests.post(session.url, data=json.dumps(message), stream=True, timeout=30,
+                             headers={**BASE_HEADERS, "Mcp-Session-Id": session.session_id,
+                                      "MCP-Protocol-Version": session.protocol_version})
+    assert computing.wait(30)
+    time.sleep(idle * 1.5)  # the call computes (and so keeps its session) for longer than the idle timeout
+    done_computing.set()
+    lines = response.iter_lines()
+    question = next(json.loads(line[5:]) for line in lines if line.startswith(b"data:") and line[5:].strip())
+    assert question["method"] == "elicitation/create"
+    answer = {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"ok": True}}}
+    assert session.post(answer).status_code == 202
+    final = rest_of_stream(lines)[-1]
+    assert final["result"]["content"][0]["text"] == "accept", final
 
 
 def test_a_computing_worker_keeps_its_session_and_answers_renew_it(serve_http: Callable[..., str]) -> None:

@@ -6,6 +6,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from conftest import ERAS
 import pytest
 import requests
 from pydantic import Field
@@ -79,17 +80,6 @@ def library() -> MCPServer:
         return f"{answer.content.text} / {len(roots.roots)} roots"
 
     return mcp
-
-
-@pytest.fixture(params=["memory", "http"])
-def connect(request: pytest.FixtureRequest, serve_http: Callable[..., str]) -> Callable[..., Client]:
-    def make(mcp: MCPServer, **options: Any) -> Client:
-        return Client(mcp if request.param == "memory" else serve_http(mcp), **options)
-
-    return make
-
-
-ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
 
 
 @ERAS

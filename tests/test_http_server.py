@@ -10,7 +10,6 @@ import math
 import re
 import string
 import threading
-import time
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -29,6 +28,7 @@ from conftest import (
     read_messages,
     request_message,
     rpc,
+    wait_for,
 )
 from minimcp import MCPError
 from minimcp.server import MCPServer
@@ -463,13 +463,6 @@ def _worker_threads(besides: set[threading.Thread] | None = None) -> set[threadi
     return {t for t in threading.enumerate() if t.name == "minimcp-worker"} - (besides or set())
 
 
-def _wait_until(predicate: Any, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return predicate()
-
-
 def test_worker_pool_reuses_threads_never_exceeds_its_size_and_lets_idle_ones_go(serve_http: Any) -> None:
     mcp = MCPServer("pool", max_workers=3)
     mcp.pool.idle_timeout = 0.3
@@ -508,7 +501,7 @@ def test_worker_pool_reuses_threads_never_exceeds_its_size_and_lets_idle_ones_go
         for caller in callers:
             caller.join(20)
     assert sorted(a["result"]["structuredContent"]["result"] for a in answers) == [0, 1, 2, 3, 4]
-    assert _wait_until(lambda: not _worker_threads(others)), _worker_threads(others)
+    assert wait_for(lambda: not _worker_threads(others)), _worker_threads(others)
     assert modern_rpc(url, "tools/call", {"name": "echo", "arguments": {"text": "again"}})["result"][
         "structuredContent"] == {"result": "again"}
 
@@ -525,7 +518,7 @@ def test_closing_the_app_ends_idle_workers(serve_http: Any) -> None:
     assert modern_rpc(url, "tools/call", {"name": "echo", "arguments": {"text": "x"}})["result"]["content"]
     assert len(_worker_threads(others)) == 1
     mcp.close()
-    assert _wait_until(lambda: not _worker_threads(others)), _worker_threads(others)
+    assert wait_for(lambda: not _worker_threads(others)), _worker_threads(others)
 
 
 # --- registration errors ---------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import pytest
+from conftest import wait_for
 
 from minimcp.server.httpd import WSGIServer
 
@@ -31,15 +32,6 @@ WAIT = 5.0  # every blocking wait in this file is bounded by this
 
 
 # --- helpers -----------------------------------------------------------------------------------------
-def wait_until(predicate: Callable[[], bool], timeout: float = WAIT) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
-
-
 def httpd_threads() -> int:
     """How many worker threads every ``WSGIServer`` here has (busy or idle)."""
     return sum(t.name == "minimcp-httpd" for t in threading.enumerate())
@@ -808,7 +800,7 @@ def test_max_connections_refuses_with_503_until_one_closes(serve):
         finally:
             wire.close()
 
-    assert wait_until(served_again)
+    assert wait_for(served_again)
     second.close()
 
 
@@ -828,7 +820,7 @@ def test_per_peer_cap_refuses_one_address_and_serves_another(serve):
     finally:
         other.close()
     first.close()
-    assert wait_until(lambda: Wire(server.port).request(get("/again")).status == 200)
+    assert wait_for(lambda: Wire(server.port).request(get("/again")).status == 200)
     second.close()
 
 
@@ -870,7 +862,7 @@ def test_a_refused_client_that_trickles_bytes_does_not_hold_up_accepting(serve):
         refused = Wire(server.port)
         assert refused.request(get("/")).status == 503  # answered while the trickle goes on
         held.close()
-        assert wait_until(lambda: Wire(server.port).request(get("/next")).status == 200)
+        assert wait_for(lambda: Wire(server.port).request(get("/next")).status == 200)
     finally:
         stop.set()
         thread.join(WAIT)
@@ -937,7 +929,7 @@ def test_out_of_descriptors_new_clients_get_503_and_service_resumes():
         assert statuses[-1] == 503 and set(statuses[:-1]) == {200}, statuses
         for wire in wires:
             wire.close()
-        assert wait_until(lambda: Wire(port).request(get("/again")).status == 200)
+        assert wait_for(lambda: Wire(port).request(get("/again")).status == 200)
         process.send_signal(signal.SIGINT)
         assert process.wait(WAIT) == 0
         log = process.stderr.read()
@@ -1072,7 +1064,7 @@ def test_mcp_run_serves_on_this_server_and_stops_cleanly_on_ctrl_c():
                f"mcp.run(transport='streamable-http', port={port})\n")
     process = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        assert wait_until(lambda: _accepts_connections(port), 20), process.stdout
+        assert wait_for(lambda: _accepts_connections(port), 20), process.stdout
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
         for text in ("one", "two", "three"):
             body = json.dumps({"jsonrpc": "2.0", "id": text, "method": "tools/call", "params": {

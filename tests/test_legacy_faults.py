@@ -5,7 +5,7 @@ import time
 from typing import Any, Callable
 
 import requests
-from conftest import BASE_HEADERS, busy_threads, legacy_handshake, request_message
+from conftest import BASE_HEADERS, busy_threads, legacy_handshake, request_message, wait_for
 from pydantic import BaseModel
 
 from minimcp import MCPError
@@ -52,15 +52,6 @@ def open_call(session: Any) -> tuple[requests.Response, Any]:
 
 def rest_of_stream(lines: Any) -> list[dict[str, Any]]:
     return [json.loads(line[5:]) for line in lines if line.startswith(b"data:") and line[5:].strip()]
-
-
-def wait_for(predicate: Callable[[], bool], seconds: float = 5) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def test_deleting_the_session_wakes_the_worker_with_connection_closed(serve_http: Callable[..., str]) -> None:

@@ -8,17 +8,14 @@ over Streamable HTTP and over stdio in a subprocess, and driven by the real clie
 from __future__ import annotations
 
 import contextlib
-import os
-import runpy
-import sys
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conftest import MODES
 import pytest
 
-from minimcp import Client, MCPError, StdioServerParameters
+from minimcp import Client, MCPError
 from minimcp.client import ClientRequestContext
 from minimcp.server import Server, ServerRequestContext
 from minimcp.types import ElicitResult, TextContent
@@ -109,8 +106,6 @@ SERVER = textwrap.dedent(
     '''
 )
 
-ROOT = str(Path(__file__).resolve().parents[1])
-MODES = pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 
 
 @pytest.fixture
@@ -118,16 +113,6 @@ def server_file(tmp_path: Path) -> Path:
     path = tmp_path / "lowlevel_server.py"
     path.write_text(SERVER)
     return path
-
-
-@pytest.fixture(params=["memory", "http", "stdio"])
-def target(request: pytest.FixtureRequest, server_file: Path, serve_http: Callable[..., str]) -> Any:
-    """What ``Client(...)`` is given on each transport (a fresh server per test)."""
-    if request.param == "stdio":
-        env = {"PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
-        return StdioServerParameters(command=sys.executable, args=[str(server_file)], env=env)
-    server = runpy.run_path(str(server_file))["server"]
-    return server if request.param == "memory" else serve_http(server)
 
 
 def name_it(context: ClientRequestContext, params: Any) -> ElicitResult:

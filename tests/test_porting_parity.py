@@ -26,14 +26,6 @@ from minimcp.server.mcpserver.exceptions import (
 ERAS = pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 
 
-@pytest.fixture(params=["memory", "http"])
-def connect(request: pytest.FixtureRequest, serve_http: Callable[..., str]) -> Callable[..., Client]:
-    def make(mcp: MCPServer, **options: Any) -> Client:
-        return Client(mcp if request.param == "memory" else serve_http(mcp), **options)
-
-    return make
-
-
 class Place(TypedDict):
     """Where something is."""
 

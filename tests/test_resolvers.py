@@ -4,7 +4,7 @@
 from typing import Annotated, Any, Callable
 
 import pytest
-from conftest import load_example
+from conftest import ERAS, load_example
 from pydantic import BaseModel
 
 from minimcp import Client, MCPError
@@ -29,17 +29,6 @@ from minimcp.types import (
     SamplingMessage,
     TextContent,
 )
-
-
-@pytest.fixture(params=["memory", "http"])
-def connect(request: pytest.FixtureRequest, serve_http: Callable[..., str]) -> Callable[..., Client]:
-    def make(mcp: MCPServer, **options: Any) -> Client:
-        return Client(mcp if request.param == "memory" else serve_http(mcp), **options)
-
-    return make
-
-
-ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
 
 
 def files_server() -> Any:

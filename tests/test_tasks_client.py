@@ -11,7 +11,7 @@ import pytest
 from minimcp import Client, MCPError, TaskCancelledError, TaskHandle
 from minimcp.client import ClientRequestContext
 from minimcp.shared.tasks import GetTaskResult
-from minimcp.types import ElicitResult
+from minimcp.types import REQUEST_TIMEOUT, ElicitResult
 from test_tasks_server import WAIT, build
 
 
@@ -136,3 +136,14 @@ def test_another_connection_collects_the_result_by_task_id(served: Any) -> None:
         assert handle.result(timeout=WAIT).content[0].text == "released"
         with pytest.raises(MCPError, match="Task not found"):
             second.task("not-a-task")
+
+
+def test_a_plain_call_awaiting_a_task_keeps_its_read_timeout_and_cancels_the_task(served: Any) -> None:
+    """Before, the call waited for the task's TTL (an hour by default) whatever its read timeout."""
+    url, seen = served
+    with Client(url) as client:
+        with pytest.raises(MCPError) as timed_out:
+            client.call_tool("endless", read_timeout_seconds=0.5)
+    assert timed_out.value.code == REQUEST_TIMEOUT
+    assert str(timed_out.value) == "Request 'tools/call' timed out"
+    assert seen["stopped"].wait(WAIT), "the task the timed-out call left behind was not cancelled"

@@ -31,7 +31,7 @@ from minimcp.client.streamable_http import header_parameters
 from minimcp.client.era import ClientEra, client_era
 from minimcp.client.subscriptions import ListenRoute
 from minimcp.client.tasks import TaskHandle
-from minimcp.client.transports import SessionExpired, Transport
+from minimcp.client.transports import SessionExpired, Transport, timed_out
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.shared.tasks import TASK_RESULT_TYPE, TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
@@ -540,12 +540,26 @@ class ClientSession:
             created = CreateTaskResult.model_validate(raw)
             if allow_task:
                 return created
-            result = TaskHandle(self, created).result()
+            result = self._await_task(created, read_timeout_seconds)
         else:
             result = self._terminal(raw, CallToolResult, "call_tool", allow_input_required)
         if isinstance(result, CallToolResult):
             self._check_structured(name, result)
         return result
+
+    def _await_task(self, created: CreateTaskResult, timeout: float | None) -> CallToolResult:
+        """A task the server made of a plain ``call_tool``, awaited as that call's answer: bounded by
+        the call's read timeout as any answer is, and cancelled when it runs out, as a timed-out
+        request is (without a read timeout, by the task's TTL)."""
+        handle = TaskHandle(self, created)
+        try:
+            return handle.result(timeout if timeout is not None else self.read_timeout_seconds)
+        except TimeoutError:
+            try:
+                handle.cancel()
+            except MCPError:
+                logger.debug("could not cancel task %s after its call timed out", handle.task_id, exc_info=True)
+            raise timed_out("tools/call") from None
 
     def _check_structured(self, name: str, result: CallToolResult) -> None:
         """A tool that declares an output schema must return structured content that fits it."""

@@ -1,9 +1,11 @@
 """Streamable HTTP for the client: the transport factory and the 2026-07-28 request-header rules.
 
 ``streamable_http_client(url)`` is what ``Client("http://...")`` uses. Headers, cookies, proxies,
-TLS and authentication are configured on a ``requests.Session`` you pass as ``http_client``::
+TLS and authentication are configured on a ``requests.Session`` you pass as ``http_client``;
+start from :func:`~minimcp.client.keepalive.http_session` to keep the one resend of a request whose
+idle connection the server dropped (a plain ``requests.Session()`` reports that as an error)::
 
-    http = requests.Session()
+    http = http_session()
     http.headers["Authorization"] = "Bearer ..."
     with Client(streamable_http_client(url, http_client=http)) as client:
         ...

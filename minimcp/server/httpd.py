@@ -253,7 +253,7 @@ class _Connection:
     worker while a request runs; ``parked`` and ``deadline`` are the loop's (a worker hands the
     connection back through ``WSGIServer._hand_back``, never touching the loop's state)."""
 
-    __slots__ = ("sock", "address", "parser", "parked", "deadline", "served")
+    __slots__ = ("sock", "address", "parser", "parked", "deadline", "served", "keep")
 
     def __init__(self, sock: socket.socket, address: tuple[Any, ...], deadline: float) -> None:
         self.sock = sock
@@ -262,6 +262,7 @@ class _Connection:
         self.parked = False
         self.deadline = deadline
         self.served = 0  # requests answered: the worker's (see KEEP_ALIVE_GRACE)
+        self.keep = False  # whether the worker's last exchange left it reusable: the worker's
 
 
 class _Lingering:
@@ -697,7 +698,7 @@ class WSGIServer:
         with self._busy_lock:
             self._busy += 1
         try:
-            self._pool.submit(lambda: self._serve(conn, request))
+            self._pool.submit(lambda: self._serve(conn, request), then=lambda: self._finish(conn))
         except (MCPError, RuntimeError) as exc:  # every worker busy, or the system refused a thread
             with self._idle:
                 self._busy -= 1
@@ -812,8 +813,8 @@ class WSGIServer:
             self._wake()
 
     def _serve(self, conn: _Connection, request: h11.Request) -> None:
-        """Worker: answer ``request``, and the requests already received after it; then hand the
-        connection back to the loop."""
+        """Worker: answer ``request``, and the requests already received after it (``_finish`` then
+        hands the connection back to the loop)."""
         keep = False
         try:
             conn.sock.settimeout(self.idle_timeout)
@@ -837,11 +838,17 @@ class WSGIServer:
             keep = False
             logger.exception("connection from %s failed", conn.address[0])
         finally:
-            self._hand_back(conn, keep)
-            with self._idle:
-                self._busy -= 1
-                if not self._busy:
-                    self._idle.notify_all()
+            conn.keep = keep
+
+    def _finish(self, conn: _Connection) -> None:
+        """Worker, after ``_serve``, once the pool counts it free: only then may the connection's
+        next request reach the loop, or that request would find every worker still taken and be
+        refused with 503 (at ``max_connections``)."""
+        self._hand_back(conn, conn.keep)
+        with self._idle:
+            self._busy -= 1
+            if not self._busy:
+                self._idle.notify_all()
 
     def _next_request_soon(self, conn: _Connection) -> Any:
         """The next request if its bytes arrive within ``KEEP_ALIVE_GRACE``, else ``h11.NEED_DATA``

@@ -6,6 +6,7 @@ test written against ``Client(mcp)`` exercises what a remote client would.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from minimcp import jsonrpc
@@ -59,14 +60,16 @@ class InMemoryEndpoint:
 
     @staticmethod
     def _drain(outbox: QueueOutbox, on_message: OnMessage, method: str, timeout: float | None) -> Message:
-        waited = 0.0
+        """The request's messages until its response; ``timeout`` bounds the whole wait, as over HTTP,
+        so a server that keeps sending progress cannot hold the caller past it."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            item = outbox.get(1.0)
+            remaining = 1.0 if deadline is None else deadline - time.monotonic()
+            item = outbox.get(min(remaining, 1.0)) if remaining > 0 else None
             if outbox.cancelled.is_set():
                 raise jsonrpc.connection_closed()
             if item is None:
-                waited += 1.0
-                if timeout is not None and waited >= timeout:
+                if deadline is not None and time.monotonic() >= deadline:
                     outbox.abort()
                     raise MCPError(REQUEST_TIMEOUT, f"Request '{method}' timed out")
                 continue

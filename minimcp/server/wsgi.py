@@ -249,8 +249,12 @@ class MCPWSGIApp:
         self.keepalive_interval = keepalive_interval
         self.retry_interval = retry_interval
         self.event_store = event_store
-        #: path -> (methods, handler, whether Host and Origin are checked)
-        self._routes = {path: (methods, fn, protected) for path, methods, fn, protected in server.custom_routes}
+        #: path -> method -> (handler, whether Host and Origin are checked). Keyed by both, so two
+        #: routes on one path with different methods are both served; the later of two routes for
+        #: the same path and method replaces the earlier one.
+        self._routes: dict[str, dict[str, tuple[Callable[[Request], Any], bool]]] = {}
+        for path, methods, fn, protected in server.custom_routes:
+            self._add_route(path, methods, fn, protected)
         self.auth: ProtectedResource | None = None
         if auth is None and token_verifier is None and auth_server_provider is None:
             auth, token_verifier, auth_server_provider = server.auth_options
@@ -261,7 +265,8 @@ class MCPWSGIApp:
             if auth is not None:
                 self.auth = ProtectedResource(auth, token_verifier, auth_server_provider, server.list_tool_scopes())
                 # Unchecked: browser-based clients on other origins call them (they answer CORS).
-                self._routes.update({path: (methods, fn, False) for path, methods, fn in self.auth.routes})
+                for path, methods, fn in self.auth.routes:
+                    self._add_route(path, methods, fn, False)
         self.principal: PrincipalHook = principal or (self.auth.principal if self.auth is not None else remote_user)
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
@@ -272,17 +277,26 @@ class MCPWSGIApp:
         self.server.close()
 
     # --- routing -----------------------------------------------------------------------------
+    def _add_route(self, path: str, methods: Iterable[str], handler: Callable[[Request], Any], protected: bool) -> None:
+        by_method = self._routes.setdefault("/" + path.strip("/"), {})
+        for method in methods:
+            by_method[method.upper()] = (handler, protected)
+
     def _route(self, environ: dict[str, Any]) -> Any:
         """The WSGI application that answers this request: a ``_Reply``, or a custom route's response."""
         path = "/" + environ.get("PATH_INFO", "").strip("/")
         method = environ["REQUEST_METHOD"]
         if path != self.path:
-            route = self._routes.get(path)
-            if route is None:
+            by_method = self._routes.get(path)
+            if by_method is None:
                 return _plain("Not Found", 404)
-            methods, handler, protected = route
-            if method not in methods:
-                return _plain("Method Not Allowed", 405)
+            route = by_method.get(method)
+            if route is None and method == "HEAD":
+                route = by_method.get("GET")  # a GET route answers HEAD too, as HTTP asks of it
+            if route is None:
+                allowed = sorted({*by_method, "HEAD"} if "GET" in by_method else by_method)
+                return _plain("Method Not Allowed", 405, {"Allow": ", ".join(allowed)})
+            handler, protected = route
         else:
             protected, handler = True, None
         refused = self._rebinding_refusal(environ) if protected else None

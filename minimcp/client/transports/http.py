@@ -16,6 +16,7 @@ import requests.auth
 import urllib3.exceptions
 
 from minimcp import jsonrpc
+from minimcp.client.keepalive import http_session
 from minimcp.client.transports.base import Handler, Headers, SessionExpired, StreamPairContext, timed_out
 from minimcp.client.transports.sse import SSEEvent, SSEParser
 from minimcp.jsonrpc import MCPError, Message
@@ -71,6 +72,24 @@ _STREAM_ERRORS = (
 )
 
 
+#: The largest unread body ``_finish`` still reads to keep its connection (a 202's or 405's is tiny).
+_DRAIN_LIMIT = 64 * 1024
+
+
+def _finish(response: requests.Response) -> None:
+    """Close a response we do not read, reading a short body to its end first: closing a response
+    with unread bytes closes its connection, and the next request pays a new one. Only a body whose
+    ``Content-Length`` says it is short is read (a stream or an open-ended body may never end)."""
+    try:
+        length = response.headers.get("content-length", "")
+        if length.isdigit() and int(length) <= _DRAIN_LIMIT:
+            response.content  # reading it is the point: it returns the connection to the pool
+    except _STREAM_ERRORS:
+        logger.debug("Could not read the rest of a response", exc_info=True)
+    finally:
+        response.close()
+
+
 class HttpTransport(StreamPairContext):
     """Streamable HTTP (both eras) over a ``requests.Session``.
 
@@ -94,7 +113,7 @@ class HttpTransport(StreamPairContext):
         self.terminate_on_close = terminate_on_close
         self.auth = auth
         self._owns_client = http_client is None
-        self._http = http_client or requests.Session()
+        self._http = http_client or http_session()
         self._timeout: tuple[float, float] | None = (30.0, 300.0) if self._owns_client else None
         self._handler: Handler | None = None
         self.session_id: str | None = None
@@ -153,7 +172,7 @@ class HttpTransport(StreamPairContext):
         deadline = None if timeout is None else time.monotonic() + timeout
         response = self._post(message, headers, timeout)
         if response.status_code == 404 and self.session_id is not None and method != "initialize":
-            response.close()
+            _finish(response)
             self.session_id = None
             raise SessionExpired()
         if message["method"] == "initialize" and response.ok and "mcp-session-id" in response.headers:
@@ -261,15 +280,15 @@ class HttpTransport(StreamPairContext):
         except requests.exceptions.RequestException:
             raise jsonrpc.connection_closed() from None
         if not response.ok:
-            response.close()
+            _finish(response)
             raise jsonrpc.connection_closed()
         return response
 
     def send(self, message: Message, *, headers: Headers | None = None) -> None:
         response = self._post(message, headers, None)
-        with response:
-            if not response.ok:
-                logger.warning("Server refused %s with HTTP %s", message.get("method", "a response"), response.status_code)
+        if not response.ok:
+            logger.warning("Server refused %s with HTTP %s", message.get("method", "a response"), response.status_code)
+        _finish(response)
 
     def listen(self, *, headers: Headers | None = None) -> None:
         """Open the GET stream and wait for its headers, so nothing sent on it is missed by the
@@ -294,7 +313,7 @@ class HttpTransport(StreamPairContext):
             logger.debug("No standalone stream", exc_info=True)
             return None
         if not response.ok or not response.headers.get("content-type", "").startswith("text/event-stream"):
-            response.close()
+            _finish(response)
             return None
         with self._lock:
             if self._closed.is_set():

@@ -23,13 +23,16 @@ import time
 from abc import ABC, abstractmethod
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.types import INTERNAL_ERROR, REQUEST_TIMEOUT, RequestId
 
 logger = logging.getLogger("minimcp.server.calls")
+
+#: One queued job of a ``WorkerPool``: the work, and what runs once its worker is counted free.
+_Job = tuple[Callable[[], None], Optional[Callable[[], None]]]
 
 
 class WorkerPool:
@@ -57,20 +60,23 @@ class WorkerPool:
         self.thread_name = thread_name
         self._lock = threading.Lock()
         self._free = threading.Condition(self._lock)
-        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._running = 0
         self._idle = 0
         self._queued_waiters = 0
         self._generation = 0
         self._pid = os.getpid()
 
-    def submit(self, fn: Callable[[], None]) -> None:
+    def submit(self, fn: Callable[[], None], then: Callable[[], None] | None = None) -> None:
         """Run ``fn`` on a worker, or raise the "Server busy" error if none frees up in time.
 
         ``fn`` runs in a copy of the caller's ``contextvars`` context, as an asyncio task would, so
         what the transport set for the request (its access token, say) is current in the call.
+        ``then`` runs on the same thread after ``fn``, once the worker is counted free: a job that
+        signals "done" from there (a connection handed back for its next request) cannot have the
+        next ``submit`` find the pool still full of it.
         """
-        job = functools.partial(contextvars.copy_context().run, fn)
+        job = (functools.partial(contextvars.copy_context().run, fn), then)
         with self._lock:
             if self._pid != os.getpid():  # threads do not survive a fork (gunicorn preloads, then forks)
                 self._pid, self._running, self._idle, self._jobs = os.getpid(), 0, 0, queue.SimpleQueue()
@@ -100,30 +106,37 @@ class WorkerPool:
         finally:
             self._queued_waiters -= 1
 
-    def _work(self, jobs: queue.SimpleQueue[Callable[[], None] | None], generation: int) -> None:
+    def _work(self, jobs: queue.SimpleQueue[_Job | None], generation: int) -> None:
         while True:
             try:
-                fn = jobs.get(timeout=self.idle_timeout)
+                job = jobs.get(timeout=self.idle_timeout)
             except queue.Empty:
                 with self._lock:
                     if jobs.empty():  # no job is promised to an idle thread: this one may end
                         self._idle -= 1
                         return
                 continue
-            if fn is None:  # close(): this idle thread is no longer counted
+            if job is None:  # close(): this idle thread is no longer counted
                 return
+            fn, then = job
             try:
                 fn()
             except BaseException:  # a job reports its own failures; this only keeps the thread alive
                 logger.exception("a worker job failed")
-            finally:
-                with self._lock:
-                    self._running -= 1
-                    if self._queued_waiters:
-                        self._free.notify()
-                    if generation != self._generation:
-                        return  # closed while this job ran
+            with self._lock:
+                self._running -= 1
+                if self._queued_waiters:
+                    self._free.notify()
+                retired = generation != self._generation  # closed while this job ran
+                if not retired:
                     self._idle += 1
+            if then is not None:
+                try:
+                    then()
+                except BaseException:
+                    logger.exception("a worker job's last step failed")
+            if retired:
+                return
 
     def close(self) -> None:
         """End the idle threads now and the busy ones when their job does (their waits are released

@@ -87,6 +87,8 @@ class Connection:
         self.log_level = log_level
         self.initialized = False
         self.pending = PendingRequests()
+        #: When the client's idle clock last started: it sent something, or was asked something.
+        #: A plain float, written without a lock: storing one is atomic.
         self.last_seen = time.monotonic()
         # _lock guards standalone, _inflight, subscriptions and _streams.
         self._lock = threading.Lock()
@@ -210,6 +212,10 @@ class Connection:
         channel = self.era.channel(self, related_request_id)
         if channel is None:
             raise jsonrpc.NoBackChannelError(method)
+        # The client's clock starts now: the time the server computed before asking (and, under
+        # load, waited for a worker) is not time the client had to answer. Set before the question
+        # is pending, while the call still counts as working, so no sweep sees the old value.
+        self.last_seen = time.monotonic()
         return send_request(self.pending, channel, method, params, self._server.back_channel_timeout)
 
 
@@ -367,11 +373,13 @@ class ServerSession:
 class SessionManager:
     """Legacy sessions by ``Mcp-Session-Id``; idle ones expire on a sweep, no timer thread.
 
-    The expiry rule: a session expires when its client has sent nothing for ``idle_timeout`` seconds
-    and none of its calls is running server code. A call blocked on a question the client never
-    answers does not keep the session alive: expiry closes it, and its worker wakes with
-    "Connection closed". Sweeps run when a session is added or looked up and on the keepalive tick
-    of every open response stream (``sweep``), at most every ``SWEEP_INTERVAL`` seconds.
+    The expiry rule: a session expires when ``idle_timeout`` seconds have passed since its client
+    last sent something or was last asked something, and none of its calls is running server code
+    (time the server spends computing never counts against the client). A call blocked on a
+    question the client never answers does not keep the session alive: expiry closes it, and its
+    worker wakes with "Connection closed". Sweeps run when a session is added or looked up and on
+    the keepalive tick of every open response stream (``sweep``), at most every ``SWEEP_INTERVAL``
+    seconds. ``idle_timeout`` may be changed on a running app; the next sweep uses the new value.
     ``max_pending_per_session`` caps the server-to-client requests one session may have outstanding.
     """
 
@@ -382,10 +390,10 @@ class SessionManager:
         self.idle_timeout = idle_timeout
         self.max_sessions = max_sessions
         self.max_pending_per_session = max_pending_per_session
-        # _lock guards _sessions and _next_sweep.
+        # _lock guards _sessions and _last_sweep.
         self._lock = threading.Lock()
         self._sessions: dict[str, Connection] = {}
-        self._next_sweep = 0.0
+        self._last_sweep = 0.0
 
     def add(self, session: Connection) -> str | None:
         """Register ``session`` under a fresh 128-bit id; ``None`` when the server is full."""
@@ -414,9 +422,11 @@ class SessionManager:
         """Expire every idle session; without ``force``, only if the last sweep is old enough."""
         now = time.monotonic()
         with self._lock:
-            if not force and now < self._next_sweep:
+            # Spaced by the idle timeout as it is now, so shortening it on a running app takes effect
+            # at the next tick instead of after a pause computed from the old value.
+            if not force and now < self._last_sweep + min(self.SWEEP_INTERVAL, self.idle_timeout / 4):
                 return
-            self._next_sweep = now + min(self.SWEEP_INTERVAL, self.idle_timeout / 4)
+            self._last_sweep = now
             expired = [sid for sid, s in self._sessions.items() if self._idle(s)]
         for session_id in expired:
             self.remove(session_id)

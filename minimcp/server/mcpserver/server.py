@@ -607,6 +607,9 @@ class MCPServer(Generic[LifespanT]):
                      dns_rebinding_protection: bool = True) -> Callable[[F], F]:
         """Serve a plain ``def handler(request) -> werkzeug.Response`` beside the MCP endpoint.
 
+        Routes are keyed by path and method, so several handlers may share a path (GET reads, POST
+        writes); a GET route answers HEAD too, and another method gets 405 with ``Allow``.
+
         The route checks ``Host`` and ``Origin`` as the MCP endpoint does (``transport_security``),
         so a hostile page cannot reach it through DNS rebinding; ``dns_rebinding_protection=False``
         serves it to any host name and origin (a public page behind a proxy that sets ``Host``).
