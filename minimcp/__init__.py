@@ -34,6 +34,8 @@ _EXPORTS = {
     "MCPError": "minimcp.jsonrpc",
     "UrlElicitationRequiredError": "minimcp.jsonrpc",
     "MCPDeprecationWarning": "minimcp.shared.exceptions",
+    "UriTemplate": "minimcp.shared.uri_template",
+    "InvalidUriTemplate": "minimcp.shared.uri_template",
 }
 
 #: The protocol models the official package re-exports at its top level, served from ``minimcp.types``.
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
     from minimcp.client.stdio import StdioServerParameters, stdio_client
     from minimcp.jsonrpc import MCPError, UrlElicitationRequiredError
     from minimcp.shared.exceptions import MCPDeprecationWarning
+    from minimcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
 
 def __getattr__(name: str) -> Any:

@@ -336,3 +336,108 @@ def test_15_stateless_legacy_elicit_names_the_missing_back_channel(serve_http: C
     assert str(refused.value) == (
         "Cannot send 'elicitation/create': this transport context has no back-channel for server-initiated requests."
     )
+
+
+def test_10_a_question_that_changes_every_round_fails_at_once(connect: Callable[..., Client]) -> None:
+    import uuid
+
+    mcp = MCPServer("payments")
+
+    @mcp.tool()
+    def pay(amount: float, ctx: Context) -> str:
+        token = str(uuid.uuid4())
+        result = ctx.elicit_url("Confirm the payment", f"https://pay.example/confirm?id={token}", token)
+        return result.action
+
+    asked: list[str] = []
+
+    def accept(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.url)
+        return types.ElicitResult(action="accept")
+
+    with connect(mcp, mode="2026-07-28", elicitation_callback=accept) as client:
+        with pytest.raises(MCPError) as changed:
+            client.call_tool("pay", {"amount": 3})
+    assert "'elicit:0' changed between rounds" in str(changed.value)
+    assert "questions must be built from the arguments and earlier answers" in str(changed.value)
+    assert len(asked) == 1
+
+
+def test_14_rfc_6570_templates_beyond_level_1(connect: Callable[..., Client]) -> None:
+    mcp = MCPServer("shelves")
+
+    @mcp.resource("shelves://browse{/path*}")
+    def browse(path: list[str]) -> str:
+        return "/".join(path) or "(root)"
+
+    @mcp.resource("search://books{?q,limit}")
+    def search(q: str = "", limit: int = 10) -> str:
+        return f"{q}:{limit}"
+
+    @mcp.resource("docs://{name}{.ext}")
+    def doc(name: str, ext: str) -> str:
+        return f"{name} as {ext}"
+
+    with connect(mcp) as client:
+        def read(uri: str) -> str:
+            return client.read_resource(uri).contents[0].text
+
+        assert read("shelves://browse/fiction/sci%20fi") == "fiction/sci fi"
+        assert read("shelves://browse") == "(root)"
+        assert read("search://books?limit=3&q=dune") == "dune:3"
+        assert read("search://books") == ":10"
+        assert read("docs://a.tar.md") == "a.tar as md"
+        with pytest.raises(MCPError) as unknown:
+            read("docs://readme")  # {.ext} is not optional: only query variables are
+        assert unknown.value.code == -32602
+    with pytest.raises(ValueError, match="prefix modifier"):
+        MCPServer("bad").resource("x://{name:3}")(lambda name: name)
+    with pytest.raises(ValueError, match="adjacent"):
+        MCPServer("bad").resource("x://{a}{b}")(lambda a, b: a)
+
+
+def test_14_uri_template_matches_and_expands_as_the_official_one() -> None:
+    from minimcp.shared.uri_template import InvalidUriTemplate, UriTemplate
+
+    shelves = UriTemplate.parse("shelves://browse{/path*}{?sort}")
+    assert shelves.expand({"path": ["a b", "c"], "sort": "up"}) == "shelves://browse/a%20b/c?sort=up"
+    assert shelves.match("shelves://browse/a%20b/c?sort=up&x=1") == {"path": ["a b", "c"], "sort": "up"}
+    assert shelves.match("shelves://browse/") == {"path": [""]}
+    assert UriTemplate.parse("files://{+path}").match("files://a/../b") == {"path": "a/../b"}
+    assert UriTemplate.parse("x://{a}/{b}").match("x://1/") == {"a": "1", "b": ""}
+    assert UriTemplate.parse("m://{;p,q}").match("m://;p=1") is None  # every path expression is required
+    assert UriTemplate.parse("s://b{?q}").match("s://b?%71=x&q=a+b") == {"q": "a+b"}  # names stay encoded
+    for refused in ("x://{?q*}", "x://{+a}/{+b}", "x://{/a}{/b*}", "x://{a"):
+        with pytest.raises(InvalidUriTemplate):
+            UriTemplate.parse(refused)
+
+
+def test_14_template_arguments_that_escape_a_path_are_unknown_resources(connect: Callable[..., Client]) -> None:
+    from minimcp.server.mcpserver import ResourceSecurity
+    from minimcp.shared.path_security import PathEscapeError, safe_join
+
+    def files(**options: Any) -> MCPServer:
+        mcp = MCPServer("files", **options)
+
+        @mcp.resource("files://{+path}")
+        def read(path: str) -> str:
+            return f"would open {path}"
+
+        @mcp.resource("git://diff/{+range}", security=ResourceSecurity(exempt_params={"range"}))
+        def diff(range: str) -> str:
+            return f"diff {range}"
+
+        return mcp
+
+    with connect(files()) as client:
+        assert client.read_resource("files://notes/today.txt").contents[0].text == "would open notes/today.txt"
+        assert client.read_resource("git://diff/../main").contents[0].text == "diff ../main"
+        for escaping in ("files://notes/../../etc/passwd", "files:///etc/passwd", "files://C:%5CWindows"):
+            with pytest.raises(MCPError) as refused:
+                client.read_resource(escaping)
+            assert refused.value.code == -32602 and str(refused.value) == f"Unknown resource: {escaping}"
+    with connect(files(resource_security=ResourceSecurity(exempt_params={"path"}))) as client:
+        assert client.read_resource("files://a/../..").contents[0].text == "would open a/../.."
+    with pytest.raises(PathEscapeError, match="escapes base"):
+        safe_join("/srv/data", "../etc/passwd")
+    assert safe_join("/srv/data", "notes", "a.txt").as_posix().endswith("/srv/data/notes/a.txt")

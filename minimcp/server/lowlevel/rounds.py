@@ -10,7 +10,8 @@ the server keeps nothing.
 
 An answer is matched to the exact question it answers: the state records a digest of each
 question as it was rendered, and a question that renders differently on a later round (a changed
-message or schema) is asked anew.
+message or schema) fails the call with an error naming its key, since asking it anew would only
+repeat the round.
 
 ``requestState`` travels through the client, so it is sealed (see ``RequestStateSecurity``) and
 bound to the method, the target, the arguments, the audience and the principal. Every failure to
@@ -36,7 +37,7 @@ from pydantic import ValidationError
 
 from minimcp.jsonrpc import MCPError
 from minimcp.shared.header_values import TARGET_PARAMS
-from minimcp.types import INVALID_PARAMS, InputRequiredResult, dump, parse_input_response
+from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS, InputRequiredResult, dump, parse_input_response
 
 logger = logging.getLogger("minimcp.server.request_state")
 
@@ -244,6 +245,15 @@ def binding_for(security: RequestStateSecurity, ctx: Any, default_audience: str 
     return Binding(ctx.method, str(target), arguments, audience, principal)
 
 
+def _changed_question(key: str) -> MCPError:
+    return MCPError(
+        INTERNAL_ERROR,
+        f"The question {key!r} changed between rounds, so its answer no longer fits it: questions must be "
+        "built from the arguments and earlier answers (no clock, random or uuid values), so that every "
+        "round asks the same ones",
+    )
+
+
 class AnswerBook:
     """The answers of one call so far, and the questions this pass could not answer."""
 
@@ -256,12 +266,22 @@ class AnswerBook:
         self.pending: dict[str, dict[str, Any]] = {}
 
     def answer(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """The recorded or fresh answer to this question, ``None`` if it has none yet.
+
+        Raises ``MCPError`` when the question under ``key`` is not the one the client answered:
+        asking it again would only repeat the round (a question holding a fresh uuid4, say, would
+        loop until the client gives up), so the call fails at once and says why.
+        """
         question = digest({"method": method, "params": params})
         recorded = self._answers.get(key)
-        if recorded is not None and recorded["d"] == question:
+        if recorded is not None:
+            if recorded["d"] != question:
+                raise _changed_question(key)
             return recorded["r"]
         asked = self._asked.get(key)
-        if key in self._fresh and (asked is None or asked["d"] == question):
+        if key in self._fresh:
+            if asked is not None and asked["d"] != question:
+                raise _changed_question(key)
             response = validated_answer(method, key, self._fresh.pop(key))
             self._answers[key] = {"d": question, "r": response}
             return response

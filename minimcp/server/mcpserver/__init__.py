@@ -18,6 +18,7 @@ from minimcp.server.elicitation import (
 from minimcp.server.mcpserver.media import Audio, Image
 from minimcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
 from minimcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
+from minimcp.server.mcpserver.resources import DEFAULT_RESOURCE_SECURITY, ResourceSecurity
 from minimcp.types import Icon
 from minimcp.server.lowlevel.rounds import (
     HMACRequestStateCodec,
@@ -27,6 +28,7 @@ from minimcp.server.lowlevel.rounds import (
 )
 
 __all__ = [
+    "DEFAULT_RESOURCE_SECURITY",
     "AcceptedElicitation",
     "AcceptedUrlElicitation",
     "AssistantMessage",
@@ -46,6 +48,7 @@ __all__ = [
     "RequestStateCodec",
     "RequestStateSecurity",
     "Resolve",
+    "ResourceSecurity",
     "Sample",
     "UrlElicitationResult",
     "UserMessage",

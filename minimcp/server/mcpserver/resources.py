@@ -1,26 +1,67 @@
 """Resources: static ones read by URI, and templates whose ``{placeholders}`` become arguments.
 
-Templates follow the RFC 6570 forms servers use in practice: ``{var}`` (one path segment),
-``{+var}`` (may span ``/``), and ``{?q,lang}`` (optional query parameters). A function runs only
-when its resource is read; what it returns becomes the contents (``str`` as text, ``bytes`` as a
-base64 blob, anything else as JSON text).
+Templates are RFC 6570 as the official SDK matches them (:mod:`minimcp.shared.uri_template`):
+``{var}`` (one path segment), ``{+var}`` (may span ``/``), ``{/path*}`` (a list), ``{?q,lang}``
+(optional query parameters) and the other level 3 forms. Before a template's function sees its
+arguments, ``ResourceSecurity`` refuses path traversal, absolute paths and NUL bytes in them (the
+URI then reads as unknown). A function runs only when its resource is read; what it returns
+becomes the contents (``str`` as text, ``bytes`` as a base64 blob, anything else as JSON text).
 """
 
 from __future__ import annotations
 
 import base64
-import re
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 from typing import Any, Callable
-from urllib.parse import parse_qsl, unquote
 
 import pydantic_core
 
 from minimcp.server.mcpserver.signature import argument_values, arguments_model, read_signature
+from minimcp.shared.path_security import contains_path_traversal, is_absolute_path
+from minimcp.shared.uri_template import UriTemplate
 from minimcp.types import BlobResourceContents, TextResourceContents
 from minimcp.types import Resource as ResourceDefinition
 from minimcp.types import ResourceTemplate as TemplateDefinition
 
-_VARIABLE = re.compile(r"\{([+?]?)([^}]+)\}")
+
+
+@dataclass(frozen=True)
+class ResourceSecurity:
+    """What a template argument may not hold; ``exempt_params`` names arguments that are not paths
+    (a git range ``a..b``, say). List arguments (``{/path*}``) are checked item by item."""
+
+    reject_path_traversal: bool = True
+    reject_absolute_paths: bool = True
+    reject_null_bytes: bool = True
+    exempt_params: AbstractSet[str] = field(default_factory=frozenset)
+
+    def validate(self, params: Mapping[str, str | list[str]]) -> str | None:
+        """The name of the first argument that breaks the policy, or ``None``."""
+        for name, value in params.items():
+            if name in self.exempt_params:
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                if ((self.reject_null_bytes and "\0" in item)
+                        or (self.reject_path_traversal and contains_path_traversal(item))
+                        or (self.reject_absolute_paths and is_absolute_path(item))):
+                    return name
+        return None
+
+
+#: The default policy: traversal, absolute paths and NUL bytes refused in every argument.
+DEFAULT_RESOURCE_SECURITY = ResourceSecurity()
+
+
+class ResourceSecurityError(ValueError):
+    """A template argument failed its ``ResourceSecurity``: reading stops here instead of trying a
+    later, perhaps laxer, template, and the URI reads as unknown."""
+
+    def __init__(self, template: str, param: str) -> None:
+        super().__init__(f"Parameter {param!r} of template {template!r} failed security validation")
+        self.template = template
+        self.param = param
 
 
 class ReadResourceContents:
@@ -100,37 +141,35 @@ class FunctionResource(Resource):
 class ResourceTemplate(_Listed):
     """A parametrised resource; ``match`` recognises its URIs and extracts the arguments."""
 
-    def __init__(self, uri_template: str, fn: Callable[..., Any], *, name: str, **details: Any) -> None:
+    def __init__(self, uri_template: str, fn: Callable[..., Any], *, name: str,
+                 security: ResourceSecurity = DEFAULT_RESOURCE_SECURITY, **details: Any) -> None:
         super().__init__(name, **details)
         self.uri_template = uri_template
         self.fn = fn
+        self.security = security
         params = read_signature(fn, name)
         self.context_params = params.context
-        self._pattern, path_vars, query_vars = _compile(uri_template)
+        self._template = UriTemplate.parse(uri_template)
+        uri_params = set(self._template.variable_names)
         function_params = set(params.arguments)
-        if set(path_vars) | set(query_vars) != function_params:
-            raise ValueError(
-                f"Mismatch between URI parameters {set(path_vars) | set(query_vars)} and function parameters "
-                f"{function_params}"
-            )
-        for var in query_vars:
+        if uri_params != function_params:
+            raise ValueError(f"Mismatch between URI parameters {uri_params} and function parameters {function_params}")
+        for var in sorted(self._template.query_variable_names):
             if params.arguments[var][1] is ...:
                 raise ValueError(f"Query parameter {var!r} of {uri_template} needs a default in the function")
-        self._query_vars = query_vars
         self._arguments = arguments_model(f"{name}Arguments", params.arguments)
 
     def definition(self) -> TemplateDefinition:
         return TemplateDefinition(uri_template=self.uri_template, **self._listing())
 
     def match(self, uri: str) -> dict[str, Any] | None:
-        path, _, query = uri.partition("?")
-        found = self._pattern.fullmatch(path)
-        if found is None:
-            return None
-        values: dict[str, Any] = {k: unquote(v) for k, v in found.groupdict().items()}
-        for key, value in parse_qsl(query):
-            if key in self._query_vars:
-                values[key] = value
+        """The arguments ``uri`` carries, ``None`` when it is not this template's; raises
+        ``ResourceSecurityError`` when it is, but an argument fails ``security``."""
+        values = self._template.match(uri)
+        if values is not None:
+            refused = self.security.validate(values)
+            if refused is not None:
+                raise ResourceSecurityError(self.uri_template, refused)
         return values
 
     def read(self, values: dict[str, Any], ctx: Any) -> Any:
@@ -140,25 +179,5 @@ class ResourceTemplate(_Listed):
         return self.fn(**arguments)
 
 
-def _compile(template: str) -> tuple[re.Pattern[str], list[str], list[str]]:
-    pattern, last = "", 0
-    path_vars: list[str] = []
-    query_vars: list[str] = []
-    for found in _VARIABLE.finditer(template):
-        pattern += re.escape(template[last:found.start()])
-        operator, names = found.group(1), found.group(2).split(",")
-        if operator == "?":
-            query_vars.extend(n.strip() for n in names)
-        else:
-            for name in names:
-                name = name.strip()
-                pattern += f"(?P<{name}>.+)" if operator == "+" else f"(?P<{name}>[^/?#]+)"
-                path_vars.append(name)
-        last = found.end()
-    pattern += re.escape(template[last:])
-    return re.compile(pattern), path_vars, query_vars
-
-
-
 def is_template(uri: str) -> bool:
-    return bool(_VARIABLE.search(uri))
+    return UriTemplate.is_template(uri)

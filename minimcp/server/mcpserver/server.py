@@ -41,6 +41,9 @@ from minimcp.server.mcpserver.resources import (
     FunctionResource,
     ReadResourceContents,
     Resource,
+    DEFAULT_RESOURCE_SECURITY,
+    ResourceSecurity,
+    ResourceSecurityError,
     ResourceTemplate,
     is_template,
     to_contents,
@@ -192,6 +195,7 @@ class MCPServer(Generic[LifespanT]):
         auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
         task_store: TaskStore | None = None,
         subscriptions: SubscriptionBus | Literal[False] | None = None,
+        resource_security: ResourceSecurity = DEFAULT_RESOURCE_SECURITY,
     ) -> None:
         require_sync_lifespan(lifespan)
         if request_state_security is not None and request_state_security.explicit and not name \
@@ -213,6 +217,8 @@ class MCPServer(Generic[LifespanT]):
         logging.basicConfig(level=log_level)
         self.request_state_security = request_state_security or RequestStateSecurity.ephemeral()
         self.elicit_replay = elicit_replay
+        #: What a template argument may hold, for templates registered without their own ``security=``.
+        self.resource_security = resource_security
         self._resolver_keys = ResolverKeys()
         # _registry_lock guards the registries below; reads take a snapshot under it.
         self._registry_lock = threading.Lock()
@@ -477,8 +483,12 @@ class MCPServer(Generic[LifespanT]):
     # --- resources -------------------------------------------------------------------------------
     def resource(self, uri: str, *, name: str | None = None, title: str | None = None,
                  description: str | None = None, mime_type: str | None = None, icons: list[Any] | None = None,
-                 annotations: Any = None, meta: dict[str, Any] | None = None) -> Callable[[F], F]:
-        """Register a function as a resource (static URI) or a template (``{placeholders}``)."""
+                 annotations: Any = None, meta: dict[str, Any] | None = None,
+                 security: ResourceSecurity | None = None) -> Callable[[F], F]:
+        """Register a function as a resource (static URI) or a template (``{placeholders}``, RFC 6570).
+
+        ``security`` overrides the server's ``resource_security`` for this template's arguments.
+        """
         _misused("resource", uri)
 
         def decorator(fn: F) -> F:
@@ -488,7 +498,8 @@ class MCPServer(Generic[LifespanT]):
                            icons=icons, annotations=annotations, meta=meta)
             params = read_signature(fn, fn_name)
             if is_template(uri):
-                template = ResourceTemplate(uri, fn, name=fn_name, **details)
+                template = ResourceTemplate(uri, fn, name=fn_name, security=security or self.resource_security,
+                                            **details)
                 with self._registry_lock:
                     self._templates.setdefault(uri, template)
                 return fn
@@ -539,7 +550,11 @@ class MCPServer(Generic[LifespanT]):
             if resource is not None:
                 return ReadResourceResult(contents=to_contents(uri, resource.read(), resource.mime_type))
             for template in list(self._templates.values()):
-                values = template.match(uri)
+                try:
+                    values = template.match(uri)
+                except ResourceSecurityError as refused:  # no later, laxer template gets a try
+                    logger.info("%s", refused)
+                    break
                 if values is not None:
                     value = template.read(values, ctx)
                     if isinstance(value, InputRequiredResult):
