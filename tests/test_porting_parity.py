@@ -441,3 +441,76 @@ def test_14_template_arguments_that_escape_a_path_are_unknown_resources(connect:
     with pytest.raises(PathEscapeError, match="escapes base"):
         safe_join("/srv/data", "../etc/passwd")
     assert safe_join("/srv/data", "notes", "a.txt").as_posix().endswith("/srv/data/notes/a.txt")
+
+
+def test_9_capabilities_per_era_as_the_official_mcpserver(connect: Callable[..., Client]) -> None:
+    mcp = MCPServer("caps")
+    with connect(mcp, mode="legacy") as client:
+        legacy = types.dump(client.server_capabilities)
+        client.set_logging_level("info")  # still answered, as minimcp always has, though not advertised
+    with connect(mcp, mode="auto") as client:
+        modern = types.dump(client.server_capabilities)
+    assert legacy == {"prompts": {"listChanged": False}, "resources": {"subscribe": False, "listChanged": False},
+                      "tools": {"listChanged": False}}
+    assert modern == {"prompts": {"listChanged": True}, "resources": {"subscribe": True, "listChanged": True},
+                      "tools": {"listChanged": True}}
+
+
+def test_9_cache_hints_default_private_and_stale_and_are_configurable(connect: Callable[..., Client]) -> None:
+    from minimcp.server.caching import CacheHint
+
+    assert types.CallToolResult().result_type == "complete"
+    plain, hinted = MCPServer("plain"), MCPServer("hinted", cache_hints={"tools/list": CacheHint(60_000, "public")})
+    with connect(plain, mode="2026-07-28") as client:
+        listed = client.list_tools()
+        assert (listed.ttl_ms, listed.cache_scope, listed.result_type) == (0, "private", "complete")
+    with connect(hinted, mode="2026-07-28") as client:
+        listed = client.list_tools()
+        assert (listed.ttl_ms, listed.cache_scope) == (60_000, "public")
+        assert client.list_prompts().ttl_ms == 0  # a hint is per method
+    with pytest.raises(ValueError, match="cacheable methods"):
+        MCPServer("wrong", cache_hints={"tools/call": CacheHint()})
+
+
+def test_9_the_low_level_server_adds_no_hints_of_its_own(serve_http: Callable[..., str]) -> None:
+    from conftest import legacy_handshake, modern_rpc
+
+    from minimcp.server.caching import CacheHint
+    from minimcp.server.lowlevel import Server
+
+    def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[])
+
+    def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[], ttl_ms=5, cache_scope="public")  # the handler's own hints
+
+    plain = serve_http(Server("plain", on_list_tools=list_tools, on_list_prompts=list_prompts))
+    hinted = serve_http(Server("hinted", on_list_tools=list_tools, cache_hints={"tools/list": CacheHint(1_000, "public")}))
+    tools = modern_rpc(plain, "tools/list")["result"]
+    assert (tools["resultType"], tools["ttlMs"], tools["cacheScope"]) == ("complete", 0, "private")
+    prompts = modern_rpc(plain, "prompts/list")["result"]
+    assert (prompts["ttlMs"], prompts["cacheScope"]) == (5, "public")
+    assert (modern_rpc(hinted, "tools/list")["result"]["ttlMs"], modern_rpc(hinted, "tools/list")["result"]["cacheScope"]) \
+        == (1_000, "public")
+    assert legacy_handshake(hinted).rpc("tools/list")["result"] == {"tools": []}  # nothing of 2026-07-28 on legacy
+
+
+@ERAS
+def test_5_a_ported_lifespan_keeps_its_decorator_and_the_request_knows_its_version(
+    connect: Callable[..., Client], mode: str
+) -> None:
+    from contextlib import asynccontextmanager
+
+    @asynccontextmanager  # left in place by the porting rule, on a function that is now synchronous
+    def lifespan(server: MCPServer[AppState]) -> Any:
+        yield AppState("from the lifespan")
+
+    mcp = MCPServer("ported", lifespan=lifespan)  # type: ignore[arg-type]
+
+    @mcp.tool()
+    def where(ctx: Context[AppState, Any]) -> str:
+        return f"{ctx.request_context.lifespan_context.greeting} at {ctx.request_context.protocol_version}"
+
+    with connect(mcp, mode=mode) as client:
+        expected = "2025-11-25" if mode == "legacy" else "2026-07-28"
+        assert client.call_tool("where").content[0].text == f"from the lifespan at {expected}"

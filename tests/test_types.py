@@ -12,6 +12,7 @@ from pydantic import AnyUrl, BaseModel, TypeAdapter, ValidationError
 
 from minimcp import types
 from minimcp.types import (
+    CacheableResult,
     CallToolResult,
     ClientCapabilities,
     CreateMessageResult,
@@ -105,12 +106,20 @@ def _direct_model(type_name: str, data: Any) -> type[BaseModel] | None:
 def _with_filled_defaults(model: type[BaseModel], data: Any) -> Any:
     """``data`` plus the defaults our models write out explicitly.
 
-    Two wire fields have non-None defaults that dump always emits: ``CallToolResult.isError``
-    (False) and an elicitation's ``mode`` ("form": a missing mode MUST be read as form).
+    The wire fields with non-None defaults that dump always emits: ``CallToolResult.isError``
+    (False), an elicitation's ``mode`` ("form": a missing mode MUST be read as form), and the
+    official defaults ``resultType`` "complete" on the core results and ``ttlMs`` 0 /
+    ``cacheScope`` "private" on the cacheable ones.
     """
     expected = copy.deepcopy(data)
     if model is CallToolResult:
         expected.setdefault("isError", False)
+    if isinstance(expected, dict) and model.model_fields.get("result_type") is not None \
+            and model.model_fields["result_type"].default == "complete":
+        expected.setdefault("resultType", "complete")
+    if isinstance(expected, dict) and issubclass(model, CacheableResult):
+        expected.setdefault("ttlMs", 0)
+        expected.setdefault("cacheScope", "private")
 
     def fill_mode(value: Any) -> None:
         if isinstance(value, dict):
@@ -171,6 +180,7 @@ def test_snake_case_attributes_dump_as_camel_case() -> None:
         content=[TextContent(text="hi")], structured_content={"a_b": 1}, is_error=True
     )
     assert dump(result) == {
+        "resultType": "complete",
         "content": [{"type": "text", "text": "hi"}],
         "structuredContent": {"a_b": 1},
         "isError": True,
@@ -312,7 +322,7 @@ def test_content_blocks_are_discriminated_by_type() -> None:
 def test_call_tool_result_defaults() -> None:
     result = CallToolResult()
     assert (result.content, result.structured_content, result.is_error) == ([], None, False)
-    assert dump(result) == {"content": [], "isError": False}
+    assert dump(result) == {"resultType": "complete", "content": [], "isError": False}
 
 
 def test_a_complete_result_model_refuses_an_input_required_answer() -> None:

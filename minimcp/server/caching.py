@@ -1,14 +1,15 @@
 """Cache hints for 2026-07-28 results, at the official import path ``mcp.server.caching``.
 
 Cacheable results (the ``*/list`` methods, ``resources/read``, ``server/discover``) carry
-``ttlMs`` and ``cacheScope``. Unless told otherwise they are immediately stale and private;
-``MCPServer(cache_hints={"tools/list": CacheHint(ttl_ms=60_000, scope="public")})`` fills them for
-one method, and a handler that sets a field itself keeps its value.
+``ttlMs`` and ``cacheScope``. Unless told otherwise they are immediately stale and private (the
+models' defaults); ``cache_hints={"tools/list": CacheHint(ttl_ms=60_000, scope="public")}`` on
+``MCPServer`` or the low-level ``Server`` fills them for one method, and a handler that sets a
+field itself keeps its value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
@@ -47,6 +48,17 @@ def apply_cache_hint(result: ResultT, hint: CacheHint) -> ResultT:
     return result.model_copy(update=update) if update else result
 
 
+def hinted(result: Any, method: str, hints: Mapping[str, CacheHint], listings_vary: Callable[[], bool]) -> Any:
+    """``result`` with the server's hint for ``method``; under a public hint a listing that varies
+    by user (``listings_vary()``) stays private, so no shared cache hands one user's list to another."""
+    hint = hints.get(method)
+    if hint is None or not isinstance(result, CacheableResult):
+        return result
+    if hint.scope == "public" and method.endswith("/list") and listings_vary():
+        hint = CacheHint(hint.ttl_ms, "private")
+    return apply_cache_hint(result, hint)
+
+
 def validate_cache_hints(cache_hints: Mapping[Any, Any] | None) -> dict[str, CacheHint]:
     """Check a ``cache_hints`` argument when the server is built, not at its first request."""
     if cache_hints is None:
@@ -62,4 +74,4 @@ def validate_cache_hints(cache_hints: Mapping[Any, Any] | None) -> dict[str, Cac
     return dict(cache_hints)
 
 
-__all__ = ["CACHEABLE_METHODS", "CacheHint", "CacheableMethod", "apply_cache_hint", "validate_cache_hints"]
+__all__ = ["CACHEABLE_METHODS", "CacheHint", "CacheableMethod", "apply_cache_hint", "hinted", "validate_cache_hints"]

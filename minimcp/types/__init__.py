@@ -103,8 +103,9 @@ class NotificationParams(MCPModel):
 class Result(MCPModel):
     """Base of every result.
 
-    ``result_type`` stays ``None`` (and off the wire) for legacy results; on 2026-07-28 the
-    server sets ``"complete"`` (or uses :class:`InputRequiredResult`).
+    ``result_type`` is ``"complete"`` on the results of the core requests, as officially (the
+    server strips it from the legacy wire), ``None`` on the rest (``EmptyResult`` dumps as ``{}``),
+    and ``"input_required"`` on :class:`InputRequiredResult`.
     """
 
     meta: Meta | None = Field(default=None, alias="_meta")
@@ -122,14 +123,21 @@ class Result(MCPModel):
 
 
 class PaginatedResult(Result):
+    result_type: str | None = "complete"
     next_cursor: Cursor | None = None
 
 
 class CacheableResult(Result):
-    """A result the client may cache (2026-07-28, where both fields are required on the wire)."""
+    """A result the client may cache (2026-07-28, where both fields are required on the wire).
 
-    ttl_ms: Annotated[int, Field(ge=0)] | None = None
-    cache_scope: Literal["public", "private"] | None = None
+    The defaults are the official SDK's: immediately stale and private, so a handler that says
+    nothing never enables shared caching by accident (``cache_hints=`` on the server changes them
+    per method). Like ``result_type``, they stay off the legacy wire.
+    """
+
+    result_type: str | None = "complete"
+    ttl_ms: Annotated[int, Field(ge=0)] = 0
+    cache_scope: Literal["public", "private"] = "private"
 
 
 class EmptyResult(Result):
@@ -481,6 +489,7 @@ class SubscriptionsListenRequest(MCPModel):
 
 class SubscriptionsListenResult(Result):
     """Ends a listen stream; ``_meta`` must carry :data:`META_SUBSCRIPTION_ID`."""
+    result_type: str | None = "complete"
 
     meta: Meta = Field(alias="_meta")
 
@@ -538,6 +547,7 @@ class GetPromptRequest(MCPModel):
 
 
 class GetPromptResult(Result):
+    result_type: str | None = "complete"
     description: str | None = None
     messages: list[PromptMessage]
 
@@ -595,6 +605,7 @@ class CallToolRequest(MCPModel):
 
 
 class CallToolResult(Result):
+    result_type: str | None = "complete"
     content: list[ContentBlock] = Field(default_factory=list)
     structured_content: Any = None
     is_error: bool = False
@@ -646,6 +657,7 @@ class Completion(MCPModel):
 
 
 class CompleteResult(Result):
+    result_type: str | None = "complete"
     completion: Completion
 
 

@@ -8,7 +8,7 @@ messages go to the request's ``Outbox``; a request that runs on a worker answers
 response arrives later through ``outbox.close``.
 
 The protocol is readable as data: ``METHODS`` says which method exists in which era, which ones run
-user code on a worker, which results carry caching hints, and which answer with a stream that
+user code on a worker, and which answer with a stream that
 stays open (``subscriptions/listen``: its outbox is never closed by a response, only by the client
 going away or the server shutting down). The handlers are the ``Server``'s (``on_call_tool=`` and
 friends, or what ``MCPServer`` registers); the core answers ``initialize``, ``server/discover``
@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
+from minimcp.server.caching import hinted
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.headers import check_headers
 from minimcp.server.lowlevel.calls import Outbox
@@ -69,7 +70,6 @@ class Method:
 
     eras: frozenset[Era]
     worker: bool = False  # runs user code that may block, so it goes to the pool
-    cache_scope: str | None = None  # 2026-07-28 results carry ttlMs and this cacheScope
     stream: bool = False  # answers with a stream of notifications that stays open (no response yet)
 
 
@@ -266,11 +266,9 @@ class Dispatcher:
                 result = entry.handler(ctx, entry.params_type.model_validate(ctx.params or {}))
             if method.stream:
                 return None  # type: ignore[return-value]
+            result = hinted(result, name, server.cache_hints, server.listings_vary)
             wire = dump(result) if isinstance(result, BaseModel) else (result if result is not None else {})
-            scope = method.cache_scope
-            if scope == "public" and server.listings_vary():
-                scope = "private"  # no shared cache may hand one user's listing to another
-            era.finish(result, wire, scope, server.cache_ttl_ms, server.server_info_wire)
+            era.finish(result, wire, server.server_info_wire)
             return jsonrpc.result(request_id, wire)
         except MCPError as exc:
             return jsonrpc.error_from(request_id, exc)
@@ -343,15 +341,15 @@ _NOTIFICATION = TransportContext(kind="notification", can_send_request=False)
 METHODS: dict[str, Method] = {
     "initialize": Method(LEGACY_ONLY),
     "ping": Method(LEGACY_ONLY),
-    "server/discover": Method(MODERN_ONLY, cache_scope="public"),
-    "tools/list": Method(BOTH, cache_scope="public"),
+    "server/discover": Method(MODERN_ONLY),
+    "tools/list": Method(BOTH),
     "tools/call": Method(BOTH, worker=True),
-    "resources/list": Method(BOTH, cache_scope="public"),
-    "resources/templates/list": Method(BOTH, cache_scope="public"),
-    "resources/read": Method(BOTH, worker=True, cache_scope="private"),
+    "resources/list": Method(BOTH),
+    "resources/templates/list": Method(BOTH),
+    "resources/read": Method(BOTH, worker=True),
     "resources/subscribe": Method(LEGACY_ONLY),
     "resources/unsubscribe": Method(LEGACY_ONLY),
-    "prompts/list": Method(BOTH, cache_scope="public"),
+    "prompts/list": Method(BOTH),
     "prompts/get": Method(BOTH, worker=True),
     "completion/complete": Method(BOTH),
     "subscriptions/listen": Method(MODERN_ONLY, stream=True),

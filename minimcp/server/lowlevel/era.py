@@ -30,6 +30,7 @@ from minimcp.types import (
     INVALID_REQUEST,
     META_SERVER_INFO,
     MODERN_PROTOCOL_VERSIONS,
+    CacheableResult,
     InputRequiredResult,
     RequestId,
 )
@@ -86,8 +87,7 @@ class Era(ABC):
 
     # --- the wire --------------------------------------------------------------------------------
     @abstractmethod
-    def finish(self, result: Any, wire: dict[str, Any], cache_scope: str | None, ttl_ms: int,
-               server_info: dict[str, Any]) -> None:
+    def finish(self, result: Any, wire: dict[str, Any], server_info: dict[str, Any]) -> None:
         """Decorate (or refuse) a handler's result in wire form, in place."""
 
     @abstractmethod
@@ -142,11 +142,15 @@ class LegacyEra(Era):
     def bad_answer(self, exc: ValueError, asker: str) -> NoReturn:
         raise exc
 
-    def finish(self, result: Any, wire: dict[str, Any], cache_scope: str | None, ttl_ms: int,
-               server_info: dict[str, Any]) -> None:
+    def finish(self, result: Any, wire: dict[str, Any], server_info: dict[str, Any]) -> None:
         if isinstance(result, InputRequiredResult) or (isinstance(wire, dict)
                                                        and wire.get("resultType") == "input_required"):
             raise MCPError(INTERNAL_ERROR, "Handler returned an invalid result")
+        if wire.get("resultType") == "complete":  # the models' 2026-07-28 default
+            del wire["resultType"]
+        if isinstance(result, CacheableResult):  # a task's own ttlMs, its lifetime, stays
+            wire.pop("ttlMs", None)
+            wire.pop("cacheScope", None)
 
     def url_elicitation(self, params: dict[str, Any], elicitation_id: str) -> dict[str, Any]:
         return {**params, "elicitationId": elicitation_id}
@@ -209,12 +213,8 @@ class ModernEra(Era):
         text = str(exc).removeprefix("Received ")
         raise ValueError(f"Resolver '{asker}' received {text}") from None
 
-    def finish(self, result: Any, wire: dict[str, Any], cache_scope: str | None, ttl_ms: int,
-               server_info: dict[str, Any]) -> None:
+    def finish(self, result: Any, wire: dict[str, Any], server_info: dict[str, Any]) -> None:
         wire.setdefault("resultType", "complete")
-        if wire["resultType"] == "complete" and cache_scope is not None:
-            wire.setdefault("ttlMs", ttl_ms)
-            wire.setdefault("cacheScope", cache_scope)
         wire.setdefault("_meta", {}).setdefault(META_SERVER_INFO, server_info)
 
     def url_elicitation(self, params: dict[str, Any], elicitation_id: str) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Literal
 from pydantic import BaseModel
 from typing_extensions import TypeVar
 
+from minimcp.server.caching import CacheableMethod, CacheHint, validate_cache_hints
 from minimcp.server.lowlevel.calls import WorkerPool
 from minimcp.server.lowlevel.dispatch import Dispatcher
 from minimcp.server.lowlevel.era import era_of_version
@@ -96,6 +97,16 @@ def _no_lifespan(server: Any) -> Iterator[dict[str, Any]]:
     yield {}
 
 
+def _synchronous(cm: Any) -> AbstractContextManager[Any]:
+    """The lifespan's context manager, also when a port kept ``@asynccontextmanager`` on a function
+    it made synchronous: the decorator then holds a plain generator, run as ``@contextmanager``
+    would run it."""
+    generator = getattr(cm, "gen", None)
+    if not hasattr(cm, "__enter__") and inspect.isgenerator(generator):
+        return contextlib.contextmanager(lambda: generator)()
+    return cm  # type: ignore[no-any-return]
+
+
 def require_sync_lifespan(lifespan: Any) -> None:
     """Refuse an async lifespan at construction, with the porting hint."""
     if lifespan is not None and (inspect.isasyncgenfunction(getattr(lifespan, "__wrapped__", None))
@@ -125,6 +136,7 @@ class Server(Generic[LifespanResultT]):
         instructions: str | None = None,
         website_url: str | None = None,
         icons: list[Icon] | None = None,
+        cache_hints: Mapping[CacheableMethod, CacheHint] | None = None,
         lifespan: Callable[[Server[LifespanResultT]], AbstractContextManager[LifespanResultT]] | None = None,
         get_tool_input_schema: Callable[[str], Mapping[str, Any] | None] | None = None,
         on_list_tools: Handler | None = None,
@@ -163,7 +175,12 @@ class Server(Generic[LifespanResultT]):
         self.get_tool_input_schema = get_tool_input_schema
         self.pool = WorkerPool(max_workers, worker_wait_timeout)
         self.back_channel_timeout = back_channel_timeout
-        self.cache_ttl_ms = 60_000
+        #: Per-method ``ttlMs``/``cacheScope`` for 2026-07-28 results whose handler left them unset;
+        #: without one, the results' own defaults (immediately stale, private), as officially.
+        self.cache_hints = validate_cache_hints(cache_hints)
+        #: Methods served without being advertised in the capabilities (``MCPServer`` answers legacy
+        #: ``logging/setLevel`` and ``resources/subscribe`` but, as the official one, claims neither).
+        self.unadvertised: set[str] = set()
         #: What a legacy ``initialize`` announces; ``run(...)`` with explicit options replaces it.
         self.notification_options = NotificationOptions()
         self._initialization_options: InitializationOptions | None = None
@@ -180,8 +197,8 @@ class Server(Generic[LifespanResultT]):
         self.custom_routes: list[tuple[str, list[str], Callable[..., Any], bool]] = []
         #: Extensions advertised under ``capabilities.extensions`` (identifier -> settings).
         self.extensions: dict[str, dict[str, Any]] = {}
-        #: Whether listings depend on who asks (a host filters tools by permission): 2026-07-28 list
-        #: results then say ``cacheScope: "private"``. Asked per listing.
+        #: Whether listings depend on who asks (a host filters tools by permission): a public cache hint
+        #: on a 2026-07-28 list result then says ``cacheScope: "private"``. Asked per listing.
         self.listings_vary: Callable[[], bool] = bool
         #: The context every handler of one request runs in on its worker: called on the thread that
         #: received the request, entered on the worker (a host re-establishes its request there).
@@ -269,7 +286,7 @@ class Server(Generic[LifespanResultT]):
         ``listChanged`` and ``subscribe`` flags say whether that method is served; on a legacy
         connection they come from ``notification_options`` and the ``resources/subscribe`` handler.
         """
-        handlers = self._request_handlers
+        handlers = self._request_handlers.keys() - self.unadvertised
         tools_changed, prompts_changed, resources_changed, subscribe = era_of_version(
             protocol_version).change_notifications(handlers, notification_options or self.notification_options)
         return ServerCapabilities(
@@ -304,7 +321,7 @@ class Server(Generic[LifespanResultT]):
             return self._lifespan_value
         with self._lifespan_lock:
             if self._lifespan_cm is None:
-                cm = self.lifespan(self)
+                cm = _synchronous(self.lifespan(self))
                 self._lifespan_value = cm.__enter__()
                 self._lifespan_cm = cm
                 atexit.register(self.close)

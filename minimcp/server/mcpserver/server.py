@@ -14,7 +14,7 @@ import base64
 import contextlib
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, TypeVar
@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, TypeVar
 from pydantic import BaseModel, create_model
 
 from minimcp.jsonrpc import MCPError
+from minimcp.server.caching import CacheableMethod, CacheHint
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.era import MODERN
 from minimcp.server.lowlevel.questions import NoQuestions
-from minimcp.server.lowlevel.server import NotificationOptions, Server, require_sync_lifespan
+from minimcp.server.lowlevel.server import Server, require_sync_lifespan
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.mcpserver.context import Context
 from minimcp.server.mcpserver.exceptions import (
@@ -162,8 +163,9 @@ class _Discard(Outbox):
 class MCPServer(Generic[LifespanT]):
     """An MCP server: register tools, resources and prompts, then ``run()`` or mount ``wsgi_app()``."""
 
-    #: Whether listings depend on who asks (a host filters tools by permission): 2026-07-28 list
-    #: results then say ``cacheScope: "private"``, so no shared cache hands one user's list to another.
+    #: Whether listings depend on who asks (a host filters tools by permission): a public cache hint on
+    #: a 2026-07-28 list result then says ``cacheScope: "private"``, so no shared cache hands one
+    #: user's list to another.
     listings_vary_by_user = False
 
     def __init__(
@@ -196,6 +198,7 @@ class MCPServer(Generic[LifespanT]):
         task_store: TaskStore | None = None,
         subscriptions: SubscriptionBus | Literal[False] | None = None,
         resource_security: ResourceSecurity = DEFAULT_RESOURCE_SECURITY,
+        cache_hints: Mapping[CacheableMethod, CacheHint] | None = None,
     ) -> None:
         require_sync_lifespan(lifespan)
         if request_state_security is not None and request_state_security.explicit and not name \
@@ -230,6 +233,7 @@ class MCPServer(Generic[LifespanT]):
         self._lowlevel_server: Server[Any] = Server(
             self.name, version=version, title=title, description=description, instructions=instructions,
             website_url=website_url, icons=icons, lifespan=(lambda _: lifespan(self)) if lifespan else None,
+            cache_hints=cache_hints,
             get_tool_input_schema=self._tool_input_schema, max_workers=max_workers,
             worker_wait_timeout=worker_wait_timeout, back_channel_timeout=back_channel_timeout,
             on_list_tools=self._list_tools, on_list_resources=self._list_resources,
@@ -243,7 +247,9 @@ class MCPServer(Generic[LifespanT]):
         #: legacy clients.
         self.subscriptions: SubscriptionBus = subscriptions or InMemorySubscriptionBus()
         low.dispatcher.listens.follow(self.subscriptions)
-        low.notification_options = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+        # Advertised as the official MCPServer advertises: no legacy listChanged, subscribe or logging
+        # (the legacy methods are answered all the same); on 2026-07-28 what subscriptions/listen serves.
+        low.unadvertised.update(("logging/setLevel", "resources/subscribe", "resources/unsubscribe"))
         low.add_request_handler("tools/call", _ToolCall, self._call_tool)
         low.add_request_handler("resources/read", _ResourceRead, self._read_resource)
         low.add_request_handler("prompts/get", _PromptGet, self._get_prompt)
