@@ -13,6 +13,7 @@ and the tasks extension ask through it and never learn which era they serve:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Callable
 
 from minimcp import jsonrpc
@@ -25,19 +26,19 @@ if TYPE_CHECKING:
 Gate = Callable[[], None]
 
 
-class Questions:
+class Questions(ABC):
     """The strategy's interface; ``ready`` is a no-op for strategies that can always record a question."""
 
     def ready(self, method: str) -> None:
         """Raise at once when no question can reach the client on this channel at all."""
 
+    @abstractmethod
     def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
         """The client's answer (a JSON-RPC ``result`` object) to ``method`` with ``params``.
 
         ``gate`` raises when the client did not declare it can answer; it runs only when the question
         must actually go out, so an answer already recorded (2026-07-28) needs no declaration.
         """
-        raise NotImplementedError
 
 
 class AskClient(Questions):
