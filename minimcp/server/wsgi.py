@@ -27,8 +27,10 @@ client leaves.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import secrets
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -196,6 +198,29 @@ def _version_header(environ: dict[str, Any]) -> str | None:
     return value.strip(" \t") if value is not None else None
 
 
+class RouteResponseError(TypeError):
+    """A custom route returned something a WSGI server cannot send; the message says what to return."""
+
+
+def check_route_response(response: Any, path: str) -> None:
+    """Refuse a custom route's response that is not a WSGI application, naming what to return.
+
+    The likely one is a ported Starlette response: an ASGI application, whose ``__call__`` is a
+    coroutine function taking ``(scope, receive, send)``.
+    """
+    asgi = inspect.iscoroutinefunction(getattr(type(response), "__call__", None))
+    if callable(response) and not asgi:
+        return
+    kind = type(response)
+    what = "an ASGI (Starlette) response" if asgi else "not a WSGI response"
+    raise RouteResponseError(
+        f"custom route {path} returned {kind.__module__}.{kind.__qualname__}, {what}. Return a werkzeug "
+        "response instead: `from werkzeug.wrappers import Response`, then `Response(text, status=200, "
+        "mimetype='text/plain')`, or for JSON `Response(json.dumps(data), mimetype='application/json')` "
+        "(any WSGI application works)"
+    )
+
+
 class MCPWSGIApp:
     """The WSGI callable ``mcp.wsgi_app()`` returns; ``close()`` ends sessions and the lifespan.
 
@@ -216,6 +241,11 @@ class MCPWSGIApp:
     by default, see ``Server(auth=...)``): every request to it must carry a bearer token the
     verifier accepts, the principal becomes the token's holder, and the metadata and (with a
     provider) authorization-server routes are served beside it.
+
+    ``debug=True`` is the official ``streamable_http_app(debug=True)`` (Starlette's debug mode): a
+    custom route that raises answers 500 with its traceback as plain text instead of a bare
+    "Internal Server Error". The traceback is logged either way. For an interactive debugger, wrap
+    the app in ``werkzeug.debug.DebuggedApplication`` (development only: it can run code).
     """
 
     def __init__(
@@ -237,8 +267,10 @@ class MCPWSGIApp:
         auth: AuthSettings | None = None,
         token_verifier: TokenVerifier | None = None,
         auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
+        debug: bool = False,
     ) -> None:
         self.server = server
+        self.debug = debug
         self.dispatcher: Dispatcher = server.dispatcher
         self.path = "/" + streamable_http_path.strip("/")
         self.json_response = json_response
@@ -278,7 +310,14 @@ class MCPWSGIApp:
 
     # --- routing -----------------------------------------------------------------------------
     def _add_route(self, path: str, methods: Iterable[str], handler: Callable[[Request], Any], protected: bool) -> None:
-        by_method = self._routes.setdefault("/" + path.strip("/"), {})
+        path = "/" + path.strip("/")
+        if path == self.path:
+            raise ValueError(
+                f"custom route {getattr(handler, '__name__', handler)!r} is registered on {path}, the MCP "
+                f"endpoint's own path, where it would never be reached; give the route another path, or "
+                f"serve the MCP endpoint elsewhere with wsgi_app(streamable_http_path=...)"
+            )
+        by_method = self._routes.setdefault(path, {})
         for method in methods:
             by_method[method.upper()] = (handler, protected)
 
@@ -303,10 +342,23 @@ class MCPWSGIApp:
         if refused is not None:
             return refused
         if handler is not None:
-            return handler(Request(environ))
+            return self._custom(handler, environ, path)
         if self.auth is not None:
             return self._authenticated(environ, method)
         return self._serve(environ, method)
+
+    def _custom(self, handler: Callable[[Request], Any], environ: dict[str, Any], path: str) -> Any:
+        """A custom route's response; a route that raises, or returns something that is not a WSGI
+        response, answers 500 (with the traceback when ``debug``) and leaves the traceback in the log."""
+        try:
+            response = handler(Request(environ))
+            check_route_response(response, path)
+            return response
+        except Exception as failure:
+            logger.exception("custom route %s failed", path)
+            if self.debug:
+                return _plain(traceback.format_exc(), 500)
+            return _plain(str(failure) if isinstance(failure, RouteResponseError) else "Internal Server Error", 500)
 
     def _rebinding_refusal(self, environ: dict[str, Any]) -> _Reply | None:
         """The answer to a request whose ``Host`` or ``Origin`` ``transport_security`` does not allow

@@ -522,6 +522,26 @@ class MCPServer(Generic[LifespanT]):
     def add_resource(self, resource: Resource) -> None:
         self._register(self._resources, resource.uri, resource, self.settings.warn_on_duplicate_resources, "Resource")
 
+    def remove_resource(self, uri: str) -> None:
+        """Unregister a static resource, or a template by the URI template it was registered with.
+
+        The official SDK 2.3.0 has no public way to do this (its stickynotes story reaches into a
+        private registry), so this completes ``remove_tool``/``remove_prompt`` here. Tell clients
+        with ``ctx.session.send_resource_list_changed()``. Raises ``ResourceNotFoundError`` when
+        nothing is registered under ``uri``.
+        """
+        uri = str(uri)
+        with self._registry_lock:
+            if self._resources.pop(uri, None) is None and self._templates.pop(uri, None) is None:
+                raise ResourceNotFoundError(f"Unknown resource: {uri}")
+
+    @property
+    def _resource_manager(self) -> _ResourceRegistryView:
+        """The private path the official stickynotes story removes a resource by
+        (``mcp._resource_manager._resources.pop(uri, None)``), mirrored so that story ports
+        unchanged; new code calls :meth:`remove_resource`."""
+        return _ResourceRegistryView(self._resources)
+
     def list_resources(self) -> list[ResourceDefinition]:
         with self._registry_lock:
             resources = list(self._resources.values())
@@ -650,7 +670,10 @@ class MCPServer(Generic[LifespanT]):
         return self.settings.auth, self._token_verifier, self._auth_server_provider
 
     def wsgi_app(self, **options: Any) -> MCPWSGIApp:
-        """The Streamable HTTP endpoint as a WSGI application, for any WSGI server or host framework."""
+        """The Streamable HTTP endpoint as a WSGI application, for any WSGI server or host framework.
+
+        ``debug`` defaults to ``MCPServer(debug=...)``, as the official app takes it from there."""
+        options.setdefault("debug", self.settings.debug)
         return self._lowlevel_server.wsgi_app(**options)
 
     streamable_http_app = wsgi_app
@@ -664,7 +687,17 @@ class MCPServer(Generic[LifespanT]):
         """Serve until interrupted: stdio by default, or Streamable HTTP on ``http://HOST:PORT/mcp``."""
         if transport not in ("stdio", "streamable-http"):
             raise ValueError(f"Unknown transport: {transport}")
+        if transport == "streamable-http":
+            options.setdefault("debug", self.settings.debug)
         self._lowlevel_server.run(transport=transport, **options)
+
+
+@dataclass(frozen=True)
+class _ResourceRegistryView:
+    """What ``MCPServer._resource_manager`` answers: only ``_resources``, the live registry of static
+    resources by URI (a single ``dict.pop`` is atomic, so the story's one-line removal is safe)."""
+
+    _resources: dict[str, Resource]
 
 
 def _subscribe(ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> dict[str, Any]:
