@@ -6,16 +6,29 @@ over a real loopback HTTP server, in both eras where the era matters.
 
 from __future__ import annotations
 
+import os
+import runpy
+import sys
+import threading
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 import requests
 from werkzeug.wrappers import Response
 
-from minimcp import Client, MCPError, types
+from minimcp import Client, MCPError, StdioServerParameters, types
+from minimcp.client import CallCancelled, CancelScope
+from minimcp.client.subscriptions import ResourceUpdated, ToolsListChanged
+from minimcp.server import Server, ServerRequestContext
 from minimcp.server.mcpserver import Context, MCPServer
 from minimcp.server.mcpserver.exceptions import ResourceNotFoundError
 from minimcp.server.mcpserver.resources import FunctionResource
+from minimcp.shared.exceptions import MCPDeprecationWarning
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).parent / "servers"))
+from notebook_server import notebook  # noqa: E402
 
 ERAS = pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 
@@ -142,3 +155,153 @@ def test_a_route_on_the_endpoint_path_is_refused_when_the_app_is_built(serve_htt
         mcp.wsgi_app()
     url = serve_http(mcp, streamable_http_path="/rpc")
     assert requests.get(url.rsplit("/rpc", 1)[0] + "/mcp", timeout=10).text == "up"
+
+
+# --- anyio -> threading: cancelling a call, bounded waits on a listen stream -------------------------
+
+COUNTDOWN = """
+import threading
+import time
+
+from minimcp.server.mcpserver import Context, MCPServer
+
+mcp = MCPServer("countdown")
+runs: list[str] = []
+ended = threading.Event()
+
+
+@mcp.tool()
+def countdown(steps: int, ctx: Context) -> dict[str, int]:
+    ended.clear()
+    try:
+        for step in range(1, steps + 1):
+            ctx.report_progress(float(step), float(steps), f"step {step}/{steps}")
+            if step == 1 and steps > 1:  # hold the call until its client gives up (10 s at most)
+                deadline = time.monotonic() + 10
+                while not ctx.cancelled and time.monotonic() < deadline:
+                    time.sleep(0.01)
+            if ctx.cancelled:
+                runs.append(f"cancelled at step {step}")
+                return {"completed": step}
+        runs.append("completed")
+        return {"completed": steps}
+    finally:
+        ended.set()
+
+
+@mcp.tool()
+def last_run() -> str:
+    ended.wait(10)
+    return runs[-1] if runs else "none"
+
+
+if __name__ == "__main__":
+    mcp.run()
+"""
+
+
+@pytest.fixture(params=["memory", "http", "stdio"])
+def countdown(request: pytest.FixtureRequest, tmp_path: Path, serve_http: Callable[..., str]) -> Any:
+    """The countdown server as ``Client(...)`` takes it: the object, its URL (keepalives every 0.1 s,
+    which is how an HTTP server notices a closed stream while a tool is quiet), or a subprocess."""
+    path = tmp_path / "countdown.py"
+    path.write_text(COUNTDOWN)
+    if request.param == "stdio":
+        env = {"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        return StdioServerParameters(command=sys.executable, args=[str(path)], env=env)
+    mcp = runpy.run_path(str(path))["mcp"]
+    return mcp if request.param == "memory" else serve_http(mcp, keepalive_interval=0.1)
+
+
+@ERAS
+def test_a_cancel_scope_cancelled_from_a_progress_callback_ends_the_call(countdown: Any, mode: str) -> None:
+    """The official streaming story's cancellation, ported: ``with CancelScope() as scope`` around the
+    call, ``scope.cancel()`` in its progress callback; the server stops, the session lives on."""
+    in_flight = threading.Event()
+
+    def cancel_once_in_flight(progress: float, total: float | None, message: str | None) -> None:
+        in_flight.set()
+        scope.cancel()
+
+    with Client(countdown, mode=mode) as client:
+        with CancelScope() as scope:
+            client.call_tool("countdown", {"steps": 1000}, progress_callback=cancel_once_in_flight)
+            raise AssertionError("the cancelled call returned")
+        assert in_flight.is_set() and scope.cancelled_caught
+        assert client.call_tool("last_run").structured_content == {"result": "cancelled at step 1"}
+        assert client.call_tool("countdown", {"steps": 1}).structured_content == {"completed": 1}
+
+
+def test_an_outer_scope_cancelled_from_another_thread_is_caught_by_the_outer_block(countdown: Any) -> None:
+    in_flight = threading.Event()
+    with Client(countdown) as client:
+        canceller = threading.Thread(target=lambda: in_flight.wait(10) and outer.cancel())
+        with CancelScope() as outer:
+            with CancelScope() as inner:
+                canceller.start()
+                client.call_tool("countdown", {"steps": 1000}, progress_callback=lambda *_: in_flight.set())
+        canceller.join(10)
+        assert (outer.cancelled_caught, inner.cancelled_caught) == (True, False)
+        assert client.call_tool("last_run").structured_content == {"result": "cancelled at step 1"}
+
+
+def test_a_call_inside_an_already_cancelled_scope_is_never_sent() -> None:
+    mcp = MCPServer("counted")
+    calls: list[str] = []
+
+    @mcp.tool()
+    def count() -> int:
+        calls.append("called")
+        return len(calls)
+
+    with Client(mcp) as client:
+        with CancelScope() as scope:
+            scope.cancel()
+            with pytest.raises(CallCancelled) as cancelled:
+                client.call_tool("count")
+            assert cancelled.value.scope is scope
+        assert client.call_tool("count").structured_content == {"result": 1}
+    assert calls == ["called"]
+
+
+@pytest.mark.parametrize("transport", ["memory", "http"])
+def test_subscription_next_takes_a_timeout_and_close_stops_a_loop(transport: str,
+                                                                   serve_http: Callable[..., str]) -> None:
+    """``with anyio.fail_after(10): event = await anext(sub)`` ports to ``sub.next(timeout=10)``; a loop
+    over ``sub`` on another thread stops at ``sub.close()``."""
+    mcp = notebook()
+    with Client(mcp if transport == "memory" else serve_http(mcp)) as client:
+        with client.listen(tools_list_changed=True, resource_subscriptions=["note://todo"]) as sub:
+            with pytest.raises(TimeoutError, match=r"no event on subscription 'listen-\d+' within 0.2s"):
+                sub.next(timeout=0.2)
+            client.call_tool("edit_note", {"name": "todo", "text": "water plants"})
+            assert sub.next(timeout=10) == ResourceUpdated(uri="note://todo")
+
+            seen: list[Any] = []
+            looping = threading.Thread(target=lambda: seen.extend(sub) or seen.append("loop ended"))
+            looping.start()
+            client.call_tool("enable_search", {})
+            sub.close()
+            looping.join(10)
+            assert not looping.is_alive() and seen[-1] == "loop ended"
+            assert set(seen[:-1]) <= {ToolsListChanged()}
+        assert "search" in {tool.name for tool in client.list_tools().tools}
+
+
+def test_log_level_sends_no_set_level_to_a_legacy_server() -> None:
+    """The official client applies ``log_level`` only to 2026-07-28 requests; a legacy server whose
+    ``logging/setLevel`` handler refuses is still reachable (the official streaming story's)."""
+    levels: list[str] = []
+
+    def set_level(ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams) -> types.EmptyResult:
+        levels.append(params.level)
+        raise NotImplementedError
+
+    def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[])
+
+    with pytest.warns(MCPDeprecationWarning):
+        server = Server("quiet", on_list_tools=list_tools, on_set_logging_level=set_level)
+    with Client(server, mode="legacy", log_level="info") as client:
+        assert client.list_tools().tools == []
+    assert levels == []

@@ -10,6 +10,7 @@ HTTP, ``Client(StdioServerParameters(command=...))`` to a subprocess; anything e
 :class:`Transport`.
 """
 
+from minimcp.client.cancel import CallCancelled, CancelScope
 from minimcp.client.client import Client, InputRequiredRoundsExceededError
 from minimcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
 from minimcp.client.tasks import TaskCancelledError, TaskHandle
@@ -17,6 +18,8 @@ from minimcp.client.terminal import TerminalElicitation, terminal_elicitation
 from minimcp.client.transports import Transport
 
 __all__ = [
+    "CallCancelled",
+    "CancelScope",
     "Client",
     "ClientRequestContext",
     "ClientSession",

@@ -17,6 +17,7 @@ differ only in what a failing callback does: on legacy its exception is the serv
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import threading
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Union
 from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
+from minimcp.client.cancel import covered
 from minimcp.client.streamable_http import header_parameters
 from minimcp.client.era import ClientEra, client_era
 from minimcp.client.subscriptions import ListenRoute
@@ -273,8 +275,6 @@ class ClientSession:
         self.initialize_result = result
         self.send_notification("notifications/initialized")
         self.transport.listen(headers=self._headers(None, None))
-        if self.log_level is not None and result.capabilities.logging is not None:
-            self.set_logging_level(self.log_level)
         return result
 
     def discover(self) -> DiscoverResult:
@@ -350,11 +350,12 @@ class ClientSession:
                 with self._lock:
                     self._progress[request_id] = progress_callback
             try:
-                answer = self.transport.request(
-                    jsonrpc.request(request_id, method, stamped),
-                    headers=self._headers(method, stamped),
-                    timeout=timeout if timeout is not None else self.read_timeout_seconds,
-                )
+                with covered(functools.partial(self._stop, request_id)):
+                    answer = self.transport.request(
+                        jsonrpc.request(request_id, method, stamped),
+                        headers=self._headers(method, stamped),
+                        timeout=timeout if timeout is not None else self.read_timeout_seconds,
+                    )
             except SessionExpired:
                 if not era.session_expired(self, restarted):
                     raise
@@ -394,12 +395,18 @@ class ClientSession:
             after = self._tools.get(tool_name)
         return after is not None and (before is None or before[1] != after[1])
 
-    def _cancel(self, request_id: int) -> None:
+    def _cancel(self, request_id: int, reason: str = "timed out") -> None:
         """Tell the server to stop a request we gave up on; best effort, the wait already failed."""
         try:
-            self.send_notification("notifications/cancelled", {"requestId": request_id, "reason": "timed out"})
+            self.send_notification("notifications/cancelled", {"requestId": request_id, "reason": reason})
         except MCPError:
             logger.debug("could not send notifications/cancelled for request %s", request_id)
+
+    def _stop(self, request_id: int) -> None:
+        """A ``CancelScope`` covering the request was cancelled: stop waiting, and tell the server
+        where stopping alone did not (HTTP closes the request's stream, which tells it)."""
+        if not self.transport.abandon(request_id):
+            self._cancel(request_id, "cancelled")
 
     def _adopt(self, data: Any) -> bool:
         supported = data.get("supported") if isinstance(data, dict) else None

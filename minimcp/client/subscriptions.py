@@ -151,14 +151,17 @@ class ListenRoute:
         with self._cond:
             return self._cond.wait_for(lambda: self.honored is not None or self.end is not None, timeout)
 
-    def next_event(self) -> ServerEvent | _End:
-        """The oldest unconsumed event, or how the stream ended once none is left.
+    def next_event(self, timeout: float | None = None) -> ServerEvent | _End | None:
+        """The oldest unconsumed event, or how the stream ended once none is left; ``None`` when
+        ``timeout`` passed first.
 
-        The wait lasts as long as the stream: every ending settles the route and wakes it. Leaving
-        the block ends at once; the other endings let the consumer read what arrived before them.
+        Without a timeout the wait lasts as long as the stream: every ending settles the route and
+        wakes it. Leaving the block ends at once; the other endings let the consumer read what
+        arrived before them.
         """
         with self._cond:
-            self._cond.wait_for(lambda: self.end == "local" or bool(self._pending) or self.end is not None)
+            if not self._cond.wait_for(lambda: bool(self._pending) or self.end is not None, timeout):
+                return None
             if self.end == "local" or not self._pending:
                 assert self.end is not None
                 return self.end
@@ -189,11 +192,20 @@ class Subscription:
         return self
 
     def __next__(self) -> ServerEvent:
-        """The next change event; iteration stops when the stream ends gracefully or the block is left.
+        """The next change event; iteration stops when the stream ends gracefully, the block is left
+        or :meth:`close` is called.
 
         Raises ``SubscriptionLost`` when the stream ended any other way.
         """
-        outcome = self._route.next_event()
+        return self.next()
+
+    def next(self, timeout: float | None = None) -> ServerEvent:
+        """The next change event, waiting at most ``timeout`` seconds (``TimeoutError`` then; the
+        subscription stays open). ``with anyio.fail_after(10): event = await anext(sub)`` ports to
+        ``event = sub.next(timeout=10)``. Ends as ``__next__`` does, with ``StopIteration``."""
+        outcome = self._route.next_event(timeout)
+        if outcome is None:
+            raise TimeoutError(f"no event on subscription {self.subscription_id!r} within {timeout}s")
         if outcome == "lost":
             raise SubscriptionLost(
                 f"subscription {self.subscription_id!r} ended without the server's graceful close; "
@@ -208,6 +220,11 @@ class Subscription:
 
     # ``anext(sub)`` calls ``__anext__`` and returns what it returns: the event itself here.
     __anext__ = __next__
+
+    def close(self) -> None:
+        """End the iteration from any thread: a ``for event in sub`` loop elsewhere stops, as when the
+        ``with`` block is left (which still ends the stream itself and waits for its thread)."""
+        self._route.settle("local")
 
 
 @contextmanager
