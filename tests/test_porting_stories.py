@@ -91,6 +91,17 @@ def test_the_official_stickynotes_private_path_removes_the_resource() -> None:
     assert mcp.list_resources() == []
 
 
+def test_the_official_everything_server_private_path_replaces_an_input_schema(
+        connect: Callable[..., Client]) -> None:
+    mcp = _board()
+    schema = {"type": "object", "$schema": "https://json-schema.org/draft/2020-12/schema",
+              "properties": {"note_id": {"type": "string"}}}
+    mcp._tool_manager._tools["remove_note"].parameters = schema
+    with connect(mcp) as client:
+        listed = {tool.name: tool.input_schema for tool in client.list_tools().tools}
+    assert listed["remove_note"] == schema
+
+
 # --- the HTTP app: debug=, custom route responses, the endpoint's own path ----------------------------
 
 
@@ -305,3 +316,27 @@ def test_log_level_sends_no_set_level_to_a_legacy_server() -> None:
     with Client(server, mode="legacy", log_level="info") as client:
         assert client.list_tools().tools == []
     assert levels == []
+
+
+def test_a_question_related_to_the_request_by_ctx_request_id_reaches_the_client(
+        connect: Callable[..., Client]) -> None:
+    """``ctx.request_id`` is text, as officially; the everything-server asks with
+    ``related_request_id=ctx.request_id`` and the question must ride this request's stream."""
+    mcp = MCPServer("asker")
+
+    @mcp.tool()
+    def ask(ctx: Context) -> str:
+        message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text="hi"))
+        sampled = ctx.session.create_message(messages=[message], max_tokens=10, related_request_id=ctx.request_id)
+        roots = ctx.session.list_roots(related_request_id=ctx.request_id)
+        return f"{sampled.content.text} / {len(roots.roots)} roots"
+
+    def sample(context: Any, params: Any) -> types.CreateMessageResult:
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="sampled"),
+                                         model="m")
+
+    def roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri="file:///a")])
+
+    with connect(mcp, mode="legacy", sampling_callback=sample, list_roots_callback=roots) as client:
+        assert client.call_tool("ask").content[0].text == "sampled / 1 roots"

@@ -267,10 +267,17 @@ class ServerSession:
         return self.connection.check_client_capability(capability)
 
     # --- notifications ---------------------------------------------------------------------------
-    def _route(self, method: str, params: dict[str, Any] | None, related_request_id: RequestId | None) -> None:
+    def _own(self, related_request_id: RequestId | None) -> bool:
         # ``ctx.request_id`` is the id as text, as officially: it names this request whatever its JSON type.
-        own = related_request_id is not None and str(related_request_id) == str(self._request_id)
-        if own and self._outbox is not None:
+        return related_request_id is not None and str(related_request_id) == str(self._request_id)
+
+    def _ask(self, method: str, params: dict[str, Any], related_request_id: RequestId | None) -> dict[str, Any]:
+        """Ask on the channel ``related_request_id`` names; this request's own id may come as text."""
+        related = self._request_id if self._own(related_request_id) else related_request_id
+        return self.connection.ask(method, params, related)
+
+    def _route(self, method: str, params: dict[str, Any] | None, related_request_id: RequestId | None) -> None:
+        if self._own(related_request_id) and self._outbox is not None:
             self._outbox.send(jsonrpc.notification(method, params))
         else:
             self.connection.notify(method, params, related_request_id)
@@ -336,9 +343,9 @@ class ServerSession:
         related = getattr(metadata, "related_request_id", None) if metadata is not None else related_request_id
         if isinstance(request, BaseModel):
             wire = dump(request)
-            result = self.connection.ask(wire["method"], wire.get("params") or {}, related)
+            result = self._ask(wire["method"], wire.get("params") or {}, related)
             return result if result_type is None else result_type.model_validate(result)
-        return self.connection.ask(request, result_type or {}, related)
+        return self._ask(request, result_type or {}, related)
 
     def elicit(self, message: str, requested_schema: dict[str, Any],
                related_request_id: RequestId | None = None) -> ElicitResult:
@@ -347,27 +354,27 @@ class ServerSession:
     def elicit_form(self, message: str, requested_schema: dict[str, Any],
                     related_request_id: RequestId | None = None) -> ElicitResult:
         params = {"mode": "form", "message": message, "requestedSchema": requested_schema}
-        return ElicitResult.model_validate(self.connection.ask("elicitation/create", params, related_request_id))
+        return ElicitResult.model_validate(self._ask("elicitation/create", params, related_request_id))
 
     def elicit_url(self, message: str, url: str, elicitation_id: str,
                    related_request_id: RequestId | None = None) -> ElicitResult:
         params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
-        return ElicitResult.model_validate(self.connection.ask("elicitation/create", params, related_request_id))
+        return ElicitResult.model_validate(self._ask("elicitation/create", params, related_request_id))
 
     def create_message(self, messages: list[Any], *, max_tokens: int, related_request_id: RequestId | None = None,
                        **options: Any) -> CreateMessageResult | CreateMessageResultWithTools:
         """Legacy-only sampling from the body (deprecated; a resolver returning ``Sample`` works in both eras)."""
         params = dump(CreateMessageRequestParams(messages=messages, max_tokens=max_tokens, **options))
-        result = self.connection.ask("sampling/createMessage", params, related_request_id)
+        result = self._ask("sampling/createMessage", params, related_request_id)
         model = CreateMessageResultWithTools if isinstance(result.get("content"), list) else CreateMessageResult
         return model.model_validate(result)
 
     def list_roots(self, related_request_id: RequestId | None = None) -> ListRootsResult:
         """Legacy-only roots from the body (deprecated; a resolver returning ``ListRoots`` works in both eras)."""
-        return ListRootsResult.model_validate(self.connection.ask("roots/list", {}, related_request_id))
+        return ListRootsResult.model_validate(self._ask("roots/list", {}, related_request_id))
 
     def send_ping(self) -> EmptyResult:
-        return EmptyResult.model_validate(self.connection.ask("ping", {}, None))
+        return EmptyResult.model_validate(self._ask("ping", {}, None))
 
 
 class SessionManager:

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, create_model
@@ -535,12 +536,19 @@ class MCPServer(Generic[LifespanT]):
             if self._resources.pop(uri, None) is None and self._templates.pop(uri, None) is None:
                 raise ResourceNotFoundError(f"Unknown resource: {uri}")
 
+    # Two private paths of the official MCPServer that its own examples reach into, mirrored so they
+    # port unchanged; each holds only the live registry (one dict operation is atomic under the GIL).
     @property
-    def _resource_manager(self) -> _ResourceRegistryView:
-        """The private path the official stickynotes story removes a resource by
-        (``mcp._resource_manager._resources.pop(uri, None)``), mirrored so that story ports
-        unchanged; new code calls :meth:`remove_resource`."""
-        return _ResourceRegistryView(self._resources)
+    def _resource_manager(self) -> SimpleNamespace:
+        """``mcp._resource_manager._resources.pop(uri, None)`` (the stickynotes story); new code
+        calls :meth:`remove_resource`."""
+        return SimpleNamespace(_resources=self._resources)
+
+    @property
+    def _tool_manager(self) -> SimpleNamespace:
+        """``mcp._tool_manager._tools[name].parameters = schema`` (the everything-server replacing a
+        tool's advertised input schema)."""
+        return SimpleNamespace(_tools=self._tools)
 
     def list_resources(self) -> list[ResourceDefinition]:
         with self._registry_lock:
@@ -690,14 +698,6 @@ class MCPServer(Generic[LifespanT]):
         if transport == "streamable-http":
             options.setdefault("debug", self.settings.debug)
         self._lowlevel_server.run(transport=transport, **options)
-
-
-@dataclass(frozen=True)
-class _ResourceRegistryView:
-    """What ``MCPServer._resource_manager`` answers: only ``_resources``, the live registry of static
-    resources by URI (a single ``dict.pop`` is atomic, so the story's one-line removal is safe)."""
-
-    _resources: dict[str, Resource]
 
 
 def _subscribe(ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> dict[str, Any]:
