@@ -11,10 +11,12 @@ import runpy
 import sys
 import threading
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable
 
 import pytest
 import requests
+from pydantic import ValidationError
 from werkzeug.wrappers import Response
 
 from minimcp import Client, MCPError, StdioServerParameters, types
@@ -340,3 +342,20 @@ def test_a_question_related_to_the_request_by_ctx_request_id_reaches_the_client(
 
     with connect(mcp, mode="legacy", sampling_callback=sample, list_roots_callback=roots) as client:
         assert client.call_tool("ask").content[0].text == "sampled / 1 roots"
+
+
+def test_call_tool_refuses_arguments_that_are_not_a_mapping_before_sending(connect: Callable[..., Client]) -> None:
+    """As the official client: a pydantic ``ValidationError`` on the caller's side, nothing sent."""
+    mcp = MCPServer("args")
+    calls: list[int] = []
+
+    @mcp.tool()
+    def add(a: int) -> int:
+        calls.append(a)
+        return a + 1
+
+    with connect(mcp) as client:
+        with pytest.raises(ValidationError, match="CallToolRequestParams\narguments\n  Input should be a valid dict"):
+            client.call_tool("add", "x")  # type: ignore[arg-type]
+        assert client.call_tool("add", MappingProxyType({"a": 1})).structured_content == {"result": 2}
+    assert calls == [1]

@@ -49,6 +49,7 @@ from minimcp.types import (
     METHOD_NOT_FOUND,
     MODERN_PROTOCOL_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
+    CallToolRequestParams,
     CallToolResult,
     PaginatedRequestParams,
     ClientCapabilities,
@@ -535,6 +536,9 @@ class ClientSession:
         returns its ``CreateTaskResult``; otherwise the task is awaited here and its result returned."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
+            if not isinstance(arguments, dict):  # a mapping becomes a dict; anything else is refused
+                # before sending, with the official SDK's ValidationError
+                arguments = CallToolRequestParams.model_validate(params | {"arguments": arguments}).arguments
             params["arguments"] = arguments
         raw = self._exchange(
             "tools/call",
