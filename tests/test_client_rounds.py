@@ -21,6 +21,7 @@ from minimcp.types import (
     ElicitResult,
     ErrorData,
     InputRequiredResult,
+    ServerCapabilities,
 )
 
 Answer = dict[str, Any]
@@ -124,7 +125,8 @@ def test_pinned_mode_sends_nothing_and_knows_nothing() -> None:
     server = ScriptedServer({})
     with Client(server, mode="2026-07-28") as client:
         assert client.protocol_version == "2026-07-28"
-        assert client.server_info is None and client.server_capabilities is None
+        # As officially: an empty capability set stands in until a discover is given.
+        assert client.server_info is None and client.server_capabilities == ServerCapabilities()
     assert server.sent == []
 
 

@@ -12,6 +12,7 @@ HTTP, ``Client(StdioServerParameters(command=...))`` to a subprocess; anything e
 
 from minimcp.client.cancel import CallCancelled, CancelScope
 from minimcp.client.client import Client, InputRequiredRoundsExceededError
+from minimcp.client.extension import ClientExtension, advertise
 from minimcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
 from minimcp.client.tasks import TaskCancelledError, TaskHandle
 from minimcp.client.terminal import TerminalElicitation, terminal_elicitation
@@ -21,6 +22,7 @@ __all__ = [
     "CallCancelled",
     "CancelScope",
     "Client",
+    "ClientExtension",
     "ClientRequestContext",
     "ClientSession",
     "IncomingMessage",
@@ -29,5 +31,6 @@ __all__ = [
     "TaskHandle",
     "TerminalElicitation",
     "Transport",
+    "advertise",
     "terminal_elicitation",
 ]

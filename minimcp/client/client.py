@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeVar, overload
 import requests.auth
 from pydantic import ValidationError
 
+from minimcp.client.extension import ClientExtension, declared_extensions
 from minimcp.client.session import (
     ClientSession,
     ElicitationFnT,
@@ -105,6 +106,7 @@ class Client:
         elicitation_callback: ElicitationFnT | None = None,
         input_required_max_rounds: int = 10,
         auth: requests.auth.AuthBase | None = None,
+        extensions: Sequence[ClientExtension] | None = None,
     ) -> None:
         _check_mode(mode)
         if auth is not None and not isinstance(server, str):
@@ -125,6 +127,7 @@ class Client:
             message_handler=message_handler,
             client_info=client_info,
             log_level=log_level,
+            extensions=declared_extensions(extensions),
         )
         self._session: ClientSession | None = None
 

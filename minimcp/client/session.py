@@ -85,14 +85,12 @@ from minimcp.types import (
     SamplingCapability,
     ServerNotification,
     Tool,
+    ServerCapabilities,
     UrlElicitationCapability,
     dump,
     parse_elicit_params,
     parse_server_notification,
 )
-
-if TYPE_CHECKING:
-    from minimcp.types import ServerCapabilities
 
 logger = logging.getLogger("minimcp.client")
 
@@ -163,6 +161,7 @@ class ClientSession:
         *,
         log_level: LoggingLevel | None = None,
         sampling_capabilities: SamplingCapability | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         """``ClientSession(read, write)`` as the official SDK spells it, from ``with stdio_client(...)
         as (read, write)``; both ends are one transport here, so ``ClientSession(transport)`` is the
@@ -181,6 +180,8 @@ class ClientSession:
         self._logging_callback = logging_callback
         self._message_handler = message_handler
         self.client_info = client_info or _default_client_info()
+        #: The extensions declared beside tasks' (identifier -> settings); ``Client(extensions=...)`` fills it.
+        self.extensions = dict(extensions or {})
         self.log_level = log_level
         self.protocol_version: str | None = None
         self.initialize_result: InitializeResult | None = None
@@ -206,7 +207,7 @@ class ClientSession:
             else None,
             sampling=(self._sampling_capabilities or SamplingCapability()) if self._sampling_callback is not None else None,
             roots=RootsCapability(list_changed=True) if self._list_roots_callback is not None else None,
-            extensions={TASKS_EXTENSION: {}},  # a task is awaited behind call_tool, so any client can take one
+            extensions={TASKS_EXTENSION: {}, **self.extensions},  # call_tool awaits a task, so any client takes one
         )
 
     @property
@@ -303,9 +304,11 @@ class ClientSession:
         return result
 
     def use_version(self, version: str, prior_discover: DiscoverResult | None = None) -> None:
-        """Speak ``version`` from the first request on, with no traffic to find out."""
+        """Speak ``version`` from the first request on, with no traffic to find out; without a
+        ``prior_discover`` the server's capabilities are taken to be empty, as officially."""
         self.protocol_version = version
-        self.discover_result = prior_discover
+        self.discover_result = prior_discover or DiscoverResult(supported_versions=[version],
+                                                                capabilities=ServerCapabilities())
 
     # --- one exchange ----------------------------------------------------------------------
 

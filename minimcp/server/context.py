@@ -8,8 +8,9 @@ arrived, and ``outbox`` is the request's channel, which the ``MCPServer`` tier b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic
+from typing import TYPE_CHECKING, Any, Callable, Generic, Union
 
+from pydantic import BaseModel
 from typing_extensions import TypeVar
 
 from minimcp.shared.transport_context import TransportContext
@@ -55,4 +56,10 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
             self.outbox.close_stream()
 
 
-__all__ = ["ServerRequestContext"]
+#: What a request handler (or a layer around one) may return; the core turns each into a result.
+HandlerResult = Union[BaseModel, dict[str, Any], None]
+
+#: Runs the rest of a chain of layers, and the handler at its end, with the context given.
+CallNext = Callable[["ServerRequestContext[Any, Any]"], HandlerResult]
+
+__all__ = ["CallNext", "HandlerResult", "ServerRequestContext"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from minimcp.shared.extension import declares_extension, extension_required_data
 from minimcp.types import MCPModel, Result
 
 #: The extension identifier, as declared under ``capabilities.extensions``.
@@ -56,14 +57,12 @@ class GetTaskResult(Result, Task):
 
 def tasks_required_data() -> dict[str, Any]:
     """The ``data`` of the -32021 error a client gets when it must declare the extension."""
-    return {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+    return extension_required_data(TASKS_EXTENSION)
 
 
 def declares_tasks(capabilities: Any) -> bool:
     """Whether a ``ClientCapabilities`` (or its wire dict) declares the tasks extension."""
-    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else \
-        getattr(capabilities, "extensions", None)
-    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+    return declares_extension(capabilities, TASKS_EXTENSION)
 
 
 __all__ = [

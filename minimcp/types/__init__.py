@@ -12,7 +12,7 @@ the ``{method, params}`` part (an envelope validated into one keeps ``jsonrpc``/
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any, Literal, TypeAlias, Union, get_args
+from typing import Annotated, Any, Generic, Literal, TypeAlias, TypeVar, Union, get_args
 
 from pydantic import (
     AnyUrl,
@@ -98,6 +98,27 @@ class PaginatedRequestParams(RequestParams):
 
 class NotificationParams(MCPModel):
     meta: Meta | None = Field(default=None, alias="_meta")
+
+
+RequestParamsT = TypeVar("RequestParamsT", bound=Union[RequestParams, dict[str, Any], None])
+NotificationParamsT = TypeVar("NotificationParamsT", bound=Union[NotificationParams, dict[str, Any], None])
+MethodT = TypeVar("MethodT", bound=str)
+
+
+class Request(MCPModel, Generic[RequestParamsT, MethodT]):
+    """A request's ``{method, params}``; subclass it for a vendor method of your own
+    (``class SearchRequest(Request[SearchParams, Literal["acme/search"]])``) and send it with
+    ``session.send_request(SearchRequest(...), SearchResult)``."""
+
+    method: MethodT
+    params: RequestParamsT
+
+
+class Notification(MCPModel, Generic[NotificationParamsT, MethodT]):
+    """A notification's ``{method, params}``, the counterpart of :class:`Request`."""
+
+    method: MethodT
+    params: NotificationParamsT
 
 
 class Result(MCPModel):

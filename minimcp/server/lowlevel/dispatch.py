@@ -36,6 +36,7 @@ from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.era import LEGACY, MODERN, Era
 from minimcp.server.lowlevel.sessions import LOG_LEVELS, Connection, ServerSession
 from minimcp.server.lowlevel.subscriptions import Listens
+from minimcp.shared.tasks import TASK_METHODS
 from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
@@ -359,3 +360,6 @@ METHODS: dict[str, Method] = {
     "tasks/update": Method(BOTH),
     "tasks/cancel": Method(BOTH),
 }
+
+#: The request methods the protocol itself defines; the tasks extension's are not among them.
+SPEC_METHODS: frozenset[str] = frozenset(METHODS).difference(TASK_METHODS)

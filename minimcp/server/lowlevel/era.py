@@ -10,7 +10,8 @@ classifies them, and the core asks the object instead of branching on a flag:
 - errors: ``unexpected`` (what the client learns of a failure nobody anticipated), ``admit``
   (the pre-``initialize`` gate), ``bad_answer``;
 - the wire: ``finish`` (``resultType``, caching hints, ``serverInfo``), ``url_elicitation``
-  (``elicitationId``), ``change_notifications`` (the ``listChanged``/``subscribe`` capabilities);
+  (``elicitationId``), ``change_notifications`` (the ``listChanged``/``subscribe`` capabilities),
+  ``advertises_extensions``;
 - where a message goes: ``channel`` (a related request's stream, or the standalone channel),
   ``log_stream``, ``send_elicit_complete``, ``log_by_default``.
 """
@@ -55,6 +56,8 @@ class Era(ABC):
     legacy: bool
     ask_back: bool
     log_by_default: bool
+    #: Whether the capabilities carry ``extensions`` (SEP-2133): the 2025-11-25 schema has no such member.
+    advertises_extensions: bool
 
     # --- asking the client -----------------------------------------------------------------------
     @abstractmethod
@@ -121,6 +124,7 @@ class LegacyEra(Era):
     legacy = True
     ask_back = True
     log_by_default = True
+    advertises_extensions = False
 
     def questions(self, session: ServerSession, request_id: RequestId | None) -> Questions:
         return AskClient(session, request_id)
@@ -179,6 +183,7 @@ class ModernEra(Era):
     legacy = False
     ask_back = False
     log_by_default = False
+    advertises_extensions = True
 
     def questions(self, session: ServerSession, request_id: RequestId | None) -> Questions:
         return NoQuestions()

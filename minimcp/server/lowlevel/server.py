@@ -285,10 +285,14 @@ class Server(Generic[LifespanResultT]):
         On 2026-07-28 change notifications travel only on ``subscriptions/listen`` streams, so the
         ``listChanged`` and ``subscribe`` flags say whether that method is served; on a legacy
         connection they come from ``notification_options`` and the ``resources/subscribe`` handler.
+        ``extensions`` (default: ``self.extensions``) is advertised on 2026-07-28 only.
         """
         handlers = self._request_handlers.keys() - self.unadvertised
-        tools_changed, prompts_changed, resources_changed, subscribe = era_of_version(
-            protocol_version).change_notifications(handlers, notification_options or self.notification_options)
+        era = era_of_version(protocol_version)
+        tools_changed, prompts_changed, resources_changed, subscribe = era.change_notifications(
+            handlers, notification_options or self.notification_options)
+        if extensions is None:
+            extensions = dict(self.extensions) or None
         return ServerCapabilities(
             tools=ToolsCapability(list_changed=tools_changed) if "tools/list" in handlers else None,
             resources=ResourcesCapability(subscribe=subscribe, list_changed=resources_changed)
@@ -297,7 +301,7 @@ class Server(Generic[LifespanResultT]):
             logging=LoggingCapability() if "logging/setLevel" in handlers else None,
             completions=CompletionsCapability() if "completion/complete" in handlers else None,
             experimental=experimental_capabilities,
-            extensions=extensions if extensions is not None else (dict(self.extensions) or None),
+            extensions=extensions if era.advertises_extensions else None,
         )
 
     def create_initialization_options(self, notification_options: NotificationOptions | None = None,

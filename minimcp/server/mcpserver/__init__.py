@@ -5,7 +5,7 @@ protocol and does no I/O. What it registers is served by ``minimcp.server.lowlev
 transports reach it only through that tier.
 """
 
-from minimcp.server.mcpserver.server import MCPServer
+from minimcp.server.mcpserver.server import MCPServer, require_client_extension
 from minimcp.server.mcpserver.context import Context
 from minimcp.server.elicitation import (
     AcceptedElicitation,
@@ -52,4 +52,5 @@ __all__ = [
     "Sample",
     "UrlElicitationResult",
     "UserMessage",
+    "require_client_extension",
 ]

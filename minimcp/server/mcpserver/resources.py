@@ -72,17 +72,21 @@ class ReadResourceContents:
         self.mime_type = mime_type
 
 
-def to_contents(uri: str, value: Any, mime_type: str | None) -> list[TextResourceContents | BlobResourceContents]:
+def to_contents(uri: str, value: Any, mime_type: str | None,
+                meta: dict[str, Any] | None = None) -> list[TextResourceContents | BlobResourceContents]:
+    """What a read returns, as contents; the resource's ``meta`` rides on them (an Apps host reads
+    a ``ui://`` resource's CSP and permissions there)."""
     if isinstance(value, (TextResourceContents, BlobResourceContents)):
         return [value]
     if isinstance(value, list) and value and all(isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
         return value
     mime = mime_type or "text/plain"
     if isinstance(value, bytes):
-        return [BlobResourceContents(uri=uri, mime_type=mime, blob=base64.b64encode(value).decode())]
+        return [BlobResourceContents(uri=uri, mime_type=mime, meta=meta, blob=base64.b64encode(value).decode())]
     if isinstance(value, str):
-        return [TextResourceContents(uri=uri, mime_type=mime, text=value)]
-    return [TextResourceContents(uri=uri, mime_type=mime, text=pydantic_core.to_json(value, fallback=str).decode())]
+        return [TextResourceContents(uri=uri, mime_type=mime, meta=meta, text=value)]
+    return [TextResourceContents(uri=uri, mime_type=mime, meta=meta,
+                                 text=pydantic_core.to_json(value, fallback=str).decode())]
 
 
 class _Listed:
@@ -95,6 +99,8 @@ class _Listed:
         self.title = title
         self.description = description
         self.mime_type = mime_type or "text/plain"
+        #: Whether ``mime_type`` was given rather than defaulted (an Apps resource defaults to its own).
+        self.mime_type_given = mime_type is not None
         self.icons = icons
         self.annotations = annotations
         self.meta = meta

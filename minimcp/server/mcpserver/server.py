@@ -14,7 +14,7 @@ import base64
 import contextlib
 import logging
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -25,10 +25,11 @@ from pydantic import BaseModel, create_model
 from minimcp.jsonrpc import MCPError
 from minimcp.server.caching import CacheableMethod, CacheHint
 from minimcp.server.context import ServerRequestContext
+from minimcp.server.extension import Extension, compose_tool_call_handler, intercepts_tool_calls
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.era import MODERN
 from minimcp.server.lowlevel.questions import NoQuestions
-from minimcp.server.lowlevel.server import Server, require_sync_lifespan
+from minimcp.server.lowlevel.server import Server, require_sync_handler, require_sync_lifespan
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.mcpserver.context import Context
 from minimcp.server.mcpserver.exceptions import (
@@ -55,10 +56,12 @@ from minimcp.server.mcpserver.signature import read_signature, require_sync
 from minimcp.server.mcpserver.tools import TaskSupport, Tool, failure_result
 from minimcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus
 from minimcp.server.tasks import TaskManager, TaskStore
+from minimcp.shared.extension import declares_extension, extension_required_data, validate_extension_identifier
 from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
     BlobResourceContents,
     CallToolRequestParams,
     CallToolResult,
@@ -200,6 +203,7 @@ class MCPServer(Generic[LifespanT]):
         subscriptions: SubscriptionBus | Literal[False] | None = None,
         resource_security: ResourceSecurity = DEFAULT_RESOURCE_SECURITY,
         cache_hints: Mapping[CacheableMethod, CacheHint] | None = None,
+        extensions: Sequence[Extension] | None = None,
     ) -> None:
         require_sync_lifespan(lifespan)
         if request_state_security is not None and request_state_security.explicit and not name \
@@ -268,6 +272,12 @@ class MCPServer(Generic[LifespanT]):
         self._sync_extensions()
         for resource in resources or []:
             self.add_resource(resource)
+        #: The extensions this server was built with (``MCPServer(extensions=[...])``), in order.
+        self.extensions: tuple[Extension, ...] = ()
+        for extension in extensions or ():
+            self._apply_extension(extension)
+        if any(intercepts_tool_calls(extension) for extension in self.extensions):
+            low.add_request_handler("tools/call", _ToolCall, compose_tool_call_handler(self.extensions, self._call_tool))
 
     @property
     def name(self) -> str:
@@ -395,6 +405,28 @@ class MCPServer(Generic[LifespanT]):
             self._lowlevel_server.extensions[TASKS_EXTENSION] = {}
         else:
             self._lowlevel_server.extensions.pop(TASKS_EXTENSION, None)
+
+    def _apply_extension(self, extension: Extension) -> None:
+        """Register what one extension adds and advertise its settings; fixed at construction, so a
+        clash (a second extension of one identifier, a method already served) fails here."""
+        identifier = getattr(extension, "identifier", None)
+        validate_extension_identifier(identifier, owner=type(extension).__name__)
+        if any(known.identifier == identifier for known in self.extensions):
+            raise ValueError(f"Extension {identifier!r} is already registered")
+        if intercepts_tool_calls(extension):
+            require_sync_handler("tools/call interceptor", extension.intercept_tool_call)
+        self.extensions += (extension,)
+        for tool in extension.tools():
+            self.add_tool(tool.fn, meta=tool.meta, **tool.kwargs)
+        for resource in extension.resources():
+            self.add_resource(resource.resource)
+        low = self._lowlevel_server
+        for binding in extension.methods():
+            if low.get_request_handler(binding.method) is not None:
+                raise ValueError(f"Extension {identifier!r} binds method {binding.method!r}, which is already served; "
+                                 "extension methods are additive and cannot replace another handler")
+            low.add_request_handler(binding.method, binding.params_type, binding.served_handler())
+        low.extensions[identifier] = extension.settings()
 
     def _task_handler(self, method: str) -> Callable[[ServerRequestContext[Any, Any], Any], Any]:
         """The handler of one ``tasks/*`` method: answered from the task store."""
@@ -582,7 +614,7 @@ class MCPServer(Generic[LifespanT]):
         resource = self._resources.get(uri)
         try:
             if resource is not None:
-                return ReadResourceResult(contents=to_contents(uri, resource.read(), resource.mime_type))
+                return ReadResourceResult(contents=to_contents(uri, resource.read(), resource.mime_type, resource.meta))
             for template in list(self._templates.values()):
                 try:
                     values = template.match(uri)
@@ -593,7 +625,7 @@ class MCPServer(Generic[LifespanT]):
                     value = template.read(values, ctx)
                     if isinstance(value, InputRequiredResult):
                         return value
-                    return ReadResourceResult(contents=to_contents(uri, value, template.mime_type))
+                    return ReadResourceResult(contents=to_contents(uri, value, template.mime_type, template.meta))
         except (MCPError, ResourceError):
             raise
         except Exception as crash:
@@ -713,3 +745,12 @@ def _unsubscribe(ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequest
 def _set_level(ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams) -> dict[str, Any]:
     ctx.session.connection.log_level = params.level
     return {}
+
+
+def require_client_extension(ctx: ServerRequestContext[Any, Any] | Context, identifier: str) -> None:
+    """Refuse the request (-32021, naming what to declare) unless the client declared ``identifier``;
+    call it first in a handler or interceptor whose behaviour only a client of the extension expects."""
+    session = ctx.session
+    if not declares_extension(session.client_capabilities, identifier):
+        raise MCPError(MISSING_REQUIRED_CLIENT_CAPABILITY, f"Client did not declare required extension {identifier!r}",
+                       extension_required_data(identifier))
