@@ -23,7 +23,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Union
+from typing import Any, TypeAlias, TypeVar, Union
 
 from pydantic import BaseModel, ValidationError
 
