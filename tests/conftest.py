@@ -16,7 +16,8 @@ server test checks is exactly what any client would see; the client fixtures are
 - ``modern_meta`` / ``modern_headers`` / ``modern_rpc``: a self-contained 2026-07-28 request;
 - ``busy_threads()``: the thread count a leak test compares, without kept-alive connections;
 - ``wait_for(predicate, seconds)``: a bounded wait for what server threads do after an answer;
-- ``run_server_process(command)``: a server in its own process on a free port (a fixture body).
+- ``run_server_process(command)``: a server in its own process on a free port (a fixture body);
+- ``load_example(name)`` / ``run_readme_example(heading)``: the examples and the README's programs.
 """
 
 from __future__ import annotations
@@ -65,6 +66,14 @@ def load_example(name: str) -> Any:
         return importlib.import_module(name)
     finally:
         sys.path.remove(str(EXAMPLES))
+
+
+def run_readme_example(heading: str) -> None:
+    """Run the first Python block under the README's ``heading`` as a program, so the page's
+    examples run as printed."""
+    section = (ROOT / "README.md").read_text().split(heading, 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
 
 
 def busy_threads() -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from conftest import MODES, legacy_handshake, modern_rpc, rpc
+from conftest import MODES, legacy_handshake, modern_rpc, rpc, run_readme_example
 
 import minimcp.types as types
 from minimcp import Client, MCPError
@@ -333,3 +333,9 @@ class ToolsAware(ClientExtension):
 def test_tool_binding_defaults() -> None:
     binding = ToolBinding(fn=len)
     assert (binding.meta, binding.kwargs) == (None, {})
+
+
+def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's extensions section shows a program that runs as printed."""
+    run_readme_example("## Extensions, MCP Apps and methods of your own")
+    assert capsys.readouterr().out == "['mcp-1', 'mcp-2']\n"

@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from conftest import MODES
+from conftest import MODES, run_readme_example
 import pytest
 
 from minimcp import Client, MCPError
@@ -265,8 +265,5 @@ def test_the_request_state_boundary_seals_what_a_handler_returns() -> None:
 
 def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """The README's low-level section shows a program that runs as printed."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme.split("## The low-level tier: `Server`", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
+    run_readme_example("## The low-level tier: `Server`")
     assert capsys.readouterr().out == "3\n"

@@ -12,7 +12,7 @@ the ``{method, params}`` part (an envelope validated into one keeps ``jsonrpc``/
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any, Generic, Literal, TypeAlias, TypeVar, Union, get_args
+from typing import Annotated, Any, Generic, Literal, Optional, TypeAlias, TypeVar, Union, get_args
 
 from pydantic import (
     AnyUrl,
@@ -112,6 +112,12 @@ class Request(MCPModel, Generic[RequestParamsT, MethodT]):
 
     method: MethodT
     params: RequestParamsT
+
+
+class PaginatedRequest(Request[Optional[PaginatedRequestParams], MethodT], Generic[MethodT]):
+    """A listing request of your own: its params (a ``cursor``) may be left out."""
+
+    params: PaginatedRequestParams | None = None
 
 
 class Notification(MCPModel, Generic[NotificationParamsT, MethodT]):
