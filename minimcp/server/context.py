@@ -3,12 +3,20 @@
 One per request, built by the dispatcher. ``session`` is bound to the request (progress and
 ``related_request_id`` notifications ride its stream), ``transport`` describes how the message
 arrived, and ``outbox`` is the request's channel, which the ``MCPServer`` tier builds on.
+
+Server middleware (``ServerMiddleware``) is a plain ``def middleware(ctx, call_next)`` listed on
+``Server.middleware`` (or ``MCPServer(middleware=[...])``). It wraps every message the server
+receives, in both eras: ``call_next(ctx)`` runs the method lookup, the ``initialize`` gate, params
+validation, the handler and the shaping of its result for the wire, and returns that result as the
+client will get it (a dict), or raises the ``MCPError`` the client will get. Notifications pass
+through it too (``ctx.request_id is None``; ``call_next`` returns ``None``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Generic, Union
+from typing import TYPE_CHECKING, Any, Generic, Protocol
 
 from pydantic import BaseModel
 from typing_extensions import TypeVar
@@ -56,10 +64,30 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
             self.outbox.close_stream()
 
 
-#: What a request handler (or a layer around one) may return; the core turns each into a result.
-HandlerResult = Union[BaseModel, dict[str, Any], None]
+HandlerResult = BaseModel | dict[str, Any] | None
+"""What a request handler or a middleware returns: a result model, a result in wire form, or
+``None`` for an empty result."""
 
-#: Runs the rest of a chain of layers, and the handler at its end, with the context given.
-CallNext = Callable[["ServerRequestContext[Any, Any]"], HandlerResult]
+CallNext = Callable[[ServerRequestContext[Any, Any]], HandlerResult]
+"""The rest of the chain: call it with the context (or ``dataclasses.replace(ctx, params=...)``,
+to change what the handler is given; the params are validated after the middleware)."""
 
-__all__ = ["CallNext", "HandlerResult", "ServerRequestContext"]
+_MiddlewareLifespanT = TypeVar("_MiddlewareLifespanT")
+
+
+class ServerMiddleware(Protocol[_MiddlewareLifespanT]):
+    """``(ctx, call_next) -> result`` around every message the server receives, outermost first.
+
+    It sees what the client sent before anything is checked (``ctx.method``, the raw ``ctx.params``),
+    so it observes ``initialize``, unknown methods and refused params as well as the calls that
+    succeed; a refusal reaches it as the ``MCPError`` (or ``pydantic.ValidationError``) that
+    ``call_next`` raises. Raising before ``call_next`` refuses the message; returning without calling
+    it answers in the handler's place (with a result in wire form). A legacy question the handler
+    asks (``ctx.elicit``) happens inside ``call_next``; a 2026-07-28 round ends it with an
+    ``input_required`` result, and the retry is a new request through the chain.
+    """
+
+    def __call__(self, ctx: ServerRequestContext[_MiddlewareLifespanT, Any], call_next: CallNext) -> HandlerResult: ...
+
+
+__all__ = ["CallNext", "HandlerResult", "ServerMiddleware", "ServerRequestContext"]

@@ -53,6 +53,7 @@ from minimcp.types import (
     UNSUPPORTED_PROTOCOL_VERSION,
     ClientCapabilities,
     DiscoverResult,
+    ErrorData,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
@@ -120,8 +121,6 @@ class Dispatcher:
                                 {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": version})
         if headers is not None:
             check_headers(message, headers, self.server)
-        if "id" in message:
-            self._method(message.get("method"), MODERN)
         log_level = meta.get(META_LOG_LEVEL)
         if log_level is not None and log_level not in LOG_LEVELS:
             raise MCPError(INVALID_PARAMS, f"Invalid log level in _meta: {log_level!r}")
@@ -155,12 +154,13 @@ class Dispatcher:
         lookup = self.server.get_tool_required_scopes
         return lookup(name) if lookup is not None and isinstance(name, str) else []
 
-    def _method(self, name: Any, era: Era) -> Method:
+    def _lookup(self, name: Any, era: Era) -> Method | None:
+        """How the core treats ``name`` in ``era``; ``None`` when it is not served there."""
         method = METHODS.get(name) if isinstance(name, str) else None
         if method is None and isinstance(name, str) and name in self.server._request_handlers:
             method = CUSTOM
         if method is None or era not in method.eras or (name not in CORE and name not in self.server._request_handlers):
-            raise MCPError(METHOD_NOT_FOUND, "Method not found", name)
+            return None
         return method
 
     # --- messages --------------------------------------------------------------------------------
@@ -169,15 +169,12 @@ class Dispatcher:
         """Answer a request now, or (``None``) run it on a worker that closes ``outbox`` with the answer.
 
         A call that outlives this method (a worker's, an open stream) is tracked in ``calls`` (by
-        default its own connection), where ``notifications/cancelled`` finds it by id.
+        default its own connection), where ``notifications/cancelled`` finds it by id. A method
+        this era does not serve is answered inline: the refusal comes from inside the middleware
+        chain, so middleware sees it.
         """
         request_id = message["id"]
-        era = session.era
-        try:
-            method = self._method(message["method"], era)
-            era.admit(session, message["method"])
-        except MCPError as exc:
-            return jsonrpc.error_from(request_id, exc)
+        method = self._lookup(message["method"], session.era) or _REFUSED
         calls = calls or session
         if not method.worker:
             if method.stream:
@@ -220,17 +217,20 @@ class Dispatcher:
             outbox = calls.channel(request_id) if request_id is not None else None
             if outbox is not None:
                 outbox.abort()
-        if session is None:
+        if session is None or not isinstance(method, str):
             return
-        if method == "notifications/initialized":
-            session.initialized = True
-        entry = self.server._notification_handlers.get(method) if isinstance(method, str) else None
+        try:
+            self._through_middleware(self._notified)(self._context(message, session, None, _NOTIFICATION))
+        except Exception:
+            logger.exception("the %s handler failed", method)
+
+    def _notified(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """The innermost step for a notification: the handshake's end, then the server's handler."""
+        if ctx.method == "notifications/initialized":
+            ctx.session.connection.initialized = True
+        entry = self.server._notification_handlers.get(ctx.method)
         if entry is not None:
-            ctx = self._context(message, session, None, _NOTIFICATION)
-            try:
-                entry.handler(ctx, entry.params_type.model_validate(message.get("params") or {}))
-            except Exception:
-                logger.exception("the %s handler failed", method)
+            entry.handler(ctx, entry.params_type.model_validate(ctx.params or {}))
 
     def handle_response(self, message: Message, session: Connection) -> None:
         """A client's answer to a server-to-client request; unknown ids are ignored."""
@@ -253,44 +253,69 @@ class Dispatcher:
     def _execute(self, method: Method, message: Message, session: Connection, outbox: Outbox,
                  transport: TransportContext) -> Message:
         request_id = message["id"]
-        server = self.server
-        era = session.era
         try:
-            ctx = self._context(message, session, outbox, transport)
-            name = message["method"]
-            entry = server._request_handlers.get(name)
-            if entry is None:
-                result: Any = CORE[name](self, ctx)
-            elif server.middleware:
-                result = _chain(server.middleware, entry)(ctx)
-            else:
-                result = entry.handler(ctx, entry.params_type.model_validate(ctx.params or {}))
+            result = self._through_middleware(self._answered)(self._context(message, session, outbox, transport))
             if method.stream:
                 return None  # type: ignore[return-value]
-            result = hinted(result, name, server.cache_hints, server.listings_vary)
-            wire = dump(result) if isinstance(result, BaseModel) else (result if result is not None else {})
-            era.finish(result, wire, server.server_info_wire)
-            return jsonrpc.result(request_id, wire)
+            return jsonrpc.result(request_id, _wire(result))
         except MCPError as exc:
             return jsonrpc.error_from(request_id, exc)
         except ValidationError:
             return jsonrpc.error(request_id, INVALID_PARAMS, "Invalid request parameters")
         except Exception as exc:
             logger.exception("%s failed", message["method"])
-            return jsonrpc.error_from(request_id, era.unexpected(exc, session.expose_errors))
+            return jsonrpc.error_from(request_id, session.era.unexpected(exc, session.expose_errors))
+
+    def _answered(self, ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
+        """The innermost step for a request: lookup, the era's gate, params, the handler, and its
+        result in wire form. It reads ``ctx.method`` and ``ctx.params``, so a middleware that passed
+        on a changed context is obeyed."""
+        name = ctx.method
+        connection = ctx.session.connection
+        era = connection.era
+        if self._lookup(name, era) is None:
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", name)
+        era.admit(connection, name)
+        server = self.server
+        entry = server._request_handlers.get(name)
+        if entry is None:
+            result: Any = CORE[name](self, ctx)
+        else:
+            result = entry.handler(ctx, entry.params_type.model_validate(ctx.params or {}))
+        if isinstance(result, ErrorData):
+            raise MCPError.from_error_data(result)  # inside the chain, so middleware sees the failure
+        result = hinted(result, name, server.cache_hints, server.listings_vary)
+        wire = dump(result) if isinstance(result, BaseModel) else (result if result is not None else {})
+        era.finish(result, wire, server.server_info_wire)
+        return wire
+
+    def _through_middleware(self, inner: Callable[[ServerRequestContext[Any, Any]], Any]
+                            ) -> Callable[[ServerRequestContext[Any, Any]], Any]:
+        """``inner`` wrapped in the server's middleware, outermost first; each layer may pass a
+        changed context on."""
+        call = inner
+        for layer in reversed(self.server.middleware):
+            call = functools.partial(_layered, layer, call)
+        return call
 
 
-def _chain(middleware: list[Any], entry: Any) -> Callable[[ServerRequestContext[Any, Any]], Any]:
-    """The handler wrapped in ``middleware``, outermost first; each sees the context before the
-    params are validated and may pass on a changed one."""
+def _layered(layer: Callable[[ServerRequestContext[Any, Any], Any], Any], call_next: Any,
+             ctx: ServerRequestContext[Any, Any]) -> Any:
+    return layer(ctx, call_next)
 
-    def innermost(ctx: ServerRequestContext[Any, Any]) -> Any:
-        return entry.handler(ctx, entry.params_type.model_validate(ctx.params or {}))
 
-    call = innermost
-    for layer in reversed(middleware):
-        call = functools.partial(layer, call_next=call)
-    return call
+def _wire(result: Any) -> dict[str, Any]:
+    """What the chain returned, as the response's ``result``: the innermost step's wire dict, or what
+    a middleware answered in its place (a model, a dict, ``None`` for an empty result)."""
+    if isinstance(result, dict):
+        return result
+    if result is None:
+        return {}
+    if isinstance(result, ErrorData):
+        raise MCPError.from_error_data(result)
+    if isinstance(result, BaseModel):
+        return dump(result)
+    raise TypeError(f"middleware returned {type(result).__name__}; expected a result model, a dict or None")
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
@@ -337,6 +362,8 @@ MODERN_ONLY = frozenset({MODERN})
 
 #: A method the server registered that the protocol does not define: either era, on a worker.
 CUSTOM = Method(BOTH, worker=True)
+#: A method not served in the request's era: refused inline, by the innermost step of the chain.
+_REFUSED = Method(BOTH)
 _NOTIFICATION = TransportContext(kind="notification", can_send_request=False)
 
 METHODS: dict[str, Method] = {

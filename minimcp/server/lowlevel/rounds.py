@@ -378,4 +378,8 @@ class RequestStateBoundary:
         if isinstance(result, InputRequiredResult) and result.request_state is not None:
             payload = AnswerBook({}, {}, {}, None).payload(binding, result.request_state)
             result = result.model_copy(update={"request_state": seal(self._security, payload)})
+        elif isinstance(result, dict) and result.get("resultType") == "input_required" \
+                and isinstance(result.get("requestState"), str):  # the wire form call_next returns
+            payload = AnswerBook({}, {}, {}, None).payload(binding, result["requestState"])
+            result = {**result, "requestState": seal(self._security, payload)}
         return result

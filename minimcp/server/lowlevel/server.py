@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from typing_extensions import TypeVar
 
 from minimcp.server.caching import CacheableMethod, CacheHint, validate_cache_hints
+from minimcp.server.context import ServerMiddleware
 from minimcp.server.lowlevel.calls import WorkerPool
 from minimcp.server.lowlevel.dispatch import Dispatcher
 from minimcp.server.lowlevel.era import era_of_version
@@ -203,9 +204,9 @@ class Server(Generic[LifespanResultT]):
         #: The context every handler of one request runs in on its worker: called on the thread that
         #: received the request, entered on the worker (a host re-establishes its request there).
         self.call_scope: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
-        #: ``(ctx, call_next) -> result`` layers around every request handler, outermost first
-        #: (``RequestStateBoundary`` is one).
-        self.middleware: list[Callable[[Any, Callable[[Any], Any]], Any]] = []
+        #: ``(ctx, call_next) -> result`` layers around every message received, outermost first
+        #: (``minimcp.server.context.ServerMiddleware``; ``RequestStateBoundary`` is one).
+        self.middleware: list[ServerMiddleware[Any]] = []
         self._request_handlers: dict[str, HandlerEntry] = {}
         self._notification_handlers: dict[str, HandlerEntry] = {}
         # _lifespan_lock guards _lifespan_cm and _lifespan_value: the lifespan is entered once.

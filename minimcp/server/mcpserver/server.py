@@ -24,7 +24,7 @@ from pydantic import BaseModel, create_model
 
 from minimcp.jsonrpc import MCPError
 from minimcp.server.caching import CacheableMethod, CacheHint
-from minimcp.server.context import ServerRequestContext
+from minimcp.server.context import ServerMiddleware, ServerRequestContext
 from minimcp.server.extension import Extension, compose_tool_call_handler, intercepts_tool_calls
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.era import MODERN
@@ -204,6 +204,7 @@ class MCPServer(Generic[LifespanT]):
         resource_security: ResourceSecurity = DEFAULT_RESOURCE_SECURITY,
         cache_hints: Mapping[CacheableMethod, CacheHint] | None = None,
         extensions: Sequence[Extension] | None = None,
+        middleware: Sequence[ServerMiddleware[Any]] | None = None,
     ) -> None:
         require_sync_lifespan(lifespan)
         if request_state_security is not None and request_state_security.explicit and not name \
@@ -247,6 +248,7 @@ class MCPServer(Generic[LifespanT]):
             on_subscriptions_listen=None if subscriptions is False else self._listen,
         )
         low = self._lowlevel_server
+        low.middleware.extend(middleware or ())
         #: Where ``ctx.notify_*`` publishes; pass a bus over your pub/sub to reach every process.
         #: ``subscriptions=False`` leaves ``subscriptions/listen`` unserved, the bus still reaches
         #: legacy clients.
@@ -294,6 +296,8 @@ class MCPServer(Generic[LifespanT]):
     dispatcher = _read_through("dispatcher")
     pool = _read_through("pool")
     custom_routes = _read_through("custom_routes")
+    #: ``(ctx, call_next)`` layers around every message, outermost first: the low-level server's list.
+    middleware = _read_through("middleware")
 
     def lifespan_context(self) -> Any:
         """What the lifespan yielded, entering it on first use in this process."""
