@@ -43,6 +43,7 @@ import requests
 from minimcp.client import Client
 from minimcp.client.stdio import StdioServerParameters
 from minimcp.server.httpd import WSGIServer
+from minimcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -355,6 +356,12 @@ def modern_post(url: str, method: str, params: dict[str, Any] | None = None, *,
 
 
 def modern_rpc(url: str, method: str, params: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+    """Send one 2026-07-28 request and return its final answer, asserting the HTTP status it came
+    with: 200 for a result or a stream, an error's status by the one table (400 for -32602...)."""
     response, message = modern_post(url, method, params, **options)
-    assert response.status_code == 200, (response.status_code, response.text)
-    return final_message(response, message["id"])
+    answer = final_message(response, message["id"])
+    error = answer.get("error")
+    streamed = response.headers.get("content-type", "").startswith("text/event-stream")
+    expected = 200 if error is None or streamed else ERROR_CODE_HTTP_STATUS.get(error["code"], 200)
+    assert response.status_code == expected, (response.status_code, response.text)
+    return answer

@@ -72,7 +72,7 @@ def modern_exchange(mcp: MCPServer, message: Any, headers: Mapping[str, str] | N
         answer = dispatcher.handle_request(message, session, outbox,
                                            TransportContext(kind="streamable-http", can_send_request=False))
     except MCPError as refused:  # the core refused the envelope; the HTTP edge's table gives the status
-        return http_status(refused.code, True), jsonrpc.error_from(jsonrpc.safe_id(message), refused)
+        return http_status(refused.code), jsonrpc.error_from(jsonrpc.safe_id(message), refused)
     return 200, answer if answer is not None else drain(outbox)
 
 

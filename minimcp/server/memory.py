@@ -6,14 +6,12 @@ test written against ``Client(mcp)`` exercises what a remote client would.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.lowlevel.calls import Outbox, QueueOutbox
 from minimcp.server.lowlevel.peer import Peer
-from minimcp.types import REQUEST_TIMEOUT
 
 if TYPE_CHECKING:
     from minimcp.server.lowlevel.server import Server
@@ -55,28 +53,8 @@ class InMemoryEndpoint:
             return jsonrpc.error_from(message["id"], refused)
         if answer is None:
             assert isinstance(outbox, QueueOutbox)
-            answer = self._drain(outbox, on_message, message["method"], timeout)
+            answer = outbox.drain(on_message, message["method"], timeout)
         return answer
-
-    @staticmethod
-    def _drain(outbox: QueueOutbox, on_message: OnMessage, method: str, timeout: float | None) -> Message:
-        """The request's messages until its response; ``timeout`` bounds the whole wait, as over HTTP,
-        so a server that keeps sending progress cannot hold the caller past it."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            remaining = 1.0 if deadline is None else deadline - time.monotonic()
-            item = outbox.get(min(remaining, 1.0)) if remaining > 0 else None
-            if outbox.cancelled.is_set():
-                raise jsonrpc.connection_closed()
-            if item is None:
-                if deadline is not None and time.monotonic() >= deadline:
-                    outbox.abort()
-                    raise MCPError(REQUEST_TIMEOUT, f"Request '{method}' timed out")
-                continue
-            message, final = item
-            if final:
-                return message
-            on_message(message)
 
     def abandon(self, request_id: Any) -> None:
         """The client stopped waiting for ``request_id``: end that request as if its client left."""

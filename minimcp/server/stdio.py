@@ -23,6 +23,7 @@ from minimcp.server.lowlevel.peer import Peer
 
 if TYPE_CHECKING:
     from minimcp.server.lowlevel.server import Server
+    from minimcp.server.lowlevel.sessions import Connection
 
 logger = logging.getLogger("minimcp.server.stdio")
 
@@ -99,12 +100,13 @@ def stdio_server(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None
 
 
 def serve_stdio(server: Server[Any], stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None,
-                raise_exceptions: bool = False) -> None:
+                raise_exceptions: bool = False, session: Connection | None = None) -> None:
     """Serve one client on stdin/stdout until EOF; ``raise_exceptions`` shows it the real text of
-    internal failures (for debugging), as the official SDK's flag does."""
+    internal failures (for debugging), as the official SDK's flag does; ``session``: the stream's
+    legacy connection, when the caller built it (``serve_connection``)."""
     reader = stdin or sys.stdin.buffer
     writer = _Writer(stdout or _protect_stdout())
-    connection = _Connection(server, writer, raise_exceptions)
+    connection = _Connection(server, writer, raise_exceptions, session)
     try:
         for line in iter(reader.readline, b""):
             if line.strip():
@@ -117,9 +119,10 @@ def serve_stdio(server: Server[Any], stdin: IO[bytes] | None = None, stdout: IO[
 class _Connection:
     """One stdio peer: lines in, framed messages out; what they mean is the ``Peer``'s business."""
 
-    def __init__(self, server: Server[Any], writer: _Writer, raise_exceptions: bool) -> None:
+    def __init__(self, server: Server[Any], writer: _Writer, raise_exceptions: bool,
+                 session: Connection | None = None) -> None:
         self._writer = writer
-        self._peer = Peer(server, "stdio", raise_exceptions)
+        self._peer = Peer(server, "stdio", raise_exceptions, session)
         self._peer.listen(_StdioOutbox(writer, can_request=True))
 
     def receive(self, line: bytes) -> None:

@@ -47,14 +47,8 @@ from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.lowlevel.sessions import Connection, SessionManager
 from minimcp.shared.transport_context import TransportContext
 from minimcp.server.transport_security import TransportSecuritySettings, host_allowed, origin_allowed
-from minimcp.types import (
-    HANDSHAKE_PROTOCOL_VERSIONS,
-    HEADER_MISMATCH,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    MISSING_REQUIRED_CLIENT_CAPABILITY,
-    UNSUPPORTED_PROTOCOL_VERSION,
-)
+from minimcp.shared.inbound import ERROR_CODE_HTTP_STATUS
+from minimcp.types import HANDSHAKE_PROTOCOL_VERSIONS, INVALID_REQUEST
 
 if TYPE_CHECKING:
     from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
@@ -68,22 +62,17 @@ logger = logging.getLogger("minimcp.server.wsgi")
 SESSION_HEADER = "Mcp-Session-Id"
 _SESSION_KEY = "HTTP_MCP_SESSION_ID"
 _VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
-#: The HTTP status of a 2026-07-28 error, by JSON-RPC code: the one place a protocol error gets an
-#: HTTP status. Codes not listed travel with 400 when the request was refused before any handler ran
-#: (a bad envelope) and 200 when a handler answered with the error.
-HTTP_STATUS = {METHOD_NOT_FOUND: 404, HEADER_MISMATCH: 400, MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
-               UNSUPPORTED_PROTOCOL_VERSION: 400}
 
 
-def http_status(code: int, refused: bool) -> int:
-    """The status a 2026-07-28 error travels with; ``refused``: no handler ran."""
-    return HTTP_STATUS.get(code, 400 if refused else 200)
+def http_status(code: int) -> int:
+    """The status a 2026-07-28 error travels with, refused by the ladder or failed by a handler."""
+    return ERROR_CODE_HTTP_STATUS.get(code, 200)
 
 
 def _error_status(answer: Message) -> int:
-    """A 2026-07-28 answer's status: an error's by ``HTTP_STATUS``."""
+    """A 2026-07-28 answer's status: an error's by ``ERROR_CODE_HTTP_STATUS``."""
     error = answer.get("error")
-    return 200 if error is None else http_status(error.get("code"), False)
+    return 200 if error is None else http_status(error.get("code"))
 
 
 def _ok(answer: Message) -> int:
@@ -448,7 +437,7 @@ class MCPWSGIApp:
         except EnvelopeError as refused:
             return _json(jsonrpc.error_from(jsonrpc.safe_id(message), refused), refused.status)
         except MCPError as refused:  # the core refused the envelope of a 2026-07-28 request
-            return _json(jsonrpc.error_from(jsonrpc.safe_id(message), refused), http_status(refused.code, True))
+            return _json(jsonrpc.error_from(jsonrpc.safe_id(message), refused), http_status(refused.code))
 
     def _body(self, environ: dict[str, Any], length: int | None) -> bytes | None:
         """The request body, or ``None`` when it is over the limit."""

@@ -1,15 +1,19 @@
-"""The 2026-07-28 HTTP header vocabulary under the official SDK's names (``mcp.shared.inbound``).
+"""The 2026-07-28 request ladder and header vocabulary under the official SDK's names (``mcp.shared.inbound``).
 
-The rules themselves live in ``minimcp.shared.header_values`` (the value codec and the
-``x-mcp-header`` annotation rules, shared by client and server); this module names them as the
-official SDK does, for code that builds or checks these headers itself. The request ladder
-(``classify_inbound_request``) and the error-code-to-HTTP-status table are not offered here: in
-minimcp they are the dispatcher's ``modern_session`` and the HTTP edge's ``http_status``.
+Pure: no I/O. ``classify_inbound_request`` runs the envelope rungs a self-contained request must
+pass (``_meta`` carries the version and the capabilities; over HTTP the routing headers repeat the
+body; the version is served) and the dispatcher's ``modern_session`` runs it for every transport.
+``ERROR_CODE_HTTP_STATUS`` is the one table the HTTP edge answers an error code with, whether the
+ladder refused the request or a handler failed it. The header value codec and the ``x-mcp-header``
+rules live in ``minimcp.shared.header_values`` (shared by client and server); this module names
+them as the official SDK does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -20,6 +24,19 @@ from minimcp.shared.header_values import (
     encode_header_value as _encode,
     header_parameters,
     header_text,
+)
+from minimcp.types import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    MODERN_PROTOCOL_VERSIONS,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
 )
 
 MCP_PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
@@ -82,16 +99,198 @@ def mcp_param_headers(header_map: Mapping[tuple[str, ...], str], arguments: Mapp
     return headers
 
 
+#: The HTTP status a 2026-07-28 error answer travels with, by JSON-RPC code, whether the ladder
+#: refused the request or a handler failed it; any other code travels with 200 (the error is in
+#: the body).
+ERROR_CODE_HTTP_STATUS: Final[Mapping[int, int]] = MappingProxyType({
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+})
+
+
+@dataclass(frozen=True)
+class InboundModernRoute:
+    """A request whose envelope passed every rung: its version, and the raw ``clientInfo`` (``None``
+    when absent) and ``clientCapabilities`` it declared. Whether its method exists is the
+    dispatcher's question, not the ladder's."""
+
+    protocol_version: str
+    client_info: Any
+    client_capabilities: Any
+
+
+@dataclass(frozen=True)
+class InboundLadderRejection:
+    """The first rung a request failed, as the fields of its JSON-RPC error."""
+
+    code: int
+    message: str
+    data: Any = None
+
+
+_ROUTING_HEADERS: Final = frozenset({MCP_PROTOCOL_VERSION_HEADER, MCP_METHOD_HEADER, MCP_NAME_HEADER})
+
+
+def find_duplicated_routing_header(headers: Iterable[tuple[str, str]]) -> str | None:
+    """The routing header (lowercase) that raw header lines carry twice, or ``None``: readers of the
+    first and of the last copy would route one request two ways."""
+    seen: set[str] = set()
+    for name, _ in headers:
+        key = name.lower()
+        if key in _ROUTING_HEADERS:
+            if key in seen:
+                return key
+            seen.add(key)
+    return None
+
+
+def unsupported_protocol_version_rejection(
+        requested: str, supported_modern_versions: Sequence[str] = MODERN_PROTOCOL_VERSIONS,
+) -> InboundLadderRejection | None:
+    """The refusal of a version this server does not serve, naming the ones it does; ``None`` if served."""
+    if requested in supported_modern_versions:
+        return None
+    return InboundLadderRejection(UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {requested}",
+                                  {"supported": list(supported_modern_versions), "requested": requested})
+
+
+def _routing_mismatch(body: Mapping[str, Any], headers: Mapping[str, str], version: Any) -> str | None:
+    """Why the routing headers disagree with the body, or ``None``."""
+    header_version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
+    if header_version is None:
+        return "Missing MCP-Protocol-Version header"
+    if header_version.strip(" \t") != version:
+        return f"MCP-Protocol-Version header {header_version.strip()!r} does not match _meta {version!r}"
+    method = body.get("method")
+    raw_method = headers.get(MCP_METHOD_HEADER)
+    if raw_method is None:
+        return "Missing Mcp-Method header"
+    if raw_method.strip(" \t") != method:
+        return f"Mcp-Method header {raw_method.strip()!r} does not match the method {method!r}"
+    field = TARGET_PARAMS.get(method) if isinstance(method, str) else None  # the tasks extension's too
+    if field is None:
+        return None
+    raw_name = headers.get(MCP_NAME_HEADER)
+    if raw_name is None:
+        return "Missing Mcp-Name header"
+    try:
+        name = _decode(raw_name, "Mcp-Name")
+    except HeaderValueError as bad:
+        return str(bad)
+    if name != body["params"].get(field):
+        return f"Mcp-Name header does not match params.{field}"
+    return None
+
+
+def classify_inbound_request(
+        body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None,
+        supported_modern_versions: Sequence[str] = MODERN_PROTOCOL_VERSIONS,
+) -> InboundModernRoute | InboundLadderRejection:
+    """Run a decoded 2026-07-28 request through the envelope rungs; the first that fails wins.
+
+    1. ``params._meta`` is an object carrying the protocol version and the client capabilities
+       (``INVALID_PARAMS``);
+    2. with ``headers`` (lowercase names; ``None`` off HTTP): ``MCP-Protocol-Version``, ``Mcp-Method``
+       and, for a named target (the tasks extension's ``taskId`` too), ``Mcp-Name`` repeat the body (``HEADER_MISMATCH``), checked before
+       the version so a client that contradicts itself is told so;
+    3. the version is a string this server serves (``INVALID_PARAMS``, else
+       ``UNSUPPORTED_PROTOCOL_VERSION`` with the supported list).
+    """
+    params = body.get("params")
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    if not isinstance(meta, Mapping):
+        return InboundLadderRejection(
+            INVALID_PARAMS, f"Missing required _meta with '{META_PROTOCOL_VERSION}' and '{META_CLIENT_CAPABILITIES}'")
+    missing = [key for key in (META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES) if key not in meta]
+    if missing:
+        return InboundLadderRejection(INVALID_PARAMS, f"_meta is missing {', '.join(repr(key) for key in missing)}")
+    version = meta[META_PROTOCOL_VERSION]
+    if headers is not None:
+        mismatch = _routing_mismatch(body, headers, version)
+        if mismatch is not None:
+            return InboundLadderRejection(HEADER_MISMATCH, mismatch)
+    if not isinstance(version, str):
+        return InboundLadderRejection(INVALID_PARAMS, f"_meta must carry '{META_PROTOCOL_VERSION}' as a string")
+    return unsupported_protocol_version_rejection(version, supported_modern_versions) or InboundModernRoute(
+        version, meta.get(META_CLIENT_INFO), meta[META_CLIENT_CAPABILITIES])
+
+
+_DECIMAL = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
+
+
+def _same(header_value: str, body_value: Any, schema_type: Any) -> bool:
+    """Whether a decoded ``Mcp-Param-*`` value repeats its argument: an integer argument compares as
+    a number with a plain decimal header (``42`` matches ``42.0``), anything else as header text."""
+    integral = isinstance(body_value, int) or (isinstance(body_value, float) and body_value.is_integer())
+    if schema_type == "integer" and integral and not isinstance(body_value, bool) and _DECIMAL.match(header_value):
+        whole, _, fraction = header_value.partition(".")
+        return set(fraction) <= {"0"} and int(whole) == int(body_value)
+    return header_value == header_text(body_value)
+
+
+def validate_mcp_param_headers(input_schema: Any, arguments: Mapping[str, Any],
+                               headers: Mapping[str, str]) -> InboundLadderRejection | None:
+    """Check a ``tools/call``'s ``Mcp-Param-*`` headers against its arguments: each annotated argument
+    and its header are present together and equal (a null argument counts as absent), and no header
+    is sent twice. A schema whose annotations break the rules checks nothing (a conforming client
+    does not call that tool)."""
+    try:
+        annotated = header_parameters(input_schema) if isinstance(input_schema, dict) else {}
+    except ValueError:
+        return None
+    if not annotated:
+        return None
+    folded: dict[str, str] = {}
+    duplicated: set[str] = set()
+    for name, value in headers.items():
+        key = name.lower()
+        if key in folded:
+            duplicated.add(key)
+        folded[key] = value
+    for argument, token in annotated.items():
+        header = f"{MCP_PARAM_HEADER_PREFIX}{token}"
+        raw = folded.get(header.lower())
+        value = arguments.get(argument)
+        if raw is not None and header.lower() in duplicated:
+            return InboundLadderRejection(HEADER_MISMATCH, f"{header} header appears more than once")
+        if value is None:
+            if raw is not None:
+                return InboundLadderRejection(HEADER_MISMATCH, f"{header} header is present but argument "
+                                                               f"{argument!r} is absent")
+            continue
+        if raw is None:
+            return InboundLadderRejection(HEADER_MISMATCH, f"Missing {header} header for argument {argument!r}")
+        try:
+            decoded = _decode(raw, header)
+        except HeaderValueError as bad:
+            return InboundLadderRejection(HEADER_MISMATCH, str(bad))
+        if not _same(decoded, value, input_schema["properties"][argument].get("type")):
+            return InboundLadderRejection(HEADER_MISMATCH, f"{header} header does not match argument {argument!r}")
+    return None
+
+
 __all__ = [
+    "ERROR_CODE_HTTP_STATUS",
+    "InboundLadderRejection",
+    "InboundModernRoute",
     "MCP_METHOD_HEADER",
     "MCP_NAME_HEADER",
     "MCP_PARAM_HEADER_PREFIX",
     "MCP_PROTOCOL_VERSION_HEADER",
     "NAME_BEARING_METHODS",
     "X_MCP_HEADER_KEY",
+    "classify_inbound_request",
     "decode_header_value",
     "encode_header_value",
+    "find_duplicated_routing_header",
     "find_invalid_x_mcp_header",
     "mcp_param_headers",
+    "unsupported_protocol_version_rejection",
+    "validate_mcp_param_headers",
     "x_mcp_header_map",
 ]

@@ -333,6 +333,26 @@ class QueueOutbox(Outbox):
         super().abort()
         self._queue.put(None)
 
+    def drain(self, on_message: Callable[[Message], None], method: str, timeout: float | None) -> Message:
+        """The request's messages until its response, each interim one to ``on_message`` on this
+        thread; ``timeout`` bounds the whole wait, as over HTTP, so a server that keeps sending
+        progress cannot hold the caller past it."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            remaining = 1.0 if deadline is None else deadline - time.monotonic()
+            item = self.get(min(remaining, 1.0)) if remaining > 0 else None
+            if self.cancelled.is_set():
+                raise jsonrpc.connection_closed()
+            if item is None:
+                if deadline is not None and time.monotonic() >= deadline:
+                    self.abort()
+                    raise MCPError(REQUEST_TIMEOUT, f"Request '{method}' timed out")
+                continue
+            message, final = item
+            if final:
+                return message
+            on_message(message)
+
 
 @dataclass(frozen=True)
 class LogEntry:

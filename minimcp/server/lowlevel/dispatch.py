@@ -31,26 +31,24 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.caching import hinted
 from minimcp.server.context import ServerRequestContext
-from minimcp.server.headers import check_headers
+from minimcp.server.headers import check_param_headers
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.era import LEGACY, MODERN, Era
 from minimcp.server.lowlevel.sessions import LOG_LEVELS, Connection, ServerSession
 from minimcp.server.lowlevel.subscriptions import Listens
+from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from minimcp.shared.tasks import TASK_METHODS
 from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
-    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     LATEST_HANDSHAKE_VERSION,
     META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     METHOD_NOT_FOUND,
     MODERN_PROTOCOL_VERSIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
     ClientCapabilities,
     DiscoverResult,
     ErrorData,
@@ -99,38 +97,26 @@ class Dispatcher:
         return LEGACY
 
     def modern_session(self, message: Message, headers: Mapping[str, str] | None = None) -> Connection:
-        """Validate a 2026-07-28 request's ``_meta`` (and, over HTTP, its headers) and describe it."""
-        header_version = _header(headers, "mcp-protocol-version") if headers is not None else None
-        if headers is not None and header_version is None:
-            raise MCPError(HEADER_MISMATCH, "Missing MCP-Protocol-Version header")
-        params = message.get("params")
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        if not isinstance(meta, dict):
-            raise MCPError(INVALID_PARAMS, f"Missing required _meta with '{META_PROTOCOL_VERSION}'")
-        version = meta.get(META_PROTOCOL_VERSION)
-        if not isinstance(version, str):
-            raise MCPError(INVALID_PARAMS, f"_meta must carry '{META_PROTOCOL_VERSION}' as a string")
-        capabilities = meta.get(META_CLIENT_CAPABILITIES)
-        if not isinstance(capabilities, dict):
+        """Run a 2026-07-28 request through the envelope ladder (over HTTP, with its headers) and
+        describe it; the method's existence is checked when it runs, inside the middleware chain."""
+        route = classify_inbound_request(message, headers=headers)
+        if isinstance(route, InboundLadderRejection):
+            raise MCPError(route.code, route.message, route.data)
+        if not isinstance(route.client_capabilities, dict):
             raise MCPError(INVALID_PARAMS, f"_meta must carry '{META_CLIENT_CAPABILITIES}' as an object")
-        if headers is not None and header_version != version:
-            raise MCPError(HEADER_MISMATCH,
-                                f"MCP-Protocol-Version header {header_version!r} does not match _meta {version!r}")
-        if version not in MODERN_PROTOCOL_VERSIONS:
-            raise MCPError(UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {version}",
-                                {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": version})
         if headers is not None:
-            check_headers(message, headers, self.server)
+            check_param_headers(message, headers, self.server)
+        meta = message["params"]["_meta"]
         log_level = meta.get(META_LOG_LEVEL)
         if log_level is not None and log_level not in LOG_LEVELS:
             raise MCPError(INVALID_PARAMS, f"Invalid log level in _meta: {log_level!r}")
         try:
-            client_capabilities = ClientCapabilities.model_validate(capabilities)
-            info = meta.get(META_CLIENT_INFO)
+            client_capabilities = ClientCapabilities.model_validate(route.client_capabilities)
+            info = route.client_info
             client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
         except ValidationError:
             raise MCPError(INVALID_PARAMS, "Invalid clientCapabilities or clientInfo in _meta") from None
-        return Connection(self.server, protocol_version=version, client_capabilities=client_capabilities,
+        return Connection(self.server, protocol_version=route.protocol_version, client_capabilities=client_capabilities,
                           client_info=client_info, era=MODERN, log_level=log_level)
 
     def new_legacy_session(self) -> Connection:
@@ -244,7 +230,7 @@ class Dispatcher:
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         return ServerRequestContext(
-            session=ServerSession(session, outbox, request_id, meta), lifespan_context=self.server.lifespan_context(),
+            session=ServerSession(session, outbox, request_id, meta), lifespan_context=session.lifespan_context(),
             protocol_version=session.protocol_version, method=message["method"],
             params=params if isinstance(params, dict) else None, request_id=request_id, meta=meta,
             transport=transport, server=self.server, outbox=outbox, era=session.era,
@@ -316,11 +302,6 @@ def _wire(result: Any) -> dict[str, Any]:
     if isinstance(result, BaseModel):
         return dump(result)
     raise TypeError(f"middleware returned {type(result).__name__}; expected a result model, a dict or None")
-
-
-def _header(headers: Mapping[str, str], name: str) -> str | None:
-    value = headers.get(name)
-    return None if value is None else value.strip(" \t")
 
 
 # --- the handlers the core owns: the handshake, discovery and ping ------------------------------------

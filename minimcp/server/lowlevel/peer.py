@@ -34,12 +34,14 @@ class Peer:
     come from any thread (an in-memory client's other threads).
     """
 
-    def __init__(self, server: Server[Any], kind: str, raise_exceptions: bool = False) -> None:
+    def __init__(self, server: Server[Any], kind: str, raise_exceptions: bool = False,
+                 session: Connection | None = None) -> None:
         self._dispatcher = server.dispatcher
         self._raise_exceptions = raise_exceptions
         self._transports = {can: TransportContext(kind=kind, can_send_request=can) for can in (False, True)}
-        #: The legacy session of this stream; also the table of its calls in flight, in both eras.
-        self.session = self._dispatcher.new_legacy_session()
+        #: The legacy session of this stream (``session``: one built by hand, ``Connection.for_loop``);
+        #: also the table of its calls in flight, in both eras.
+        self.session = session or self._dispatcher.new_legacy_session()
         self.session.expose_errors = raise_exceptions
         self.adopted = False
         self._standalone: Outbox | None = None
@@ -60,6 +62,7 @@ class Peer:
         if self._dispatcher.era_of(message) is MODERN:
             connection = self._dispatcher.modern_session(message)
             connection.expose_errors = self._raise_exceptions
+            connection.lifespan_state = self.session.lifespan_state  # what a driver gave the stream
             return connection
         return self.session
 

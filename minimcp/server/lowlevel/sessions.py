@@ -11,18 +11,20 @@ A handler sees either through a ``ServerSession`` bound to its request (the offi
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, get_args
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
 from minimcp.server.lowlevel.calls import EventLog, Outbox, PendingRequests, send_request
-from minimcp.server.lowlevel.era import Era
+from minimcp.server.lowlevel.era import LEGACY, Era, era_of_version
 from minimcp.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -31,6 +33,7 @@ from minimcp.types import (
     ElicitResult,
     EmptyResult,
     InitializeRequestParams,
+    LATEST_HANDSHAKE_VERSION,
     ListRootsResult,
     Implementation,
     LoggingLevel,
@@ -49,6 +52,30 @@ MAX_STREAMS = 64
 
 #: The protocol log levels, least severe first (the order ``logging/setLevel`` thresholds follow).
 LOG_LEVELS: tuple[str, ...] = get_args(LoggingLevel)
+
+
+#: ``Connection.lifespan_state`` when no driver gave one: the server's own lifespan is used.
+_SERVER_LIFESPAN: Any = object()
+
+#: The result of each server-to-client request, for ``Connection.send_request``.
+_RESULT_FOR: dict[str, type[BaseModel]] = {
+    "sampling/createMessage": CreateMessageResult,
+    "elicitation/create": ElicitResult,
+    "roots/list": ListRootsResult,
+    "ping": EmptyResult,
+}
+
+
+def _valid(model: type[BaseModel], raw: Any) -> Any:
+    """``raw`` as ``model``, or ``None`` when it is missing or of the wrong shape."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+def _with_meta(params: dict[str, Any] | None, meta: dict[str, Any] | None) -> dict[str, Any] | None:
+    return {**(params or {}), "_meta": meta} if meta else params
 
 
 def _covers(declared: Any, required: Any) -> bool:
@@ -70,17 +97,17 @@ class Connection:
 
     def __init__(
         self,
-        server: Server,
+        server: Server | None = None,
         *,
         protocol_version: str,
         client_capabilities: ClientCapabilities | None = None,
         client_info: Implementation | None = None,
-        era: Era,
+        era: Era | None = None,
         log_level: LoggingLevel | None = None,
     ) -> None:
         self._server = server
         self.id: str | None = None
-        self.era = era
+        self.era = era or era_of_version(protocol_version)
         self.protocol_version = protocol_version
         self.client_capabilities = client_capabilities or ClientCapabilities()
         self.client_info = client_info
@@ -101,6 +128,73 @@ class Connection:
         self.expose_errors = False
         #: The authenticated user that opened this legacy session over HTTP; only they may use its id.
         self.principal: str | None = None
+        #: Per-connection scratch state of the application's, kept across its requests.
+        self.state: dict[str, Any] = {}
+        #: Cleanups pushed by handlers or middleware, run (last first) when the connection ends.
+        self.exit_stack = contextlib.ExitStack()
+        #: What handlers see as ``ctx.lifespan_context`` when a driver (``serve_one``,
+        #: ``serve_connection``) was given the lifespan's state; else the server's own.
+        self.lifespan_state: Any = _SERVER_LIFESPAN
+
+    # --- built by hand, as the official ``mcp.server.connection`` builds them -------------------
+    @classmethod
+    def from_envelope(cls, protocol_version: str, client_info: Any, client_capabilities: Any, *,
+                      outbound: Any = None) -> Connection:
+        """A ready connection from a 2026-07-28 request's ``_meta``, for ``serve_one``; a value of the
+        wrong shape reads as not given. Nothing leaves it but the request's own messages, so the
+        official ``outbound`` has no use here."""
+        connection = cls(protocol_version=protocol_version, client_info=_valid(Implementation, client_info),
+                         client_capabilities=_valid(ClientCapabilities, client_capabilities))
+        connection.initialized = True
+        return connection
+
+    @classmethod
+    def for_loop(cls, outbound: Any = None, *, session_id: str | None = None,
+                 protocol_version_hint: str | None = None) -> Connection:
+        """A legacy connection that ``serve_connection`` serves over a stream, ready once the client's
+        ``initialize`` arrives. ``outbound`` (the official loop's dispatcher) is not needed: the
+        stream the connection is served on is its standalone channel."""
+        connection = cls(protocol_version=protocol_version_hint or LATEST_HANDSHAKE_VERSION, era=LEGACY)
+        connection.id = session_id
+        return connection
+
+    def serving(self, server: Server, lifespan_state: Any = None) -> Connection:
+        """This connection as one of ``server``'s, its handlers seeing ``lifespan_state``: what a
+        driver does with a connection built by hand."""
+        if self._server is not None and self._server is not server:
+            raise ValueError("this Connection is already served by another server; build one per server")
+        self._server = server
+        self.lifespan_state = lifespan_state
+        return self
+
+    def lifespan_context(self) -> Any:
+        """What this connection's handlers see as ``ctx.lifespan_context``."""
+        if self.lifespan_state is _SERVER_LIFESPAN:
+            return self._server.lifespan_context()  # type: ignore[union-attr]
+        return self.lifespan_state
+
+    @property
+    def session_id(self) -> str | None:
+        """The legacy session's ``Mcp-Session-Id``; ``None`` on stdio, in memory and on 2026-07-28."""
+        return self.id
+
+    @property
+    def client_params(self) -> InitializeRequestParams | None:
+        """What the client declared, as ``initialize`` params; ``None`` until it named itself."""
+        if self.client_info is None:
+            return None
+        return InitializeRequestParams(protocol_version=self.protocol_version,
+                                       capabilities=self.client_capabilities, client_info=self.client_info)
+
+    @property
+    def has_standalone_channel(self) -> bool:
+        """Whether messages not tied to a request can reach this client now."""
+        return self.era.channel(self, None) is not None
+
+    @property
+    def initialize_accepted(self) -> bool:
+        """Whether requests beyond ``initialize`` and ``ping`` are accepted."""
+        return self.initialized or not self.era.legacy
 
     # --- what a handler asks -------------------------------------------------------------
     @property
@@ -109,6 +203,8 @@ class Connection:
 
     def check_client_capability(self, capability: ClientCapabilities) -> bool:
         return _covers(dump(self.client_capabilities), dump(capability))
+
+    check_capability = check_client_capability
 
     def declares(self, required: dict[str, Any]) -> bool:
         """``check_client_capability`` for a wire-shaped capability object."""
@@ -183,14 +279,20 @@ class Connection:
             return self._streams.get(stream_id)
 
     def close(self) -> None:
-        """End the session: every worker waiting on this client wakes with "Connection closed"."""
+        """End the session: every worker waiting on this client wakes with "Connection closed", then
+        the cleanups on ``exit_stack`` run (one that fails is logged)."""
         self.closed = True
         self.pending.close(jsonrpc.connection_closed())
-        self._server.dispatcher.listens.detach(self)
+        if self._server is not None:
+            self._server.dispatcher.listens.detach(self)
         with self._lock:
             outboxes = [*self._inflight.values(), *([self.standalone] if self.standalone else [])]
         for outbox in outboxes:
             outbox.abort()
+        try:
+            self.exit_stack.close()
+        except Exception:
+            logger.exception("a cleanup on the connection's exit_stack failed")
 
     # --- sending -------------------------------------------------------------------------------
     def channel(self, related_request_id: RequestId | None) -> Outbox | None:
@@ -199,24 +301,66 @@ class Connection:
                 return self._inflight.get(related_request_id)
             return self.standalone
 
-    def notify(self, method: str, params: dict[str, Any] | None, related_request_id: RequestId | None) -> None:
-        """Send on the request's stream, or the standalone channel; dropped where neither exists."""
+    def notify(self, method: str, params: Mapping[str, Any] | None = None, opts: Any = None, *,
+               related_request_id: RequestId | None = None) -> None:
+        """Send on the request's stream, or the standalone channel; dropped where neither exists
+        (a notification is advisory: this never raises)."""
         channel = self.era.channel(self, related_request_id)
         if channel is None:
             logger.debug("dropped %s: no channel to this client", method)
             return
-        channel.send(jsonrpc.notification(method, params))
+        channel.send(jsonrpc.notification(method, params if params is None or isinstance(params, dict) else dict(params)))
 
     def ask(self, method: str, params: dict[str, Any], related_request_id: RequestId | None) -> dict[str, Any]:
         """Ask the client and wait (bounded by the server's ``back_channel_timeout``); the raw result."""
         channel = self.era.channel(self, related_request_id)
-        if channel is None:
+        if channel is None or self._server is None:
             raise jsonrpc.NoBackChannelError(method)
         # The client's clock starts now: the time the server computed before asking (and, under
         # load, waited for a worker) is not time the client had to answer. Set before the question
         # is pending, while the call still counts as working, so no sweep sees the old value.
         self.last_seen = time.monotonic()
         return send_request(self.pending, channel, method, params, self._server.back_channel_timeout)
+
+    # --- the official ``Connection``'s standalone-stream API --------------------------------------
+    def send_raw_request(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> dict[str, Any]:
+        """Ask on the standalone channel; ``NoBackChannelError`` where there is none (2026-07-28)."""
+        return self.ask(method, dict(params or {}), None)
+
+    def send_request(self, req: BaseModel, *, result_type: type[BaseModel] | None = None,
+                     opts: Any = None) -> BaseModel:
+        """Ask with a request model and validate the answer (``result_type`` for a custom request)."""
+        wire = dump(req)
+        raw = self.send_raw_request(wire["method"], wire.get("params"))
+        model = result_type or _RESULT_FOR.get(wire["method"])
+        if model is None:
+            raise KeyError(f"pass result_type= for the custom request {wire['method']!r}")
+        return model.model_validate(raw)
+
+    def ping(self, *, meta: dict[str, Any] | None = None, opts: Any = None) -> None:
+        self.send_raw_request("ping", {"_meta": meta} if meta else None)
+
+    def log(self, level: LoggingLevel, data: Any, logger: str | None = None, *,
+            meta: dict[str, Any] | None = None) -> None:
+        """Protocol logging on the standalone channel; nothing on 2026-07-28, where a log message
+        rides only the request that opted in."""
+        if self.era.legacy and self.log_enabled(level):
+            params: dict[str, Any] = {"level": level, "data": data}
+            if logger is not None:
+                params["logger"] = logger
+            self.notify("notifications/message", _with_meta(params, meta))
+
+    def send_tool_list_changed(self, *, meta: dict[str, Any] | None = None) -> None:
+        self.notify("notifications/tools/list_changed", _with_meta(None, meta))
+
+    def send_prompt_list_changed(self, *, meta: dict[str, Any] | None = None) -> None:
+        self.notify("notifications/prompts/list_changed", _with_meta(None, meta))
+
+    def send_resource_list_changed(self, *, meta: dict[str, Any] | None = None) -> None:
+        self.notify("notifications/resources/list_changed", _with_meta(None, meta))
+
+    def send_resource_updated(self, uri: str, *, meta: dict[str, Any] | None = None) -> None:
+        self.notify("notifications/resources/updated", _with_meta({"uri": str(uri)}, meta))
 
 
 class ServerSession:
@@ -253,11 +397,7 @@ class ServerSession:
 
     @property
     def client_params(self) -> InitializeRequestParams | None:
-        connection = self.connection
-        if connection.client_info is None:
-            return None
-        return InitializeRequestParams(protocol_version=connection.protocol_version,
-                                       capabilities=connection.client_capabilities, client_info=connection.client_info)
+        return self.connection.client_params
 
     @property
     def can_send_request(self) -> bool:
@@ -280,7 +420,7 @@ class ServerSession:
         if self._own(related_request_id) and self._outbox is not None:
             self._outbox.send(jsonrpc.notification(method, params))
         else:
-            self.connection.notify(method, params, related_request_id)
+            self.connection.notify(method, params, related_request_id=related_request_id)
 
     def send_notification(self, notification: BaseModel | str, related_request_id: RequestId | None = None,
                           params: dict[str, Any] | None = None) -> None:

@@ -176,7 +176,7 @@ class Listens:
             listen.send(method, params)
         for connection in connections:
             if method not in SUBJECTS or (method == RESOURCE_UPDATED and uri in connection.subscriptions):
-                connection.notify(method, params, None)
+                connection.notify(method, params)
 
     def close(self) -> None:
         """End every listen gracefully: a final ``complete`` result naming its subscription.
