@@ -193,8 +193,9 @@ class Connection:
 
     @property
     def initialize_accepted(self) -> bool:
-        """Whether requests beyond ``initialize`` and ``ping`` are accepted."""
-        return self.initialized or not self.era.legacy
+        """Whether the client has named itself (``initialize``, or a 2026-07-28 envelope with
+        ``clientInfo``) or finished the handshake."""
+        return self.initialized or self.client_info is not None
 
     # --- what a handler asks -------------------------------------------------------------
     @property
@@ -342,9 +343,9 @@ class Connection:
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None = None, *,
             meta: dict[str, Any] | None = None) -> None:
-        """Protocol logging on the standalone channel; nothing on 2026-07-28, where a log message
-        rides only the request that opted in."""
-        if self.era.legacy and self.log_enabled(level):
+        """Protocol logging on the standalone channel (dropped on 2026-07-28, which has none: there a
+        log message rides only the request that opted in)."""
+        if self.log_enabled(level):
             params: dict[str, Any] = {"level": level, "data": data}
             if logger is not None:
                 params["logger"] = logger
