@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import runpy
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,7 +18,7 @@ from conftest import MODES, legacy_handshake, modern_rpc, rpc, run_readme_exampl
 
 import minimcp.types as types
 from minimcp import Client, MCPError
-from minimcp.client import ClientExtension, advertise
+from minimcp.client import ClientExtension, NotificationBinding, advertise
 from minimcp.server import MCPServer
 from minimcp.server.apps import APP_MIME_TYPE, EXTENSION_ID, Apps
 from minimcp.server.extension import Extension, MethodBinding, ToolBinding
@@ -339,3 +340,65 @@ def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """The README's extensions section shows a program that runs as printed."""
     run_readme_example("## Extensions, MCP Apps and methods of your own")
     assert capsys.readouterr().out == "['mcp-1', 'mcp-2']\n"
+
+
+# --- vendor notifications, observed by a client extension ------------------------------------------
+class Progress(types.NotificationParams):
+    n: int
+
+
+@MODES
+def test_a_binding_observes_vendor_notifications_in_order(connect: Any, mode: str, version: str,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    server: Server[Any] = Server("notifying")
+
+    def search(ctx: Any, params: types.RequestParams) -> dict[str, Any]:
+        for n in range(3):
+            ctx.session.send_notification("acme/searchProgress", ctx.request_id, {"n": n})
+        ctx.session.send_notification("acme/unbound", ctx.request_id, {"x": 1})
+        ctx.session.send_notification("acme/searchProgress", ctx.request_id, {"n": "not a number"})
+        return {"items": ["a"]}
+
+    server.add_request_handler("acme/search", types.RequestParams, search)
+    server.add_request_handler("acme/echo", types.RequestParams, lambda ctx, params: {"echoed": True})
+    seen: list[int] = []
+    echoed: list[Any] = []
+    done = threading.Event()
+
+    def on_progress(params: Progress) -> None:
+        seen.append(params.n)
+        if params.n == 0:  # the handler runs on the observer's own thread, so the session is usable here
+            echoed.append(client.session.send_request("acme/echo", {}, types.Result).model_extra)
+        if len(seen) == 3:
+            done.set()
+
+    class Acme(ClientExtension):
+        identifier = "com.acme/search"
+
+        def notifications(self) -> list[NotificationBinding[Any]]:
+            return [NotificationBinding(method="acme/searchProgress", params_type=Progress, handler=on_progress)]
+
+    delivered: list[Any] = []
+    with connect(server, mode=mode, extensions=[Acme()], message_handler=delivered.append) as client:
+        assert client.session.send_request("acme/search", {}, types.Result).model_extra == {"items": ["a"]}
+        assert done.wait(30), seen
+    assert seen == [0, 1, 2] and echoed == [{"echoed": True}]
+    assert "Failed to validate notification: acme/searchProgress" in caplog.text
+    assert not [m for m in delivered if getattr(m, "method", "").startswith("acme/")]
+
+
+def test_a_notification_method_has_one_observer() -> None:
+    def binding() -> NotificationBinding[Any]:
+        return NotificationBinding(method="acme/x", params_type=Progress, handler=lambda params: None)
+
+    class One(ClientExtension):
+        identifier = "com.acme/one"
+
+        def notifications(self) -> list[NotificationBinding[Any]]:
+            return [binding()]
+
+    class Other(One):
+        identifier = "com.acme/other"
+
+    with pytest.raises(ValueError, match="'com.acme/one' and 'com.acme/other' both bind notification method 'acme/x'"):
+        Client(MCPServer("x"), extensions=[One(), Other()])

@@ -12,7 +12,7 @@ HTTP, ``Client(StdioServerParameters(command=...))`` to a subprocess; anything e
 
 from minimcp.client.cancel import CallCancelled, CancelScope
 from minimcp.client.client import Client, InputRequiredRoundsExceededError
-from minimcp.client.extension import ClientExtension, advertise
+from minimcp.client.extension import ClientExtension, NotificationBinding, advertise
 from minimcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
 from minimcp.client.tasks import TaskCancelledError, TaskHandle
 from minimcp.client.terminal import TerminalElicitation, terminal_elicitation
@@ -27,6 +27,7 @@ __all__ = [
     "ClientSession",
     "IncomingMessage",
     "InputRequiredRoundsExceededError",
+    "NotificationBinding",
     "TaskCancelledError",
     "TaskHandle",
     "TerminalElicitation",

@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeVar, overload
 import requests.auth
 from pydantic import ValidationError
 
-from minimcp.client.extension import ClientExtension, declared_extensions
+from minimcp.client.extension import ClientExtension, fold_extensions
 from minimcp.client.session import (
     ClientSession,
     ElicitationFnT,
@@ -109,6 +109,7 @@ class Client:
         extensions: Sequence[ClientExtension] | None = None,
     ) -> None:
         _check_mode(mode)
+        declared, bindings = fold_extensions(extensions)
         if auth is not None and not isinstance(server, str):
             raise TypeError("auth= signs HTTP requests, so it needs a URL; give it to your transport instead")
         self.server = server
@@ -127,7 +128,8 @@ class Client:
             message_handler=message_handler,
             client_info=client_info,
             log_level=log_level,
-            extensions=declared_extensions(extensions),
+            extensions=declared,
+            notification_bindings=bindings,
         )
         self._session: ClientSession | None = None
 

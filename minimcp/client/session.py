@@ -21,7 +21,7 @@ import functools
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar, Union
 
@@ -31,6 +31,7 @@ from minimcp import jsonrpc
 from minimcp.client.cancel import covered
 from minimcp.client.streamable_http import header_parameters
 from minimcp.client.era import ClientEra, client_era
+from minimcp.client.extension import BindingObserver, NotificationBinding
 from minimcp.client.subscriptions import ListenRoute
 from minimcp.client.tasks import TaskHandle
 from minimcp.client.transports import SessionExpired, Transport, timed_out
@@ -162,6 +163,7 @@ class ClientSession:
         log_level: LoggingLevel | None = None,
         sampling_capabilities: SamplingCapability | None = None,
         extensions: dict[str, dict[str, Any]] | None = None,
+        notification_bindings: Sequence[NotificationBinding[Any]] | None = None,
     ) -> None:
         """``ClientSession(read, write)`` as the official SDK spells it, from ``with stdio_client(...)
         as (read, write)``; both ends are one transport here, so ``ClientSession(transport)`` is the
@@ -182,6 +184,12 @@ class ClientSession:
         self.client_info = client_info or _default_client_info()
         #: The extensions declared beside tasks' (identifier -> settings); ``Client(extensions=...)`` fills it.
         self.extensions = dict(extensions or {})
+        #: Vendor notification method -> the observer running its binding's handler.
+        self._observers: dict[str, BindingObserver] = {}
+        for binding in notification_bindings or ():
+            if binding.method in self._observers:
+                raise ValueError(f"duplicate notification binding for method {binding.method!r}")
+            self._observers[binding.method] = BindingObserver(binding)
         self.log_level = log_level
         self.protocol_version: str | None = None
         self.initialize_result: InitializeResult | None = None
@@ -249,6 +257,8 @@ class ClientSession:
             routes, self._listens = list(self._listens.values()), {}
         for route in routes:  # their iterations end with SubscriptionLost, not a wait for frames that never come
             route.settle("lost", jsonrpc.connection_closed())
+        for observer in self._observers.values():
+            observer.close()
         self.transport.close()
 
     def __enter__(self) -> ClientSession:
@@ -782,8 +792,12 @@ class ClientSession:
         except ValidationError as invalid:
             self._deliver(invalid)
             return
-        if notification is None:
-            logger.debug("Ignoring unknown notification %r", message.get("method"))
+        if notification is None:  # not the protocol's: a binding of an extension may observe it
+            observer = self._observers.get(message.get("method"))  # type: ignore[arg-type]
+            if observer is None:
+                logger.debug("Ignoring unknown notification %r", message.get("method"))
+            else:
+                observer.receive(message.get("params"))
             return
         params = notification.params
         if notification.method == "notifications/progress":
