@@ -13,6 +13,7 @@ import os
 import queue
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
@@ -39,10 +40,14 @@ class _Writer:
 
     #: How long a sender waits for room in the queue before dropping its line.
     WRITE_TIMEOUT = 30.0
+    #: How often an idle writer looks whether ``close`` asked it to stop. The ``None`` that ``close``
+    #: queues ends it at once; this bound ends it too when that ``None`` found no room (a full queue).
+    STOP_CHECK = 1.0
 
     def __init__(self, stream: IO[bytes], max_queued: int = 4096) -> None:
         self._stream = stream
         self._lines: queue.Queue[bytes | None] = queue.Queue(max_queued)
+        self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="minimcp-stdio-writer", daemon=True)
         self._thread.start()
 
@@ -54,7 +59,12 @@ class _Writer:
 
     def _run(self) -> None:
         while True:
-            line = self._lines.get()
+            try:
+                line = self._lines.get(timeout=self.STOP_CHECK)
+            except queue.Empty:
+                if self._stopping.is_set():
+                    return
+                continue
             if line is None:
                 return
             try:
@@ -64,12 +74,19 @@ class _Writer:
                 logger.debug("stdout closed; dropped a message")
 
     def close(self, timeout: float = 5.0) -> None:
-        """Write what is queued (waiting at most ``timeout`` seconds), then stop the thread."""
-        try:
+        """Write what is queued (waiting at most ``timeout`` seconds), then stop the thread.
+
+        A client that no longer reads can keep the thread blocked in ``write`` past that; it is a
+        daemon and ends once the pipe takes the line or breaks, which is logged here.
+        """
+        deadline = time.monotonic() + timeout
+        self._stopping.set()
+        with contextlib.suppress(queue.Full):
             self._lines.put(None, timeout=timeout)
-        except queue.Full:
-            return
-        self._thread.join(timeout)
+        self._thread.join(max(deadline - time.monotonic(), 0.0))
+        if self._thread.is_alive():
+            logger.warning("the client has not read stdout for %.0fs; %d queued messages may be lost",
+                           timeout, self._lines.qsize())
 
 
 class _StdioOutbox(Outbox):
