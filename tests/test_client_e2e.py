@@ -289,3 +289,28 @@ def test_client_learns_argument_headers_again_when_the_server_asks_for_them(serv
         assert client.call_tool("route", {"region": "us"}).content[0].text == "zoned to us"  # redefined
         assert client.call_tool("route", {"region": "ap"}).content[0].text == "zoned to ap"  # learned
     assert seen == ["eu", "us", "ap"]
+
+
+class _RecordingSession(requests.Session):
+    """A caller's own session (requests has no session-wide timeout) that notes each request's timeout."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.timeouts: list[tuple[str, Any]] = []
+
+    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
+        self.timeouts.append((str(method), kwargs.get("timeout")))
+        return super().request(method, url, *args, **kwargs)
+
+
+@MODES
+def test_a_callers_session_gets_a_read_timeout_on_every_request(mode: str, version: str, in_process: Any,
+                                                               serve_http: Callable[..., str]) -> None:
+    """A server that stops answering must not hold the caller forever because the session was theirs."""
+    http = _RecordingSession()
+    with Client(streamable_http_client(serve_http(in_process), http_client=http), mode=mode) as client:
+        client.list_tools()
+    http.close()
+    assert http.timeouts
+    for method, timeout in http.timeouts:
+        assert isinstance(timeout, tuple) and timeout[1] is not None and timeout[1] > 0, (method, timeout)

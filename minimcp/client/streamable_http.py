@@ -37,7 +37,9 @@ def streamable_http_client(
     The session is DELETEd on close unless told otherwise. ``auth`` (an
     :class:`~minimcp.client.auth.OAuthClientProvider`, or any ``requests`` auth) signs every request
     this transport makes; one SSE event larger than ``max_sse_event_size`` bytes (``None``: no limit)
-    fails the request it belongs to.
+    fails the request it belongs to. A request with no ``timeout`` of its own waits at most
+    ``transports.http.DEFAULT_TIMEOUT`` (connect, read) seconds, on your ``http_client`` too: ``requests`` has no
+    session-wide timeout that could stand in for it.
     """
     return HttpTransport(
         url, http_client=http_client, terminate_on_close=terminate_on_close, auth=auth,

@@ -32,6 +32,10 @@ MAX_RESUME_ATTEMPTS = 5
 DEFAULT_RETRY_MS = 1000
 #: The largest SSE event a client buffers before failing the stream (the official default, 1 MiB).
 DEFAULT_MAX_SSE_EVENT_SIZE = 1024 * 1024
+#: (connect, read) seconds for a request with no timeout of its own. A ``requests.Session`` has no
+#: timeout setting, so a session the caller supplies gets these too: without them a server that
+#: stops answering would hold the calling thread forever.
+DEFAULT_TIMEOUT = (30.0, 300.0)
 
 
 def _is_answer_to(message: Any, request_id: Any) -> bool:
@@ -114,7 +118,7 @@ class HttpTransport(StreamPairContext):
         self.auth = auth
         self._owns_client = http_client is None
         self._http = http_client or http_session()
-        self._timeout: tuple[float, float] | None = (30.0, 300.0) if self._owns_client else None
+        self._timeout = DEFAULT_TIMEOUT
         self._handler: Handler | None = None
         self.session_id: str | None = None
         self._listener: threading.Thread | None = None
@@ -138,11 +142,8 @@ class HttpTransport(StreamPairContext):
             headers.update(extra)
         return headers
 
-    def _read_timeout(self, timeout: float | None) -> tuple[float, float] | float | None:
-        if timeout is None:
-            return self._timeout
-        connect = self._timeout[0] if self._timeout else timeout
-        return (connect, timeout)
+    def _read_timeout(self, timeout: float | None) -> tuple[float, float]:
+        return self._timeout if timeout is None else (self._timeout[0], timeout)
 
     def _post(self, message: Message, headers: Headers | None, timeout: float | None) -> requests.Response:
         merged = self._headers(headers, "application/json, text/event-stream")
@@ -157,7 +158,7 @@ class HttpTransport(StreamPairContext):
         except requests.exceptions.RequestException:
             raise jsonrpc.connection_closed() from None
 
-    def _get(self, headers: Headers | None, timeout: Any) -> requests.Response:
+    def _get(self, headers: Headers | None, timeout: tuple[float, float]) -> requests.Response:
         return self._http.get(
             self.url, headers=self._headers(headers, "text/event-stream"), stream=True, timeout=timeout, auth=self.auth
         )
@@ -306,9 +307,8 @@ class HttpTransport(StreamPairContext):
         headers = dict(self._standalone_headers)
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
-        read_timeout = self._timeout[1] if self._timeout else None
         try:
-            response = self._get(headers, (STANDALONE_OPEN_TIMEOUT, read_timeout))
+            response = self._get(headers, (STANDALONE_OPEN_TIMEOUT, self._timeout[1]))
         except requests.exceptions.RequestException:
             logger.debug("No standalone stream", exc_info=True)
             return None
