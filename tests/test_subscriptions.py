@@ -277,3 +277,31 @@ def test_a_stream_whose_client_stopped_reading_ends_at_its_backlog(serve_http: C
             if len(server.dispatcher.listens) == 0 or time.monotonic() > deadline + 20:
                 break
         assert len(server.dispatcher.listens) == 0
+
+
+@pytest.mark.parametrize("ending", ["cancelled", "client gone", "graceful close"])
+def test_an_ended_listen_leaves_no_call_in_flight(ending: str) -> None:
+    """A listen has no worker whose ``finally`` forgets it: its end must clear the stream's table of
+    calls in flight, or every listen a long-lived stdio client cancels stays there until it exits."""
+    from conftest import modern_params
+    from minimcp.server.lowlevel.calls import QueueOutbox
+    from minimcp.server.lowlevel.peer import Peer
+
+    server = notebook()
+    peer = Peer(server, "test")
+    for n in range(3):
+        listen_id = f"listen-{n}"
+        message = {"jsonrpc": "2.0", "id": listen_id, "method": "subscriptions/listen",
+                   "params": modern_params({"notifications": {"toolsListChanged": True}})}
+        outbox, answer = peer.request(message, QueueOutbox)
+        assert answer is None and peer.session.channel(listen_id) is outbox
+        if ending == "cancelled":
+            peer.notification({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": listen_id}})
+        elif ending == "client gone":
+            peer.abandon(listen_id)
+        else:
+            server.dispatcher.listens.close()
+        assert peer.session.channel(listen_id) is None
+    assert not peer.session.working
+    peer.close()

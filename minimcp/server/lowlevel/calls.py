@@ -245,10 +245,11 @@ class Outbox(ABC):
     def __init__(self, can_request: bool = True) -> None:
         self.can_request = can_request
         self.cancelled = threading.Event()
-        # _lock guards _done and _waiters.
+        # _lock guards _done, _waiters and _on_end.
         self._lock = threading.Lock()
         self._done = False
         self._waiters: set[Waiter] = set()
+        self._on_end: list[Callable[[], None]] | None = None
 
     @property
     def done(self) -> bool:
@@ -265,15 +266,34 @@ class Outbox(ABC):
             if self._done:
                 return
             self._done = True
+            callbacks, self._on_end = self._on_end, None
         self._deliver(response, True)
+        for callback in callbacks or ():
+            callback()
 
     def abort(self) -> None:
         """The client went away: mark the request cancelled and end every wait it has."""
         self.cancelled.set()
         with self._lock:
             waiters = list(self._waiters)
+            callbacks, self._on_end = self._on_end, None
         for waiter in waiters:
             waiter.fail(jsonrpc.connection_closed())
+        for callback in callbacks or ():
+            callback()
+
+    def on_end(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once, when this request ends (answered or aborted); now if it has.
+
+        What no worker's ``finally`` ends (an open ``subscriptions/listen``) leaves its bookkeeping here.
+        """
+        with self._lock:
+            if not self._done and not self.cancelled.is_set():
+                if self._on_end is None:
+                    self._on_end = []
+                self._on_end.append(callback)
+                return
+        callback()
 
     @property
     def backlog(self) -> int:

@@ -165,6 +165,7 @@ class Dispatcher:
         if not method.worker:
             if method.stream:
                 calls.begin(request_id, outbox)
+                outbox.on_end(functools.partial(calls.end, request_id, outbox))
             return self._execute(method, message, session, outbox, transport)
         calls.begin(request_id, outbox)
         scope = self.server.call_scope()  # on the receiving thread, while the host's context is here
@@ -177,13 +178,13 @@ class Dispatcher:
             except BaseException:  # even a handler that calls sys.exit() must answer, or its caller waits forever
                 logger.exception("%s ended the worker", message["method"])
             finally:
-                calls.end(request_id)
+                calls.end(request_id, outbox)
                 outbox.close(response)
 
         try:
             self.server.pool.submit(job)
         except MCPError as busy:
-            calls.end(request_id)
+            calls.end(request_id, outbox)
             return jsonrpc.error_from(request_id, busy)
         return None
 

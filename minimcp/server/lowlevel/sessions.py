@@ -227,10 +227,13 @@ class Connection:
         with self._lock:
             self._inflight[request_id] = outbox
 
-    def end(self, request_id: RequestId) -> None:
+    def end(self, request_id: RequestId, outbox: Outbox) -> None:
+        """Forget the call ``request_id`` while ``outbox`` is still its outbox: a client may reuse an
+        id once its call was cancelled, before the old call's worker has wound down."""
         self.last_seen = time.monotonic()
         with self._lock:
-            self._inflight.pop(request_id, None)
+            if self._inflight.get(request_id) is outbox:
+                del self._inflight[request_id]
 
     @property
     def working(self) -> bool:
