@@ -27,6 +27,7 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
@@ -64,6 +65,10 @@ CONSENT_LIFETIME = 600
 ENDPOINT_PATHS = (AUTHORIZATION_PATH, TOKEN_PATH, REGISTRATION_PATH, REVOCATION_PATH)
 #: The consent page, under the MCP endpoint too; the host serves it behind its login.
 CONSENT_PATH = "/consent"
+#: Where the hosts' default consent page lives (``minimcp/consent.html``): one file that Jinja and
+#: Django's engine both read, given ``pending``, ``sealed``, ``site``, ``username``, ``csrf_field``
+#: and ``csrf_token``.
+TEMPLATES = Path(__file__).parent / "templates"
 
 GrantKey = Literal["code_digest", "access_digest", "refresh_digest"]
 

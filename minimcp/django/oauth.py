@@ -18,15 +18,20 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
 from django.core import signing
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.middleware.csrf import get_token
+from django.template import TemplateDoesNotExist, loader
+from django.template.backends.django import DjangoTemplates
 from django.utils.cache import add_never_cache_headers
 from werkzeug.wrappers import Request
 
 from minimcp.hosting import principal_of
-from minimcp.site_auth import Grant, GrantKey, SiteAuthorizationServer
+from minimcp.site_auth import TEMPLATES, Grant, GrantKey, SiteAuthorizationServer
 from minimcp.shared.auth import OAuthClientInformationFull
 
 _SALT = "minimcp.oauth.consent"
+_CONSENT_TEMPLATE = "minimcp/consent.html"
+#: The engine that reads the default consent page; the project's own engines are asked first.
+_DEFAULT_PAGES = DjangoTemplates({"NAME": "minimcp", "DIRS": [TEMPLATES], "APP_DIRS": False, "OPTIONS": {}})
 
 
 class DatabaseGrantStore:
@@ -131,6 +136,15 @@ def answer(server: SiteAuthorizationServer, request: HttpRequest) -> HttpRespons
     return response
 
 
+def _consent_page() -> Any:
+    """The project's ``minimcp/consent.html`` when it has one, else the default both hosts share
+    (``minimcp/templates``, outside this app's folder, so an engine of our own reads it)."""
+    try:
+        return loader.get_template(_CONSENT_TEMPLATE)
+    except TemplateDoesNotExist:
+        return _DEFAULT_PAGES.get_template(_CONSENT_TEMPLATE)
+
+
 def consent(server: SiteAuthorizationServer, request: HttpRequest) -> HttpResponse:
     """The page where a signed-in user allows or denies an MCP client (CSRF: the project's middleware)."""
     sealed = request.POST.get("request", "") if request.method == "POST" else request.GET.get("request", "")
@@ -146,8 +160,10 @@ def consent(server: SiteAuthorizationServer, request: HttpRequest) -> HttpRespon
         response = HttpResponse(status=302)
         response["Location"] = server.decide(pending, principal_of(request.user) if allowed else None)
     else:
-        response = render(request, "minimcp/consent.html", {"pending": pending, "sealed": sealed,
-                                                            "user": request.user, "site": request.get_host()})
+        response = HttpResponse(_consent_page().render({
+            "pending": pending, "sealed": sealed, "user": request.user, "username": request.user.get_username(),
+            "site": request.get_host(), "csrf_field": "csrfmiddlewaretoken", "csrf_token": get_token(request),
+        }, request))
         response["X-Frame-Options"] = "DENY"
     add_never_cache_headers(response)
     return response

@@ -86,6 +86,7 @@ from minimcp.site_auth import (
     ENDPOINT_PATHS,
     GrantStore,
     MemoryGrantStore,
+    TEMPLATES,
     SiteAuthorizationServer,
     bearer_token,
 )
@@ -152,7 +153,7 @@ class MCP(HostedServer):
         """The site as its own authorization server: metadata, the AS tier's endpoints and the
         consent page, in a blueprint whose template the application may override."""
         app.extensions["minimcp.grants"] = self._oauth_store if self._oauth_store is not None else MemoryGrantStore()
-        pages = Blueprint("minimcp_oauth", __name__, template_folder="templates")
+        pages = Blueprint("minimcp_oauth", __name__, template_folder=TEMPLATES)
         paths = [prefix + path for path in ENDPOINT_PATHS]
         paths += [f"/.well-known/oauth-protected-resource{prefix}", "/.well-known/oauth-protected-resource",
                   f"/.well-known/oauth-authorization-server{prefix}"]
@@ -232,8 +233,8 @@ class MCP(HostedServer):
             answer.headers["Cache-Control"] = "no-store"
             return answer
         token = session.setdefault(_CSRF_KEY, secrets.token_urlsafe(32))
-        page = render_template("minimcp/consent.html", pending=pending, user=user, sealed=sealed, csrf_token=token,
-                               site=current_app.name)
+        page = render_template("minimcp/consent.html", pending=pending, user=user, username=str(user), sealed=sealed,
+                               csrf_field="csrf_token", csrf_token=token, site=current_app.name)
         return page, {"Cache-Control": "no-store", "X-Frame-Options": "DENY"}
 
     def _to_login(self) -> Any:
