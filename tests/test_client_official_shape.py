@@ -97,3 +97,31 @@ def test_max_sse_event_size_fails_an_oversized_event(serve_wsgi: Callable[[Any],
     with streamable_http_client(url) as (read, write):
         with ClientSession(read, write) as session:
             assert session.initialize().server_info.name == "x" * 4096
+
+
+def test_a_server_that_stops_reading_stdin_cannot_hold_the_caller_past_its_timeout() -> None:
+    """Writes go through the transport's writer thread: a full pipe blocks only that thread, the
+    request still times out, and close() still ends the server."""
+    import threading
+
+    from minimcp import MCPError
+    from minimcp.types import REQUEST_TIMEOUT
+
+    transport = stdio_client(StdioServerParameters(command=sys.executable, args=["-c", "import time; time.sleep(60)"]))
+    transport.connect(lambda message: None)
+    outcome: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            transport.send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x" * 1_000_000}})
+            transport.request({"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=0.5)
+        except BaseException as failure:  # noqa: BLE001 - what ended the call is the assertion
+            outcome.append(failure)
+        finally:
+            transport.close()
+
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+    caller.join(30)
+    assert not caller.is_alive(), "a server that does not read its stdin held the caller"
+    assert len(outcome) == 1 and isinstance(outcome[0], MCPError) and outcome[0].code == REQUEST_TIMEOUT

@@ -204,18 +204,17 @@ def test_eof_ends_the_process(peer: StdioPeer) -> None:
 def test_the_writer_thread_ends_when_close_found_its_queue_full() -> None:
     """A client that stops reading fills the pipe and the writer's queue, so ``close`` cannot queue
     its stop marker; once the client reads again the writer drains what was queued and ends."""
-    from minimcp.server.stdio import _Writer
+    from minimcp.shared.line_writer import LineWriter
 
     read_end, write_end = os.pipe()
     with os.fdopen(read_end, "rb") as reader, os.fdopen(write_end, "wb", buffering=0) as stream:
-        writer = _Writer(stream, max_queued=1)
-        big = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x" * 200_000}}
-        writer.write(big)  # taken by the thread, which blocks in write: nobody reads the pipe
-        writer.write(big)  # waits in the queue, which is now full
+        writer = LineWriter(stream, "test-writer", max_queued=1)
+        big = b"x" * 200_000 + b"\n"
+        assert writer.put(big, 1.0)  # taken by the thread, which blocks in write: nobody reads the pipe
+        assert writer.put(big, 5.0)  # waits in the queue, which is now full
         writer.close(timeout=0.1)
-        assert writer._thread.is_alive()
+        assert not writer.join(0)
         received = b""
         while received.count(b"\n") < 2:
             received += reader.read1(1 << 20)
-        writer._thread.join(10)
-        assert not writer._thread.is_alive(), "the writer thread outlived close() once the pipe drained"
+        assert writer.join(10), "the writer thread outlived close() once the pipe drained"

@@ -10,10 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import queue
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
@@ -21,6 +18,7 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.peer import Peer
+from minimcp.shared.line_writer import LineWriter
 
 if TYPE_CHECKING:
     from minimcp.server.lowlevel.server import Server
@@ -30,63 +28,24 @@ logger = logging.getLogger("minimcp.server.stdio")
 
 
 class _Writer:
-    """The one thread that writes the protocol stream; the reader loop and every worker queue whole
-    lines for it.
+    """Frames messages for the one thread that writes the protocol stream (``LineWriter``).
 
-    A client that stops reading fills the pipe and blocks that thread in ``write``; nobody else waits
-    on it: a line that cannot be queued within ``WRITE_TIMEOUT`` seconds is dropped with a warning,
-    so a stalled client can never pin the workers of the pool.
+    A line that cannot be queued within ``WRITE_TIMEOUT`` seconds is dropped with a warning, so a
+    client that stopped reading can never pin the workers of the pool.
     """
 
     #: How long a sender waits for room in the queue before dropping its line.
     WRITE_TIMEOUT = 30.0
-    #: How often an idle writer looks whether ``close`` asked it to stop. The ``None`` that ``close``
-    #: queues ends it at once; this bound ends it too when that ``None`` found no room (a full queue).
-    STOP_CHECK = 1.0
 
     def __init__(self, stream: IO[bytes], max_queued: int = 4096) -> None:
-        self._stream = stream
-        self._lines: queue.Queue[bytes | None] = queue.Queue(max_queued)
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="minimcp-stdio-writer", daemon=True)
-        self._thread.start()
+        self.lines = LineWriter(stream, "minimcp-stdio-writer", max_queued)
 
     def write(self, message: Message) -> None:
-        try:
-            self._lines.put(jsonrpc.encode(message) + b"\n", timeout=self.WRITE_TIMEOUT)
-        except queue.Full:
+        if not self.lines.put(jsonrpc.encode(message) + b"\n", self.WRITE_TIMEOUT):
             logger.warning("stdout has not been read for %.0fs; dropped a message", self.WRITE_TIMEOUT)
 
-    def _run(self) -> None:
-        while True:
-            try:
-                line = self._lines.get(timeout=self.STOP_CHECK)
-            except queue.Empty:
-                if self._stopping.is_set():
-                    return
-                continue
-            if line is None:
-                return
-            try:
-                self._stream.write(line)
-                self._stream.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                logger.debug("stdout closed; dropped a message")
-
     def close(self, timeout: float = 5.0) -> None:
-        """Write what is queued (waiting at most ``timeout`` seconds), then stop the thread.
-
-        A client that no longer reads can keep the thread blocked in ``write`` past that; it is a
-        daemon and ends once the pipe takes the line or breaks, which is logged here.
-        """
-        deadline = time.monotonic() + timeout
-        self._stopping.set()
-        with contextlib.suppress(queue.Full):
-            self._lines.put(None, timeout=timeout)
-        self._thread.join(max(deadline - time.monotonic(), 0.0))
-        if self._thread.is_alive():
-            logger.warning("the client has not read stdout for %.0fs; %d queued messages may be lost",
-                           timeout, self._lines.qsize())
+        self.lines.close(timeout)
 
 
 class _StdioOutbox(Outbox):

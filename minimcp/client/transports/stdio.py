@@ -12,11 +12,15 @@ from typing import IO, Any
 from minimcp import jsonrpc
 from minimcp.client.transports.base import Handler, Headers, StreamPairContext, timed_out
 from minimcp.jsonrpc import MCPError, Message
+from minimcp.shared.line_writer import LineWriter
+from minimcp.types import REQUEST_TIMEOUT
 
 logger = logging.getLogger("minimcp.client")
 
 #: How long ``close`` waits for a stdio server to exit on its own, then after SIGTERM.
 STDIO_EXIT_GRACE = 2.0
+#: How long a message waits for room to be written to a server that stopped reading its stdin.
+WRITE_TIMEOUT = 30.0
 
 
 class _Slot:
@@ -41,8 +45,8 @@ class StdioTransport(StreamPairContext):
         self._lock = threading.Lock()
         self._pending: dict[Any, _Slot] = {}
         self._dead = False
-        # Serializes writes to the server's stdin so that two threads never interleave lines.
-        self._write_lock = threading.Lock()
+        #: Writes the server's stdin on a thread of its own: a server that stops reading blocks only it.
+        self._writer: LineWriter | None = None
         self._reader: threading.Thread | None = None
 
     def connect(self, handler: Handler) -> None:
@@ -55,6 +59,8 @@ class StdioTransport(StreamPairContext):
         self._process = subprocess.Popen(
             self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=self._env, cwd=self._cwd
         )
+        assert self._process.stdin is not None
+        self._writer = LineWriter(self._process.stdin, "minimcp-stdio-client-writer")
         self._reader = threading.Thread(target=self._read_loop, name="minimcp-stdio-reader", daemon=True)
         self._reader.start()
 
@@ -87,15 +93,14 @@ class StdioTransport(StreamPairContext):
             slot.done.set()
 
     def _write(self, message: Message) -> None:
-        process = self._process
-        if process is None or process.stdin is None:
+        """Queue ``message`` for the server's stdin; a write that fails later (the server exited)
+        surfaces as the reader seeing the pipe close, which fails every waiting request."""
+        writer = self._writer
+        if writer is None or writer.broken.is_set():
             raise jsonrpc.connection_closed()
-        try:
-            with self._write_lock:
-                process.stdin.write(jsonrpc.encode(message) + b"\n")
-                process.stdin.flush()
-        except (OSError, ValueError):
-            raise jsonrpc.connection_closed() from None
+        if not writer.put(jsonrpc.encode(message) + b"\n", WRITE_TIMEOUT):
+            raise MCPError(REQUEST_TIMEOUT, f"The server has not read its stdin for {WRITE_TIMEOUT:.0f} s; "
+                                            f"{message.get('method', 'the message')} was not sent")
 
     def request(self, message: Message, *, headers: Headers | None = None, timeout: float | None = None) -> Message:
         slot = _Slot()
@@ -130,13 +135,14 @@ class StdioTransport(StreamPairContext):
 
     def close(self) -> None:
         process, self._process = self._process, None
+        writer, self._writer = self._writer, None
         if process is None:
             return
-        if process.stdin is not None:
-            try:
-                process.stdin.close()
-            except OSError:
-                pass
+        # Closing stdin tells the server to exit; it cannot be closed under a write blocked on a server
+        # that stopped reading, which only ends once the server is stopped below.
+        flushed = writer is None or writer.close(STDIO_EXIT_GRACE)
+        if flushed:
+            self._close_stdin(process)
         try:
             process.wait(STDIO_EXIT_GRACE)
         except subprocess.TimeoutExpired:
@@ -146,10 +152,20 @@ class StdioTransport(StreamPairContext):
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(STDIO_EXIT_GRACE)
+        if not flushed and writer is not None and writer.join(STDIO_EXIT_GRACE):
+            self._close_stdin(process)
         if self._reader is not None:
             self._reader.join(STDIO_EXIT_GRACE)
         if process.stdout is not None:
             process.stdout.close()
+
+    @staticmethod
+    def _close_stdin(process: subprocess.Popen[bytes]) -> None:
+        if process.stdin is not None:
+            try:
+                process.stdin.close()
+            except OSError:
+                pass
 
 
 #: The variables a stdio server inherits from us (as in the official SDK); the rest is ``env=``.
