@@ -36,11 +36,14 @@ _EXPORTS = {
     "MCPDeprecationWarning": "minimcp.shared.exceptions",
     "UriTemplate": "minimcp.shared.uri_template",
     "InvalidUriTemplate": "minimcp.shared.uri_template",
+    "ServerSession": "minimcp.server.session",
+    "stdio_server": "minimcp.server.stdio",
 }
 
 #: The protocol models the official package re-exports at its top level, served from ``minimcp.types``.
 _TYPE_EXPORTS = (
-    "CallToolRequest", "ClientCapabilities", "CompleteRequest", "CreateMessageRequest", "CreateMessageResult",
+    "CallToolRequest", "ClientCapabilities", "CompleteRequest", "IncludeContext", "JSONRPCError", "JSONRPCRequest",
+    "JSONRPCResponse", "StopReason", "CreateMessageRequest", "CreateMessageResult",
     "CreateMessageResultWithTools", "ErrorData", "GetPromptRequest", "GetPromptResult", "Implementation",
     "InitializeRequest", "InitializeResult", "InitializedNotification", "ListPromptsRequest", "ListPromptsResult",
     "ListResourcesRequest", "ListResourcesResult", "ListToolsResult", "LoggingLevel", "LoggingMessageNotification",
@@ -60,6 +63,8 @@ if TYPE_CHECKING:
     from minimcp.client.session import ClientSession
     from minimcp.client.stdio import StdioServerParameters, stdio_client
     from minimcp.jsonrpc import MCPError, UrlElicitationRequiredError
+    from minimcp.server.session import ServerSession
+    from minimcp.server.stdio import stdio_server
     from minimcp.shared.exceptions import MCPDeprecationWarning
     from minimcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 

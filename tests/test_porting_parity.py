@@ -514,3 +514,22 @@ def test_5_a_ported_lifespan_keeps_its_decorator_and_the_request_knows_its_versi
     with connect(mcp, mode=mode) as client:
         expected = "2025-11-25" if mode == "legacy" else "2026-07-28"
         assert client.call_tool("where").content[0].text == f"from the lifespan at {expected}"
+
+
+def test_11_the_official_top_level_names_we_have_are_importable_from_minimcp() -> None:
+    """``from mcp import X`` ported to ``from minimcp import X`` works for each of the official
+    top-level names minimcp implements; the rest are listed, so that a new one is a decision."""
+    import mcp
+
+    import minimcp
+
+    not_ported = {"ClientNotification", "ClientRequest", "ClientResult", "ClientSessionGroup", "Notification",
+                  "SamplingRole", "ServerRequest", "ServerResult"}
+    missing = {name for name in mcp.__all__ if not hasattr(minimcp, name)}
+    assert missing <= not_ported, sorted(missing - not_ported)
+    from minimcp.server.lowlevel.sessions import ServerSession
+    from minimcp.server.session import ServerSession as at_the_official_path
+
+    assert minimcp.ServerSession is ServerSession is at_the_official_path
+    assert minimcp.stdio_server is minimcp.server.stdio.stdio_server
+    assert minimcp.JSONRPCRequest is types.JSONRPCRequest
