@@ -71,13 +71,13 @@ class AuthorizationCodeResult(BaseModel):
 
 
 class InvalidScopeError(Exception):
-    def __init__(self, message: str):
+    def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
 
 class InvalidRedirectUriError(Exception):
-    def __init__(self, message: str):
+    def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
