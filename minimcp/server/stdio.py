@@ -2,7 +2,8 @@
 
 While serving, the protocol owns a private duplicate of file descriptor 1 and descriptor 1 itself
 is pointed at stderr, so a stray ``print`` in a tool (or a C library writing to stdout) can never
-corrupt the stream. Every message is written whole, under one lock, on one line.
+corrupt the stream. Every message is one whole line, written by one thread (``LineWriter``) that
+alone waits on a client that stops reading.
 """
 
 from __future__ import annotations

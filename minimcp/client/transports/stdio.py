@@ -1,5 +1,5 @@
 """A server subprocess speaking newline-delimited JSON on its stdin and stdout; its lifetime and
-the thread that reads its pipe."""
+the threads that read and write its pipes."""
 
 from __future__ import annotations
 
