@@ -94,7 +94,8 @@ def trace_site() -> tuple[Flask, list[tuple[str, Any]]]:
         before = request.headers["X-Post"]
         ctx.elicit("Go on?", schema=Go)
         return {"before": before, "after": request.headers["X-Post"], "g": g.post, "app": current_app.name,
-                "method": request.get_json()["method"], "path": request.path}
+                "method": request.get_json()["method"], "path": request.path,
+                "thread": threading.current_thread().name}
 
     return app, torn
 
@@ -119,7 +120,10 @@ def test_request_is_the_post_that_carried_the_call(serve_wsgi: Callable[[Any], s
         # 2026-07-28: the retry carrying the answer is a new POST, and the tool ran again inside it.
         assert len(calls) == 2 and int(seen["before"]) == int(seen["after"]) == calls[1]
     assert seen["g"] == seen["before"]  # g starts with what the request's before_request put there
-    assert ("minimcp-worker", seen["before"]) in torn  # teardown_appcontext ran after the call, on its worker
+    # teardown_appcontext ran after the call, on the thread that ran it: a worker, or for a 2026-07-28
+    # call that streams nothing, the thread that received the POST.
+    assert seen["thread"] == ("minimcp-worker" if mode == "legacy" else "minimcp-httpd")
+    assert (seen["thread"], seen["before"]) in torn
 
 
 # --- stdio ---------------------------------------------------------------------------------------

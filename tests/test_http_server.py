@@ -6,6 +6,7 @@ refusal with its exact HTTP status and JSON-RPC code, and the bounded worker poo
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import string
@@ -23,6 +24,8 @@ from conftest import (
     final_message,
     initialize_params,
     legacy_handshake,
+    modern_headers,
+    modern_meta,
     modern_rpc,
     post,
     read_messages,
@@ -479,16 +482,15 @@ def test_worker_pool_reuses_threads_never_exceeds_its_size_and_lets_idle_ones_go
     def echo(text: str) -> str:
         return text
 
-    url = serve_http(mcp)
+    session = legacy_handshake(serve_http(mcp))  # a legacy call always runs on a worker (it may ask back)
     others = _worker_threads()
     for i in range(20):  # one caller at a time: one worker serves them all
-        assert modern_rpc(url, "tools/call", {"name": "echo", "arguments": {"text": str(i)}})["result"][
-            "structuredContent"] == {"result": str(i)}
+        assert session.call_tool("echo", {"text": str(i)})["structuredContent"] == {"result": str(i)}
     assert len(_worker_threads(others)) == 1
 
     answers: list[Any] = []
-    callers = [threading.Thread(target=lambda n=n: answers.append(modern_rpc(
-        url, "tools/call", {"name": "hold", "arguments": {"n": n}}))) for n in range(5)]
+    callers = [threading.Thread(target=lambda n=n: answers.append(session.rpc(
+        "tools/call", {"name": "hold", "arguments": {"n": n}}))) for n in range(5)]
     for caller in callers:
         caller.start()
     try:
@@ -502,8 +504,7 @@ def test_worker_pool_reuses_threads_never_exceeds_its_size_and_lets_idle_ones_go
             caller.join(20)
     assert sorted(a["result"]["structuredContent"]["result"] for a in answers) == [0, 1, 2, 3, 4]
     assert wait_for(lambda: not _worker_threads(others)), _worker_threads(others)
-    assert modern_rpc(url, "tools/call", {"name": "echo", "arguments": {"text": "again"}})["result"][
-        "structuredContent"] == {"result": "again"}
+    assert session.call_tool("echo", {"text": "again"})["structuredContent"] == {"result": "again"}
 
 
 def test_closing_the_app_ends_idle_workers(serve_http: Any) -> None:
@@ -514,11 +515,78 @@ def test_closing_the_app_ends_idle_workers(serve_http: Any) -> None:
     def echo(text: str) -> str:
         return text
 
-    url = serve_http(mcp)
-    assert modern_rpc(url, "tools/call", {"name": "echo", "arguments": {"text": "x"}})["result"]["content"]
+    session = legacy_handshake(serve_http(mcp))
+    assert session.call_tool("echo", {"text": "x"})["content"]
     assert len(_worker_threads(others)) == 1
     mcp.close()
     assert wait_for(lambda: not _worker_threads(others)), _worker_threads(others)
+
+
+def test_a_quiet_2026_call_runs_on_the_thread_that_received_it_within_the_pool_bound(serve_http: Any) -> None:
+    """A 2026-07-28 call that asked for no progress and no logs has nothing to stream, so it runs on
+    the HTTP thread that received it instead of being handed to a worker; it still takes one of
+    the pool's ``max_workers`` slots while it runs, shared with the calls that do go to workers."""
+    mcp = MCPServer("here", max_workers=1, worker_wait_timeout=0.2)
+    started = threading.Event()
+    release = threading.Event()
+
+    @mcp.tool()
+    def where() -> str:
+        return threading.current_thread().name
+
+    @mcp.tool()
+    def block() -> str:
+        started.set()
+        assert release.wait(20)
+        return "released"
+
+    url = serve_http(mcp)
+    others = _worker_threads()
+    answer = modern_rpc(url, "tools/call", {"name": "where", "arguments": {}})
+    assert answer["result"]["content"][0]["text"] != "minimcp-worker"
+    assert not _worker_threads(others)
+
+    first: dict[str, Any] = {}
+    blocker = threading.Thread(target=lambda: first.update(modern_rpc(url, "tools/call", {"name": "block",
+                                                                                          "arguments": {}})))
+    blocker.start()
+    try:
+        assert started.wait(10)
+        busy = {"code": -32603, "message": "Server busy: no worker thread became free within 0.2s"}
+        assert modern_rpc(url, "tools/call", {"name": "where", "arguments": {}})["error"] == busy
+        assert legacy_handshake(url).rpc("tools/call", {"name": "where", "arguments": {}})["error"] == busy
+    finally:
+        release.set()
+        blocker.join(20)
+    assert first["result"]["content"] == [{"type": "text", "text": "released"}]
+    assert modern_rpc(url, "tools/call", {"name": "where", "arguments": {}})["result"]["content"]
+
+
+def test_a_2026_call_that_asked_for_progress_streams_it_while_it_runs(serve_http: Any) -> None:
+    """With a progress token the call runs on a worker, so its progress reaches the client before
+    the call ends: the tool waits until the client has seen the first notification."""
+    mcp = MCPServer("progress")
+    seen_first = threading.Event()
+
+    @mcp.tool()
+    def slow(ctx: Context) -> str:
+        ctx.report_progress(1, 2, "half")
+        assert seen_first.wait(20), "the progress notification did not reach the client while the call ran"
+        return "finished"
+
+    params = {"name": "slow", "arguments": {}}
+    message = request_message("tools/call", {**params, "_meta": modern_meta(progressToken="p1")})
+    response = requests.post(serve_http(mcp), json=message, stream=True, timeout=TIMEOUT,
+                             headers={**BASE_HEADERS, **modern_headers("tools/call", params)})
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    lines = response.iter_lines()
+    first = next(json.loads(line[5:]) for line in lines if line.startswith(b"data:") and line[5:].strip())
+    assert first["method"] == "notifications/progress" and first["params"]["progressToken"] == "p1"
+    seen_first.set()
+    rest = [json.loads(line[5:]) for line in lines if line.startswith(b"data:") and line[5:].strip()]
+    assert rest[-1]["id"] == message["id"]
+    assert rest[-1]["result"]["content"] == [{"type": "text", "text": "finished"}]
 
 
 # --- registration errors ---------------------------------------------------------------------------------------

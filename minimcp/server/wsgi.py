@@ -14,7 +14,9 @@ asks the dispatcher which era the message belongs to, and answers in one of two 
 
 Legacy sessions (``Mcp-Session-Id``) hold server-to-client requests; their answers arrive as
 later POSTs and are routed by id. A 2026-07-28 request is self-contained and never carries a
-server-to-client request.
+server-to-client request; one that asked for no progress and no log messages runs on the thread
+that received it (``Dispatcher.quiet``), so it answers JSON however long it runs, and a client
+that vanishes meanwhile is noticed when the answer is written.
 
 Resumability (legacy sessions at 2025-11-25 or later): an SSE answer is drained from an
 ``EventLog`` rather than a queue, opens with a priming event (an id, ``retry:``, empty data) and
@@ -27,6 +29,7 @@ client leaves.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import secrets
@@ -471,7 +474,7 @@ class MCPWSGIApp:
                                 f"{message['method']} answers with an SSE stream; this endpoint answers JSON only")
         outbox = QueueOutbox(can_request=False)
         return self._answer(message, session, outbox, self.dispatcher.handle_request(
-            message, session, outbox, self._transport(environ, outbox.can_request)), _error_status)
+            message, session, outbox, self._transport(environ, outbox.can_request), here=True), _error_status)
 
     def _post_legacy(self, environ: dict[str, Any], message: Message, kind: str) -> _Reply:
         header_version = _version_header(environ)
@@ -525,7 +528,8 @@ class MCPWSGIApp:
     def _transport(self, environ: dict[str, Any], can_request: bool) -> TransportContext:
         return TransportContext(kind="streamable-http", can_send_request=can_request,
                                 headers=_EnvironHeaders(environ), principal=self.principal(environ),
-                                access_token=environ.get(ACCESS_TOKEN_KEY), request=Request(environ))
+                                access_token=environ.get(ACCESS_TOKEN_KEY),
+                                make_request=functools.partial(Request, environ))
 
     def _resumable(self, session: Connection) -> bool:
         """Whether this session's SSE answers get event ids and can be resumed with ``Last-Event-ID``.

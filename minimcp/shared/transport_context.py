@@ -7,7 +7,8 @@ code on WSGI (``ctx.request``), and nothing in the core reads it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,8 +27,14 @@ class TransportContext:
     """The authenticated caller, as the transport's principal hook found it; ``None`` when anonymous."""
     access_token: Any = None
     """The verified bearer token (an ``AccessToken``) on a protected HTTP endpoint; ``None`` elsewhere."""
-    request: Any = None
-    """The werkzeug ``Request`` on WSGI, for user code only; ``None`` elsewhere."""
+    make_request: Callable[[], Any] | None = None
+    """Builds ``request`` on first use: most calls never read it, and building one costs more
+    than the rest of the transport's description."""
+
+    @functools.cached_property
+    def request(self) -> Any:
+        """The werkzeug ``Request`` on WSGI, for user code only; ``None`` elsewhere."""
+        return self.make_request() if self.make_request is not None else None
 
 
 __all__ = ["TransportContext"]

@@ -1,8 +1,9 @@
 """Threads and waits: the worker pool, per-request outboxes, and pending server-to-client requests.
 
 Rules this file owns:
-- every tool call (and every other handler that runs user code that may block) runs on a worker
-  from one bounded pool; a request that cannot get a worker within ``wait_timeout`` is refused;
+- every tool call (and every other handler that runs user code that may block) runs as a job of
+  one bounded pool, on one of its workers or (``run_here``) on the transport's thread when that
+  thread would only wait; a request that cannot get a slot within ``wait_timeout`` is refused;
 - every wait is bounded: a worker blocked on the client gives up after its timeout;
 - an outbox is the one channel a request's outgoing messages travel on; when the client goes away
   the transport aborts the outbox, which wakes every wait of that request with "Connection closed".
@@ -78,12 +79,7 @@ class WorkerPool:
         """
         job = (functools.partial(contextvars.copy_context().run, fn), then)
         with self._lock:
-            if self._pid != os.getpid():  # threads do not survive a fork (gunicorn preloads, then forks)
-                self._pid, self._running, self._idle, self._jobs = os.getpid(), 0, 0, queue.SimpleQueue()
-            if self._running >= self.max_workers and not self._wait_for_slot():
-                raise MCPError(
-                    INTERNAL_ERROR, f"Server busy: no worker thread became free within {self.wait_timeout}s"
-                )
+            self._admit()
             if self._idle:
                 self._idle -= 1  # promised to this job
             else:  # may raise RuntimeError (the system refused a thread): then nothing was counted
@@ -91,6 +87,29 @@ class WorkerPool:
                                  daemon=True).start()
             self._running += 1
             self._jobs.put(job)
+
+    def run_here(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the calling thread as one of this pool's jobs, or raise "Server busy" as
+        ``submit`` does: it counts against ``max_workers`` while it runs, in a copy of the caller's
+        ``contextvars`` context. For a caller that would otherwise only wait for the job to end: it
+        saves the two thread handoffs, which under load cost more than a short job itself."""
+        with self._lock:
+            self._admit()
+            self._running += 1
+        try:
+            contextvars.copy_context().run(fn)
+        finally:
+            with self._lock:
+                self._running -= 1
+                if self._queued_waiters:
+                    self._free.notify()
+
+    def _admit(self) -> None:
+        """Under ``_lock``: make room for one more job (waiting up to ``wait_timeout``) or raise."""
+        if self._pid != os.getpid():  # threads do not survive a fork (gunicorn preloads, then forks)
+            self._pid, self._running, self._idle, self._jobs = os.getpid(), 0, 0, queue.SimpleQueue()
+        if self._running >= self.max_workers and not self._wait_for_slot():
+            raise MCPError(INTERNAL_ERROR, f"Server busy: no worker thread became free within {self.wait_timeout}s")
 
     def _wait_for_slot(self) -> bool:
         """Wait (holding ``_lock`` between waits) until a job finishes; ``False`` after ``wait_timeout``."""

@@ -151,13 +151,17 @@ class Dispatcher:
 
     # --- messages --------------------------------------------------------------------------------
     def handle_request(self, message: Message, session: Connection, outbox: Outbox,
-                       transport: TransportContext, calls: Connection | None = None) -> Message | None:
-        """Answer a request now, or (``None``) run it on a worker that closes ``outbox`` with the answer.
+                       transport: TransportContext, calls: Connection | None = None,
+                       here: bool = False) -> Message | None:
+        """Answer a request now, or (``None``) run it as a pool job that closes ``outbox`` with the answer.
 
         A call that outlives this method (a worker's, an open stream) is tracked in ``calls`` (by
         default its own connection), where ``notifications/cancelled`` finds it by id. A method
         this era does not serve is answered inline: the refusal comes from inside the middleware
         chain, so middleware sees it.
+        ``here``: the caller would only wait for the answer, so a call that can send nothing before
+        it (``quiet``) runs on the caller's thread, still as one of the pool's jobs; the answer is in
+        ``outbox`` when this returns.
         """
         request_id = message["id"]
         method = self._lookup(message["method"], session.era) or _REFUSED
@@ -182,11 +186,26 @@ class Dispatcher:
                 outbox.close(response)
 
         try:
-            self.server.pool.submit(job)
+            if here and self.quiet(message, session, outbox):
+                self.server.pool.run_here(job)
+            else:
+                self.server.pool.submit(job)
         except MCPError as busy:
             calls.end(request_id, outbox)
             return jsonrpc.error_from(request_id, busy)
         return None
+
+    @staticmethod
+    def quiet(message: Message, session: Connection, outbox: Outbox) -> bool:
+        """Whether a request's handler has nothing to send before its answer, so no one need stream
+        while it runs: no back channel to ask on, no log messages (none by default in its era, no
+        level asked for) and no progress token. What it still sends on its own (a custom
+        notification) travels with the answer."""
+        if outbox.can_request or session.log_level is not None or session.era.log_by_default:
+            return False
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        return not (isinstance(meta, dict) and "progressToken" in meta)
 
     @staticmethod
     def opens_session(message: Message, answer: Message | None) -> bool:

@@ -8,6 +8,8 @@ argument the client sends, validated by a pydantic model built from the annotati
 
 from __future__ import annotations
 
+import functools
+
 import inspect
 import types
 import typing
@@ -119,7 +121,11 @@ def arguments_model(model_name: str, arguments: dict[str, tuple[Any, Any]]) -> t
 
 def argument_values(model: BaseModel) -> dict[str, Any]:
     """The validated arguments by parameter name, as instances (not dumped dicts)."""
-    values = {}
-    for field_name, info in type(model).model_fields.items():
-        values[info.alias or field_name] = getattr(model, field_name)
-    return values
+    return {name: getattr(model, field_name) for name, field_name in _parameter_names(type(model))}
+
+
+@functools.lru_cache(maxsize=1024)
+def _parameter_names(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """(parameter name, field name) of an arguments model: read on every call, so kept per model
+    (pydantic's ``model_fields`` costs more than the rest of the lookup)."""
+    return tuple((info.alias or field_name, field_name) for field_name, info in model.model_fields.items())
