@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Server CPU time per request: a load-independent measure of the request path's cost.
 
-    python benchmarks/cpu.py [--baseline REV] [-n 3000] [-c 8] [--repeats 3] [--only echo|elicit]
+    python benchmarks/cpu.py [--baseline REV ...] [-n 3000] [-c 8] [--repeats 3] [--only echo|elicit]
 
 Wall-clock requests/s swing several-fold when other work shares the machine; the CPU time the
 server process spends per request does not (much). Every server runs as a subprocess (as in
@@ -12,7 +12,7 @@ medians and same-repeat ratios against the official SDK and, with ``--baseline``
 from git revision REV; the wall-clock calls/s of the same runs are shown beside them (those swing
 with the machine's load, the CPU figures much less).
 
-Servers: minimcp/httpd (this tree), minimcp/httpd@base (REV), null/httpd (``null_wsgi.py``: the
+Servers: minimcp/httpd (this tree), minimcp/httpd@REV (each --baseline), null/httpd (``null_wsgi.py``: the
 cost of the HTTP server alone, echo rows), official/fast (2026-07-28 rows), official/stateful
 (legacy rows), as ``run.py`` starts them. The official server is the last name of each row group.
 """
@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 from run import (HERE, LEGACY, MODERN, PY, Loader, Server, checkout, find_ref_dir, git_describe, loadavg, log, med,
@@ -46,8 +45,9 @@ def cpu_seconds(pid: int) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--baseline", metavar="REV", help="also measure the server of git revision REV (or of a "
-                                                      "checkout folder REV)")
+    ap.add_argument("--baseline", metavar="REV", action="append", default=[],
+                    help="also measure the server of git revision REV (or of a checkout folder REV); repeatable, "
+                         "the first is the one the 'this / base' columns compare with")
     ap.add_argument("-n", type=int, default=3000, help="calls per measured run (echo; elicit runs n/3 round trips)")
     ap.add_argument("-c", type=int, default=8, help="load.py concurrency")
     ap.add_argument("--repeats", type=int, default=3)
@@ -63,17 +63,20 @@ def main() -> None:
         "official/stateful": ([PY, str(ref / "official_server.py"), "{PORT}", "--profile", "stateful"], None),
         "null/httpd": ([PY, str(HERE / "null_wsgi.py"), "{PORT}"], None),
     }
-    if args.baseline:
-        if Path(args.baseline).is_dir():
-            base = Path(args.baseline).resolve()
-            log(f"baseline: the tree in {base}")
+    bases = []
+    for rev in args.baseline:
+        if Path(rev).is_dir():
+            tree = Path(rev).resolve()
+            log(f"baseline {tree.name}: the tree in {tree}")
         else:
-            base = checkout(args.baseline)
-            log(f"baseline: {args.baseline} ({git_describe(args.baseline)})")
-        specs["minimcp/httpd@base"] = ([PY, str(base / "benchmarks" / "bench_server.py"), "{PORT}"], base)
+            tree = checkout(rev)
+            log(f"baseline {rev}: {git_describe(rev)}")
+        name = f"minimcp/httpd@{tree.name if Path(rev).is_dir() else rev}"
+        specs[name] = ([PY, str(tree / "benchmarks" / "bench_server.py"), "{PORT}"], tree)
+        bases.append(name)
     servers = {name: Server(name, argv, root=root) if root else Server(name, argv)
                for name, (argv, root) in specs.items()}
-    minis = ["minimcp/httpd"] + (["minimcp/httpd@base"] if args.baseline else [])
+    minis = ["minimcp/httpd", *bases]
     configs = [(mode, era, minis + (["null/httpd"] if mode == "echo" else [])
                 + ["official/fast" if era == MODERN else "official/stateful"])
                for mode in (["echo", "elicit"] if not args.only else [args.only]) for era in (MODERN, LEGACY)]
@@ -105,6 +108,7 @@ def main() -> None:
         for s in servers.values():
             s.stop()
     log(f"\n### server CPU per call, c={args.c}, medians of {args.repeats} (lower is better)\n")
+    log(f"base: {bases[0] if bases else '-'}\n")
     log("| mode | era | server | us/call | official / this | this / base | wall calls/s | / official | / base |")
     log("|---|---|---|---|---|---|---|---|---|")
     for mode, era, names in configs:
@@ -112,12 +116,12 @@ def main() -> None:
         for name in names:
             vals = us[(mode, era, name)]
             vs_official = med([o / v for o, v in zip(us[(mode, era, official)], vals)]) if name != official else None
-            vs_base = (med([v / b for v, b in zip(vals, us[(mode, era, "minimcp/httpd@base")])])
-                       if name == "minimcp/httpd" and args.baseline else None)
+            vs_base = (med([v / b for v, b in zip(vals, us[(mode, era, bases[0])])])
+                       if name != bases[0] and name in minis and bases else None)
             walls = rps[(mode, era, name)]
             wall_official = med([w / o for w, o in zip(walls, rps[(mode, era, official)])]) if name != official else None
-            wall_base = (med([w / b for w, b in zip(walls, rps[(mode, era, "minimcp/httpd@base")])])
-                         if name == "minimcp/httpd" and args.baseline else None)
+            wall_base = (med([w / b for w, b in zip(walls, rps[(mode, era, bases[0])])])
+                         if name != bases[0] and name in minis and bases else None)
             log(f"| {mode} | {era} | {name} | {med(vals):.0f} | "
                 f"{'' if vs_official is None else f'{vs_official:.2f}x'} | {'' if vs_base is None else f'{vs_base:.2f}'} | "
                 f"{med(walls):.0f} | {'' if wall_official is None else f'{wall_official:.2f}x'} | "
