@@ -82,6 +82,7 @@ def test_cancel_reaches_the_body_and_result_raises(served: Any) -> None:
     url, seen = served
     with Client(url) as client:
         handle = client.call_tool("endless", task=True)
+        assert seen["running"].wait(WAIT)  # a task cancelled before its body starts never runs it
         handle.cancel()
         assert seen["stopped"].wait(WAIT)
         with pytest.raises(TaskCancelledError, match=handle.task_id or "?"):

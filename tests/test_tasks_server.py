@@ -46,7 +46,8 @@ def ask_go_ahead() -> Elicit[Confirm]:
 def build(**server_options: Any) -> tuple[MCPServer[Any], dict[str, Any]]:
     """A server with the tools these tests call; ``seen`` records what the bodies observed."""
     mcp: MCPServer[Any] = MCPServer("tasks-test", **server_options)
-    seen: dict[str, Any] = {"runs": 0, "release": threading.Event(), "stopped": threading.Event()}
+    seen: dict[str, Any] = {"runs": 0, "release": threading.Event(), "running": threading.Event(),
+                            "stopped": threading.Event()}
 
     @mcp.tool()
     def plain(text: str) -> str:
@@ -64,6 +65,7 @@ def build(**server_options: Any) -> tuple[MCPServer[Any], dict[str, Any]]:
 
     @mcp.tool(task=True)
     def endless(ctx: Context) -> str:
+        seen["running"].set()
         while not ctx.cancelled:
             seen["release"].wait(0.01)
         seen["stopped"].set()
@@ -275,6 +277,7 @@ def test_a_non_string_task_id_is_32602(served: Any) -> None:
 def test_cancel_acks_empty_settles_cancelled_and_reaches_the_body(served: Any) -> None:
     url, _, seen = served
     task_id = created(call(url, "endless"))
+    assert seen["running"].wait(WAIT)  # a task cancelled before its body starts never runs it
     ack = task_rpc(url, "tasks/cancel", task_id)["result"]
     assert ack["resultType"] == "complete"
     assert not {"taskId", "status", "result", "error", "inputRequests"} & ack.keys()
@@ -386,6 +389,7 @@ def test_one_principal_cannot_see_or_touch_anothers_task(serve_wsgi: Callable[[A
     assert not seen["stopped"].is_set()
     own = modern_rpc(url, "tasks/get", {"taskId": task_id}, capabilities=TASKS, headers=alice)["result"]
     assert own["status"] == "working"
+    assert seen["running"].wait(WAIT)  # a task cancelled before its body starts never runs it
     modern_rpc(url, "tasks/cancel", {"taskId": task_id}, capabilities=TASKS, headers=alice)
     assert seen["stopped"].wait(WAIT)
     app.close()
