@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from minimcp.types import (
     CONNECTION_CLOSED,
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
     URL_ELICITATION_REQUIRED,
@@ -132,6 +133,25 @@ def error(id: RequestId | None, code: int, message: str, data: Any = None) -> Me
 
 def error_from(id: RequestId | None, exc: MCPError) -> Message:
     return {"jsonrpc": "2.0", "id": id, "error": exc.to_wire()}
+
+
+class InProcessError(dict):  # type: ignore[type-arg]
+    """An error response that still holds the exception it was made from, for a client in the same
+    process: the official SDK's in-memory client calls 2026-07-28 handlers directly, so its caller
+    catches the server's own ``UrlElicitationRequiredError`` or ``NoBackChannelError``. Encoded, it
+    is the plain error response."""
+
+    def __init__(self, id: RequestId | None, exc: MCPError) -> None:
+        super().__init__(jsonrpc="2.0", id=id, error=exc.to_wire())
+        self.exception = exc
+
+
+def failure_of(answer: Message) -> MCPError:
+    """The exception an error response stands for: the server's own when it never left the process."""
+    if isinstance(answer, InProcessError):
+        return answer.exception
+    error = answer["error"]
+    return MCPError(error.get("code", INTERNAL_ERROR), str(error.get("message", "")), error.get("data"))
 
 
 def encode(message: Message) -> bytes:

@@ -18,7 +18,7 @@ import pytest
 from minimcp import Client, MCPError
 from minimcp.client import ClientRequestContext
 from minimcp.server import Server, ServerRequestContext
-from minimcp.types import ElicitResult, TextContent
+from minimcp.types import CallToolResult, ElicitResult, TextContent
 
 SERVER = textwrap.dedent(
     '''
@@ -267,3 +267,47 @@ def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """The README's low-level section shows a program that runs as printed."""
     run_readme_example("## The low-level tier: `Server`")
     assert capsys.readouterr().out == "3\n"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_each_in_memory_connection_has_its_own_lifespan(mode: str) -> None:
+    """As the official in-memory client: a ported program prints its lifespan's closing line when its
+    ``with Client(server)`` ends, and the next connection starts a fresh one."""
+    events: list[str] = []
+
+    @contextlib.contextmanager
+    def lifespan(server: Server[Any]) -> Any:
+        events.append("connected")
+        yield {"connection": len(events)}
+        events.append("disconnected")
+
+    def call_tool(ctx: ServerRequestContext[Any], params: Any) -> Any:
+        return CallToolResult(content=[TextContent(type="text", text=str(ctx.lifespan_context["connection"]))])
+
+    server: Server[Any] = Server("per-connection", lifespan=lifespan, on_call_tool=call_tool)
+    with Client(server, mode=mode) as client:
+        assert client.call_tool("which", {}).content[0].text == "1"
+        assert events == ["connected"]
+    assert events == ["connected", "disconnected"]
+    with Client(server, mode=mode) as client:
+        assert client.call_tool("which", {}).content[0].text == "3"
+    assert events == ["connected", "disconnected", "connected", "disconnected"]
+
+
+def test_an_http_server_enters_its_lifespan_once_for_all_its_clients(serve_http: Any) -> None:
+    events: list[str] = []
+
+    @contextlib.contextmanager
+    def lifespan(server: Server[Any]) -> Any:
+        events.append("connected")
+        yield {}
+        events.append("disconnected")
+
+    def call_tool(ctx: ServerRequestContext[Any], params: Any) -> Any:
+        return CallToolResult(content=[TextContent(type="text", text="ok")])
+
+    url = serve_http(Server("shared", lifespan=lifespan, on_call_tool=call_tool))
+    for mode in ("legacy", "2026-07-28", "legacy"):
+        with Client(url, mode=mode) as client:
+            assert client.call_tool("any", {}).content[0].text == "ok"
+    assert events == ["connected"]

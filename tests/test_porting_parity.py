@@ -533,3 +533,48 @@ def test_11_the_official_top_level_names_we_have_are_importable_from_minimcp() -
     assert minimcp.ServerSession is ServerSession is at_the_official_path
     assert minimcp.stdio_server is minimcp.server.stdio.stdio_server
     assert minimcp.JSONRPCRequest is types.JSONRPCRequest
+
+
+def _back_channel_errors() -> MCPServer:
+    from minimcp.shared.exceptions import UrlElicitationRequiredError
+
+    mcp = MCPServer("errors")
+
+    @mcp.tool()
+    def connect_service() -> str:
+        raise UrlElicitationRequiredError([types.ElicitRequestURLParams(
+            mode="url", message="Authorize", url="https://auth.example/x", elicitation_id="auth-1")])
+
+    @mcp.tool()
+    def poem(ctx: Context) -> str:
+        answer = ctx.session.create_message(
+            [types.SamplingMessage(role="user", content=types.TextContent(type="text", text="a poem"))], max_tokens=10)
+        return str(answer.content)
+
+    return mcp
+
+
+def test_in_process_2026_calls_raise_the_servers_own_exception() -> None:
+    """The official in-memory client calls 2026-07-28 handlers directly, so its caller catches the
+    server's exception classes; its legacy path and every real transport give a plain ``MCPError``."""
+    from minimcp.shared.exceptions import NoBackChannelError, UrlElicitationRequiredError
+
+    with Client(_back_channel_errors(), mode="2026-07-28") as client:
+        with pytest.raises(UrlElicitationRequiredError) as required:
+            client.call_tool("connect_service")
+        assert [e.elicitation_id for e in required.value.elicitations] == ["auth-1"]
+        with pytest.raises(NoBackChannelError) as refused:
+            client.call_tool("poem")
+        assert refused.value.method == "sampling/createMessage"
+
+
+@pytest.mark.parametrize(("where", "mode"), [("memory", "legacy"), ("http", "legacy"), ("http", "2026-07-28")])
+def test_errors_that_crossed_the_wire_are_plain_mcp_errors(where: str, mode: str,
+                                                            serve_http: Callable[..., str]) -> None:
+    mcp = _back_channel_errors()
+    with Client(mcp if where == "memory" else serve_http(mcp), mode=mode) as client:
+        with pytest.raises(MCPError) as required:
+            client.call_tool("connect_service")
+    assert type(required.value) is MCPError
+    assert (required.value.code, str(required.value)) == (-32042, "URL elicitation required")
+    assert required.value.data["elicitations"][0]["elicitationId"] == "auth-1"

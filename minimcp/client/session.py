@@ -387,7 +387,7 @@ class ClientSession:
             if error is None:
                 result = answer.get("result")
                 return result if isinstance(result, dict) else {}
-            failure = MCPError(error.get("code", INTERNAL_ERROR), str(error.get("message", "")), error.get("data"))
+            failure = jsonrpc.failure_of(answer)
             if era.retry(self, failure, method, params, retried):
                 continue
             raise failure

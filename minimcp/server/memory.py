@@ -1,11 +1,14 @@
 """The in-memory transport: one connection to a server object, no sockets, the same protocol.
 
 Messages still go through JSON encoding and the dispatcher exactly as on a real connection, so a
-test written against ``Client(mcp)`` exercises what a remote client would.
+test written against ``Client(mcp)`` exercises what a remote client would. Each connection enters
+the server's lifespan for itself and leaves it when the client closes, as the official in-memory
+client does (a ported program prints its "disconnected" line when its ``with Client(...)`` ends).
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any, Callable
 
 from minimcp import jsonrpc
@@ -35,7 +38,8 @@ class InMemoryEndpoint:
 
     def __init__(self, server: Server[Any], raise_exceptions: bool = False) -> None:
         self._peer = Peer(server, "memory", raise_exceptions)
-        server.lifespan_context()
+        self._lifespan = contextlib.ExitStack()
+        self._peer.session.serving(server, self._lifespan.enter_context(server.connection_lifespan()))
 
     def exchange(self, message: Message, on_message: OnMessage, timeout: float | None = None) -> Message | None:
         """Deliver one client message; for a request, return its response after passing every interim
@@ -65,4 +69,8 @@ class InMemoryEndpoint:
         self._peer.listen(_CallbackOutbox(on_message))
 
     def close(self) -> None:
-        self._peer.close()
+        """Wake the calls still waiting on this client, then leave this connection's lifespan."""
+        try:
+            self._peer.close()
+        finally:
+            self._lifespan.close()

@@ -265,7 +265,7 @@ class Dispatcher:
                 return None  # type: ignore[return-value]
             return jsonrpc.result(request_id, _wire(result))
         except MCPError as exc:
-            return jsonrpc.error_from(request_id, exc)
+            return session.era.error_answer(request_id, exc, transport)
         except ValidationError:
             return jsonrpc.error(request_id, INVALID_PARAMS, "Invalid request parameters")
         except Exception as exc:

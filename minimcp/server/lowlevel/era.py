@@ -8,7 +8,8 @@ classifies them, and the core asks the object instead of branching on a flag:
   request, or replayed from ``input_required`` rounds), ``body_questions`` whether a tool body may
   ask, ``ask_back`` whether the connection can push requests at all;
 - errors: ``unexpected`` (what the client learns of a failure nobody anticipated), ``admit``
-  (the pre-``initialize`` gate), ``bad_answer``;
+  (the pre-``initialize`` gate), ``bad_answer``, ``error_answer`` (whether an in-process client
+  gets the handler's own exception);
 - the wire: ``finish`` (``resultType``, caching hints, ``serverInfo``), ``url_elicitation``
   (``elicitationId``), ``change_notifications`` (the ``listChanged``/``subscribe`` capabilities),
   ``advertises_extensions``;
@@ -23,7 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from minimcp.jsonrpc import MCPError
+from minimcp.jsonrpc import InProcessError, MCPError, Message, error_from
 from minimcp.server.lowlevel.questions import AskClient, NoQuestions, Questions, ReplayQuestions
 from minimcp.server.lowlevel.rounds import InputRequired, RequestStateSecurity, binding_for, open_book, seal
 from minimcp.types import (
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from minimcp.server.lowlevel.calls import Outbox
     from minimcp.server.lowlevel.server import NotificationOptions
     from minimcp.server.lowlevel.sessions import Connection, ServerSession
+    from minimcp.shared.transport_context import TransportContext
 
 logger = logging.getLogger("minimcp.server.session")
 
@@ -87,6 +89,10 @@ class Era(ABC):
     @abstractmethod
     def bad_answer(self, exc: ValueError, asker: str) -> NoReturn:
         """Raise the error for a client answer resolver ``asker`` cannot use (``exc`` says why)."""
+
+    @abstractmethod
+    def error_answer(self, request_id: RequestId, exc: MCPError, transport: TransportContext) -> Message:
+        """The error response for a handler's ``MCPError``."""
 
     # --- the wire --------------------------------------------------------------------------------
     @abstractmethod
@@ -145,6 +151,9 @@ class LegacyEra(Era):
 
     def bad_answer(self, exc: ValueError, asker: str) -> NoReturn:
         raise exc
+
+    def error_answer(self, request_id: RequestId, exc: MCPError, transport: TransportContext) -> Message:
+        return error_from(request_id, exc)  # the official in-memory client reads legacy errors off the wire
 
     def finish(self, result: Any, wire: dict[str, Any], server_info: dict[str, Any]) -> None:
         if isinstance(result, InputRequiredResult) or (isinstance(wire, dict)
@@ -217,6 +226,11 @@ class ModernEra(Era):
     def bad_answer(self, exc: ValueError, asker: str) -> NoReturn:
         text = str(exc).removeprefix("Received ")
         raise ValueError(f"Resolver '{asker}' received {text}") from None
+
+    def error_answer(self, request_id: RequestId, exc: MCPError, transport: TransportContext) -> Message:
+        if transport.kind == "memory":
+            return InProcessError(request_id, exc)
+        return error_from(request_id, exc)
 
     def finish(self, result: Any, wire: dict[str, Any], server_info: dict[str, Any]) -> None:
         wire.setdefault("resultType", "complete")

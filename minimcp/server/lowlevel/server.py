@@ -332,6 +332,11 @@ class Server(Generic[LifespanResultT]):
                 atexit.register(self.close)
         return self._lifespan_value
 
+    def connection_lifespan(self) -> AbstractContextManager[Any]:
+        """A lifespan of one connection's own, not shared with the server's: what the in-memory
+        transport enters per ``Client(server)``, as the official SDK's ``run`` does per connection."""
+        return _synchronous(self.lifespan(self))
+
     def close(self) -> None:
         """End open listens, exit the lifespan and stop the worker pool; blocked workers wake with
         "Connection closed"."""
