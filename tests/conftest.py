@@ -16,16 +16,21 @@ server test checks is exactly what any client would see; the client fixtures are
 - ``modern_meta`` / ``modern_headers`` / ``modern_rpc``: a self-contained 2026-07-28 request;
 - ``busy_threads()``: the thread count a leak test compares, without kept-alive connections;
 - ``wait_for(predicate, seconds)``: a bounded wait for what server threads do after an answer;
-- ``run_server_process(command)``: a server in its own process on a free port (a fixture body);
+- ``server_process(command)`` / ``run_server_process(command)``: a server program in its own
+  process, on the port it bound and announced (a context manager / a fixture body);
+- ``refusing_port()``: a loopback port held so that connecting to it is refused;
 - ``load_example(name)`` / ``run_readme_example(heading)``: the examples and the README's programs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import itertools
 import json
 import os
+import queue
+import re
 import runpy
 import socket
 import subprocess
@@ -95,28 +100,94 @@ def wait_for(predicate: Callable[[], bool], seconds: float = 5.0) -> bool:
     return predicate()
 
 
-def run_server_process(command: Callable[[int], list[str]]) -> Iterator[str]:
-    """Start ``command(port)`` on a free loopback port; yields ``http://127.0.0.1:<port>`` once it
-    accepts connections (30 s at most), and stops the process afterwards. A fixture body."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(command(port), stderr=subprocess.PIPE)
+#: How long a server process may take to import, build its server and listen (a loaded machine is slow).
+STARTUP = 60.0
+
+#: The URL a server program announces once it listens (minimcp's and uvicorn's startup lines both carry it).
+_ANNOUNCED = re.compile(r"http://127\.0\.0\.1:(\d+)")
+
+
+@dataclass
+class ServerProcess:
+    process: subprocess.Popen[str]
+    base: str  # http://127.0.0.1:PORT, no trailing slash
+    port: int
+    lines: queue.Queue[str]  # what it printed after announcing, "" last once its output ended
+    reader: threading.Thread
+
+    def output(self) -> str:
+        """What the process printed after announcing its URL; call it once the process has exited."""
+        self.reader.join(10)
+        assert not self.reader.is_alive(), "the server's output did not end within 10 s of its exit"
+        return "".join(iter(self.lines.get_nowait, ""))
+
+
+@contextlib.contextmanager
+def server_process(command: list[str], env: dict[str, str] | None = None) -> Iterator[ServerProcess]:
+    """Run ``command``, a server program that binds a port of the system's choosing and announces
+    ``http://127.0.0.1:PORT`` on stdout or stderr once it listens; yields it once announced (within
+    ``STARTUP``) and stops the process afterwards.
+
+    The program binds the port itself: a port the test picked, released and handed over could be
+    taken by another process of a busy machine before the server binds it, and the test would then
+    talk to that process. Its output is read to the end by a thread of its own, so a chatty server
+    never blocks on a full pipe; a server that exits or stays silent fails with what it printed.
+    """
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    assert process.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=_read_lines, args=(process.stdout, lines), name="test-server-output", daemon=True)
+    reader.start()
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None:
-                    raise AssertionError((process.stderr.read() if process.stderr else b"").decode()) from None
-                assert time.monotonic() < deadline, f"{command(port)} did not start in 30 s"
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}"
+        port = _announced_port(command, lines)
+        yield ServerProcess(process, f"http://127.0.0.1:{port}", port, lines, reader)
     finally:
-        process.terminate()
-        process.wait(10)
+        if process.poll() is None:
+            process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+        reader.join(10)
+        process.stdout.close()
+
+
+def _read_lines(stream: Any, lines: queue.Queue[str]) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put("")  # end of output: the process closed it, or exited
+
+
+def _announced_port(command: list[str], lines: queue.Queue[str]) -> int:
+    deadline = time.monotonic() + STARTUP
+    seen: list[str] = []
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise AssertionError(f"{command} announced no URL within {STARTUP:.0f}s:\n{''.join(seen)}") from None
+        if not line:
+            raise AssertionError(f"{command} ended before announcing its URL:\n{''.join(seen)}")
+        seen.append(line)
+        announced = _ANNOUNCED.search(line)
+        if announced:
+            return int(announced[1])
+
+
+@contextlib.contextmanager
+def refusing_port() -> Iterator[int]:
+    """A loopback port that refuses connections: bound, never listened on, and held (without
+    ``SO_REUSEADDR``) until the block ends, so no other process can start listening on it meanwhile."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
+
+
+def run_server_process(command: list[str]) -> Iterator[str]:
+    """``server_process(command)`` as a fixture body: yields ``http://127.0.0.1:PORT``."""
+    with server_process(command) as server:
+        yield server.base
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from minimcp.client.auth.challenge import parse_www_authenticate
 from minimcp.client.auth.discovery import discover_protected_resource
 from minimcp.client.auth.wire import authorization_server_session
 from minimcp.client.streamable_http import streamable_http_client
+from conftest import refusing_port
 from oauth_fakes import (
     SECRET_PREFIX,
     World,
@@ -257,8 +258,8 @@ def test_a_redirect_missing_a_promised_iss_is_refused(world: World) -> None:
 
 
 def test_a_registration_endpoint_that_is_down_is_a_clear_error(world: World) -> None:
-    with socket_that_refuses() as closed_url:
-        world.auth_server.registration_endpoint = closed_url
+    with refusing_port() as port:
+        world.auth_server.registration_endpoint = f"http://127.0.0.1:{port}/register"
         with pytest.raises(OAuthRegistrationError, match="could not be reached"):
             list_tool_names(world.url, world.provider(timeout=5))
 
@@ -296,21 +297,6 @@ def test_www_authenticate_with_several_challenges_and_quoted_commas() -> None:
     assert parsed[0].params == {"realm": "a, b"}
     assert parsed[1].params["scope"] == "read write"
     assert parsed[2].params == {"algs": "ES256"}
-
-
-# --- helpers -------------------------------------------------------------------------------------------
-
-
-class socket_that_refuses:
-    """A loopback URL nobody listens on (the port is bound, never listened, then released)."""
-
-    def __enter__(self) -> str:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{self.sock.getsockname()[1]}/register"
-
-    def __exit__(self, *exc: object) -> None:
-        self.sock.close()
 
 
 # --- the official utils names ------------------------------------------------------------------------

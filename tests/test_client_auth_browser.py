@@ -1,6 +1,6 @@
 """``browser_login`` with a real browser: headless Chromium against ``examples/oauth_server.py``.
 
-The example runs as its own process. Chromium is the user's browser: the user signs in on the
+The example's server runs as its own process (``servers/oauth_example.py``). Chromium is the user's browser: the user signs in on the
 example's page (``demo``), and Chromium follows the authorization server's redirect to the
 one-shot loopback server ``browser_login`` listens on. Then the client calls tools, and a tool that needs
 more scope sends the user through the browser once more (step-up). Last, ``examples/oauth_client.py``
@@ -24,15 +24,13 @@ from minimcp import Client
 from minimcp.client.auth import browser_login
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "oauth_server.py"
-
-
-def example_command(port: int) -> list[str]:
-    return [sys.executable, str(EXAMPLE), "--port", str(port), "--host", "127.0.0.1"]
+#: The example's server on a port of the system's choosing (the example itself takes its port as an argument).
+SERVER = Path(__file__).resolve().parent / "servers" / "oauth_example.py"
 
 
 @pytest.fixture
 def oauth_example() -> Iterator[str]:
-    for base in run_server_process(example_command):
+    for base in run_server_process([sys.executable, str(SERVER)]):
         yield f"{base}/mcp"
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import MODES, ROOT
+from conftest import MODES, ROOT, refusing_port
 import pytest
 import requests
 
@@ -236,7 +236,7 @@ def test_non_jsonrpc_http_error(in_process: Any, serve_http: Callable[..., str])
 
 
 def test_dead_http_server_reports_connection_closed() -> None:
-    with Client(f"http://127.0.0.1:{_free_port()}/mcp", mode="2026-07-28") as client:
+    with refusing_port() as port, Client(f"http://127.0.0.1:{port}/mcp", mode="2026-07-28") as client:
         with pytest.raises(MCPError) as failure:
             client.list_tools()
     assert (failure.value.code, str(failure.value)) == (-32000, "Connection closed")
@@ -250,14 +250,6 @@ def test_dead_stdio_server_reports_connection_closed(server_file: Path) -> None:
         with pytest.raises(MCPError) as failure:
             client.call_tool("echo", {"text": "x"})
     assert (failure.value.code, str(failure.value)) == (-32000, "Connection closed")
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_client_learns_argument_headers_again_when_the_server_asks_for_them(serve_http: Callable[..., str]) -> None:

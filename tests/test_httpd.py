@@ -14,7 +14,6 @@ import logging
 import select
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -24,7 +23,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import pytest
-from conftest import wait_for
+from conftest import server_process, wait_for
 
 from minimcp.server.httpd import WSGIServer
 
@@ -908,38 +907,31 @@ def hello(environ, start_response):
     return [b"ok"]
 resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 server = WSGIServer(hello, "127.0.0.1", 0, max_connections=1000, max_connections_per_peer=None)
-print(server.port, flush=True)
+print(f"http://127.0.0.1:{server.port}", flush=True)
 server.run()
 """
 
 
 def test_out_of_descriptors_new_clients_get_503_and_service_resumes():
-    process = subprocess.Popen([sys.executable, "-c", SERVER_WITH_FEW_DESCRIPTORS], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
     wires: list[Wire] = []
-    try:
-        port = int(process.stdout.readline())
-        statuses = []
-        for _ in range(100):  # the server has 64 descriptors
-            wire = Wire(port)
-            wires.append(wire)
-            statuses.append(wire.request(get("/")).status)
-            if statuses[-1] == 503:
-                break
-        assert statuses[-1] == 503 and set(statuses[:-1]) == {200}, statuses
-        for wire in wires:
-            wire.close()
-        assert wait_for(lambda: Wire(port).request(get("/again")).status == 200)
-        process.send_signal(signal.SIGINT)
-        assert process.wait(WAIT) == 0
-        log = process.stderr.read()
+    with server_process([sys.executable, "-c", SERVER_WITH_FEW_DESCRIPTORS]) as server:
+        try:
+            statuses = []
+            for _ in range(100):  # the server has 64 descriptors
+                wire = Wire(server.port)
+                wires.append(wire)
+                statuses.append(wire.request(get("/")).status)
+                if statuses[-1] == 503:
+                    break
+            assert statuses[-1] == 503 and set(statuses[:-1]) == {200}, statuses
+        finally:
+            for wire in wires:
+                wire.close()
+        assert wait_for(lambda: Wire(server.port).request(get("/again")).status == 200)
+        server.process.send_signal(signal.SIGINT)
+        assert server.process.wait(WAIT) == 0
+        log = server.output()
         assert log.count("out of file descriptors") == 1, log  # once per interval, however many
-    finally:
-        for wire in wires:
-            wire.close()
-        if process.poll() is None:
-            process.kill()
-            process.wait(WAIT)
 
 
 def test_idle_keep_alive_connection_is_closed_after_idle_timeout(serve):
@@ -1051,21 +1043,17 @@ def test_leading_empty_lines_before_a_request_are_ignored(serve):
 
 # --- mcp.run --------------------------------------------------------------------------------------------
 def test_mcp_run_serves_on_this_server_and_stops_cleanly_on_ctrl_c():
-    """``mcp.run(transport="streamable-http")`` in a real process: one connection carries several
-    MCP requests, and Ctrl-C ends the process with status 0 and frees the port."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    """``mcp.run(transport="streamable-http", port=0)`` in a real process: it binds a port of the
+    system's choosing and announces it, one connection carries several MCP requests, and Ctrl-C ends
+    the process with status 0 and frees the port."""
     program = ("from minimcp.server import MCPServer\n"
-               "mcp = MCPServer('run-test', log_level='WARNING')\n"
+               "mcp = MCPServer('run-test')\n"
                "@mcp.tool()\n"
                "def echo(text: str) -> str:\n"
                "    return text\n"
-               f"mcp.run(transport='streamable-http', port={port})\n")
-    process = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        assert wait_for(lambda: _accepts_connections(port), 20), process.stdout
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+               "mcp.run(transport='streamable-http', port=0)\n")
+    with server_process([sys.executable, "-c", program]) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT)
         for text in ("one", "two", "three"):
             body = json.dumps({"jsonrpc": "2.0", "id": text, "method": "tools/call", "params": {
                 "name": "echo", "arguments": {"text": text}, "_meta": {
@@ -1079,13 +1067,9 @@ def test_mcp_run_serves_on_this_server_and_stops_cleanly_on_ctrl_c():
             assert json.loads(reply.read())["result"]["structuredContent"] == {"result": text}
             assert reply.getheader("Connection") is None  # kept alive for the next request
         conn.close()
-        process.send_signal(signal.SIGINT)
-        assert process.wait(WAIT) == 0
-        assert not _accepts_connections(port)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(WAIT)
+        server.process.send_signal(signal.SIGINT)
+        assert server.process.wait(WAIT) == 0
+        assert not _accepts_connections(server.port)
 
 
 def _accepts_connections(port: int) -> bool:

@@ -54,9 +54,9 @@ def test_the_official_client_completes_book_table(serve_http: Callable[..., str]
 
 
 def run_official(script_name: str) -> Iterator[str]:
-    """``tests/servers/<script_name> PORT`` in its own process; yields its ``/mcp`` URL."""
+    """``tests/servers/<script_name>`` in its own process, on the port it bound; yields its ``/mcp`` URL."""
     script = Path(__file__).parent / "servers" / script_name
-    for base in run_server_process(lambda port: [sys.executable, str(script), str(port)]):
+    for base in run_server_process([sys.executable, str(script)]):
         yield f"{base}/mcp"
 
 

@@ -1,9 +1,9 @@
 """A server no one here wrote: the official async Python SDK, asking one question, on uvicorn.
 
-Usage: ``python official_confirm.py PORT``. Serves ``confirm(n)`` at ``http://127.0.0.1:PORT/mcp``.
+Usage: ``python official_confirm.py``. Serves ``confirm(n)`` at ``http://127.0.0.1:PORT/mcp`` on a port the
+system picks; uvicorn announces ``http://127.0.0.1:PORT`` on stderr once it listens.
 """
 
-import sys
 from typing import Annotated
 
 import uvicorn
@@ -31,4 +31,4 @@ async def confirm(n: int, answer: Annotated[ElicitationResult[Confirmation], Res
 
 
 if __name__ == "__main__":
-    uvicorn.run(mcp.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+    uvicorn.run(mcp.streamable_http_app(), host="127.0.0.1", port=0, log_level="info", access_log=False)

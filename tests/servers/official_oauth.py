@@ -1,14 +1,15 @@
 """An OAuth-protected server no one here wrote: the official SDK's MCPServer with its own
 authorization server (registration, authorize, token, refresh) on one uvicorn app.
 
-Usage: ``python official_oauth.py PORT``. ``/authorize`` consents at once (there is no person), and
+Usage: ``python official_oauth.py``: it binds a port the system picks (its authorization server needs
+its own URL before it serves) and prints ``http://127.0.0.1:PORT`` once it listens. ``/authorize`` consents at once (there is no person), and
 access tokens live ``ACCESS_SECONDS``, inside the client's expiry margin, so that every request
 after the login is preceded by a refresh.
 The ``whoami`` tool answers the client id and scopes of the token it was called with.
 """
 
 import secrets
-import sys
+import socket
 import time
 
 import uvicorn
@@ -109,5 +110,8 @@ def build(port: int) -> MCPServer:
 
 
 if __name__ == "__main__":
-    port = int(sys.argv[1])
-    uvicorn.run(build(port).streamable_http_app(), host="127.0.0.1", port=port, log_level="warning")
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(build(port).streamable_http_app(), log_level="warning"))
+    print(f"http://127.0.0.1:{port}", flush=True)
+    server.run(sockets=[listener])

@@ -1,9 +1,9 @@
 """A server asking one question, for tests that need a separate process: ``python vault_server.py``.
 
 Every process started with the same ``MINIMCP_TEST_KEY`` (hex) seals and opens the same requestState.
-It listens on a port the system picks and prints that port as its first stdout line, once it accepts
-connections: a port chosen by the test and bound here later could be taken in between by any other
-process of a busy machine, and the test would then talk to that process.
+It listens on a port the system picks (``port=0``) and announces its URL on stderr once it accepts
+connections (``mcp.run`` logs it at INFO): a port chosen by the test and bound here later could be
+taken in between by any other process of a busy machine, and the test would then talk to that process.
 """
 
 import os
@@ -11,11 +11,9 @@ import os
 from pydantic import BaseModel
 
 from minimcp.server import MCPServer
-from minimcp.server.httpd import WSGIServer
 from minimcp.server.mcpserver import Context, RequestStateSecurity
 
-mcp = MCPServer("Vault", log_level="WARNING",
-                request_state_security=RequestStateSecurity(keys=[bytes.fromhex(os.environ["MINIMCP_TEST_KEY"])]))
+mcp = MCPServer("Vault", request_state_security=RequestStateSecurity(keys=[bytes.fromhex(os.environ["MINIMCP_TEST_KEY"])]))
 
 
 class Ok(BaseModel):
@@ -29,6 +27,4 @@ def open_vault(door: str, ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    httpd = WSGIServer(mcp.wsgi_app(), "127.0.0.1", 0)
-    print(httpd.port, flush=True)
-    httpd.run()
+    mcp.run(transport="streamable-http", port=0)
