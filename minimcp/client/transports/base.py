@@ -6,7 +6,8 @@ to that handler. Where a message is tied to a request (the request's own SSE str
 in-memory exchange), the handler runs on the caller's thread before :meth:`Transport.request`
 returns, which is what lets progress callbacks finish before ``call_tool`` does. Where nothing ties
 it (stdio, the standalone GET stream), it runs on the transport's reader thread; server-to-client
-requests there get a thread of their own so that a slow user cannot stall the pipe.
+requests on stdio get a thread of their own (a bounded number at once) so that a slow user cannot
+stall the pipe.
 
 A transport knows framing, its connection and its threads; never eras, capabilities or callbacks.
 Headers arrive ready-made from the session, and a transport without headers ignores them.

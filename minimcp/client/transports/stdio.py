@@ -13,7 +13,7 @@ from minimcp import jsonrpc
 from minimcp.client.transports.base import Handler, Headers, StreamPairContext, timed_out
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.shared.line_writer import LineWriter
-from minimcp.types import REQUEST_TIMEOUT
+from minimcp.types import INTERNAL_ERROR, REQUEST_TIMEOUT
 
 logger = logging.getLogger("minimcp.client")
 
@@ -21,6 +21,9 @@ logger = logging.getLogger("minimcp.client")
 STDIO_EXIT_GRACE = 2.0
 #: How long a message waits for room to be written to a server that stopped reading its stdin.
 WRITE_TIMEOUT = 30.0
+#: How many server-to-client requests are answered at once, each on a thread of its own; one more is
+#: refused at once (-32603 "Client busy"), so a server that floods us cannot make us start threads without end.
+MAX_SERVER_REQUESTS = 32
 
 
 class _Slot:
@@ -45,6 +48,9 @@ class StdioTransport(StreamPairContext):
         self._lock = threading.Lock()
         self._pending: dict[Any, _Slot] = {}
         self._dead = False
+        # Counts the threads answering server-to-client requests: the reader takes a slot before it
+        # starts one, the thread gives it back when its answer is sent.
+        self._answering = threading.BoundedSemaphore(MAX_SERVER_REQUESTS)
         #: Writes the server's stdin on a thread of its own: a server that stops reading blocks only it.
         self._writer: LineWriter | None = None
         self._reader: threading.Thread | None = None
@@ -83,7 +89,7 @@ class StdioTransport(StreamPairContext):
                     slot.message = message
                     slot.done.set()
             elif "id" in message and self._handler is not None:
-                threading.Thread(target=self._handler, args=(message,), name="minimcp-stdio-request", daemon=True).start()
+                self._answer_in_turn(message)
             elif self._handler is not None:
                 self._handler(message)
         with self._lock:
@@ -91,6 +97,33 @@ class StdioTransport(StreamPairContext):
             pending, self._pending = self._pending, {}
         for slot in pending.values():
             slot.done.set()
+
+    def _answer_in_turn(self, request: Message) -> None:
+        """Answer a server-to-client request on a thread of its own, so a slow callback never stalls
+        the pipe; beyond ``MAX_SERVER_REQUESTS`` at once, refuse it without starting a thread."""
+        if not self._answering.acquire(blocking=False):
+            self._refuse_busy(request)
+            return
+        try:
+            threading.Thread(target=self._answer, args=(request,), name="minimcp-stdio-request", daemon=True).start()
+        except RuntimeError:  # the system refused a thread
+            self._answering.release()
+            self._refuse_busy(request)
+
+    def _answer(self, request: Message) -> None:
+        assert self._handler is not None
+        try:
+            self._handler(request)
+        finally:
+            self._answering.release()
+
+    def _refuse_busy(self, request: Message) -> None:
+        refusal = jsonrpc.error(request["id"], INTERNAL_ERROR, f"Client busy: already answering {MAX_SERVER_REQUESTS} "
+                                                              f"requests from this server; send {request['method']} again later")
+        try:
+            self._write(refusal)
+        except MCPError as exc:  # the reader thread must go on reading whatever the writer's state
+            logger.warning("Could not refuse the server's %s: %s", request["method"], exc)
 
     def _write(self, message: Message) -> None:
         """Queue ``message`` for the server's stdin; a write that fails later (the server exited)

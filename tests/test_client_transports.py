@@ -1,0 +1,55 @@
+"""The client transports' own threads: how many they start, and that none outlives the client.
+
+Each test runs a real server: a stdio subprocess, or minimcp's HTTP server on a loopback port.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from conftest import wait_for
+
+from minimcp import Client, StdioServerParameters
+from minimcp.client.transports.stdio import MAX_SERVER_REQUESTS
+from minimcp.types import ListRootsResult
+
+SERVERS = Path(__file__).parent / "servers"
+#: How long a callback waits for the test to let it answer (only a failing test waits that long).
+WAIT = 30.0
+
+
+def new_threads(name: str, before: set[threading.Thread]) -> list[threading.Thread]:
+    """The live threads called ``name`` that were not among ``before`` (other tests' are not ours)."""
+    return [thread for thread in threading.enumerate() if thread.name == name and thread not in before]
+
+
+def test_a_server_flooding_stdio_with_requests_gets_client_busy_beyond_the_bound() -> None:
+    """The server sends the bound's worth of ``roots/list`` requests plus eight at once; the
+    callbacks hold their threads until the eight came back refused (-32603 "Client busy"), so the
+    client never answers more at once than the bound, then every held request is answered."""
+    release = threading.Event()
+    answering_at_peak: list[int] = []
+    before = set(threading.enumerate())
+
+    def roots(context: Any) -> ListRootsResult:
+        assert release.wait(WAIT), "the server never saw the refusals"
+        return ListRootsResult(roots=[])
+
+    def on_log(params: Any) -> None:  # "all refusals in": every answering thread is still held
+        answering_at_peak.append(len(new_threads("minimcp-stdio-request", before)))
+        release.set()
+
+    server = StdioServerParameters(command=sys.executable, args=[str(SERVERS / "flooding_stdio_server.py")])
+    with Client(server, mode="legacy", list_roots_callback=roots, logging_callback=on_log) as client:
+        result = client.call_tool("flood", {"count": MAX_SERVER_REQUESTS + 8, "busy": 8})
+    tally = json.loads(result.content[0].text)
+    assert tally["answered"] == MAX_SERVER_REQUESTS
+    assert [error["code"] for error in tally["errors"]] == [-32603] * 8
+    assert all(error["message"].startswith("Client busy: ") for error in tally["errors"]), tally["errors"]
+    assert answering_at_peak == [MAX_SERVER_REQUESTS]
+    assert wait_for(lambda: not new_threads("minimcp-stdio-request", before))
+
