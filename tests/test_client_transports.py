@@ -9,12 +9,13 @@ import json
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from conftest import wait_for
 
 from minimcp import Client, StdioServerParameters
 from minimcp.client.transports.stdio import MAX_SERVER_REQUESTS
+from minimcp.server import MCPServer
 from minimcp.types import ListRootsResult
 
 SERVERS = Path(__file__).parent / "servers"
@@ -53,3 +54,15 @@ def test_a_server_flooding_stdio_with_requests_gets_client_busy_beyond_the_bound
     assert answering_at_peak == [MAX_SERVER_REQUESTS]
     assert wait_for(lambda: not new_threads("minimcp-stdio-request", before))
 
+
+def test_closing_an_http_client_ends_its_standalone_stream_thread(serve_http: Callable[..., str]) -> None:
+    """A legacy client opens the standalone GET stream on a thread of its own; leaving the block
+    returns only once that thread has ended (closing wakes its blocked read), a few times over."""
+    url = serve_http(MCPServer("listening", log_level="WARNING"))
+    for _ in range(3):
+        before = set(threading.enumerate())
+        with Client(url, mode="legacy") as client:
+            client.send_ping()
+            listener = new_threads("minimcp-http-listen", before)
+            assert len(listener) == 1
+        assert not listener[0].is_alive()

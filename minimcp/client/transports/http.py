@@ -26,6 +26,10 @@ logger = logging.getLogger("minimcp.client")
 
 #: How long a standalone GET may take to answer with its headers before we go on without it.
 STANDALONE_OPEN_TIMEOUT = 10.0
+#: How long ``close`` waits for the standalone stream's thread to end. Closing wakes a thread reading
+#: the stream at once; one opening a new stream cannot be woken and ends when the GET is answered or
+#: times out (``STANDALONE_OPEN_TIMEOUT`` on loopback, where connecting is immediate).
+LISTENER_EXIT_TIMEOUT = STANDALONE_OPEN_TIMEOUT + 1.0
 #: Reconnection attempts for one request's SSE stream that make no progress before giving up.
 MAX_RESUME_ATTEMPTS = 5
 #: The wait before resuming when the server sent no ``retry:`` field (the TS SDK's default).
@@ -364,5 +368,11 @@ class HttpTransport(StreamPairContext):
             standalone, self._standalone = self._standalone, None
         if standalone is not None:
             _interrupt(standalone)
+        listener = self._listener
+        if listener is not None and listener is not threading.current_thread():  # a handler may close us
+            listener.join(LISTENER_EXIT_TIMEOUT)
+            if listener.is_alive():
+                logger.warning("The standalone stream's thread did not end within %.0f s of close; it ends at its "
+                               "read timeout", LISTENER_EXIT_TIMEOUT)
         if self._owns_client:
             self._http.close()
