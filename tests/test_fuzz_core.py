@@ -177,9 +177,6 @@ def test_in_memory_messages_get_conformant_answers(mcp: MCPServer, message: Any,
         peer.deliver(jsonrpc.notification("notifications/initialized"))
     peer.garbage = None
     echo = peer.deliver(jsonrpc.request("after", "tools/call", {"name": "echo", "arguments": {"text": "ok"}}))
-    if "error" in echo and "before initialization" in echo["error"]["message"]:
-        peer.handshake()  # the fuzzed message was an ``initialize`` that replaced the session
-        echo = peer.deliver(jsonrpc.request("after", "tools/call", {"name": "echo", "arguments": {"text": "ok"}}))
     assert echo["result"]["content"][0]["text"] == "ok", echo
 
 

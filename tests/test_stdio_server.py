@@ -119,6 +119,31 @@ def test_legacy_handshake_and_call(peer: StdioPeer) -> None:
     assert peer.close_stdin() == 0
 
 
+def test_requests_between_initialize_and_initialized_are_served(peer: StdioPeer) -> None:
+    """As the official SDK does: the gate is the ``initialize`` answer (the specification asks the
+    client to wait for that only), not ``notifications/initialized``."""
+    assert peer.request("initialize", initialize_params())["result"]["protocolVersion"] == LEGACY
+    assert [t["name"] for t in peer.request("tools/list")["result"]["tools"]][0] == "echo"
+    call = peer.request("tools/call", {"name": "echo", "arguments": {"text": "early"}})["result"]
+    assert call["content"] == [{"type": "text", "text": "early"}]
+    peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert peer.request("tools/call", {"name": "echo", "arguments": {"text": "later"}})["result"]["isError"] is False
+
+
+def test_before_initialize_only_ping_is_answered_and_notifications_are_dropped(peer: StdioPeer) -> None:
+    """A request before ``initialize`` gets -32600 naming what to send first (an unknown method
+    -32601, as the official SDK answers it), ``ping`` is answered, and a notification (even
+    ``notifications/initialized``) is dropped without an answer; then the handshake works."""
+    peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    peer.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+    early = peer.request("tools/list")
+    assert early["error"] == {"code": -32600, "message": "Received tools/list before initialize; send initialize first"}
+    assert peer.request("no/such/method")["error"]["code"] == -32601
+    assert peer.request("ping")["result"] == {}
+    assert peer.request("initialize", initialize_params())["result"]["protocolVersion"] == LEGACY
+    assert peer.request("tools/call", {"name": "echo", "arguments": {"text": "ok"}})["result"]["isError"] is False
+
+
 def test_modern_call_without_handshake(peer: StdioPeer) -> None:
     meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
     answer = peer.request("tools/call", {"name": "era", "arguments": {}, "_meta": meta})

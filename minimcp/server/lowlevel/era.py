@@ -143,8 +143,11 @@ class LegacyEra(Era):
         return True
 
     def admit(self, connection: Connection, method: str) -> None:
-        if not connection.initialized and method not in ("initialize", "ping"):
-            raise MCPError(INVALID_REQUEST, "Received a request before initialization was complete")
+        # Gated until initialize is answered, not until notifications/initialized: the specification
+        # asks the client to wait for the initialize response only, and the official SDK serves a
+        # request that arrives in between.
+        if not connection.initialize_accepted and method not in ("initialize", "ping"):
+            raise MCPError(INVALID_REQUEST, f"Received {method} before initialize; send initialize first")
 
     def unexpected(self, exc: BaseException, expose: bool) -> MCPError:
         return MCPError(0, str(exc))  # what the official SDK sends, for wire parity
