@@ -6,14 +6,19 @@ Each test runs a real server: a stdio subprocess, or minimcp's HTTP server on a 
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
 
-from conftest import wait_for
+import pytest
+import requests
 
-from minimcp import Client, StdioServerParameters
+from conftest import refusing_port, wait_for
+
+from minimcp import Client, MCPError, StdioServerParameters
 from minimcp.client.transports.stdio import MAX_SERVER_REQUESTS
 from minimcp.server import MCPServer
 from minimcp.types import ListRootsResult
@@ -66,3 +71,64 @@ def test_closing_an_http_client_ends_its_standalone_stream_thread(serve_http: Ca
             listener = new_threads("minimcp-http-listen", before)
             assert len(listener) == 1
         assert not listener[0].is_alive()
+
+
+def test_auto_mode_raises_a_refused_connection_at_once() -> None:
+    """Nothing listens: the ``server/discover`` probe's network error is the error, with its cause."""
+    with refusing_port() as port, pytest.raises(MCPError) as failure:
+        Client(f"http://127.0.0.1:{port}/mcp").__enter__()
+    assert (failure.value.code, str(failure.value)) == (-32000, "Connection closed")
+    assert isinstance(failure.value.__cause__, requests.ConnectionError)
+
+
+class DroppingListener:
+    """A loopback port that reads each request and closes its connection without an answer,
+    noting the JSON-RPC method of every request it got."""
+
+    def __init__(self) -> None:
+        self.methods: list[str] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.05)  # how often the accept loop looks whether to stop
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="test-dropping-listener", daemon=True)
+        self._thread.start()
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/mcp"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(WAIT)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += connection.recv(65536)
+                head, body = data.split(b"\r\n\r\n", 1)
+                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length:")))
+                while len(body) < length:
+                    body += connection.recv(65536)
+                self.methods.append(json.loads(body)["method"])
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(WAIT)
+        self._listener.close()
+
+
+@pytest.fixture
+def dropping_listener() -> Iterator[DroppingListener]:
+    listener = DroppingListener()
+    yield listener
+    listener.close()
+
+
+def test_auto_mode_does_not_try_the_handshake_after_a_network_error(dropping_listener: DroppingListener) -> None:
+    """The probe's connection is dropped without an answer: as the official client does, that is
+    raised at once; no ``initialize`` follows on the other protocol."""
+    with pytest.raises(MCPError) as failure:
+        Client(dropping_listener.url).__enter__()
+    assert failure.value.code == -32000
+    assert dropping_listener.methods == ["server/discover"]

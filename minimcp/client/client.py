@@ -35,7 +35,7 @@ from minimcp.client.stdio import StdioServerParameters, stdio_client
 from minimcp.client.subscriptions import Subscription, listen
 from minimcp.client.tasks import TaskHandle
 from minimcp.client.streamable_http import streamable_http_client
-from minimcp.client.transports import InMemoryTransport, Transport
+from minimcp.client.transports import InMemoryTransport, NetworkError, Transport
 from minimcp.jsonrpc import MCPError
 from minimcp.shared.tasks import CreateTaskResult, GetTaskResult, Task
 from minimcp.types import (
@@ -167,9 +167,11 @@ class Client:
             session.close()
 
     def _negotiate(self, session: ClientSession) -> None:
-        """``auto``: one ``server/discover`` probe; a modern answer settles it, anything else (an
+        """``auto``: one ``server/discover`` probe; a modern answer settles it, any other answer (an
         error, a non-discover result) means a legacy server, except a -32022 that names only
-        modern versions we lack: that server is modern and will not talk to us at all."""
+        modern versions we lack: that server is modern and will not talk to us at all. No answer
+        (a network error) is raised as it is, as the official client does: it tells nothing of the
+        server's era, and the handshake would only fail the same way, later."""
         if self.mode == "legacy":
             session.initialize()
             return
@@ -179,6 +181,8 @@ class Client:
         try:
             session.discover()
             return
+        except NetworkError:
+            raise
         except MCPError as failure:
             if failure.code == UNSUPPORTED_PROTOCOL_VERSION and not self._names_handshake_version(failure.data):
                 raise

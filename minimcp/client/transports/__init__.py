@@ -8,7 +8,15 @@ factories are ``minimcp.client.stdio.stdio_client`` and
 ``minimcp.client.streamable_http.streamable_http_client``.
 """
 
-from minimcp.client.transports.base import Handler, Headers, SessionExpired, StreamPairContext, Transport, timed_out
+from minimcp.client.transports.base import (
+    Handler,
+    Headers,
+    NetworkError,
+    SessionExpired,
+    StreamPairContext,
+    Transport,
+    timed_out,
+)
 from minimcp.client.transports.http import (
     DEFAULT_MAX_SSE_EVENT_SIZE,
     DEFAULT_RETRY_MS,
@@ -36,6 +44,7 @@ __all__ = [
     "Headers",
     "HttpTransport",
     "InMemoryTransport",
+    "NetworkError",
     "SSEEvent",
     "SSEParser",
     "SessionExpired",

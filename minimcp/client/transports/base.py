@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.types import INVALID_REQUEST, REQUEST_TIMEOUT
+from minimcp.types import CONNECTION_CLOSED, INVALID_REQUEST, REQUEST_TIMEOUT
 
 Handler = Callable[[Message], None]
 Headers = Mapping[str, str]
@@ -69,6 +69,10 @@ class StreamPairContext:
         self.close()  # type: ignore[attr-defined]
 
 
+def unreachable() -> NetworkError:
+    return NetworkError(CONNECTION_CLOSED, "Connection closed")
+
+
 class SessionExpired(MCPError):
     """The server no longer knows our legacy session (HTTP 404): the client must start over."""
 
@@ -76,5 +80,11 @@ class SessionExpired(MCPError):
         super().__init__(INVALID_REQUEST, "Session not found")
 
 
-def timed_out(method: str) -> MCPError:
-    return MCPError(REQUEST_TIMEOUT, f"Request '{method}' timed out")
+class NetworkError(MCPError):
+    """No answer came back at all: the connection was refused or dropped, or the network timed out
+    (-32000 "Connection closed" or -32001). It says nothing of the protocol the server speaks, so
+    ``mode="auto"`` raises it at once instead of trying the legacy handshake as well."""
+
+
+def timed_out(method: str, error: type[MCPError] = MCPError) -> MCPError:
+    return error(REQUEST_TIMEOUT, f"Request '{method}' timed out")

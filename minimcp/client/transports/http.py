@@ -17,7 +17,15 @@ import urllib3.exceptions
 
 from minimcp import jsonrpc
 from minimcp.client.keepalive import http_session
-from minimcp.client.transports.base import Handler, Headers, SessionExpired, StreamPairContext, timed_out
+from minimcp.client.transports.base import (
+    Handler,
+    Headers,
+    NetworkError,
+    SessionExpired,
+    StreamPairContext,
+    timed_out,
+    unreachable,
+)
 from minimcp.client.transports.sse import SSEEvent, SSEParser
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.types import INTERNAL_ERROR
@@ -157,10 +165,10 @@ class HttpTransport(StreamPairContext):
                 self.url, data=jsonrpc.encode(message), headers=merged, stream=True, timeout=self._read_timeout(timeout),
                 auth=self.auth,
             )
-        except requests.exceptions.Timeout:
-            raise timed_out(message.get("method", "message")) from None
-        except requests.exceptions.RequestException:
-            raise jsonrpc.connection_closed() from None
+        except requests.exceptions.Timeout as exc:
+            raise timed_out(message.get("method", "message"), NetworkError) from exc
+        except requests.exceptions.RequestException as exc:
+            raise unreachable() from exc
 
     def _get(self, headers: Headers | None, timeout: tuple[float, float]) -> requests.Response:
         return self._http.get(
