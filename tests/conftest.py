@@ -79,7 +79,7 @@ def run_readme_example(heading: str) -> None:
     examples run as printed."""
     section = (ROOT / "README.md").read_text().split(heading, 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
+    exec(compile(code, "README.md", "exec", dont_inherit=True), {"__name__": "__main__"})  # not our __future__ flags
 
 
 def busy_threads() -> int:

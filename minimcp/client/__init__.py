@@ -12,7 +12,14 @@ HTTP, ``Client(StdioServerParameters(command=...))`` to a subprocess; anything e
 
 from minimcp.client.cancel import CallCancelled, CancelScope
 from minimcp.client.client import Client, InputRequiredRoundsExceededError
-from minimcp.client.extension import ClientExtension, NotificationBinding, advertise
+from minimcp.client.extension import (
+    ClaimContext,
+    ClientExtension,
+    NotificationBinding,
+    ResultClaim,
+    UnexpectedClaimedResult,
+    advertise,
+)
 from minimcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
 from minimcp.client.tasks import TaskCancelledError, TaskHandle
 from minimcp.client.terminal import TerminalElicitation, terminal_elicitation
@@ -21,6 +28,7 @@ from minimcp.client.transports import Transport
 __all__ = [
     "CallCancelled",
     "CancelScope",
+    "ClaimContext",
     "Client",
     "ClientExtension",
     "ClientRequestContext",
@@ -28,10 +36,12 @@ __all__ = [
     "IncomingMessage",
     "InputRequiredRoundsExceededError",
     "NotificationBinding",
+    "ResultClaim",
     "TaskCancelledError",
     "TaskHandle",
     "TerminalElicitation",
     "Transport",
+    "UnexpectedClaimedResult",
     "advertise",
     "terminal_elicitation",
 ]

@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeVar, overload
 import requests.auth
 from pydantic import ValidationError
 
-from minimcp.client.extension import ClientExtension, fold_extensions
+from minimcp.client.extension import ClaimContext, ClientExtension, fold_extensions
 from minimcp.client.session import (
     ClientSession,
     ElicitationFnT,
@@ -56,6 +56,7 @@ from minimcp.types import (
     LoggingLevel,
     PromptReference,
     ReadResourceResult,
+    Result,
     RequestParamsMeta,
     ResourceTemplateReference,
     SamplingCapability,
@@ -109,7 +110,7 @@ class Client:
         extensions: Sequence[ClientExtension] | None = None,
     ) -> None:
         _check_mode(mode)
-        declared, bindings = fold_extensions(extensions)
+        folded = fold_extensions(extensions)
         if auth is not None and not isinstance(server, str):
             raise TypeError("auth= signs HTTP requests, so it needs a URL; give it to your transport instead")
         self.server = server
@@ -128,9 +129,12 @@ class Client:
             message_handler=message_handler,
             client_info=client_info,
             log_level=log_level,
-            extensions=declared,
-            notification_bindings=bindings,
+            extensions=folded.declared,
+            result_claims=folded.claims,
+            notification_bindings=folded.bindings,
         )
+        #: resultType -> the claim that owns it, for resolving what the session parsed.
+        self._claims = {claim.result_type: claim for claims in folded.claims.values() for claim in claims}
         self._session: ClientSession | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -291,6 +295,10 @@ class Client:
 
         A server may run any call as a task (the tasks extension). Without ``task=True`` such a
         call is awaited here, its questions answered through this client's callbacks.
+
+        A result shape claimed by one of this client's ``extensions`` is finished by that claim's
+        ``resolve`` on this thread, and its ``CallToolResult`` returned; what ``resolve`` raises
+        propagates. ``client.session.call_tool(..., allow_claimed=True)`` returns the shape itself.
         """
         session = self.session
         result = self._until_complete(
@@ -298,15 +306,31 @@ class Client:
             lambda responses, state: session.call_tool(
                 name, arguments, read_timeout_seconds, progress_callback,
                 input_responses=responses, request_state=state, meta=meta, allow_input_required=True, allow_task=task,
+                allow_claimed=True,  # a claimed shape ends the rounds: it is resolved below
             ),
             input_responses,
             request_state,
         )
+        if not isinstance(result, (CallToolResult, CreateTaskResult)):
+            result = self._resolve_claimed(name, result, read_timeout_seconds)
         if not task:
             return result  # type: ignore[return-value]
         if isinstance(result, CreateTaskResult):
             return TaskHandle(session, result)
         return TaskHandle(session, immediate=result)
+
+    def _resolve_claimed(self, name: str, claimed: Result, read_timeout_seconds: float | None) -> CallToolResult:
+        """Hand a claimed shape to the claim that owns it (the session parses only the shapes of
+        this client's active claims) and check its answer as a direct one is checked."""
+        session = self.session
+        claim = self._claims[claimed.result_type]
+        final = claim.resolve(claimed, ClaimContext(session=session, tool_name=name,
+                                                    read_timeout_seconds=read_timeout_seconds))
+        if not isinstance(final, CallToolResult):
+            raise TypeError(f"the resolve of the claim on resultType {claim.result_type!r} returned "
+                            f"{type(final).__name__}; it must return a CallToolResult")
+        session.validate_tool_result(name, final)
+        return final
 
     def task(self, task_id: str) -> TaskHandle:
         """A handle on a task created earlier, perhaps by another connection or before a restart.

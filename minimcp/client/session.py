@@ -31,7 +31,13 @@ from minimcp import jsonrpc
 from minimcp.client.cancel import covered
 from minimcp.client.streamable_http import header_parameters
 from minimcp.client.era import ClientEra, client_era
-from minimcp.client.extension import BindingObserver, NotificationBinding
+from minimcp.client.extension import (
+    BindingObserver,
+    NotificationBinding,
+    ResultClaim,
+    UnexpectedClaimedResult,
+    index_claims,
+)
 from minimcp.client.subscriptions import ListenRoute
 from minimcp.client.tasks import TaskHandle
 from minimcp.client.transports import SessionExpired, Transport, timed_out
@@ -79,6 +85,7 @@ from minimcp.types import (
     LoggingMessageNotificationParams,
     PromptReference,
     ReadResourceResult,
+    Result,
     RequestId,
     RequestParamsMeta,
     ResourceTemplateReference,
@@ -163,6 +170,7 @@ class ClientSession:
         log_level: LoggingLevel | None = None,
         sampling_capabilities: SamplingCapability | None = None,
         extensions: dict[str, dict[str, Any]] | None = None,
+        result_claims: Mapping[str, Sequence[ResultClaim[Any]]] | None = None,
         notification_bindings: Sequence[NotificationBinding[Any]] | None = None,
     ) -> None:
         """``ClientSession(read, write)`` as the official SDK spells it, from ``with stdio_client(...)
@@ -184,6 +192,8 @@ class ClientSession:
         self.client_info = client_info or _default_client_info()
         #: The extensions declared beside tasks' (identifier -> settings); ``Client(extensions=...)`` fills it.
         self.extensions = dict(extensions or {})
+        #: Identifier -> the result claims of that extension, read-only after construction.
+        self._result_claims = index_claims(result_claims, self.extensions)
         #: Vendor notification method -> the observer running its binding's handler.
         self._observers: dict[str, BindingObserver] = {}
         for binding in notification_bindings or ():
@@ -215,8 +225,26 @@ class ClientSession:
             else None,
             sampling=(self._sampling_capabilities or SamplingCapability()) if self._sampling_callback is not None else None,
             roots=RootsCapability(list_changed=True) if self._list_roots_callback is not None else None,
-            extensions={TASKS_EXTENSION: {}, **self.extensions},  # call_tool awaits a task, so any client takes one
+            # call_tool awaits a task, so any client takes one
+            extensions={TASKS_EXTENSION: {}, **self._declared_extensions()},
         )
+
+    def _declared_extensions(self) -> dict[str, dict[str, Any]]:
+        """An extension that claims result shapes is declared only where one of its claims is
+        active, so a server never sends this connection a shape it would refuse."""
+        version = self.protocol_version
+        return {identifier: settings for identifier, settings in self.extensions.items()
+                if identifier not in self._result_claims
+                or any(claim.active_at(version) for claim in self._result_claims[identifier])}
+
+    def _active_claim(self, result_type: Any) -> ResultClaim[Any] | None:
+        """The claim that owns ``result_type`` on this connection (none on a legacy one)."""
+        version = self.protocol_version
+        for claims in self._result_claims.values():
+            for claim in claims:
+                if claim.result_type == result_type and claim.active_at(version):
+                    return claim
+        return None
 
     @property
     def era(self) -> ClientEra:
@@ -544,9 +572,14 @@ class ClientSession:
         meta: RequestParamsMeta | None = None,
         allow_input_required: bool = False,
         allow_task: bool = False,
-    ) -> CallToolResult | InputRequiredResult | CreateTaskResult:
+        allow_claimed: bool = False,
+    ) -> CallToolResult | InputRequiredResult | CreateTaskResult | Result:
         """Call a tool. A server may answer with a task (the tasks extension): ``allow_task=True``
-        returns its ``CreateTaskResult``; otherwise the task is awaited here and its result returned."""
+        returns its ``CreateTaskResult``; otherwise the task is awaited here and its result returned.
+
+        On 2026-07-28 an answer whose ``resultType`` a claim of this session owns is validated as
+        the claim's model and returned with ``allow_claimed=True``; otherwise it raises
+        ``UnexpectedClaimedResult`` carrying it (``Client.call_tool`` resolves it instead)."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             if not isinstance(arguments, dict):  # a mapping becomes a dict; anything else is refused
@@ -560,16 +593,35 @@ class ClientSession:
             progress_callback=progress_callback,
         )
         result: CallToolResult | InputRequiredResult
-        if raw.get("resultType") == TASK_RESULT_TYPE:
+        result_type = raw.get("resultType")
+        claim = self._active_claim(result_type)
+        if claim is not None:
+            claimed = claim.model.model_validate(raw)
+            if not allow_claimed:
+                raise UnexpectedClaimedResult(claimed)
+            return claimed
+        if result_type == TASK_RESULT_TYPE:
             created = CreateTaskResult.model_validate(raw)
             if allow_task:
                 return created
             result = self._await_task(created, read_timeout_seconds)
-        else:
+        elif result_type in (None, "complete", "input_required"):
             result = self._terminal(raw, CallToolResult, "call_tool", allow_input_required)
+        else:
+            result = self._unclaimed(raw)
         if isinstance(result, CallToolResult):
-            self._check_structured(name, result)
+            self.validate_tool_result(name, result)
         return result
+
+    @staticmethod
+    def _unclaimed(raw: dict[str, Any]) -> CallToolResult:
+        """A ``resultType`` that no active claim owns is read as the core shape, as the official
+        client reads it: a ``CallToolResult`` keeping that ``resultType`` when the answer has the
+        ``content`` the wire requires, the same ``ValidationError`` as there when it has not."""
+        if "content" not in raw:
+            raise ValidationError.from_exception_data(
+                "CallToolResult", [{"type": "missing", "loc": ("content",), "input": raw}])
+        return CallToolResult.model_validate(raw)
 
     def _await_task(self, created: CreateTaskResult, timeout: float | None) -> CallToolResult:
         """A task the server made of a plain ``call_tool``, awaited as that call's answer: bounded by
@@ -585,8 +637,9 @@ class ClientSession:
                 logger.debug("could not cancel task %s after its call timed out", handle.task_id, exc_info=True)
             raise timed_out("tools/call") from None
 
-    def _check_structured(self, name: str, result: CallToolResult) -> None:
-        """A tool that declares an output schema must return structured content that fits it."""
+    def validate_tool_result(self, name: str, result: CallToolResult) -> None:
+        """A tool that declares an output schema must return structured content that fits it
+        (``RuntimeError`` when not); an ``isError`` result is not checked."""
         if result.is_error:
             return
         with self._lock:
