@@ -112,6 +112,7 @@ class ServerProcess:
     process: subprocess.Popen[str]
     base: str  # http://127.0.0.1:PORT, no trailing slash
     port: int
+    banner: list[str]  # what it printed up to its announcement, that line included
     lines: queue.Queue[str]  # what it printed after announcing, "" last once its output ended
     reader: threading.Thread
 
@@ -123,7 +124,8 @@ class ServerProcess:
 
 
 @contextlib.contextmanager
-def server_process(command: list[str], env: dict[str, str] | None = None) -> Iterator[ServerProcess]:
+def server_process(command: list[str], env: dict[str, str] | None = None,
+                   cwd: Path | None = None) -> Iterator[ServerProcess]:
     """Run ``command``, a server program that binds a port of the system's choosing and announces
     ``http://127.0.0.1:PORT`` on stdout or stderr once it listens; yields it once announced (within
     ``STARTUP``) and stops the process afterwards.
@@ -133,14 +135,14 @@ def server_process(command: list[str], env: dict[str, str] | None = None) -> Ite
     talk to that process. Its output is read to the end by a thread of its own, so a chatty server
     never blocks on a full pipe; a server that exits or stays silent fails with what it printed.
     """
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd)
     assert process.stdout is not None
     lines: queue.Queue[str] = queue.Queue()
     reader = threading.Thread(target=_read_lines, args=(process.stdout, lines), name="test-server-output", daemon=True)
     reader.start()
     try:
-        port = _announced_port(command, lines)
-        yield ServerProcess(process, f"http://127.0.0.1:{port}", port, lines, reader)
+        port, banner = _announced_port(command, lines)
+        yield ServerProcess(process, f"http://127.0.0.1:{port}", port, banner, lines, reader)
     finally:
         if process.poll() is None:
             process.terminate()
@@ -159,7 +161,7 @@ def _read_lines(stream: Any, lines: queue.Queue[str]) -> None:
     lines.put("")  # end of output: the process closed it, or exited
 
 
-def _announced_port(command: list[str], lines: queue.Queue[str]) -> int:
+def _announced_port(command: list[str], lines: queue.Queue[str]) -> tuple[int, list[str]]:
     deadline = time.monotonic() + STARTUP
     seen: list[str] = []
     while True:
@@ -172,7 +174,7 @@ def _announced_port(command: list[str], lines: queue.Queue[str]) -> int:
         seen.append(line)
         announced = _ANNOUNCED.search(line)
         if announced:
-            return int(announced[1])
+            return int(announced[1]), seen
 
 
 @contextlib.contextmanager

@@ -5,6 +5,7 @@ Both serve the same notes tools to alice (who may use ``all_notes``) and bob (wh
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
@@ -17,7 +18,7 @@ import pytest
 import requests
 from flask import Flask
 
-from conftest import EXAMPLES, TIMEOUT, load_example
+from conftest import EXAMPLES, TIMEOUT, load_example, server_process
 from minimcp import Client
 from minimcp.client.streamable_http import streamable_http_client
 
@@ -83,11 +84,13 @@ def project_env(database: Path, **settings: str) -> dict[str, str]:
 
 
 class DjangoSite(Site):
-    def __init__(self, process: subprocess.Popen[str], base: str, tokens: dict[str, str], database: Path) -> None:
+    def __init__(self, process: subprocess.Popen[str], base: str, tokens: dict[str, str], database: Path,
+                 running: contextlib.ExitStack) -> None:
         super().__init__(base + "/mcp/", tokens, self._notes)
         self.process = process
         self.base = base
         self.database = database
+        self.running = running  # closing it stops the process
 
     def _notes(self) -> list[str]:
         with sqlite3.connect(self.database) as db:
@@ -107,26 +110,15 @@ def _target(fd: Path) -> str:
 
 
 def start_site(tmp_path: Path, **settings: str) -> DjangoSite:
+    """The Django project's ``demo`` command on a port it picks; it prints the users' tokens, then
+    where it serves (``conftest.server_process`` waits for that, bounded, and reads the rest)."""
     database = tmp_path / "notes.sqlite3"
-    process = subprocess.Popen([sys.executable, "manage.py", "demo", "--port", "0"], cwd=PROJECT, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=project_env(database, **settings))
-    assert process.stdout is not None
-    tokens: dict[str, str] = {}
-    lines: list[str] = []
-    for line in process.stdout:  # the demo prints the tokens, then where it serves
-        lines.append(line)
-        token = re.match(r"(\w+)'s API token \(shown once\): (\S+)", line)
-        if token:
-            tokens[token[1]] = token[2]
-        serving = re.match(r"Serving (http://\S+)/ ", line)
-        if serving:
-            return DjangoSite(process, serving[1], tokens, database)
-    process.wait(TIMEOUT)
-    raise AssertionError("the example project did not start:\n" + "".join(lines))
+    stack = contextlib.ExitStack()
+    server = stack.enter_context(server_process([sys.executable, "manage.py", "demo", "--port", "0"],
+                                                project_env(database, **settings), cwd=PROJECT))
+    tokens = dict(re.findall(r"(\w+)'s API token \(shown once\): (\S+)", "".join(server.banner)))
+    return DjangoSite(server.process, server.base, tokens, database, stack)
 
 
 def stop_site(site: DjangoSite) -> None:
-    site.process.terminate()
-    site.process.wait(TIMEOUT)
-    assert site.process.stdout is not None
-    site.process.stdout.close()
+    site.running.close()
