@@ -133,8 +133,6 @@ class Client:
             result_claims=folded.claims,
             notification_bindings=folded.bindings,
         )
-        #: resultType -> the claim that owns it, for resolving what the session parsed.
-        self._claims = {claim.result_type: claim for claims in folded.claims.values() for claim in claims}
         self._session: ClientSession | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -323,7 +321,8 @@ class Client:
         """Hand a claimed shape to the claim that owns it (the session parses only the shapes of
         this client's active claims) and check its answer as a direct one is checked."""
         session = self.session
-        claim = self._claims[claimed.result_type]
+        claim = session.active_claim(claimed.result_type)
+        assert claim is not None  # the session parsed this shape because the claim is active
         final = claim.resolve(claimed, ClaimContext(session=session, tool_name=name,
                                                     read_timeout_seconds=read_timeout_seconds))
         if not isinstance(final, CallToolResult):

@@ -237,7 +237,7 @@ class ClientSession:
                 if identifier not in self._result_claims
                 or any(claim.active_at(version) for claim in self._result_claims[identifier])}
 
-    def _active_claim(self, result_type: Any) -> ResultClaim[Any] | None:
+    def active_claim(self, result_type: Any) -> ResultClaim[Any] | None:
         """The claim that owns ``result_type`` on this connection (none on a legacy one)."""
         version = self.protocol_version
         for claims in self._result_claims.values():
@@ -594,7 +594,7 @@ class ClientSession:
         )
         result: CallToolResult | InputRequiredResult
         result_type = raw.get("resultType")
-        claim = self._active_claim(result_type)
+        claim = self.active_claim(result_type)
         if claim is not None:
             claimed = claim.model.model_validate(raw)
             if not allow_claimed:

@@ -69,10 +69,6 @@ class StreamPairContext:
         self.close()  # type: ignore[attr-defined]
 
 
-def unreachable() -> NetworkError:
-    return NetworkError(CONNECTION_CLOSED, "Connection closed")
-
-
 class SessionExpired(MCPError):
     """The server no longer knows our legacy session (HTTP 404): the client must start over."""
 
@@ -84,6 +80,10 @@ class NetworkError(MCPError):
     """No answer came back at all: the connection was refused or dropped, or the network timed out
     (-32000 "Connection closed" or -32001). It says nothing of the protocol the server speaks, so
     ``mode="auto"`` raises it at once instead of trying the legacy handshake as well."""
+
+
+def unreachable() -> NetworkError:
+    return NetworkError(CONNECTION_CLOSED, "Connection closed")
 
 
 def timed_out(method: str, error: type[MCPError] = MCPError) -> MCPError:

@@ -326,15 +326,15 @@ class Server(Generic[LifespanResultT]):
             return self._lifespan_value
         with self._lifespan_lock:
             if self._lifespan_cm is None:
-                cm = _synchronous(self.lifespan(self))
+                cm = self.new_lifespan()
                 self._lifespan_value = cm.__enter__()
                 self._lifespan_cm = cm
                 atexit.register(self.close)
         return self._lifespan_value
 
-    def connection_lifespan(self) -> AbstractContextManager[Any]:
-        """A lifespan of one connection's own, not shared with the server's: what the in-memory
-        transport enters per ``Client(server)``, as the official SDK's ``run`` does per connection."""
+    def new_lifespan(self) -> AbstractContextManager[Any]:
+        """A fresh, not yet entered lifespan: the process-wide one above is one, and each in-memory
+        ``Client(server)`` enters one of its own, as the official SDK's ``run`` does per connection."""
         return _synchronous(self.lifespan(self))
 
     def close(self) -> None:
