@@ -1,9 +1,10 @@
-"""Streamable HTTP (both eras) over a ``requests.Session``: POSTs answered with JSON or SSE, the
+"""Streamable HTTP (both eras) over a ``requests.Session`` or urllib3's pools: POSTs answered with JSON or SSE, the
 legacy ``Mcp-Session-Id``, SSE resumption (``retry:`` and ``Last-Event-ID``) and the standalone GET
 stream read on a thread of its own."""
 
 from __future__ import annotations
 
+import http.client
 import logging
 import socket
 import threading
@@ -26,6 +27,7 @@ from minimcp.client.transports.base import (
     timed_out,
     unreachable,
 )
+from minimcp.client.transports.direct import DirectSession, direct_allowed
 from minimcp.client.transports.sse import SSEEvent, SSEParser
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.types import INTERNAL_ERROR
@@ -83,6 +85,7 @@ def _interrupt(response: requests.Response) -> None:
 
 _STREAM_ERRORS = (
     requests.exceptions.RequestException,
+    http.client.HTTPException,
     urllib3.exceptions.HTTPError,
     OSError,
 )
@@ -106,8 +109,36 @@ def _finish(response: requests.Response) -> None:
         response.close()
 
 
+#: How long a request's stream may take to end after our answer before its connection is dropped
+#: instead of reused. A server ends the stream right after the answer (usually in the same write),
+#: so this is only a bound for one that does not.
+STREAM_END_GRACE = 0.05
+
+
+def _read_stream_end(response: requests.Response) -> None:
+    """Read a request stream's end after our answer, so its connection goes back to the pool.
+
+    Closing a stream with unread bytes closes its connection, and the next request would pay a
+    new one; waiting for an end that never comes would hold the caller, hence the short bound
+    (the socket's own timeout, for these reads only: the pool sets it again on the next request).
+    """
+    sock = getattr(getattr(response.raw, "connection", None), "sock", None)
+    if sock is None:
+        return
+    try:
+        sock.settimeout(STREAM_END_GRACE)
+        seen = 0
+        for chunk in _chunks(response):
+            seen += len(chunk)
+            if seen > _DRAIN_LIMIT:
+                return
+    except (*_STREAM_ERRORS, ValueError):
+        logger.debug("A request stream did not end after its answer; its connection is dropped", exc_info=True)
+
+
 class HttpTransport(StreamPairContext):
-    """Streamable HTTP (both eras) over a ``requests.Session``.
+    """Streamable HTTP (both eras) over a ``requests.Session``, or over urllib3 directly when the
+    transport makes its own (``minimcp.client.transports.direct``: no session given, no ``auth``).
 
     Each request is one POST whose answer is either a JSON body or an SSE stream read on the
     calling thread. A stream that ends before our response, after the server gave it an event
@@ -129,7 +160,12 @@ class HttpTransport(StreamPairContext):
         self.terminate_on_close = terminate_on_close
         self.auth = auth
         self._owns_client = http_client is None
-        self._http = http_client or http_session()
+        if http_client is not None:
+            self._http: requests.Session | DirectSession = http_client
+        elif auth is None and direct_allowed(url):
+            self._http = DirectSession()
+        else:
+            self._http = http_session()
         self._timeout = DEFAULT_TIMEOUT
         self._handler: Handler | None = None
         self.session_id: str | None = None
@@ -264,6 +300,7 @@ class HttpTransport(StreamPairContext):
                         logger.warning("Ignoring an SSE event that is not JSON: %.200r", event.data)
                         continue
                     if _is_answer_to(message, request_id):
+                        _read_stream_end(response)
                         return message
                     if isinstance(message, dict) and "method" in message and self._handler is not None:
                         self._handler(message)
