@@ -189,3 +189,88 @@ def unused_tcp_port() -> Iterator[int]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         yield s.getsockname()[1]
+
+
+class Recorder:
+    """WSGI middleware in front of the MCP app: notes each request's ``X-Team`` and ``Cookie``
+    headers, sets a site cookie on the first answer, and refuses ``initialize`` once told to."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.seen: list[tuple[str | None, str | None]] = []
+        self.refuse_initialize = False
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        self.seen.append((environ.get("HTTP_X_TEAM"), environ.get("HTTP_COOKIE")))
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
+        if self.refuse_initialize and b'"initialize"' in body:
+            start_response("503 Service Unavailable", [("Content-Length", "0")])
+            return [b""]
+        import io
+
+        environ["wsgi.input"] = io.BytesIO(body)
+        first = len(self.seen) == 1
+
+        def starting(status: str, headers: list[tuple[str, str]], *rest: Any) -> Any:
+            if first:
+                headers = [*headers, ("Set-Cookie", "site=signed-in; Path=/")]
+            return start_response(status, headers, *rest)
+
+        return self.app(environ, starting)
+
+
+@pytest.fixture
+def recorded(serve_wsgi: Callable[[Any], str]) -> Iterator[tuple[str, Recorder]]:
+    app = _server().wsgi_app()
+    recorder = Recorder(app)
+    try:
+        yield serve_wsgi(recorder) + app.path, recorder
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_headers_go_with_every_request(recorded: tuple[str, Recorder], mode: str) -> None:
+    url, recorder = recorded
+    with Client(url, mode=mode, headers={"X-Team": "blue"}) as client:
+        assert client.call_tool("echo", {"text": "hi"}).structured_content == {"result": "hi"}
+    assert recorder.seen and all(team == "blue" for team, _ in recorder.seen)
+
+
+def test_cookies_are_sent_and_kept(recorded: tuple[str, Recorder]) -> None:
+    """A site's session login: the cookie given is sent, and one the server sets is kept."""
+    url, recorder = recorded
+    with Client(url, mode="legacy", cookies={"csrftoken": "abc"}) as client:
+        client.call_tool("echo", {"text": "hi"})
+    first, *later = [cookie for _, cookie in recorder.seen]
+    assert first == "csrftoken=abc"
+    assert later and all(cookie is not None and "site=signed-in" in cookie and "csrftoken=abc" in cookie
+                         for cookie in later)
+
+
+def test_a_lost_session_fails_every_later_call_with_session_expired(recorded: tuple[str, Recorder]) -> None:
+    """The server forgot the session and will not open a new one: each later call says so at once,
+    rather than going out without a session id."""
+    import requests
+
+    from minimcp.client.transports import SessionExpired
+
+    url, recorder = recorded
+    with Client(url, mode="legacy") as client:
+        transport = client.session.transport
+        requests.delete(url, headers={"Mcp-Session-Id": transport.session_id, "MCP-Protocol-Version": "2025-11-25"},
+                        timeout=10)
+        recorder.refuse_initialize = True
+        with pytest.raises(MCPError):
+            client.call_tool("echo", {"text": "one"})
+        sent = len(recorder.seen)
+        for text in ("two", "three"):
+            with pytest.raises(SessionExpired, match="Session not found"):
+                client.call_tool("echo", {"text": text})
+        assert len(recorder.seen) == sent
+
+
+def test_headers_need_a_url() -> None:
+    with pytest.raises(TypeError, match="headers= goes with HTTP requests"):
+        Client(_server(), headers={"X-Team": "blue"})

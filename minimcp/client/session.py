@@ -399,8 +399,8 @@ class ClientSession:
                         headers=self._headers(method, stamped),
                         timeout=timeout if timeout is not None else self.read_timeout_seconds,
                     )
-            except SessionExpired:
-                if not era.session_expired(self, restarted):
+            except SessionExpired as lost:
+                if not lost.restartable or not era.session_expired(self, restarted):
                     raise
                 restarted = True
                 continue

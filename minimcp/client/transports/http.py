@@ -5,11 +5,13 @@ stream read on a thread of its own."""
 from __future__ import annotations
 
 import http.client
+import http.cookiejar
 import logging
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from collections.abc import Mapping
 from typing import Any
 
 import requests
@@ -33,6 +35,9 @@ from minimcp.jsonrpc import MCPError, Message
 from minimcp.types import INTERNAL_ERROR
 
 logger = logging.getLogger("minimcp.client")
+
+#: What ``cookies=`` takes: name -> value, or a cookie jar (``requests``' or the standard library's).
+Cookies = Mapping[str, str] | http.cookiejar.CookieJar
 
 #: How long a standalone GET may take to answer with its headers before we go on without it.
 STANDALONE_OPEN_TIMEOUT = 10.0
@@ -152,20 +157,34 @@ class HttpTransport(StreamPairContext):
         terminate_on_close: bool = True,
         auth: requests.auth.AuthBase | None = None,
         max_sse_event_size: int | None = DEFAULT_MAX_SSE_EVENT_SIZE,
+        *,
+        headers: Headers | None = None,
+        cookies: Cookies | None = None,
     ) -> None:
         if max_sse_event_size is not None and max_sse_event_size <= 0:
             raise ValueError("max_sse_event_size must be positive or None")
+        if http_client is not None and cookies is not None:
+            raise TypeError("cookies= fills the session the transport makes; put them on your http_client instead")
         self.url = url
         self.max_sse_event_size = max_sse_event_size
         self.terminate_on_close = terminate_on_close
         self.auth = auth
+        #: Sent with every request, beneath the protocol's own headers.
+        self.extra_headers = dict(headers or {})
         self._owns_client = http_client is None
         if http_client is not None:
             self._http: requests.Session | DirectSession = http_client
-        elif auth is None and direct_allowed(url):
+        elif auth is None and cookies is None and direct_allowed(url):
             self._http = DirectSession()
         else:
             self._http = http_session()
+            if cookies is not None:
+                self._http.cookies.update(cookies)
+        # Set when the server forgot our session (404) and no new one was made since: the session
+        # starts over once (a fresh initialize); until that succeeds every other request fails at
+        # once with SessionExpired, instead of going out without the header and earning a 400
+        # ("Missing Mcp-Session-Id header") per call.
+        self._expired = False
         self._timeout = DEFAULT_TIMEOUT
         self._handler: Handler | None = None
         self.session_id: str | None = None
@@ -183,7 +202,7 @@ class HttpTransport(StreamPairContext):
     # -- plumbing
 
     def _headers(self, extra: Headers | None, accept: str) -> dict[str, str]:
-        headers = {"Accept": accept}
+        headers = {**self.extra_headers, "Accept": accept}
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         if extra:
@@ -218,14 +237,19 @@ class HttpTransport(StreamPairContext):
 
     def request(self, message: Message, *, headers: Headers | None = None, timeout: float | None = None) -> Message:
         method = message["method"]
+        if self._expired and method != "initialize":
+            raise SessionExpired(restartable=False)
         deadline = None if timeout is None else time.monotonic() + timeout
         response = self._post(message, headers, timeout)
         if response.status_code == 404 and self.session_id is not None and method != "initialize":
             _finish(response)
             self.session_id = None
+            self._expired = True
             raise SessionExpired()
-        if message["method"] == "initialize" and response.ok and "mcp-session-id" in response.headers:
-            self.session_id = response.headers["mcp-session-id"]
+        if method == "initialize" and response.ok:
+            self._expired = False
+            if "mcp-session-id" in response.headers:
+                self.session_id = response.headers["mcp-session-id"]
         content_type = response.headers.get("content-type", "")
         if not response.ok or not content_type.startswith("text/event-stream"):
             return self._single(response, method)
@@ -335,6 +359,8 @@ class HttpTransport(StreamPairContext):
         return response
 
     def send(self, message: Message, *, headers: Headers | None = None) -> None:
+        if self._expired:
+            raise SessionExpired(restartable=False)
         response = self._post(message, headers, None)
         if not response.ok:
             logger.warning("Server refused %s with HTTP %s", message.get("method", "a response"), response.status_code)
