@@ -29,11 +29,13 @@ that named the task in ``taskIds``; a listen may name only its caller's own task
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import secrets
 import threading
 import time
 from collections import OrderedDict, deque
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
@@ -41,7 +43,6 @@ from typing import TYPE_CHECKING, Any, Callable
 from pydantic import BaseModel
 
 from minimcp.jsonrpc import MCPError
-from minimcp.server.auth.middleware.auth_context import acting_for
 from minimcp.server.lowlevel.calls import Outbox, WorkerPool
 from minimcp.server.lowlevel.questions import Questions
 from minimcp.server.lowlevel.rounds import InputRequired, digest, validated_answer
@@ -145,6 +146,18 @@ class _Live:
     deadline: float
 
 
+@dataclass
+class _Turn:
+    """One run of a body, as its caller submitted it: the context it was submitted in (a copy,
+    so the caller's context variables, access token and host user among them) and the host's call
+    scope (``MCPServer.call_scope``), built on the submitting thread and entered on the worker."""
+
+    task_id: str
+    live: _Live
+    context: contextvars.Context
+    scope: AbstractContextManager[Any]
+
+
 def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -174,6 +187,8 @@ class TaskManager:
     clients are told to wait between polls, ``max_running`` how many bodies run at once: a body
     that finds them all busy waits its turn in a queue (its task stays ``working``), and each worker
     takes the next queued body when its own ends, so a burst of tasks costs no more threads.
+    Each body runs in its own caller's context, whichever worker takes it: the ``contextvars``
+    context and the host's call scope of the request that started (or resumed) it.
     """
 
     def __init__(self, server: MCPServer[Any], store: TaskStore | None = None, *, ttl: float = 3600.0,
@@ -191,7 +206,7 @@ class TaskManager:
         # calling the store, the pool or a body.
         self._lock = threading.Lock()
         self._live: OrderedDict[str, _Live] = OrderedDict()
-        self._queue: deque[tuple[str, _Live]] = deque()
+        self._queue: deque[_Turn] = deque()
         self._running = 0
 
     @property
@@ -239,32 +254,41 @@ class TaskManager:
         return CreateTaskResult(**_task_fields(record))
 
     def _submit(self, task_id: str, live: _Live) -> None:
-        """Run the body on a free worker, or queue it for the next worker that frees up."""
+        """Run the body on a free worker, or queue it for the next worker that frees up.
+
+        Called on the thread of the request that starts (or resumes) the body, while its caller's
+        context is current: the turn captures it, and the body runs in it whichever worker takes it.
+        """
+        turn = _Turn(task_id, live, contextvars.copy_context(), self.server.call_scope())
         with self._lock:
             if self._running >= self.max_running:
-                self._queue.append((task_id, live))
+                self._queue.append(turn)
                 return
             self._running += 1
         try:
-            self.pool.submit(lambda: self._work(task_id, live))
+            self.pool.submit(lambda: self._work(turn))
         except MCPError as busy:  # the pool is ours alone and sized to max_running: only when closed
             with self._lock:
                 self._running -= 1
             self._settle(task_id, "failed", error=busy.to_wire())
 
-    def _work(self, task_id: str, live: _Live) -> None:
-        """One worker's loop: this body, then every body queued meanwhile."""
+    def _work(self, turn: _Turn) -> None:
+        """One worker's loop: this body, then every body queued meanwhile, each in its own caller's
+        context (host user, access token, context variables), never in the one before it."""
         while True:
             try:
-                with acting_for(live.transport.access_token):  # bodies queued on this worker have other callers
-                    self._run(task_id, live)
+                turn.context.run(self._run_turn, turn)
             except BaseException:  # a failing store must not cost the manager a worker slot
-                logger.exception("task %s could not be run", task_id)
+                logger.exception("task %s could not be run", turn.task_id)
             with self._lock:
                 if not self._queue:
                     self._running -= 1
                     return
-                task_id, live = self._queue.popleft()
+                turn = self._queue.popleft()
+
+    def _run_turn(self, turn: _Turn) -> None:
+        with turn.scope:
+            self._run(turn.task_id, turn.live)
 
     # --- running a body --------------------------------------------------------------------------
     def _run(self, task_id: str, live: _Live) -> None:
