@@ -123,3 +123,63 @@ def test_unanswered_questions_stop_at_the_callers_share_and_others_still_ask(ser
 def test_the_default_question_share_is_half_the_call_share() -> None:
     low = MCPServer("shares", max_workers=32)._lowlevel_server
     assert (low.call_shares.limit, low.question_shares.limit) == (8, 4)
+
+
+# --- task workers ------------------------------------------------------------------------------------------
+TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+def tasks_server(**options: Any) -> tuple[MCPServer[Any], threading.Semaphore, threading.Event]:
+    mcp: MCPServer[Any] = MCPServer("task-shares", **options)
+    inside, release = threading.Semaphore(0), threading.Event()
+
+    @mcp.tool(task=True)
+    def long_job() -> str:
+        inside.release()
+        release.wait(WAIT)
+        return "long done"
+
+    @mcp.tool(task=True)
+    def one_line(text: str) -> str:
+        return text
+
+    return mcp, inside, release
+
+
+def start_task(url: str, who: str, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    return modern_rpc(url, "tools/call", {"name": name, "arguments": arguments or {}}, capabilities=TASKS,
+                      headers=user(who))
+
+
+def settled(url: str, who: str, task_id: str) -> dict[str, Any]:
+    """``tasks/get`` as ``who`` until the task leaves ``working`` (bounded)."""
+    pause = threading.Event()
+    for _ in range(int(WAIT / 0.02)):
+        answer = modern_rpc(url, "tasks/get", {"taskId": task_id}, capabilities=TASKS, headers=user(who))["result"]
+        if answer["status"] != "working":
+            return answer  # type: ignore[no-any-return]
+        pause.wait(0.02)
+    raise AssertionError(f"task {task_id} still working")
+
+
+def test_one_callers_long_tasks_hold_only_its_share_of_task_workers(serve_wsgi: Callable[[Any], str]) -> None:
+    mcp, inside, release = tasks_server(max_task_workers=4, max_task_workers_per_principal=2)
+    app = mcp.wsgi_app()
+    url = serve_wsgi(as_users(app)) + app.path
+    alices = [start_task(url, "alice", "long_job")["result"]["taskId"] for _ in range(5)]
+    for _ in range(2):
+        assert inside.acquire(timeout=WAIT)
+    assert mcp.tasks.worker_shares.held("user:alice") == 2  # the other three queue behind her share
+    bobs = start_task(url, "bob", "one_line", {"text": "bob's line"})["result"]["taskId"]
+    assert settled(url, "bob", bobs)["result"]["content"][0]["text"] == "bob's line"
+    statuses = [modern_rpc(url, "tasks/get", {"taskId": task_id}, capabilities=TASKS,
+                           headers=user("alice"))["result"]["status"] for task_id in alices]
+    assert statuses == ["working"] * 5
+    release.set()
+    assert [settled(url, "alice", task_id)["result"]["content"][0]["text"] for task_id in alices] == ["long done"] * 5
+    app.close()
+
+
+def test_the_default_task_worker_share_is_a_quarter_of_the_task_workers() -> None:
+    assert MCPServer("shares").tasks.worker_shares.limit == 4
+    assert MCPServer("shares", max_task_workers=40).tasks.worker_shares.limit == 10

@@ -203,6 +203,7 @@ class MCPServer(Generic[LifespanT]):
         auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
         task_store: TaskStore | None = None,
         max_task_workers: int = 16,
+        max_task_workers_per_principal: int | None = None,
         subscriptions: SubscriptionBus | Literal[False] | None = None,
         resource_security: ResourceSecurity = DEFAULT_RESOURCE_SECURITY,
         cache_hints: Mapping[CacheableMethod, CacheHint] | None = None,
@@ -270,7 +271,8 @@ class MCPServer(Generic[LifespanT]):
         low.list_tool_scopes = self.tool_scopes
         low.listings_vary = lambda: bool(self.listings_vary_by_user)
         low.call_scope = self.call_scope
-        self.tasks = TaskManager(self, task_store, max_running=max_task_workers)
+        self.tasks = TaskManager(self, task_store, max_running=max_task_workers,
+                                 max_running_per_principal=max_task_workers_per_principal)
         for method in ("tasks/get", "tasks/update", "tasks/cancel"):
             low.add_request_handler(method, RequestParams, self._task_handler(method))
         for tool in tools or []:

@@ -46,6 +46,7 @@ from minimcp.jsonrpc import MCPError
 from minimcp.server.lowlevel.calls import Outbox, WorkerPool
 from minimcp.server.lowlevel.questions import Questions
 from minimcp.server.lowlevel.rounds import InputRequired, digest, validated_answer
+from minimcp.server.lowlevel.shares import Shares, fair_share, principal_of
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.mcpserver.context import Context
@@ -149,13 +150,15 @@ class _Live:
 @dataclass
 class _Turn:
     """One run of a body, as its caller submitted it: the context it was submitted in (a copy,
-    so the caller's context variables, access token and host user among them) and the host's call
-    scope (``MCPServer.call_scope``), built on the submitting thread and entered on the worker."""
+    so the caller's context variables, access token and host user among them), the host's call
+    scope (``MCPServer.call_scope``), built on the submitting thread and entered on the worker, and
+    the principal whose share of the workers it counts against."""
 
     task_id: str
     live: _Live
     context: contextvars.Context
     scope: AbstractContextManager[Any]
+    principal: str | None
 
 
 def _iso(timestamp: float) -> str:
@@ -189,10 +192,16 @@ class TaskManager:
     takes the next queued body when its own ends, so a burst of tasks costs no more threads.
     Each body runs in its own caller's context, whichever worker takes it: the ``contextvars``
     context and the host's call scope of the request that started (or resumed) it.
+
+    ``max_running_per_principal`` (default a quarter of ``max_running``) is how many of those
+    workers one principal's bodies may hold (``lowlevel/shares.py``): a principal's further bodies
+    queue while other principals' bodies run, and a freed worker takes the first queued body whose
+    principal is under its share.
     """
 
     def __init__(self, server: MCPServer[Any], store: TaskStore | None = None, *, ttl: float = 3600.0,
-                 poll_interval: float = 0.5, max_running: int = 16) -> None:
+                 poll_interval: float = 0.5, max_running: int = 16,
+                 max_running_per_principal: int | None = None) -> None:
         if ttl <= 0 or poll_interval <= 0:
             raise ValueError("task ttl and poll_interval must be positive")
         self.server = server
@@ -201,6 +210,10 @@ class TaskManager:
         self.poll_interval = poll_interval
         self.pool = WorkerPool(max_running, wait_timeout=60.0)
         self.max_running = max_running
+        share = fair_share(max_running, 4) if max_running_per_principal is None else max_running_per_principal
+        #: The workers each principal's bodies hold; taken and given back under ``_lock`` (its own
+        #: lock is innermost), so a body is counted exactly while it has a worker.
+        self.worker_shares = Shares(share, "Too many task bodies running for this caller (limit {limit})")
         # _lock guards _live (task id -> _Live, in creation order), _queue (bodies waiting for a
         # worker) and _running (workers busy with bodies, at most max_running). Never held while
         # calling the store, the pool or a body.
@@ -259,9 +272,10 @@ class TaskManager:
         Called on the thread of the request that starts (or resumes) the body, while its caller's
         context is current: the turn captures it, and the body runs in it whichever worker takes it.
         """
-        turn = _Turn(task_id, live, contextvars.copy_context(), self.server.call_scope())
+        turn = _Turn(task_id, live, contextvars.copy_context(), self.server.call_scope(),
+                     principal_of(live.transport, live.connection))
         with self._lock:
-            if self._running >= self.max_running:
+            if self._running >= self.max_running or not self.worker_shares.try_take(turn.principal):
                 self._queue.append(turn)
                 return
             self._running += 1
@@ -270,6 +284,7 @@ class TaskManager:
         except MCPError as busy:  # the pool is ours alone and sized to max_running: only when closed
             with self._lock:
                 self._running -= 1
+                self.worker_shares.give_back(turn.principal)
             self._settle(task_id, "failed", error=busy.to_wire())
 
     def _work(self, turn: _Turn) -> None:
@@ -281,10 +296,20 @@ class TaskManager:
             except BaseException:  # a failing store must not cost the manager a worker slot
                 logger.exception("task %s could not be run", turn.task_id)
             with self._lock:
-                if not self._queue:
+                self.worker_shares.give_back(turn.principal)
+                following = self._next_turn()
+                if following is None:
                     self._running -= 1
                     return
-                turn = self._queue.popleft()
+                turn = following
+
+    def _next_turn(self) -> _Turn | None:
+        """Under ``_lock``: take the first queued body whose principal is under its share, counted."""
+        for index, turn in enumerate(self._queue):
+            if self.worker_shares.try_take(turn.principal):
+                del self._queue[index]
+                return turn
+        return None
 
     def _run_turn(self, turn: _Turn) -> None:
         with turn.scope:
