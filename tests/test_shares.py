@@ -17,6 +17,7 @@ import pytest
 
 from conftest import legacy_handshake, modern_rpc
 from minimcp.server import MCPServer
+from minimcp.server.tasks import InMemoryTaskStore
 from test_legacy_faults import asking_server, open_call, rest_of_stream
 
 WAIT = 20.0
@@ -183,3 +184,29 @@ def test_one_callers_long_tasks_hold_only_its_share_of_task_workers(serve_wsgi: 
 def test_the_default_task_worker_share_is_a_quarter_of_the_task_workers() -> None:
     assert MCPServer("shares").tasks.worker_shares.limit == 4
     assert MCPServer("shares", max_task_workers=40).tasks.worker_shares.limit == 10
+
+
+# --- stored tasks ------------------------------------------------------------------------------------------
+def test_quick_tasks_count_against_their_callers_share_until_they_expire(serve_wsgi: Callable[[Any], str]) -> None:
+    mcp, _, _ = tasks_server(task_store=InMemoryTaskStore(max_tasks=10, max_tasks_per_owner=3))
+    app = mcp.wsgi_app()
+    url = serve_wsgi(as_users(app)) + app.path
+    done = [start_task(url, "alice", "one_line", {"text": str(n)})["result"]["taskId"] for n in range(3)]
+    assert [settled(url, "alice", task_id)["status"] for task_id in done] == ["completed"] * 3
+    refused = start_task(url, "alice", "one_line", {"text": "fourth"})
+    assert refused["error"] == {"code": -32603, "message": "Too many tasks kept for this caller (limit 3; finished "
+                                                           "ones count until they expire); try again when some have "
+                                                           "expired"}
+    bobs = start_task(url, "bob", "one_line", {"text": "bob's"})["result"]["taskId"]
+    assert settled(url, "bob", bobs)["result"]["content"][0]["text"] == "bob's"
+    app.close()
+
+
+def test_an_anonymous_callers_task_belongs_to_its_legacy_session(serve_http: Callable[..., str]) -> None:
+    mcp, _, _ = tasks_server()
+    url = serve_http(mcp)
+    owner, stranger = legacy_handshake(url, capabilities=TASKS), legacy_handshake(url, capabilities=TASKS)
+    task_id = owner.call_tool("one_line", {"text": "mine"})["taskId"]
+    assert stranger.rpc("tasks/get", {"taskId": task_id})["error"] == {
+        "code": -32602, "message": "Failed to retrieve task: Task not found"}
+    assert owner.rpc("tasks/get", {"taskId": task_id})["result"]["taskId"] == task_id
