@@ -43,6 +43,7 @@ from minimcp.client.subscriptions import ListenRoute
 from minimcp.client.tasks import TaskHandle
 from minimcp.client.transports import SessionExpired, Transport, timed_out
 from minimcp.jsonrpc import MCPError, Message
+from minimcp.shared import otel
 from minimcp.shared.tasks import TASK_RESULT_TYPE, TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
@@ -393,12 +394,14 @@ class ClientSession:
                 with self._lock:
                     self._progress[request_id] = progress_callback
             try:
-                with covered(functools.partial(self._stop, request_id)):
+                with otel.sending(method, stamped, request_id) as outgoing, \
+                        covered(functools.partial(self._stop, request_id)):
                     answer = self.transport.request(
-                        jsonrpc.request(request_id, method, stamped),
+                        jsonrpc.request(request_id, method, outgoing.params),
                         headers=self._headers(method, stamped),
                         timeout=timeout if timeout is not None else self.read_timeout_seconds,
                     )
+                    outgoing.answered(answer)
             except SessionExpired as lost:
                 if not lost.restartable or not era.session_expired(self, restarted):
                     raise

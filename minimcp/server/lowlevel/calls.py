@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
+from minimcp.shared import otel
 from minimcp.types import INTERNAL_ERROR, REQUEST_TIMEOUT, RequestId
 
 logger = logging.getLogger("minimcp.server.calls")
@@ -477,15 +478,17 @@ def send_request(
         raise jsonrpc.NoBackChannelError(method)
     request_id, waiter = pending.open()
     outbox.track(waiter)
-    try:
-        outbox.send(jsonrpc.request(request_id, method, params))
-        response = waiter.wait(timeout)
-    finally:
-        outbox.untrack(waiter)
-        pending.drop(request_id)
-    if response is None:
-        outbox.send(jsonrpc.notification("notifications/cancelled", {"requestId": request_id, "reason": "timed out"}))
-        raise MCPError(REQUEST_TIMEOUT, f"Request '{method}' timed out")
+    with otel.sending(method, params, request_id) as outgoing:
+        try:
+            outbox.send(jsonrpc.request(request_id, method, outgoing.params))
+            response = waiter.wait(timeout)
+        finally:
+            outbox.untrack(waiter)
+            pending.drop(request_id)
+        if response is None:
+            outbox.send(jsonrpc.notification("notifications/cancelled", {"requestId": request_id, "reason": "timed out"}))
+            raise MCPError(REQUEST_TIMEOUT, f"Request '{method}' timed out")
+        outgoing.answered(response)
     result = response.get("result")
     if not isinstance(result, dict):
         raise MCPError(INTERNAL_ERROR, f"The client answered '{method}' with a result that is not an object")

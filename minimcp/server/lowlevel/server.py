@@ -29,6 +29,7 @@ from minimcp.server.lowlevel.calls import WorkerPool
 from minimcp.server.lowlevel.dispatch import Dispatcher
 from minimcp.server.lowlevel.era import era_of_version
 from minimcp.server.lowlevel.shares import Shares, fair_share
+from minimcp.server.otel import default_middleware
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.types import (
     CallToolRequestParams,
@@ -219,8 +220,9 @@ class Server(Generic[LifespanResultT]):
         #: received the request, entered on the worker (a host re-establishes its request there).
         self.call_scope: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
         #: ``(ctx, call_next) -> result`` layers around every message received, outermost first
-        #: (``minimcp.server.context.ServerMiddleware``; ``RequestStateBoundary`` is one).
-        self.middleware: list[ServerMiddleware[Any]] = []
+        #: (``minimcp.server.context.ServerMiddleware``; ``RequestStateBoundary`` is one). It starts
+        #: with ``OpenTelemetryMiddleware`` where OpenTelemetry is installed, as the official list does.
+        self.middleware: list[ServerMiddleware[Any]] = default_middleware()
         self._request_handlers: dict[str, HandlerEntry] = {}
         self._notification_handlers: dict[str, HandlerEntry] = {}
         # _lifespan_lock guards _lifespan_cm and _lifespan_value: the lifespan is entered once.

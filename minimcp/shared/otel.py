@@ -1,0 +1,139 @@
+"""OpenTelemetry spans for MCP messages, and W3C trace context carried in ``_meta`` (SEP-414).
+
+The official SDK traces by default, so a ported program keeps its traces: wherever
+``opentelemetry-api`` is installed (``pip install 'minimcp[otel]'``), every request a client or a
+server sends gets a ``CLIENT`` span named ``MCP send {method}`` (`` {name}`` for a tool or prompt)
+whose context travels in the request's ``_meta`` (``traceparent``, ``tracestate``), and every
+message a server receives gets a ``SERVER`` span (``minimcp.server.otel``) parented on that
+context. Names and attributes are the official SDK's. Without an SDK configured the API's tracer
+records nothing and injects nothing, so the wire is unchanged.
+
+One switch turns all of it off: ``set_tracing(False)``, or ``MINIMCP_TRACING=0`` in the
+environment for the process's default. Nothing here imports OpenTelemetry when it is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+try:
+    from opentelemetry import propagate, trace
+    from opentelemetry.trace import SpanKind, StatusCode
+except ImportError:  # the extra is optional: without it nothing is traced
+    trace = None  # type: ignore[assignment]
+
+#: The instrumentation scope of every span minimcp makes.
+TRACER_NAME = "minimcp"
+
+_OFF = {"0", "false", "off", "no"}
+# A plain bool read on every message: flipping it is atomic, and a message in flight when it flips
+# simply finishes with or without its span.
+_enabled = trace is not None and os.environ.get("MINIMCP_TRACING", "1").strip().lower() not in _OFF
+
+
+def available() -> bool:
+    """Whether ``opentelemetry-api`` is installed, so spans can be made at all."""
+    return trace is not None
+
+
+def set_tracing(enabled: bool) -> None:
+    """Turn spans and trace-context propagation on or off for the whole process, servers and clients."""
+    global _enabled
+    _enabled = bool(enabled) and trace is not None
+
+
+def tracing() -> bool:
+    """Whether spans are being made now."""
+    return _enabled
+
+
+# Before a provider is set this is the API's proxy, which hands over to the provider set later (as
+# applications do after importing their libraries).
+_tracer = trace.get_tracer(TRACER_NAME) if trace is not None else None
+
+
+def span_name(method: str, params: Mapping[str, Any] | None, prefix: str = "") -> str:
+    """``{prefix}{method}``, then `` {name}`` when the params name a target (a tool, a prompt)."""
+    target = params.get("name") if params else None
+    return f"{prefix}{method} {target}" if isinstance(target, str) else f"{prefix}{method}"
+
+
+def mark_error(span: Any, code: int, message: str) -> None:
+    """Mark ``span`` failed by a JSON-RPC error, as the official SDK does on both sides."""
+    span.set_attributes({"error.type": str(code), "rpc.response.status_code": str(code)})
+    span.set_status(StatusCode.ERROR, message)
+
+
+@dataclass
+class Outgoing:
+    """One request about to be sent: its params, carrying the span's trace context, and its span."""
+
+    params: dict[str, Any]
+    span: Any = None
+
+    def answered(self, answer: Mapping[str, Any]) -> None:
+        """Record the peer's answer: an error answer marks the span failed."""
+        error = answer.get("error")
+        if self.span is not None and isinstance(error, Mapping):
+            code = error.get("code")
+            mark_error(self.span, code if isinstance(code, int) else 0, str(error.get("message", "")))
+
+
+@contextmanager
+def sending(method: str, params: dict[str, Any], request_id: Any) -> Iterator[Outgoing]:
+    """A ``CLIENT`` span around one outgoing request, current while it waits for its answer; the
+    params it yields carry the span's context in ``_meta`` (the given dict is left untouched). An
+    exception raised inside (a timeout, a lost connection) is recorded on the span."""
+    if not _enabled:
+        yield Outgoing(params)
+        return
+    attributes = {"mcp.method.name": method, "jsonrpc.request.id": str(request_id)}
+    with _tracer.start_as_current_span(span_name(method, params, "MCP send "), kind=SpanKind.CLIENT,
+                                         attributes=attributes) as span:
+        meta = dict(params.get("_meta") or {})
+        propagate.inject(meta)
+        yield Outgoing({**params, "_meta": meta} if meta else params, span)
+
+
+def parent_context(meta: Mapping[str, Any] | None) -> Any:
+    """The trace context a request's ``_meta`` carries, or ``None`` (parent on the ambient span)
+    when it carries none or a malformed one: a client's junk must not orphan or break a span."""
+    if not meta:
+        return None
+    try:
+        context = propagate.extract(meta)
+    except (ValueError, TypeError):
+        return None
+    if not trace.get_current_span(context).get_span_context().is_valid:
+        return None
+    return context
+
+
+@contextmanager
+def receiving(name: str, attributes: dict[str, Any], meta: Mapping[str, Any] | None) -> Iterator[Any]:
+    """A ``SERVER`` span around one received message, parented on the context in its ``_meta``.
+    The caller records failures itself (they are answers, not crashes of the span)."""
+    with _tracer.start_as_current_span(name, kind=SpanKind.SERVER, attributes=attributes,
+                                         context=parent_context(meta), record_exception=False,
+                                         set_status_on_exception=False) as span:
+        yield span
+
+
+def failed(span: Any, exc: BaseException) -> None:
+    """Mark ``span`` failed by an exception that is not a protocol error (a crash)."""
+    span.set_attribute("error.type", type(exc).__qualname__)
+    span.record_exception(exc)
+    span.set_status(StatusCode.ERROR, str(exc))
+
+
+def tool_failed(span: Any) -> None:
+    """Mark ``span`` failed by a tool result that reports an error (``isError``)."""
+    span.set_attribute("error.type", "tool_error")
+    span.set_status(StatusCode.ERROR)
+
+
+__all__ = ["TRACER_NAME", "Outgoing", "available", "receiving", "sending", "set_tracing", "span_name", "tracing"]
