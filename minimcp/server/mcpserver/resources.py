@@ -11,7 +11,7 @@ becomes the contents (``str`` as text, ``bytes`` as a base64 blob, anything else
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -19,6 +19,7 @@ from typing import Any, Callable
 import pydantic_core
 
 from minimcp.server.mcpserver.signature import argument_values, arguments_model, read_signature
+from minimcp.server.mcpserver.visibility import as_tags
 from minimcp.shared.path_security import contains_path_traversal, is_absolute_path
 from minimcp.shared.uri_template import UriTemplate
 from minimcp.types import BlobResourceContents, TextResourceContents
@@ -94,8 +95,9 @@ class _Listed:
 
     def __init__(self, name: str, *, title: str | None = None, description: str | None = None,
                  mime_type: str | None = None, icons: list[Any] | None = None, annotations: Any = None,
-                 meta: dict[str, Any] | None = None) -> None:
+                 meta: dict[str, Any] | None = None, tags: Iterable[str] | None = None) -> None:
         self.name = name
+        self.tags = as_tags(tags)
         self.title = title
         self.description = description
         self.mime_type = mime_type or "text/plain"

@@ -55,8 +55,10 @@ from minimcp.server.mcpserver.resources import (
 from minimcp.server.lowlevel.rounds import RequestStateSecurity
 from minimcp.server.mcpserver.signature import read_signature, require_sync
 from minimcp.server.mcpserver.tools import TaskSupport, Tool, failure_result
+from minimcp.server.mcpserver.visibility import ComponentFilter, Kind, Visibility
 from minimcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus
 from minimcp.server.tasks import TaskManager, TaskStore
+from minimcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from minimcp.shared.extension import declares_extension, extension_required_data, validate_extension_identifier
 from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
@@ -211,6 +213,7 @@ class MCPServer(Generic[LifespanT]):
         cache_hints: Mapping[CacheableMethod, CacheHint] | None = None,
         extensions: Sequence[Extension] | None = None,
         middleware: Sequence[ServerMiddleware[Any]] | None = None,
+        component_filter: ComponentFilter | None = None,
     ) -> None:
         require_sync_lifespan(lifespan)
         if request_state_security is not None and request_state_security.explicit and not name \
@@ -242,6 +245,10 @@ class MCPServer(Generic[LifespanT]):
         self._templates: dict[str, ResourceTemplate] = {}
         self._prompts: dict[str, Prompt] = {}
         self._completion: Callable[..., Any] | None = None
+        #: Which components are on (``enable``/``disable``), for every caller.
+        self.visibility = Visibility()
+        #: ``(ctx, component) -> bool``: whether this request's caller sees and may use ``component``.
+        self.component_filter = component_filter
         self._lowlevel_server: Server[Any] = Server(
             self.name, version=version, title=title, description=description, instructions=instructions,
             website_url=website_url, icons=icons, lifespan=(lambda _: lifespan(self)) if lifespan else None,
@@ -273,7 +280,7 @@ class MCPServer(Generic[LifespanT]):
         low.auth_options = (auth, token_verifier, auth_server_provider)
         low.get_tool_required_scopes = self._tool_required_scopes
         low.list_tool_scopes = self.tool_scopes
-        low.listings_vary = lambda: bool(self.listings_vary_by_user)
+        low.listings_vary = lambda: bool(self.listings_vary_by_user) or self.component_filter is not None
         low.call_scope = self.call_scope
         self.tasks = TaskManager(self, task_store, max_running=max_task_workers,
                                  max_running_per_principal=max_task_workers_per_principal)
@@ -339,22 +346,77 @@ class MCPServer(Generic[LifespanT]):
 
     # --- the handlers this tier registers on its low-level server -------------------------------
     def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> ListToolsResult:
-        page, cursor = _page(self.list_tools(), params.cursor)
+        shown = self._for_caller(ctx, self.list_tools(), self._tools, lambda d: d.name)
+        page, cursor = _page(shown, params.cursor)
         return ListToolsResult(tools=page, next_cursor=cursor)
 
     def _list_resources(self, ctx: ServerRequestContext[Any, Any],
                         params: PaginatedRequestParams) -> ListResourcesResult:
-        page, cursor = _page(self.list_resources(), params.cursor)
+        shown = self._for_caller(ctx, self.list_resources(), self._resources, lambda d: str(d.uri))
+        page, cursor = _page(shown, params.cursor)
         return ListResourcesResult(resources=page, next_cursor=cursor)
 
     def _list_resource_templates(self, ctx: ServerRequestContext[Any, Any],
                                  params: PaginatedRequestParams) -> ListResourceTemplatesResult:
-        page, cursor = _page(self.list_resource_templates(), params.cursor)
+        shown = self._for_caller(ctx, self.list_resource_templates(), self._templates, lambda d: d.uri_template)
+        page, cursor = _page(shown, params.cursor)
         return ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
 
     def _list_prompts(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> ListPromptsResult:
-        page, cursor = _page(self.list_prompts(), params.cursor)
+        shown = self._for_caller(ctx, self.list_prompts(), self._prompts, lambda d: d.name)
+        page, cursor = _page(shown, params.cursor)
         return ListPromptsResult(prompts=page, next_cursor=cursor)
+
+    def _for_caller(self, ctx: ServerRequestContext[Any, Any], listed: list[Any], registry: Mapping[str, Any],
+                    key: Callable[[Any], str]) -> list[Any]:
+        """The listed definitions this request's caller may see (``component_filter``); a
+        definition not in ``registry`` (added by an override) is left to whoever added it."""
+        if self.component_filter is None:
+            return listed
+        context = Context(ctx, self)
+        components = [registry.get(key(definition)) for definition in listed]
+        return [definition for definition, component in zip(listed, components)
+                if component is None or self.component_filter(context, component)]
+
+    def _usable(self, kind: Kind, component: Any, context: Context | None) -> str | None:
+        """Why ``component`` cannot be used now: ``"disabled"``, ``"hidden"`` from this caller by
+        the filter (a request's ``context`` only: an in-process call has no caller), or ``None``."""
+        if not self.visibility.enabled(kind, component):
+            return "disabled"
+        if context is not None and self.component_filter is not None and \
+                not self.component_filter(context, component):
+            return "hidden"
+        return None
+
+    # --- enabling and disabling at run time ------------------------------------------------------
+    def enable(self, *names: str, tags: Iterable[str] | None = None, kind: Kind | None = None) -> None:
+        """Turn on the tools, resources and prompts named (by name, or a resource's URI) or tagged;
+        ``kind="tool"`` limits it to one kind. Later calls override earlier ones. Clients hear
+        ``list_changed`` for each kind whose listing changed."""
+        self._apply_rule(Visibility.rule(names, tags, kind, True))
+
+    def disable(self, *names: str, tags: Iterable[str] | None = None, kind: Kind | None = None) -> None:
+        """Turn off what is named or tagged, as :meth:`enable` selects it: it leaves every listing
+        and a call to it fails with an error saying it is disabled. Applies to components registered
+        later too."""
+        self._apply_rule(Visibility.rule(names, tags, kind, False))
+
+    def _apply_rule(self, rule: Any) -> None:
+        before = self._enabled_keys()
+        self.visibility.add(rule)
+        after = self._enabled_keys()
+        changes = {"tool": ToolsListChanged(), "resource": ResourcesListChanged(), "prompt": PromptsListChanged()}
+        for kind, change in changes.items():
+            if before[kind] != after[kind]:
+                self.subscriptions.publish(change)
+
+    def _enabled_keys(self) -> dict[str, set[int]]:
+        with self._registry_lock:
+            registries: dict[Kind, list[Any]] = {
+                "tool": list(self._tools.values()), "prompt": list(self._prompts.values()),
+                "resource": [*self._resources.values(), *self._templates.values()]}
+        return {kind: {id(c) for c in components if self.visibility.enabled(kind, c)}
+                for kind, components in registries.items()}
 
     def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
         """``tools/call``: a failing tool is an ``is_error`` result the model can read; a crash's own
@@ -452,8 +514,12 @@ class MCPServer(Generic[LifespanT]):
     def tool(self, name: str | None = None, title: str | None = None, description: str | None = None,
              annotations: ToolAnnotations | None = None, icons: list[Any] | None = None,
              meta: dict[str, Any] | None = None, structured_output: bool | None = None,
-             required_scopes: list[str] | None = None, task: TaskSupport = False) -> Callable[[F], F]:
+             required_scopes: list[str] | None = None, task: TaskSupport = False,
+             tags: Iterable[str] | None = None) -> Callable[[F], F]:
         """Register a plain function as a tool: ``@mcp.tool()``.
+
+        ``tags={"admin"}``: what :meth:`enable`, :meth:`disable` and a ``component_filter`` may
+        select it by.
 
         ``required_scopes``: OAuth scopes a caller's token must hold to call it (beyond
         ``AuthSettings.required_scopes``); over HTTP, a token without them gets 403
@@ -467,7 +533,7 @@ class MCPServer(Generic[LifespanT]):
         def decorator(fn: F) -> F:
             self.add_tool(fn, name=name, title=title, description=description, annotations=annotations,
                           icons=icons, meta=meta, structured_output=structured_output,
-                          required_scopes=required_scopes, task=task)
+                          required_scopes=required_scopes, task=task, tags=tags)
             return fn
 
         return decorator
@@ -476,10 +542,10 @@ class MCPServer(Generic[LifespanT]):
                  description: str | None = None, annotations: ToolAnnotations | None = None,
                  icons: list[Any] | None = None, meta: dict[str, Any] | None = None,
                  structured_output: bool | None = None, required_scopes: list[str] | None = None,
-                 task: TaskSupport = False) -> None:
+                 task: TaskSupport = False, tags: Iterable[str] | None = None) -> None:
         tool = Tool(fn, name=name, title=title, description=description, annotations=annotations, icons=icons,
                     meta=meta, structured_output=structured_output, resolver_keys=self._resolver_keys,
-                    required_scopes=required_scopes, task=task)
+                    required_scopes=required_scopes, task=task, tags=tags)
         if self._register(self._tools, tool.name, tool, self.settings.warn_on_duplicate_tools, "Tool"):
             self._sync_extensions()
 
@@ -510,17 +576,21 @@ class MCPServer(Generic[LifespanT]):
         return list(dict.fromkeys(scope for tool in tools for scope in tool.required_scopes))
 
     def list_tools(self) -> list[ToolDefinition]:
+        """The enabled tools (a request's listing also passes the ``component_filter``)."""
         with self._registry_lock:
             tools = list(self._tools.values())
-        return [tool.definition() for tool in tools]
+        return [tool.definition() for tool in tools if self.visibility.enabled("tool", tool)]
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None,
                   context: Context | None = None) -> CallToolResult | InputRequiredResult | CreateTaskResult:
         """Run a tool in-process. Raises ``ToolError`` (unknown tool, invalid arguments, a failure the
         tool reports) or ``UnexpectedToolError`` (a crash, the original as ``__cause__``)."""
         tool = self.get_tool(name)
-        if tool is None:
+        why = None if tool is None else self._usable("tool", tool, context)
+        if tool is None or why == "hidden":
             raise ToolError(f"Unknown tool: {name}")
+        if why == "disabled":
+            raise ToolError(f"Tool '{name}' is disabled")
         if tool.task is not None and context is not None:
             return self.tasks.call(tool, arguments, context)
         return tool.run(arguments, context or self._detached_context())
@@ -538,7 +608,7 @@ class MCPServer(Generic[LifespanT]):
     def resource(self, uri: str, *, name: str | None = None, title: str | None = None,
                  description: str | None = None, mime_type: str | None = None, icons: list[Any] | None = None,
                  annotations: Any = None, meta: dict[str, Any] | None = None,
-                 security: ResourceSecurity | None = None) -> Callable[[F], F]:
+                 security: ResourceSecurity | None = None, tags: Iterable[str] | None = None) -> Callable[[F], F]:
         """Register a function as a resource (static URI) or a template (``{placeholders}``, RFC 6570).
 
         ``security`` overrides the server's ``resource_security`` for this template's arguments.
@@ -549,7 +619,7 @@ class MCPServer(Generic[LifespanT]):
             fn_name = name or fn.__name__
             require_sync(fn, fn_name)
             details = dict(title=title, description=description or fn.__doc__ or "", mime_type=mime_type,
-                           icons=icons, annotations=annotations, meta=meta)
+                           icons=icons, annotations=annotations, meta=meta, tags=tags)
             params = read_signature(fn, fn_name)
             if is_template(uri):
                 template = ResourceTemplate(uri, fn, name=fn_name, security=security or self.resource_security,
@@ -600,12 +670,12 @@ class MCPServer(Generic[LifespanT]):
     def list_resources(self) -> list[ResourceDefinition]:
         with self._registry_lock:
             resources = list(self._resources.values())
-        return [r.definition() for r in resources]
+        return [r.definition() for r in resources if self.visibility.enabled("resource", r)]
 
     def list_resource_templates(self) -> list[TemplateDefinition]:
         with self._registry_lock:
             templates = list(self._templates.values())
-        return [t.definition() for t in templates]
+        return [t.definition() for t in templates if self.visibility.enabled("resource", t)]
 
     def read_resource(self, uri: str, context: Context | None = None) -> Iterable[ReadResourceContents]:
         """Read ``uri`` in-process, as content (what ``ctx.read_resource`` returns).
@@ -627,6 +697,11 @@ class MCPServer(Generic[LifespanT]):
         uri = str(uri)
         ctx = context or self._detached_context()
         resource = self._resources.get(uri)
+        why = None if resource is None else self._usable("resource", resource, context)
+        if why == "disabled":
+            raise ResourceNotFoundError(f"Resource {uri} is disabled")
+        if why == "hidden":
+            resource = None
         try:
             if resource is not None:
                 return ReadResourceResult(contents=to_contents(uri, resource.read(), resource.mime_type, resource.meta))
@@ -637,6 +712,11 @@ class MCPServer(Generic[LifespanT]):
                     logger.info("%s", refused)
                     break
                 if values is not None:
+                    why = self._usable("resource", template, context)
+                    if why == "disabled":
+                        raise ResourceNotFoundError(f"Resource {uri} is disabled")
+                    if why == "hidden":
+                        continue
                     value = template.read(values, ctx)
                     if isinstance(value, InputRequiredResult):
                         return value
@@ -651,12 +731,13 @@ class MCPServer(Generic[LifespanT]):
 
     # --- prompts ---------------------------------------------------------------------------------
     def prompt(self, name: str | None = None, title: str | None = None, description: str | None = None,
-               icons: list[Any] | None = None) -> Callable[[F], F]:
+               icons: list[Any] | None = None, tags: Iterable[str] | None = None) -> Callable[[F], F]:
         """Register a function as a prompt: ``@mcp.prompt()``."""
         _misused("prompt", name)
 
         def decorator(fn: F) -> F:
-            self.add_prompt(Prompt.from_function(fn, name=name, title=title, description=description, icons=icons))
+            self.add_prompt(Prompt.from_function(fn, name=name, title=title, description=description, icons=icons,
+                                                 tags=tags))
             return fn
 
         return decorator
@@ -672,12 +753,15 @@ class MCPServer(Generic[LifespanT]):
     def list_prompts(self) -> list[PromptDefinition]:
         with self._registry_lock:
             prompts = list(self._prompts.values())
-        return [p.definition() for p in prompts]
+        return [p.definition() for p in prompts if self.visibility.enabled("prompt", p)]
 
     def get_prompt(self, name: str, arguments: dict[str, str] | None = None, context: Context | None = None) -> Any:
         prompt = self._prompts.get(name)
-        if prompt is None:
+        why = None if prompt is None else self._usable("prompt", prompt, context)
+        if prompt is None or why == "hidden":
             raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")  # the caller's mistake: -32602, as for tools/call
+        if why == "disabled":
+            raise MCPError(INVALID_PARAMS, f"Prompt '{name}' is disabled")
         return prompt.render(arguments, context or self._detached_context())
 
     # --- completion ------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import dataclasses
 import inspect
 import logging
 import typing
+from collections.abc import Iterable
 from typing import Annotated, Any, Callable, Literal, get_args, get_origin
 
 import pydantic_core
@@ -29,6 +30,7 @@ from minimcp.server.mcpserver.exceptions import (
 from minimcp.server.mcpserver.media import Audio, Image
 from minimcp.server.mcpserver.resolve import ResolverGraph, ResolverKeys, _arms
 from minimcp.server.mcpserver.signature import argument_values, arguments_model, read_signature, require_sync, type_hints
+from minimcp.server.mcpserver.visibility import as_tags
 from minimcp.types import (
     AudioContent,
     CallToolResult,
@@ -223,6 +225,7 @@ class Tool:
         resolver_keys: ResolverKeys | None = None,
         required_scopes: list[str] | None = None,
         task: TaskSupport = False,
+        tags: Iterable[str] | None = None,
     ) -> None:
         name = name or getattr(fn, "__name__", None)
         if name is None or name == "<lambda>":
@@ -237,6 +240,8 @@ class Tool:
         self.meta = meta
         self.required_scopes = list(required_scopes or [])
         """OAuth scopes a caller's token must hold, beyond the endpoint's own (checked over HTTP)."""
+        self.tags = as_tags(tags)
+        """What ``mcp.enable``/``mcp.disable`` and a component filter may select it by."""
         params = read_signature(fn, name)
         self.context_params = params.context
         self.arguments = arguments_model(f"{name}Arguments", params.arguments)

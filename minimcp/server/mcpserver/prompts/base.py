@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Callable, Literal
 
 import pydantic_core
@@ -10,6 +11,7 @@ from pydantic import BaseModel, Field
 from minimcp.server.mcpserver.media import Audio, Image
 from minimcp.server.mcpserver.signature import argument_values, arguments_model, read_signature, require_sync
 from minimcp.server.mcpserver.tools import to_content
+from minimcp.server.mcpserver.visibility import as_tags
 from minimcp.types import ContentBlock, GetPromptResult, InputRequiredResult, PromptArgument, PromptMessage, TextContent
 from minimcp.types import Prompt as PromptDefinition
 
@@ -64,10 +66,12 @@ class Prompt(BaseModel):
     fn: Callable[..., Any] = Field(exclude=True)
     context_params: list[str] = Field(default_factory=list, exclude=True)
     arguments_model: Any = Field(default=None, exclude=True)
+    tags: frozenset[str] = Field(default_factory=frozenset, exclude=True)
 
     @classmethod
     def from_function(cls, fn: Callable[..., Any], name: str | None = None, title: str | None = None,
-                      description: str | None = None, icons: list[Any] | None = None) -> Prompt:
+                      description: str | None = None, icons: list[Any] | None = None,
+                      tags: Iterable[str] | None = None) -> Prompt:
         name = name or fn.__name__
         if name == "<lambda>":
             raise ValueError("You must provide a name for lambda functions")
@@ -79,7 +83,8 @@ class Prompt(BaseModel):
             for key, field in model.model_fields.items()
         ]
         return cls(name=name, title=title, description=description or fn.__doc__ or "",
-                   arguments=arguments, icons=icons, fn=fn, context_params=params.context, arguments_model=model)
+                   arguments=arguments, icons=icons, fn=fn, context_params=params.context, arguments_model=model,
+                   tags=as_tags(tags))
 
     def definition(self) -> PromptDefinition:
         return PromptDefinition(name=self.name, title=self.title, description=self.description,
