@@ -291,6 +291,17 @@ class Outbox(ABC):
         for callback in callbacks or ():
             callback()
 
+    def time_out(self, response: Message) -> None:
+        """The request ran out of time: answer ``response`` now and mark it cancelled, so its body
+        (which no one can interrupt) sees ``ctx.cancelled``, sends nothing more and, when it
+        returns, has its own answer dropped. A question it is waiting on ends at once."""
+        self.cancelled.set()
+        self.close(response)
+        with self._lock:
+            waiters = list(self._waiters)
+        for waiter in waiters:
+            waiter.fail(jsonrpc.connection_closed())
+
     def abort(self) -> None:
         """The client went away: mark the request cancelled and end every wait it has."""
         self.cancelled.set()

@@ -45,6 +45,7 @@ from minimcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     LATEST_HANDSHAKE_VERSION,
+    REQUEST_TIMEOUT,
     META_CLIENT_CAPABILITIES,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
@@ -180,6 +181,9 @@ class Dispatcher:
         except MCPError as over:
             return jsonrpc.error_from(request_id, over)
         calls.begin(request_id, outbox)
+        timeout = self.timeout_of(message)
+        disarm = None if timeout is None else self.server.deadlines.arm(
+            timeout, functools.partial(self._time_out, message, session, outbox, transport, timeout))
 
         def job() -> None:
             response = jsonrpc.error(request_id, INTERNAL_ERROR, "Internal server error")
@@ -189,20 +193,43 @@ class Dispatcher:
             except BaseException:  # even a handler that calls sys.exit() must answer, or its caller waits forever
                 logger.exception("%s ended the worker", message["method"])
             finally:
+                if disarm is not None:
+                    disarm()
                 shares.give_back(principal)  # before the answer, so the caller's next call finds its share free
                 calls.end(request_id, outbox)
                 outbox.close(response)
 
         try:
-            if here and self.quiet(message, session, outbox):
+            # a timed call must leave the receiving thread free to send the timeout's answer
+            if here and timeout is None and self.quiet(message, session, outbox):
                 self.server.pool.run_here(job)
             else:
                 self.server.pool.submit(job)
         except MCPError as busy:
+            if disarm is not None:
+                disarm()
             shares.give_back(principal)
             calls.end(request_id, outbox)
             return jsonrpc.error_from(request_id, busy)
         return None
+
+    def timeout_of(self, message: Message) -> float | None:
+        """The seconds a ``tools/call`` may run before its caller is answered, if its tool has a limit."""
+        lookup = self.server.get_tool_timeout
+        if lookup is None or message.get("method") != "tools/call":
+            return None
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        return lookup(name) if isinstance(name, str) else None
+
+    @staticmethod
+    def _time_out(message: Message, session: Connection, outbox: Outbox, transport: TransportContext,
+                  timeout: float) -> None:
+        """Answer a call whose time is up (its body runs on, with ``ctx.cancelled`` set)."""
+        name = message["params"]["name"]
+        logger.warning("tools/call %s timed out after %g s; its body runs on until it returns", name, timeout)
+        failure = MCPError(REQUEST_TIMEOUT, f"Tool '{name}' timed out after {timeout:g} seconds", {"tool": name})
+        outbox.time_out(session.era.error_answer(message["id"], failure, transport))
 
     @staticmethod
     def quiet(message: Message, session: Connection, outbox: Outbox) -> bool:

@@ -26,6 +26,7 @@ from typing_extensions import TypeVar
 from minimcp.server.caching import CacheableMethod, CacheHint, validate_cache_hints
 from minimcp.server.context import ServerMiddleware
 from minimcp.server.lowlevel.calls import WorkerPool
+from minimcp.server.lowlevel.deadlines import Deadlines
 from minimcp.server.lowlevel.dispatch import Dispatcher
 from minimcp.server.lowlevel.era import era_of_version
 from minimcp.server.lowlevel.shares import Shares, fair_share
@@ -206,6 +207,11 @@ class Server(Generic[LifespanResultT]):
         #: The OAuth scopes calling one tool needs beyond the endpoint's (``None``: none); the HTTP edge
         #: answers a token without them 403. ``MCPServer`` answers from ``@mcp.tool(required_scopes=...)``.
         self.get_tool_required_scopes: Callable[[str], list[str]] | None = None
+        #: Seconds a ``tools/call`` of one tool may take before the client is answered with a timeout
+        #: (``None``: no limit). ``MCPServer`` answers from ``@mcp.tool(timeout=...)``.
+        self.get_tool_timeout: Callable[[str], float | None] | None = None
+        #: The one thread that answers calls whose timeout passed.
+        self.deadlines = Deadlines()
         #: Every scope some tool requires, for the protected-resource metadata's ``scopes_supported``.
         self.list_tool_scopes: Callable[[], list[str]] = list
         #: Routes served beside the MCP endpoint: (path, methods, ``def handler(request) -> Response``).

@@ -279,6 +279,7 @@ class MCPServer(Generic[LifespanT]):
         low.add_request_handler("logging/setLevel", SetLevelRequestParams, _set_level)
         low.auth_options = (auth, token_verifier, auth_server_provider)
         low.get_tool_required_scopes = self._tool_required_scopes
+        low.get_tool_timeout = self._tool_timeout
         low.list_tool_scopes = self.tool_scopes
         low.listings_vary = lambda: bool(self.listings_vary_by_user) or self.component_filter is not None
         low.call_scope = self.call_scope
@@ -464,6 +465,10 @@ class MCPServer(Generic[LifespanT]):
         tool = self.get_tool(name)
         return tool.required_scopes if tool is not None else []
 
+    def _tool_timeout(self, name: str) -> float | None:
+        tool = self.get_tool(name)
+        return None if tool is None else tool.timeout
+
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         tool = self.get_tool(name)
         return None if tool is None else tool.parameters
@@ -515,8 +520,12 @@ class MCPServer(Generic[LifespanT]):
              annotations: ToolAnnotations | None = None, icons: list[Any] | None = None,
              meta: dict[str, Any] | None = None, structured_output: bool | None = None,
              required_scopes: list[str] | None = None, task: TaskSupport = False,
-             tags: Iterable[str] | None = None) -> Callable[[F], F]:
+             tags: Iterable[str] | None = None, timeout: float | None = None) -> Callable[[F], F]:
         """Register a plain function as a tool: ``@mcp.tool()``.
+
+        ``timeout=5``: a call still running after 5 seconds is answered with a ``-32001`` error naming
+        the tool; a worker thread cannot be interrupted, so the body runs on with ``ctx.cancelled``
+        set (check it between steps) and its result is dropped.
 
         ``tags={"admin"}``: what :meth:`enable`, :meth:`disable` and a ``component_filter`` may
         select it by.
@@ -533,7 +542,7 @@ class MCPServer(Generic[LifespanT]):
         def decorator(fn: F) -> F:
             self.add_tool(fn, name=name, title=title, description=description, annotations=annotations,
                           icons=icons, meta=meta, structured_output=structured_output,
-                          required_scopes=required_scopes, task=task, tags=tags)
+                          required_scopes=required_scopes, task=task, tags=tags, timeout=timeout)
             return fn
 
         return decorator
@@ -542,10 +551,11 @@ class MCPServer(Generic[LifespanT]):
                  description: str | None = None, annotations: ToolAnnotations | None = None,
                  icons: list[Any] | None = None, meta: dict[str, Any] | None = None,
                  structured_output: bool | None = None, required_scopes: list[str] | None = None,
-                 task: TaskSupport = False, tags: Iterable[str] | None = None) -> None:
+                 task: TaskSupport = False, tags: Iterable[str] | None = None,
+                 timeout: float | None = None) -> None:
         tool = Tool(fn, name=name, title=title, description=description, annotations=annotations, icons=icons,
                     meta=meta, structured_output=structured_output, resolver_keys=self._resolver_keys,
-                    required_scopes=required_scopes, task=task, tags=tags)
+                    required_scopes=required_scopes, task=task, tags=tags, timeout=timeout)
         if self._register(self._tools, tool.name, tool, self.settings.warn_on_duplicate_tools, "Tool"):
             self._sync_extensions()
 

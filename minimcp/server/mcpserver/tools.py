@@ -226,6 +226,7 @@ class Tool:
         required_scopes: list[str] | None = None,
         task: TaskSupport = False,
         tags: Iterable[str] | None = None,
+        timeout: float | None = None,
     ) -> None:
         name = name or getattr(fn, "__name__", None)
         if name is None or name == "<lambda>":
@@ -241,6 +242,10 @@ class Tool:
         self.required_scopes = list(required_scopes or [])
         """OAuth scopes a caller's token must hold, beyond the endpoint's own (checked over HTTP)."""
         self.tags = as_tags(tags)
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self.timeout = timeout
+        """Seconds a ``tools/call`` may take before the client is answered that it timed out."""
         """What ``mcp.enable``/``mcp.disable`` and a component filter may select it by."""
         params = read_signature(fn, name)
         self.context_params = params.context
