@@ -292,9 +292,26 @@ class MCPWSGIApp:
                 for path, methods, fn in self.auth.routes:
                     self._add_route(path, methods, fn, False)
         self.principal: PrincipalHook = principal or (self.auth.principal if self.auth is not None else remote_user)
+        #: What a request enters: the app itself, inside the WSGI middleware ``add_middleware`` added.
+        self._entry: Callable[[dict[str, Any], Any], Any] = self._routed
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        return self._entry(environ, start_response)
+
+    def _routed(self, environ: dict[str, Any], start_response: Any) -> Any:
         return self._route(environ)(environ, start_response)
+
+    def add_middleware(self, middleware: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        """Wrap the whole app (the MCP endpoint and every route) in a WSGI middleware, built as
+        ``middleware(app, *args, **kwargs)``: the ported form of Starlette's
+        ``app.add_middleware(cls, ...)``. The last one added sees a request first. Add them before
+        serving: a request already inside keeps the chain it entered."""
+        call = getattr(middleware, "__call__", None)
+        if inspect.iscoroutinefunction(middleware) or inspect.iscoroutinefunction(call):
+            raise TypeError(f"{getattr(middleware, '__name__', middleware)!r} is an ASGI middleware; this app is "
+                            "WSGI: use a WSGI middleware (a callable taking the app, returning a WSGI app), "
+                            "e.g. werkzeug.middleware.proxy_fix.ProxyFix")
+        self._entry = middleware(self._entry, *args, **kwargs)
 
     def close(self) -> None:
         self.sessions.close()

@@ -11,9 +11,11 @@ becomes the contents (``str`` as text, ``bytes`` as a base64 blob, anything else
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import pydantic_core
@@ -87,7 +89,7 @@ def to_contents(uri: str, value: Any, mime_type: str | None,
     if isinstance(value, str):
         return [TextResourceContents(uri=uri, mime_type=mime, meta=meta, text=value)]
     return [TextResourceContents(uri=uri, mime_type=mime, meta=meta,
-                                 text=pydantic_core.to_json(value, fallback=str).decode())]
+                                 text=pydantic_core.to_json(value, fallback=str, indent=2).decode())]
 
 
 class _Listed:
@@ -135,6 +137,17 @@ class TextResource(Resource):
         return self.text
 
 
+class BinaryResource(Resource):
+    """Fixed bytes, served as a base64 blob."""
+
+    def __init__(self, uri: str, data: bytes, **kwargs: Any) -> None:
+        super().__init__(uri, **kwargs)
+        self.data = bytes(data)
+
+    def read(self) -> Any:
+        return self.data
+
+
 class FunctionResource(Resource):
     """A static resource whose function runs on every read."""
 
@@ -144,6 +157,113 @@ class FunctionResource(Resource):
 
     def read(self) -> Any:
         return self.fn()
+
+    @classmethod
+    def from_function(cls, fn: Callable[[], Any], uri: str, name: str | None = None, title: str | None = None,
+                      description: str | None = None, mime_type: str | None = None, icons: list[Any] | None = None,
+                      annotations: Any = None, meta: dict[str, Any] | None = None) -> FunctionResource:
+        """The official constructor's spelling: the name defaults to the function's, the description
+        to its docstring."""
+        fn_name = name or fn.__name__
+        if fn_name == "<lambda>":
+            raise ValueError("You must provide a name for lambda functions")
+        return cls(uri, fn, name=fn_name, title=title, description=description or fn.__doc__ or "",
+                   mime_type=mime_type, icons=icons, annotations=annotations, meta=meta)
+
+
+# `application/*` types that are text though they have no +json/+xml suffix.
+_TEXTUAL_APPLICATION_TYPES = frozenset({"application/json", "application/xml"})
+
+
+def default_file_encoding(mime_type: str) -> str | None:
+    """How a file of ``mime_type`` is decoded unless told: the ``charset=`` it declares, else
+    ``utf-8-sig`` for text (``text/*``, JSON, XML) and ``None`` (bytes, a blob) for the rest, as
+    the official ``FileResource`` decides."""
+    essence, *params = (part.strip() for part in mime_type.split(";"))
+    for param in params:
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset" and value:
+            return value.strip().strip('"')
+    essence = essence.lower()
+    if essence.startswith("text/") or essence.endswith(("+json", "+xml")) or essence in _TEXTUAL_APPLICATION_TYPES:
+        return "utf-8-sig"
+    return None
+
+
+def _absolute(path: str | Path) -> Path:
+    path = Path(path)
+    if not path.is_absolute():
+        raise ValueError(f"Path must be absolute, got {str(path)!r}")
+    return path
+
+
+_DEFAULT = object()
+
+
+class FileResource(Resource):
+    """A file, read on every read (on the worker, as a resource function would): text decoded with
+    ``encoding``, or bytes served as a blob when ``encoding`` is ``None``; by default the encoding
+    follows ``mime_type`` (:func:`default_file_encoding`). A file that cannot be read answers
+    ``-32603 Error reading resource <uri>``."""
+
+    def __init__(self, uri: str, path: str | Path, encoding: Any = _DEFAULT, **kwargs: Any) -> None:
+        super().__init__(uri, **kwargs)
+        self.path = _absolute(path)
+        self.encoding: str | None = default_file_encoding(self.mime_type) if encoding is _DEFAULT else encoding
+        if self.encoding is not None:
+            try:  # a mistaken codec fails now, not at the first read
+                b"x".decode(self.encoding)
+            except LookupError as unknown:
+                raise ValueError(str(unknown)) from unknown
+            except UnicodeError:
+                pass  # a text codec that cannot decode the probe byte
+
+    def read(self) -> Any:
+        if self.encoding is None:
+            return self.path.read_bytes()
+        return self.path.read_text(encoding=self.encoding)
+
+
+class HttpResource(Resource):
+    """The body of a URL, fetched on every read with ``requests`` (bounded by ``timeout`` seconds)."""
+
+    def __init__(self, uri: str, url: str, *, timeout: float = 30.0, **kwargs: Any) -> None:
+        kwargs.setdefault("mime_type", "application/json")
+        super().__init__(uri, **kwargs)
+        self.url = url
+        self.timeout = timeout
+
+    def read(self) -> Any:
+        import requests
+
+        response = requests.get(self.url, timeout=self.timeout)
+        response.raise_for_status()
+        return response.text
+
+
+class DirectoryResource(Resource):
+    """The files under a directory, as JSON ``{"files": [...]}`` (paths relative to it), optionally
+    recursive and filtered by a glob ``pattern``."""
+
+    def __init__(self, uri: str, path: str | Path, *, recursive: bool = False, pattern: str | None = None,
+                 **kwargs: Any) -> None:
+        kwargs.setdefault("mime_type", "application/json")
+        super().__init__(uri, **kwargs)
+        self.path = _absolute(path)
+        self.recursive = recursive
+        self.pattern = pattern
+
+    def list_files(self) -> list[Path]:
+        if not self.path.exists():
+            raise FileNotFoundError(f"Directory not found: {self.path}")
+        if not self.path.is_dir():
+            raise NotADirectoryError(f"Not a directory: {self.path}")
+        glob = self.path.rglob if self.recursive else self.path.glob
+        return list(glob(self.pattern or "*"))
+
+    def read(self) -> Any:
+        files = [str(found.relative_to(self.path)) for found in self.list_files() if found.is_file()]
+        return json.dumps({"files": files}, indent=2)
 
 
 class ResourceTemplate(_Listed):
