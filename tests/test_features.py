@@ -90,7 +90,7 @@ def test_resources_and_templates(connect: Callable[..., Client], mode: str) -> N
         assert [t.uri_template for t in client.list_resource_templates().resource_templates] == \
             ["books://{isbn}/summary"]
         (config,) = client.read_resource("config://app").contents
-        assert (config.mime_type, config.text) == ("application/json", '{"theme":"dark"}')
+        assert (config.mime_type, config.text) == ("application/json", '{\n  "theme": "dark"\n}')  # indent=2, as the official SDK writes it
         (logo,) = client.read_resource("file://logo.png").contents
         assert base64.b64decode(logo.blob) == PNG and logo.mime_type == "image/png"
         (summary,) = client.read_resource("books://42/summary").contents

@@ -62,6 +62,13 @@ class ClientEra(ABC):
     def check_listen(self, session: ClientSession) -> None:
         """Refuse ``subscriptions/listen`` where the era has none."""
 
+    def direct_progress(self, session: ClientSession) -> bool:
+        """Whether progress reaches only the request's progress callback, with its values as the
+        server gave them (``1`` stays an int), rather than as a parsed notification that the
+        ``message_handler`` sees too: the official SDK's in-process 2026-07-28 path, which carries no
+        JSON-RPC framing."""
+        return False
+
 
 class LegacyClientEra(ClientEra):
     """2024-11-05 to 2025-11-25: a session negotiated once, requests as they are."""
@@ -89,6 +96,9 @@ class LegacyClientEra(ClientEra):
 
 class ModernClientEra(ClientEra):
     """2026-07-28: every request carries who we are; the server keeps nothing."""
+
+    def direct_progress(self, session: ClientSession) -> bool:
+        return bool(getattr(session.transport, "in_process", False))
 
     def stamp(self, session: ClientSession, params: dict[str, Any]) -> dict[str, Any]:
         meta = dict(params.get("_meta") or {})

@@ -842,6 +842,10 @@ class ClientSession:
     def _on_notification(self, message: Message) -> None:
         if self._to_listen(message):
             return
+        if message.get("method") == "notifications/progress" and self.protocol_version is not None \
+                and self.era.direct_progress(self):
+            self._direct_progress(message.get("params"))
+            return
         try:
             notification = parse_server_notification(message)
         except ValidationError as invalid:
@@ -863,6 +867,18 @@ class ClientSession:
         elif notification.method == "notifications/message" and self._logging_callback is not None:
             self._logging_callback(params)
         self._deliver(notification)
+
+    def _direct_progress(self, params: Any) -> None:
+        """Progress handed to its request's callback as sent, and to no one else."""
+        if not isinstance(params, dict):
+            return
+        token = params.get("progressToken")
+        if not isinstance(token, (str, int)):
+            return
+        with self._lock:
+            callback = self._progress.get(token)
+        if callback is not None:
+            callback(params.get("progress"), params.get("total"), params.get("message"))
 
     def _deliver(self, item: IncomingMessage) -> None:
         if self._message_handler is not None:

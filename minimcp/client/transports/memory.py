@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 class InMemoryTransport(StreamPairContext):
     """A server object in this process, through its :meth:`in_memory_endpoint` (no sockets)."""
 
+    #: Read by the client era's ``direct_progress``: the official in-process path's rules apply.
+    in_process = True
+
     def __init__(self, server: Any, raise_exceptions: bool = False) -> None:
         self._server = server
         self._raise_exceptions = raise_exceptions

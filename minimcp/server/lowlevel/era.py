@@ -51,6 +51,10 @@ logger = logging.getLogger("minimcp.server.session")
 RoundBody = Callable[[Questions, "dict[str, Any] | None", "str | None"], Any]
 
 
+#: What a 2026-07-28 ``input_required`` elicitation keeps of a resolver model's schema.
+_INPUT_REQUEST_SCHEMA_KEYS = ("type", "properties", "required")
+
+
 class Era(ABC):
     """The rules of one protocol era; stateless, so one instance of each serves every request."""
 
@@ -102,6 +106,11 @@ class Era(ABC):
     @abstractmethod
     def url_elicitation(self, params: dict[str, Any], elicitation_id: str) -> dict[str, Any]:
         """The ``elicitation/create`` params of a URL question."""
+
+    @abstractmethod
+    def resolver_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """The ``requestedSchema`` a resolver's ``Elicit`` question carries, from its model's form
+        schema (``ctx.elicit`` sends the form schema whole in both eras)."""
 
     @abstractmethod
     def change_notifications(self, handlers: Collection[str],
@@ -170,6 +179,9 @@ class LegacyEra(Era):
 
     def url_elicitation(self, params: dict[str, Any], elicitation_id: str) -> dict[str, Any]:
         return {**params, "elicitationId": elicitation_id}
+
+    def resolver_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        return schema
 
     def change_notifications(self, handlers: Collection[str],
                              options: NotificationOptions) -> tuple[bool, bool, bool, bool]:
@@ -241,6 +253,10 @@ class ModernEra(Era):
 
     def url_elicitation(self, params: dict[str, Any], elicitation_id: str) -> dict[str, Any]:
         return params
+
+    def resolver_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        # The official input_required request keeps the spec's shape only: no model title or docstring.
+        return {key: schema[key] for key in _INPUT_REQUEST_SCHEMA_KEYS if key in schema}
 
     def change_notifications(self, handlers: Collection[str],
                              options: NotificationOptions) -> tuple[bool, bool, bool, bool]:

@@ -296,7 +296,8 @@ def _require(session: Connection, what: str, required: dict[str, Any], asker: st
 
 def _elicit(node: Resolver, question: Elicit[Any], ctx: Context) -> Any:
     session = ctx.session.connection
-    params = {"mode": "form", "message": question.message, "requestedSchema": form_schema(question.schema)}
+    schema = session.era.resolver_schema(form_schema(question.schema))
+    params = {"mode": "form", "message": question.message, "requestedSchema": schema}
     answer = ctx.questions.ask(node.key, "elicitation/create", params,
                               lambda: elicitation_gate(session, "form", node.key))
     try:

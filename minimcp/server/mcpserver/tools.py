@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Annotated, Any, Callable, Literal, get_args, get_origin
 
 import pydantic_core
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from typing_extensions import is_typeddict
 
 from minimcp.jsonrpc import MCPError
@@ -171,9 +171,11 @@ def output_plan(name: str, fn: Callable[..., Any], structured_output: bool | Non
     try:
         if _is_object(annotation) and not is_typeddict(annotation):
             adapter: TypeAdapter[Any] = TypeAdapter(annotation)
-            schema = adapter.json_schema()
             if get_origin(annotation) is dict or annotation is dict:
-                schema.setdefault("title", f"{name}DictOutput")
+                # titled as the official SDK titles it, through the field, so the keys come in its order
+                schema = TypeAdapter(Annotated[annotation, Field(title=f"{name}DictOutput")]).json_schema()
+            else:
+                schema = adapter.json_schema()
             return _Output(schema, adapter, wrap=False)
         model = _annotated_class_model(annotation)
         if model is not None:

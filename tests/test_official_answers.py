@@ -1,0 +1,182 @@
+"""Small answers given as the official SDK gives them, each measured against mcp 2.3.0 in the same
+test where it can run in this process: progress on a 2026-07-28 in-process connection, a
+resolver's ``Elicit`` schema on 2026-07-28, a dict or TypedDict output schema, and one
+``list_changed`` per change."""
+
+from __future__ import annotations
+
+import json
+import queue
+from typing import Annotated, Any, Callable, TypedDict
+
+import anyio
+import pytest
+from conftest import MODES
+from mcp import Client as OfficialClient
+from mcp.server.mcpserver import Context as OfficialContext
+from mcp.server.mcpserver import MCPServer as OfficialServer
+from pydantic import BaseModel
+
+from minimcp import Client
+from minimcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
+from minimcp.types import ElicitResult
+
+WAIT = 10
+
+
+def _progress_server() -> MCPServer:
+    mcp = MCPServer("progress")
+
+    @mcp.tool()
+    def work(ctx: Context) -> str:
+        ctx.report_progress(1, 3, "one")
+        ctx.report_progress(2.5, 3)
+        return "done"
+
+    return mcp
+
+
+def _record(mode: str, target: Any) -> tuple[list[tuple[Any, Any, Any]], list[str]]:
+    progress: list[tuple[Any, Any, Any]] = []
+    handled: list[str] = []
+    with Client(target, mode=mode, message_handler=lambda m: handled.append(type(m).__name__)) as client:
+        client.call_tool("work", {}, progress_callback=lambda p, t, m: progress.append((p, t, m)))
+    return progress, handled
+
+
+def test_in_process_2026_progress_reaches_only_its_callback_with_its_types() -> None:
+    progress, handled = _record("auto", _progress_server())
+    assert progress == [(1, 3, "one"), (2.5, 3, None)]
+    assert [type(p) for p, _, _ in progress] == [int, float]  # 1 stays 1, as the official in-process path keeps it
+    assert handled == []
+
+
+@pytest.mark.parametrize("transport", ["memory-legacy", "http-legacy", "http-auto"])
+def test_elsewhere_progress_is_a_notification_the_message_handler_sees(
+        serve_http: Callable[..., str], transport: str) -> None:
+    where, mode = transport.split("-")
+    mcp = _progress_server()
+    progress, handled = _record(mode, mcp if where == "memory" else serve_http(mcp))
+    assert progress == [(1.0, 3.0, "one"), (2.5, 3.0, None)]
+    assert [type(p) for p, _, _ in progress] == [float, float]
+    assert handled == ["ProgressNotification", "ProgressNotification"]
+
+
+def test_the_official_sdk_answers_progress_the_same_way() -> None:
+    theirs = OfficialServer("progress")
+
+    @theirs.tool()
+    async def work(ctx: OfficialContext) -> str:
+        await ctx.report_progress(1, 3, "one")
+        await ctx.report_progress(2.5, 3)
+        return "done"
+
+    async def run(mode: str) -> tuple[list[Any], list[str]]:
+        progress: list[Any] = []
+        handled: list[str] = []
+
+        async def on_progress(p: Any, t: Any, m: Any) -> None:
+            progress.append((p, t, m))
+
+        async def on_message(message: Any) -> None:
+            handled.append(type(message).__name__)
+
+        async with OfficialClient(theirs, mode=mode, message_handler=on_message) as client:
+            await client.call_tool("work", {}, progress_callback=on_progress)
+        return progress, handled
+
+    for mode in ("auto", "legacy"):
+        official = anyio.run(run, mode)
+        ours = _record(mode, _progress_server())
+        assert official == ours and [repr(p) for p, _, _ in official[0]] == [repr(p) for p, _, _ in ours[0]]
+
+
+class Confirm(BaseModel):
+    """Confirm the booking."""
+
+    ok: bool
+
+
+def _ask(ctx: Context) -> Any:
+    return Elicit("Sure?", Confirm)
+
+
+@MODES
+def test_a_resolvers_elicit_schema_as_the_official_sdk_sends_it(serve_http: Callable[..., str], mode: str,
+                                                                 version: str) -> None:
+    mcp = MCPServer("elicit")
+
+    @mcp.tool()
+    def book(answer: Annotated[Confirm, Resolve(_ask)]) -> str:
+        return str(answer.ok)
+
+    @mcp.tool()
+    def confirm(ctx: Context) -> str:
+        return ctx.elicit("Sure?", schema=Confirm).action
+
+    asked: list[dict[str, Any]] = []
+
+    def yes(context: Any, params: Any) -> ElicitResult:
+        asked.append(params.requested_schema)
+        return ElicitResult(action="accept", content={"ok": True})
+
+    with Client(serve_http(mcp), mode=mode, elicitation_callback=yes) as client:
+        assert client.call_tool("book", {}).content[0].text == "True"
+        assert client.call_tool("confirm", {}).content[0].text == "accept"
+    full = {"description": "Confirm the booking.", "properties": {"ok": {"title": "Ok", "type": "boolean"}},
+            "required": ["ok"], "title": "Confirm", "type": "object"}
+    resolver = {k: v for k, v in full.items() if k not in ("title", "description")} if mode == "auto" else full
+    assert asked == [resolver, full]  # ctx.elicit keeps the model's title in both eras
+
+
+class WeatherMetrics(TypedDict):
+    temperature: float
+    humidity: float
+
+
+def get_weather_metrics(city: str) -> dict[str, float]:
+    return {"temperature": 21.5, "humidity": 0.4}
+
+
+def get_weather(city: str) -> WeatherMetrics:
+    return {"temperature": 21.5, "humidity": 0.4}
+
+
+def test_dict_and_typeddict_output_schemas_are_the_official_ones() -> None:
+    theirs, ours = OfficialServer("w"), MCPServer("w")
+    for fn in (get_weather_metrics, get_weather):
+        theirs.tool()(fn)
+        ours.tool()(fn)
+    official = {tool.name: json.dumps(tool.output_schema) for tool in anyio.run(theirs.list_tools)}
+    mine = {tool.name: json.dumps(tool.output_schema) for tool in ours.list_tools()}
+    assert mine == official  # key order too: a program that prints the schema prints the same line
+    assert json.loads(mine["get_weather_metrics"])["title"] == "get_weather_metricsDictOutput"
+    assert json.loads(mine["get_weather"])["title"] == "WeatherMetrics"
+
+
+def test_a_legacy_client_hears_prompts_list_changed_once(serve_http: Callable[..., str]) -> None:
+    mcp = MCPServer("changes")
+
+    @mcp.tool()
+    def change_prompts(ctx: Context) -> str:
+        ctx.notify_prompts_changed()
+        return "ok"
+
+    @mcp.tool()
+    def change_tools(ctx: Context) -> str:
+        ctx.session.send_tool_list_changed()
+        return "ok"
+
+    heard: queue.Queue[str] = queue.Queue()
+
+    def on_message(message: Any) -> None:
+        method = getattr(getattr(message, "root", message), "method", None)
+        if isinstance(method, str):
+            heard.put(method)
+
+    with Client(serve_http(mcp), mode="legacy", message_handler=on_message) as client:
+        client.call_tool("change_prompts", {})
+        client.call_tool("change_tools", {})
+        first, second = heard.get(timeout=WAIT), heard.get(timeout=WAIT)
+    assert {first, second} == {"notifications/prompts/list_changed", "notifications/tools/list_changed"}
+    assert heard.empty()
