@@ -14,6 +14,7 @@ server test checks is exactly what any client would see; the client fixtures are
 - ``post`` / ``read_messages`` / ``rpc``: one POST, its JSON or SSE body as messages, the final answer;
 - ``legacy_handshake(url)``: ``initialize`` + ``notifications/initialized``, a ``LegacySession``;
 - ``modern_meta`` / ``modern_headers`` / ``modern_rpc``: a self-contained 2026-07-28 request;
+- ``heard_methods()``: a ``message_handler`` that queues the methods it hears;
 - ``busy_threads()``: the thread count a leak test compares, without kept-alive connections;
 - ``wait_for(predicate, seconds)``: a bounded wait for what server threads do after an answer;
 - ``server_process(command)`` / ``run_server_process(command)``: a server program in its own
@@ -80,6 +81,19 @@ def run_readme_example(heading: str) -> None:
     section = (ROOT / "README.md").read_text().split(heading, 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     exec(compile(code, "README.md", "exec", dont_inherit=True), {"__name__": "__main__"})  # not our __future__ flags
+
+
+def heard_methods() -> tuple[queue.Queue[str], Callable[[Any], None]]:
+    """A client ``message_handler`` recording the method of each notification it hears, and the
+    queue it records them on (read it with a bounded ``get``)."""
+    heard: queue.Queue[str] = queue.Queue()
+
+    def on_message(message: Any) -> None:
+        method = getattr(getattr(message, "root", message), "method", None)
+        if isinstance(method, str):
+            heard.put(method)
+
+    return heard, on_message
 
 
 def busy_threads() -> int:

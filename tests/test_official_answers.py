@@ -6,12 +6,11 @@ resolver's ``Elicit`` schema on 2026-07-28, a dict or TypedDict output schema, a
 from __future__ import annotations
 
 import json
-import queue
 from typing import Annotated, Any, Callable, TypedDict
 
 import anyio
 import pytest
-from conftest import MODES
+from conftest import MODES, heard_methods
 from mcp import Client as OfficialClient
 from mcp.server.mcpserver import Context as OfficialContext
 from mcp.server.mcpserver import MCPServer as OfficialServer
@@ -167,12 +166,7 @@ def test_a_legacy_client_hears_prompts_list_changed_once(serve_http: Callable[..
         ctx.session.send_tool_list_changed()
         return "ok"
 
-    heard: queue.Queue[str] = queue.Queue()
-
-    def on_message(message: Any) -> None:
-        method = getattr(getattr(message, "root", message), "method", None)
-        if isinstance(method, str):
-            heard.put(method)
+    heard, on_message = heard_methods()
 
     with Client(serve_http(mcp), mode="legacy", message_handler=on_message) as client:
         client.call_tool("change_prompts", {})

@@ -4,11 +4,10 @@ in both eras: what a caller cannot see it cannot call, and a change is announced
 
 from __future__ import annotations
 
-import queue
 from typing import Any, Callable
 
 import pytest
-from conftest import MODES, legacy_handshake, modern_rpc
+from conftest import MODES, heard_methods, legacy_handshake, modern_rpc
 
 from minimcp import Client, MCPError
 from minimcp.server.mcpserver import Context, MCPServer
@@ -95,12 +94,7 @@ def test_resources_and_prompts_are_disabled_the_same_way(serve_http: Callable[..
 
 def test_a_legacy_client_hears_list_changed_once_per_change(serve_http: Callable[..., str]) -> None:
     mcp = _server()
-    heard: queue.Queue[str] = queue.Queue()
-
-    def on_message(message: Any) -> None:
-        method = getattr(getattr(message, "root", message), "method", None)
-        if isinstance(method, str):
-            heard.put(method)
+    heard, on_message = heard_methods()
 
     with Client(serve_http(mcp), mode="legacy", message_handler=on_message) as client:
         client.list_tools()
