@@ -259,3 +259,15 @@ def test_a_refused_request_is_traced_and_the_server_keeps_serving(
     assert legacy.call_tool("add", {"a": 1, "b": 1})["structuredContent"] == {"result": 2}
     refused = _named(spans(), "no/such")
     assert refused.attributes["error.type"] == "-32601" and refused.status.status_code == StatusCode.ERROR
+
+
+def test_a_listen_is_traced_without_adopting_the_calls_made_while_it_is_open(
+        serve_http: Callable[..., str], spans: Callable[[], list[ReadableSpan]]) -> None:
+    with Client(serve_http(_server()), mode="auto") as client, client.listen(tools_list_changed=True):
+        client.call_tool("add", {"a": 1, "b": 2})
+    found = spans()
+    listen = _named(found, "MCP send subscriptions/listen")
+    served = _named(found, "subscriptions/listen")
+    assert listen.kind == SpanKind.CLIENT and listen.end_time is not None
+    assert served.parent is not None and served.parent.span_id == listen.context.span_id
+    assert _named(found, "MCP send tools/call add").parent is None  # the caller's own call, not the listen's child

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
+from minimcp.shared import otel
 from minimcp.shared.subscriptions import (
     PromptsListChanged,
     ResourcesListChanged,
@@ -260,31 +261,34 @@ def listen(
     route = ListenRoute()
     session.add_listen_route(request_id, route)  # before sending: the acknowledgement cannot outrun it
     params = session.era.stamp(session, {"notifications": dump(wanted)})
-    message = jsonrpc.request(request_id, "subscriptions/listen", params)
-    driver = threading.Thread(target=_drive, args=(session, message, route), name="minimcp-listen", daemon=True)
-    try:
-        driver.start()
-        timeout = session.read_timeout_seconds or ACK_TIMEOUT
-        if not route.wait_acked(timeout):
-            raise TimeoutError(f"the server did not acknowledge subscriptions/listen within {timeout}s")
-        if route.honored is None:
-            raise route.error or SubscriptionLost(f"subscription {request_id!r} ended before it was acknowledged")
-        yield Subscription(route, request_id, route.honored, on_event)
-    finally:
-        route.settle("local")
-        if driver.is_alive():
-            _end_stream(session, request_id)
-            driver.join(END_TIMEOUT)
+    with otel.sending("subscriptions/listen", params, request_id, current=False) as outgoing:
+        message = jsonrpc.request(request_id, "subscriptions/listen", outgoing.params)
+        driver = threading.Thread(target=_drive, args=(session, message, route, outgoing), name="minimcp-listen",
+                                  daemon=True)
+        try:
+            driver.start()
+            timeout = session.read_timeout_seconds or ACK_TIMEOUT
+            if not route.wait_acked(timeout):
+                raise TimeoutError(f"the server did not acknowledge subscriptions/listen within {timeout}s")
+            if route.honored is None:
+                raise route.error or SubscriptionLost(f"subscription {request_id!r} ended before it was acknowledged")
+            yield Subscription(route, request_id, route.honored, on_event)
+        finally:
+            route.settle("local")
             if driver.is_alive():
-                logger.warning("the thread of subscription %r did not end within %ss", request_id, END_TIMEOUT)
-        session.remove_listen_route(request_id)
+                _end_stream(session, request_id)
+                driver.join(END_TIMEOUT)
+                if driver.is_alive():
+                    logger.warning("the thread of subscription %r did not end within %ss", request_id, END_TIMEOUT)
+            session.remove_listen_route(request_id)
 
 
-def _drive(session: ClientSession, message: Message, route: ListenRoute) -> None:
+def _drive(session: ClientSession, message: Message, route: ListenRoute, outgoing: otel.Outgoing) -> None:
     """Hold the listen request open until its stream ends, then settle the route with how it ended."""
     try:
         answer = session.transport.request(message, headers=session._headers(message["method"], message["params"]),
                                            timeout=None)
+        outgoing.answered(answer)
     except MCPError as failure:
         route.settle("lost", failure)
         return

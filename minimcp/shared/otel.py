@@ -84,19 +84,35 @@ class Outgoing:
 
 
 @contextmanager
-def sending(method: str, params: dict[str, Any], request_id: Any) -> Iterator[Outgoing]:
-    """A ``CLIENT`` span around one outgoing request, current while it waits for its answer; the
-    params it yields carry the span's context in ``_meta`` (the given dict is left untouched). An
-    exception raised inside (a timeout, a lost connection) is recorded on the span."""
+def sending(method: str, params: dict[str, Any], request_id: Any, current: bool = True) -> Iterator[Outgoing]:
+    """A ``CLIENT`` span around one outgoing request; the params it yields carry the span's context
+    in ``_meta`` (the given dict is left untouched). An exception raised inside (a timeout, a lost
+    connection) is recorded on the span. ``current=False`` for a request that stays open while the
+    caller goes on (``subscriptions/listen``): the caller's later spans must not become its children."""
     if not _enabled:
         yield Outgoing(params)
         return
     attributes = {"mcp.method.name": method, "jsonrpc.request.id": str(request_id)}
-    with _tracer.start_as_current_span(span_name(method, params, "MCP send "), kind=SpanKind.CLIENT,
-                                         attributes=attributes) as span:
-        meta = dict(params.get("_meta") or {})
-        propagate.inject(meta)
-        yield Outgoing({**params, "_meta": meta} if meta else params, span)
+    name = span_name(method, params, "MCP send ")
+    if current:
+        with _tracer.start_as_current_span(name, kind=SpanKind.CLIENT, attributes=attributes) as span:
+            yield _carrying(params, span)
+        return
+    span = _tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
+    try:
+        yield _carrying(params, span, trace.set_span_in_context(span))
+    except Exception as exc:
+        span.record_exception(exc)
+        span.set_status(StatusCode.ERROR, str(exc))
+        raise
+    finally:
+        span.end()
+
+
+def _carrying(params: dict[str, Any], span: Any, context: Any = None) -> Outgoing:
+    meta = dict(params.get("_meta") or {})
+    propagate.inject(meta, context=context)
+    return Outgoing({**params, "_meta": meta} if meta else params, span)
 
 
 def parent_context(meta: Mapping[str, Any] | None) -> Any:
