@@ -187,8 +187,10 @@ def test_a_malformed_traceparent_is_ignored_and_the_server_answers(
     message = request_message("tools/call", {**params, "_meta": modern_meta(traceparent=traceparent)})
     answer = final_message(post(url, message, headers=modern_headers("tools/call", params)), message["id"])
     assert answer["result"]["structuredContent"] == {"result": 2}
+    legacy.rpc("tools/call", {"name": "add", "arguments": {"a": 0, "b": 0}, "_meta": 1})  # refused, not a crash
+    assert legacy.call_tool("add", {"a": 3, "b": 3})["structuredContent"] == {"result": 6}
     served = [span for span in spans() if span.name == "tools/call add"]
-    assert len(served) == 2 and all(span.parent is None for span in served)
+    assert len(served) == 4 and all(span.parent is None for span in served)
 
 
 def test_a_remote_parent_from_any_client_is_honoured(serve_http: Callable[..., str],

@@ -118,11 +118,11 @@ def _carrying(params: dict[str, Any], span: Any, context: Any = None) -> Outgoin
 def parent_context(meta: Mapping[str, Any] | None) -> Any:
     """The trace context a request's ``_meta`` carries, or ``None`` (parent on the ambient span)
     when it carries none or a malformed one: a client's junk must not orphan or break a span."""
-    if not meta:
+    if not isinstance(meta, Mapping) or not meta:
         return None
     try:
         context = propagate.extract(meta)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, AttributeError):
         return None
     if not trace.get_current_span(context).get_span_context().is_valid:
         return None
