@@ -55,7 +55,7 @@ from minimcp.server.lowlevel.rounds import RequestStateSecurity
 from minimcp.server.mcpserver.signature import read_signature, require_sync
 from minimcp.server.mcpserver.tools import TaskSupport, Tool, failure_result
 from minimcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus
-from minimcp.server.tasks import TaskManager, TaskStore
+from minimcp.server.tasks import TaskChannel, TaskManager, TaskStore
 from minimcp.shared.extension import declares_extension, extension_required_data, validate_extension_identifier
 from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
@@ -200,6 +200,7 @@ class MCPServer(Generic[LifespanT]):
         token_verifier: TokenVerifier | None = None,
         auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
         task_store: TaskStore | None = None,
+        task_channel: TaskChannel | None = None,
         subscriptions: SubscriptionBus | Literal[False] | None = None,
         resource_security: ResourceSecurity = DEFAULT_RESOURCE_SECURITY,
         cache_hints: Mapping[CacheableMethod, CacheHint] | None = None,
@@ -266,7 +267,7 @@ class MCPServer(Generic[LifespanT]):
         low.list_tool_scopes = self.tool_scopes
         low.listings_vary = lambda: bool(self.listings_vary_by_user)
         low.call_scope = self.call_scope
-        self.tasks = TaskManager(self, task_store)
+        self.tasks = TaskManager(self, task_store, channel=task_channel)
         for method in ("tasks/get", "tasks/update", "tasks/cancel"):
             low.add_request_handler(method, RequestParams, self._task_handler(method))
         for tool in tools or []:

@@ -25,6 +25,13 @@ A task belongs to the principal that created it; every ``tasks/*`` request for s
 is answered exactly as for an unknown id. Each change a client can observe is also published as
 ``notifications/tasks`` (what ``tasks/get`` would answer) to the ``subscriptions/listen`` streams
 that named the task in ``taskIds``; a listen may name only its caller's own tasks.
+
+Several processes. With a shared store and a shared ``TaskChannel`` (``RedisTaskStore`` and
+``RedisTaskChannel``), any process answers ``tasks/*``: the record says which process holds the body
+(``runner``), a cancellation or a resumption is told to that process over the channel and acted on
+there exactly as a local one, and status notifications are announced on the channel to every
+process's listens. A reader that finds an unfinished task whose process no longer beats fails it
+("the server process running this task stopped"), so no task stays ``working`` forever.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ import secrets
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
@@ -50,6 +59,7 @@ from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.mcpserver.context import Context
 from minimcp.server.mcpserver.exceptions import ToolError
 from minimcp.server.mcpserver.tools import failure_result
+from minimcp.server.tasks.channel import LocalTaskChannel, TaskChannel
 from minimcp.server.tasks.store import (
     InMemoryTaskStore,
     TaskExpired,
@@ -57,6 +67,7 @@ from minimcp.server.tasks.store import (
     TaskNotFound,
     TaskRecord,
     TaskStore,
+    TaskStoreUnavailable,
 )
 from minimcp.shared.tasks import (
     CreateTaskResult,
@@ -174,23 +185,35 @@ class TaskManager:
     clients are told to wait between polls, ``max_running`` how many bodies run at once: a body
     that finds them all busy waits its turn in a queue (its task stays ``working``), and each worker
     takes the next queued body when its own ends, so a burst of tasks costs no more threads.
+
+    ``store`` keeps the records (default: an ``InMemoryTaskStore`` of this process); ``channel``
+    carries status notifications, cancellations, resumptions and heartbeats between the processes
+    sharing that store (default: a ``LocalTaskChannel``, every message a direct call). A deployment
+    of several processes passes a shared pair, e.g. ``RedisTaskStore(client)`` and
+    ``RedisTaskChannel(client)`` over one ``redis.Redis``.
     """
 
     def __init__(self, server: MCPServer[Any], store: TaskStore | None = None, *, ttl: float = 3600.0,
-                 poll_interval: float = 0.5, max_running: int = 16) -> None:
+                 poll_interval: float = 0.5, max_running: int = 16, channel: TaskChannel | None = None) -> None:
         if ttl <= 0 or poll_interval <= 0:
             raise ValueError("task ttl and poll_interval must be positive")
         self.server = server
         self.store = store if store is not None else InMemoryTaskStore()
+        self.channel = channel if channel is not None else LocalTaskChannel()
+        self.channel.attach(self._deliver, self._catch_up)
         self.ttl = ttl
         self.poll_interval = poll_interval
         self.pool = WorkerPool(max_running, wait_timeout=60.0)
         self.max_running = max_running
-        # _lock guards _live (task id -> _Live, in creation order), _queue (bodies waiting for a
-        # worker) and _running (workers busy with bodies, at most max_running). Never held while
-        # calling the store, the pool or a body.
+        # _lock guards _live (task id -> _Live, in creation order), _active (ids of the bodies queued
+        # or running: a body is never submitted twice), _again (active ids resumed meanwhile: they
+        # run once more when their run ends), _queue (bodies waiting for a worker) and _running
+        # (workers busy with bodies, at most max_running). Never held while calling the store, the
+        # channel, the pool or a body.
         self._lock = threading.Lock()
         self._live: OrderedDict[str, _Live] = OrderedDict()
+        self._active: set[str] = set()
+        self._again: set[str] = set()
         self._queue: deque[tuple[str, _Live]] = deque()
         self._running = 0
 
@@ -223,14 +246,16 @@ class TaskManager:
         ttl_ms = round(self.ttl * 1000)
         record = TaskRecord(task_id=secrets.token_urlsafe(24), owner=_owner(rc), status="working", created_at=now,
                             updated_at=now, ttl_ms=ttl_ms, expires_at=now + self.ttl,
-                            poll_interval_ms=max(1, round(self.poll_interval * 1000)))
+                            poll_interval_ms=max(1, round(self.poll_interval * 1000)),
+                            runner=self.channel.process_id)
         deadline = time.monotonic() + self.ttl
         task_id = record.task_id
         outbox = TaskOutbox(deadline, lambda text: self._describe(task_id, text))
         meta = {**(rc.meta or {}), "progressToken": task_id}  # so ctx.report_progress reaches the outbox
         live = _Live(tool, values, meta, rc.session.connection, rc.transport, outbox, deadline)
         try:
-            self.store.create(record)
+            with _reachable():
+                self.store.create(record)
         except TaskLimitReached as full:
             raise MCPError(INTERNAL_ERROR, str(full)) from None
         with self._lock:
@@ -239,8 +264,14 @@ class TaskManager:
         return CreateTaskResult(**_task_fields(record))
 
     def _submit(self, task_id: str, live: _Live) -> None:
-        """Run the body on a free worker, or queue it for the next worker that frees up."""
+        """Run the body on a free worker, or queue it for the next worker that frees up; a body
+        already queued or running runs once more when that run ends (its record decides whether it
+        has anything to do: a resumption may be heard twice)."""
         with self._lock:
+            if task_id in self._active:
+                self._again.add(task_id)
+                return
+            self._active.add(task_id)
             if self._running >= self.max_running:
                 self._queue.append((task_id, live))
                 return
@@ -250,6 +281,7 @@ class TaskManager:
         except MCPError as busy:  # the pool is ours alone and sized to max_running: only when closed
             with self._lock:
                 self._running -= 1
+                self._active.discard(task_id)
             self._settle(task_id, "failed", error=busy.to_wire())
 
     def _work(self, task_id: str, live: _Live) -> None:
@@ -260,11 +292,21 @@ class TaskManager:
                     self._run(task_id, live)
             except BaseException:  # a failing store must not cost the manager a worker slot
                 logger.exception("task %s could not be run", task_id)
+            self._idle(task_id)
             with self._lock:
                 if not self._queue:
                     self._running -= 1
                     return
                 task_id, live = self._queue.popleft()
+
+    def _idle(self, task_id: str) -> None:
+        """A run of the body ended: submit it again if it was resumed meanwhile."""
+        with self._lock:
+            self._active.discard(task_id)
+            live = self._live.get(task_id) if task_id in self._again else None
+            self._again.discard(task_id)
+        if live is not None:
+            self._submit(task_id, live)
 
     # --- running a body --------------------------------------------------------------------------
     def _run(self, task_id: str, live: _Live) -> None:
@@ -275,6 +317,8 @@ class TaskManager:
             return
         if record.terminal:
             self._forget(task_id)
+            return
+        if record.status != "working":  # a resumption heard twice: the body waits for answers again
             return
         questions = TaskQuestions(record.answers)
         answers = {key: answer["r"] for key, answer in record.answers.items()}
@@ -321,27 +365,74 @@ class TaskManager:
 
     def _settle(self, task_id: str, status: str, *, result: dict[str, Any] | None = None,
                 error: dict[str, Any] | None = None, message: str | None = None) -> None:
+        """The body of this process is done: the task ends as ``status`` and this process lets it go."""
+        self._finish(task_id, status, result=result, error=error, message=message)
+        self._forget(task_id)
+
+    def _finish(self, task_id: str, status: str, *, result: dict[str, Any] | None = None,
+                error: dict[str, Any] | None = None, message: str | None = None) -> TaskRecord | None:
+        """End the task as ``status`` unless it has ended already; the record as it ends, if it did."""
         def change(record: TaskRecord) -> TaskRecord | None:
             if record.terminal:
                 return None
             return record.changed(status=status, input_requests={}, result=result, error=error,
                                   status_message=message)
 
-        self._publish(self.store.update(task_id, change))
-        self._forget(task_id)
+        ended = self.store.update(task_id, change)
+        self._publish(ended)
+        return ended
 
     def _describe(self, task_id: str, text: str) -> None:
         """A running body's progress message, shown as the task's ``statusMessage``."""
         def change(record: TaskRecord) -> TaskRecord | None:
             return record.changed(status_message=text) if record.status == "working" else None
 
-        self._publish(self.store.update(task_id, change))
+        try:
+            self._publish(self.store.update(task_id, change))
+        except TaskStoreUnavailable as down:  # a lost progress message must not fail the body
+            logger.warning("task %s: status message not kept (%s)", task_id, down)
 
     def _publish(self, record: TaskRecord | None) -> None:
-        """Tell the listens that asked about this task (``notifications/tasks``): what ``tasks/get`` says now."""
+        """Tell the listens that asked about this task (``notifications/tasks``), in every process:
+        what ``tasks/get`` says now."""
         if record is not None:
             params = {key: value for key, value in detailed(record).items() if key != "resultType"}
-            self.server.dispatcher.listens.publish("notifications/tasks", params, uri=record.task_id)
+            self.channel.announce(record.task_id, params)
+
+    # --- what the channel brings ----------------------------------------------------------------
+    def _deliver(self, kind: str, task_id: str, params: dict[str, Any] | None) -> None:
+        """A message of the channel: a status for this process's listens, or word for a body held here."""
+        if kind == "status":
+            self.server.dispatcher.listens.publish("notifications/tasks", params, uri=task_id)
+        elif kind == "cancel":
+            live = self._forget(task_id)
+            if live is not None:
+                live.outbox.abort()
+        elif kind == "resume":
+            with self._lock:
+                live = self._live.get(task_id)
+            if live is None:
+                self._settle(task_id, "failed", error={
+                    "code": INTERNAL_ERROR, "message": "The task's body is no longer held by this server process"})
+            else:
+                self._submit(task_id, live)
+
+    def _catch_up(self) -> None:
+        """A shared channel's periodic tick: act on the records of the bodies held here, in case the
+        message of a cancellation or a resumption was lost (pub/sub keeps nothing for an absent listener)."""
+        self._sweep()
+        with self._lock:
+            held = [(task_id, task_id in self._active) for task_id in self._live]
+        for task_id, active in held:
+            try:
+                record = self.store.get(task_id)
+            except TaskNotFound:
+                self._deliver("cancel", task_id, None)
+                continue
+            if record.terminal:
+                self._deliver("cancel", task_id, None)
+            elif record.status == "working" and not active:
+                self._deliver("resume", task_id, None)
 
     def _forget(self, task_id: str) -> _Live | None:
         with self._lock:
@@ -373,7 +464,8 @@ class TaskManager:
         self._sweep()
         caller = _owner(ctx.request_context)
         try:
-            record = self.store.get(task_id)
+            with _reachable():
+                record = self.store.get(task_id)
         except TaskExpired as expired:
             if expired.owner != caller:
                 raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found") from None
@@ -382,7 +474,20 @@ class TaskManager:
             record = None
         if record is None or record.owner != caller:
             raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
-        return record
+        with _reachable():
+            return self._unless_orphaned(record)
+
+    def _unless_orphaned(self, record: TaskRecord) -> TaskRecord:
+        """``record``, or the same task failed when the process holding its body stopped beating."""
+        runner = record.runner
+        if record.terminal or self.channel.heartbeat is None or runner in (None, self.channel.process_id) \
+                or self.channel.alive(runner):
+            return record
+        message = ("The server process running this task stopped (no heartbeat within "
+                   f"{self.channel.heartbeat:g} s); start the task again")
+        ended = self._finish(record.task_id, "failed", error={"code": INTERNAL_ERROR, "message": message},
+                             message=message)
+        return ended if ended is not None else self.store.get(record.task_id)
 
     def get(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         return detailed(self._visible(params.get("taskId"), ctx))
@@ -406,23 +511,17 @@ class TaskManager:
             return current.changed(status="input_required" if pending else "working", input_requests=pending,
                                    answers={**current.answers, **answered})
 
-        self._publish(self.store.update(record.task_id, change))
+        with _reachable():
+            self._publish(self.store.update(record.task_id, change))
         if resumed:
-            with self._lock:
-                live = self._live.get(record.task_id)
-            if live is None:
-                self._settle(record.task_id, "failed", error={
-                    "code": INTERNAL_ERROR, "message": "The task's body is no longer held by this server process"})
-            else:
-                self._submit(record.task_id, live)
+            self.channel.tell(record.runner or self.channel.process_id, "resume", record.task_id)
         return {"resultType": "complete"}
 
     def cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         record = self._visible(params.get("taskId"), ctx)
-        live = self._forget(record.task_id)
-        self._settle(record.task_id, "cancelled", message="Cancelled by the client")
-        if live is not None:
-            live.outbox.abort()
+        with _reachable():
+            self._finish(record.task_id, "cancelled", message="Cancelled by the client")
+        self.channel.tell(record.runner or self.channel.process_id, "cancel", record.task_id)
         return {"resultType": "complete"}
 
     def listen_filter(self, notifications: Any, ctx: Context) -> dict[str, Any] | None:
@@ -440,8 +539,9 @@ class TaskManager:
         honoured = []
         for task_id in wanted:
             try:
-                if self.store.get(task_id).owner == owner:
-                    honoured.append(task_id)
+                with _reachable():
+                    if self.store.get(task_id).owner == owner:
+                        honoured.append(task_id)
             except TaskNotFound:
                 continue
         return {"taskIds": honoured}
@@ -453,7 +553,17 @@ class TaskManager:
             self._queue.clear()
         for live in held:
             live.outbox.abort()
+        self.channel.close()
         self.pool.close()
+
+
+@contextmanager
+def _reachable() -> Iterator[None]:
+    """A shared store or channel out of reach, answered as a -32603 to retry (never "not found")."""
+    try:
+        yield
+    except TaskStoreUnavailable as down:
+        raise MCPError(INTERNAL_ERROR, f"{down}; try again") from None
 
 
 def _declares(ctx: Context) -> bool:

@@ -3,15 +3,16 @@
 A store keeps what a client can observe of a task (status, timestamps, the pending input requests,
 the answers given, the final result or error) as plain JSON-able data in a ``TaskRecord``. What
 cannot be stored (the running thread, the tool's resolved arguments) stays with the ``TaskManager``
-of the process that runs the body.
+of the process that runs the body; the record names that process (``runner``), so that any other
+process can send it a cancellation or a resumption over the manager's ``TaskChannel``.
 
 The in-memory store is what one process needs: bounded in total and per owner, expired by TTL,
 safe to share between threads. Its records vanish with the process: a restart forgets every task,
-and a client polling one gets -32602 "Task not found". Several processes behind one endpoint need
-a store they share (a database, Redis): implement ``TaskStore`` with the same three rules
-(``create`` refuses past the limits, ``get`` says ``TaskExpired`` or ``TaskNotFound``, ``update``
-is an atomic read-modify-write), and route ``tasks/*`` requests on their ``Mcp-Name`` header (the
-task id) to the process running the task, so that a cancellation reaches its body.
+and a client polling one gets -32602 "Task not found". Several processes behind one endpoint share
+a store (``RedisTaskStore`` in ``redis_store.py``, or your own ``TaskStore``) with the same three
+rules: ``create`` refuses past the limits, ``get`` says ``TaskExpired`` (naming the owner) or
+``TaskNotFound``, ``update`` is an atomic read-modify-write. A shared store that cannot be reached
+raises ``TaskStoreUnavailable``, which a client hears as a -32603 to retry, never as "not found".
 """
 
 from __future__ import annotations
@@ -44,6 +45,13 @@ class TaskLimitReached(RuntimeError):
     """The store is full, or the owner already has as many live tasks as allowed."""
 
 
+class TaskStoreUnavailable(RuntimeError):
+    """The shared state behind the tasks (a store or a channel over the network) did not answer.
+
+    Distinct from ``TaskNotFound`` on purpose: a client told "not found" starts over, while this is
+    a -32603 that a retry may get past."""
+
+
 @dataclass(frozen=True)
 class TaskRecord:
     """One task as a client observes it. Frozen: a change is a new record, stored atomically.
@@ -51,7 +59,8 @@ class TaskRecord:
     ``owner`` is the principal the task belongs to (``None`` for anonymous callers, whose task id
     is then the only secret). ``expires_at`` is wall-clock seconds. ``answers`` maps each input
     request key to ``{"d": digest of the question, "r": the client's answer}``; ``state`` is the
-    ``requestState`` a hand-built ``InputRequiredResult`` carried into the next run.
+    ``requestState`` a hand-built ``InputRequiredResult`` carried into the next run. ``runner`` is
+    the ``TaskChannel.process_id`` of the process holding the body (``None``: this process).
     """
 
     task_id: str
@@ -68,6 +77,7 @@ class TaskRecord:
     state: str | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
+    runner: str | None = None
 
     @property
     def terminal(self) -> bool:
@@ -99,7 +109,8 @@ class TaskStore(ABC):
         """Apply ``change`` to the current record atomically and keep what it returns.
 
         ``change`` returns ``None`` to leave the record as it is. The answer is the record as
-        stored afterwards (``None`` when ``change`` declined, or the task is gone).
+        stored afterwards (``None`` when ``change`` declined, or the task is gone or expired).
+        ``change`` must be pure: an optimistic store calls it again when another writer won.
         """
 
 
