@@ -46,6 +46,10 @@ class TaskChannel(ABC):
     def process_id(self) -> str:
         """This process's name on the channel (a shared channel starts hearing messages on first use)."""
 
+    def listen(self) -> None:
+        """Hear this process's messages from now on (idempotent): before a listen stream counts on them."""
+        self.process_id  # noqa: B018 - a shared channel starts its listener on first use
+
     @abstractmethod
     def announce(self, task_id: str, params: dict[str, Any]) -> None:
         """Deliver a status notification to every process; a lost one is logged, never raised."""

@@ -536,6 +536,7 @@ class TaskManager:
                            "Client did not declare the io.modelcontextprotocol/tasks extension",
                            tasks_required_data())
         owner = _owner(ctx.request_context)
+        self.channel.listen()  # the status of a task held by another process arrives over the channel
         honoured = []
         for task_id in wanted:
             try:

@@ -167,7 +167,7 @@ class RedisTaskChannel(TaskChannel):
                 logger.exception("task channel: delivering %s for task %s failed", kind, task_id)
 
     def announce(self, task_id: str, params: dict[str, Any]) -> None:
-        self.process_id  # noqa: B018 - hearing our own announcements needs the listener running
+        self.listen()  # the announcing process's own listens hear it through the channel too
         try:
             self.client.publish(self._key("status"), json.dumps({"k": "status", "t": task_id, "p": params}))
         except redis.RedisError as failure:
