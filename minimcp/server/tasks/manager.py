@@ -552,6 +552,8 @@ class TaskManager:
         with self._lock:
             held, self._live = list(self._live.values()), OrderedDict()
             self._queue.clear()
+            self._active.clear()
+            self._again.clear()
         for live in held:
             live.outbox.abort()
         self.channel.close()

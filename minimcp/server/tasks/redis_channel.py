@@ -24,6 +24,7 @@ import time
 from typing import Any, Callable
 
 from minimcp.server.tasks.channel import KINDS, Deliver, TaskChannel
+from minimcp.server.tasks.redis_store import warn_if_unbounded
 from minimcp.server.tasks.store import TaskStoreUnavailable
 
 try:
@@ -57,12 +58,14 @@ class RedisTaskChannel(TaskChannel):
         self._deliver: Deliver | None = None
         self._tick: Callable[[], None] = lambda: None
         # _lock guards _pid, _id, _stop and _thread: which process started the listener, and how
-        # to stop it. The listener thread reads _stop only (set once, never replaced while it runs).
+        # to stop it. It is held while starting, a wait bounded by the client's socket_timeout and
+        # _SUBSCRIBE_TIMEOUT. The listener thread is handed its id and stop event, and reads nothing else.
         self._lock = threading.Lock()
         self._pid: int | None = None
         self._id = ""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        warn_if_unbounded(client, "RedisTaskChannel")
 
     @property
     def heartbeat_interval(self) -> float:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 import time
 from collections.abc import Iterator
@@ -65,6 +66,8 @@ redis.call('PEXPIRE', KEYS[2], math.ceil((last - now) * 1000) + tonumber(ARGV[10
 return 0
 """
 
+logger = logging.getLogger("minimcp.server.tasks")
+
 #: How often ``update`` retries when other writers keep changing the record under it.
 _ATTEMPTS = 50
 
@@ -92,6 +95,7 @@ class RedisTaskStore(TaskStore):
         self.keep_expired = keep_expired
         self._clock = clock
         self._create = client.register_script(_CREATE)
+        warn_if_unbounded(client, "RedisTaskStore")
 
     def _key(self, *parts: str) -> str:
         return ":".join(("{" + self.prefix + "}", *parts))
@@ -152,6 +156,13 @@ class RedisTaskStore(TaskStore):
     def __len__(self) -> int:
         with _reachable():
             return int(self.client.zcount(self._key("all"), f"({self._clock()!r}", "+inf"))
+
+
+def warn_if_unbounded(client: redis.Redis, user: str) -> None:
+    """Say so when ``client`` would wait on an unresponsive Redis without end: every wait is bounded."""
+    if client.connection_pool.connection_kwargs.get("socket_timeout") is None:
+        logger.warning("%s: the Redis client has no socket_timeout, so a request may wait on an unresponsive "
+                       "Redis without end; create it with redis.Redis(..., socket_timeout=10)", user)
 
 
 def _encode(record: TaskRecord) -> str:
