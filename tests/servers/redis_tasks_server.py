@@ -5,7 +5,8 @@ Every process started with the same ``MINIMCP_TEST_REDIS`` (a redis-server's uni
 the same tasks. ``MINIMCP_TEST_HEARTBEAT`` (seconds) is how soon a silent process's tasks fail.
 The bodies report to Redis lists (``started``, ``stopped``) so a test can see what a body in
 another process did, and ``gated`` waits for the test to push ``release:<task id>``. It listens on a
-port the system picks and announces its URL once it accepts connections.
+port the system picks and announces its URL once it accepts connections; ``redis_tasks_wsgi.py``
+serves the same server to gunicorn.
 """
 
 import os
@@ -58,6 +59,10 @@ def confirm(filename: str, ctx: Context) -> str:
     return f"{filename} {verdict} (pid {os.getpid()})"
 
 
+def test_user(environ: dict) -> str | None:
+    """The caller is whoever the X-Test-User header names, as an authenticating proxy would say."""
+    return environ.get("HTTP_X_TEST_USER") or None
+
+
 if __name__ == "__main__":
-    # The caller is whoever the X-Test-User header names, as an authenticating proxy would say.
-    mcp.run(transport="streamable-http", port=0, principal=lambda environ: environ.get("HTTP_X_TEST_USER") or None)
+    mcp.run(transport="streamable-http", port=0, principal=test_user)
