@@ -21,8 +21,10 @@ import redis
 from conftest import modern_rpc, server_process, wait_for
 from minimcp.server.tasks import InMemoryTaskStore, TaskExpired, TaskLimitReached, TaskNotFound
 from minimcp.server.tasks import TaskStore, TaskStoreUnavailable
+from minimcp.server.lowlevel.rounds import digest
+from minimcp.server.tasks.redis_channel import RedisTaskChannel
 from minimcp.server.tasks.redis_store import RedisTaskStore
-from test_tasks_server import TASKS, WAIT, WITH_ELICITATION, Listen, created, task_rpc, terminal
+from test_tasks_server import TASKS, WAIT, WITH_ELICITATION, Listen, build, created, poll, task_rpc, terminal
 from test_tasks_server import call as call_tool
 from test_tasks_store import record
 
@@ -374,3 +376,45 @@ def test_redis_stopped_is_a_retry_and_restarted_it_serves_again(tmp_path_factory
         with redis.Redis(unix_socket_path=server.socket_path, socket_timeout=30) as watcher:
             stopped = watcher.blpop(["stopped"], timeout=3 * WAIT)
         assert stopped is not None and stopped[1].decode().split()[0] == task_id, "the body never stopped"
+
+
+# --- one process on the shared channel: what the heartbeat's catch-up and close do ----------------------
+@pytest.fixture
+def on_redis(client: redis.Redis, serve_http: Callable[..., str]) -> Iterator[tuple[str, RedisTaskStore, dict[str, Any]]]:
+    """An in-process server (``test_tasks_server.build``) on the Redis store and channel, beating every 0.1 s."""
+    store = RedisTaskStore(client)
+    mcp, seen = build(task_store=store, task_channel=RedisTaskChannel(client, heartbeat=0.3))
+    yield serve_http(mcp), store, seen
+    mcp.close()
+
+
+def test_a_cancel_whose_message_was_lost_still_stops_the_body(on_redis: Any) -> None:
+    url, store, seen = on_redis
+    task_id = created(call_tool(url, "endless"))
+    assert seen["running"].wait(WAIT)
+    store.update(task_id, lambda r: r.changed(status="cancelled"))  # another process cancelled; no word came
+    assert seen["stopped"].wait(WAIT), "the holder never read the cancelled record"
+
+
+def test_a_resumption_whose_message_was_lost_still_runs_the_body(on_redis: Any) -> None:
+    url, store, seen = on_redis
+    task_id = created(call_tool(url, "confirm", {"filename": "x"}, capabilities=WITH_ELICITATION))
+    waiting = poll(url, task_id, lambda r: r["status"] == "input_required", WITH_ELICITATION)
+    [(key, question)] = waiting["inputRequests"].items()
+    answer = {"d": digest(question), "r": {"action": "accept", "content": {"confirm": True}}}
+    store.update(task_id, lambda r: r.changed(status="working", input_requests={}, answers={key: answer}))
+    done = poll(url, task_id, terminal, WITH_ELICITATION)
+    assert done["result"]["content"][0]["text"] == "deleted" and seen["runs"] == 2
+
+
+def test_close_stops_the_listener_and_withdraws_the_heartbeat(client: redis.Redis,
+                                                              serve_http: Callable[..., str]) -> None:
+    channel = RedisTaskChannel(client, heartbeat=5.0)
+    mcp, _ = build(task_store=RedisTaskStore(client), task_channel=channel)
+    created(call_tool(serve_http(mcp), "add", {"a": 1, "b": 1}))
+    alive = "{minimcp:tasks}:alive:" + channel.process_id
+    assert client.exists(alive) and channel.alive(channel.process_id)
+    assert any(thread.name == "minimcp-task-channel" for thread in threading.enumerate())
+    mcp.close()
+    assert not any(thread.name == "minimcp-task-channel" for thread in threading.enumerate())
+    assert not client.exists(alive)
