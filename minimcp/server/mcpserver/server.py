@@ -267,6 +267,8 @@ class MCPServer(Generic[LifespanT]):
         low.list_tool_scopes = self.tool_scopes
         low.listings_vary = lambda: bool(self.listings_vary_by_user)
         low.call_scope = self.call_scope
+        #: The tasks of this server: ``task_store`` keeps them, ``task_channel`` carries word between the
+        #: processes sharing that store (``RedisTaskStore`` and ``RedisTaskChannel``; see ``TaskManager``).
         self.tasks = TaskManager(self, task_store, channel=task_channel)
         for method in ("tasks/get", "tasks/update", "tasks/cancel"):
             low.add_request_handler(method, RequestParams, self._task_handler(method))
