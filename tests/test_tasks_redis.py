@@ -87,13 +87,18 @@ def client(redis_socket: str) -> Iterator[redis.Redis]:
 
 
 # --- the store's rules, against both stores --------------------------------------------------------
-@pytest.fixture(params=["memory", "redis"])
-def make_store(request: pytest.FixtureRequest) -> Callable[..., TaskStore]:
-    """A store of either kind with the given options (the Redis one on this module's server)."""
+@pytest.fixture(params=["memory", "redis", "redis, decoded responses"])
+def make_store(request: pytest.FixtureRequest) -> Iterator[Callable[..., TaskStore]]:
+    """A store of either kind with the given options (the Redis one on this module's server, through
+    a client answering bytes or, with ``decode_responses``, strings)."""
     if request.param == "memory":
-        return InMemoryTaskStore
-    connection = request.getfixturevalue("client")
-    return lambda **options: RedisTaskStore(connection, **options)
+        yield InMemoryTaskStore
+        return
+    request.getfixturevalue("client")  # an empty Redis
+    connection = redis.Redis(unix_socket_path=request.getfixturevalue("redis_socket"), socket_timeout=10,
+                             decode_responses=request.param.endswith("decoded responses"))
+    yield lambda **options: RedisTaskStore(connection, **options)
+    connection.close()
 
 
 def test_a_record_comes_back_as_it_was_stored_and_unknown_ids_are_not_found(make_store: Any) -> None:

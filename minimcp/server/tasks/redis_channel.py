@@ -92,19 +92,19 @@ class RedisTaskChannel(TaskChannel):
         self._stop = threading.Event()
         pubsub = None
         try:
-            self._beat()
-            pubsub = self._subscribe()
+            self._beat(self._id)
+            pubsub = self._subscribe(self._id)
         except redis.RedisError as failure:
             logger.warning("task channel: Redis unavailable at start (%s); retrying in the background", failure)
         self._thread = threading.Thread(target=self._listen, args=(self._id, self._stop, pubsub),
                                         name="minimcp-task-channel", daemon=True)
         self._thread.start()
 
-    def _subscribe(self) -> PubSub:
-        """A pubsub on this process's two channels, confirmed by Redis before it is returned."""
+    def _subscribe(self, process_id: str) -> PubSub:
+        """A pubsub on the status channel and ``process_id``'s own, confirmed by Redis before it is returned."""
         pubsub = self.client.pubsub()
         try:
-            pubsub.subscribe(self._key("status"), self._key("to", self._id))
+            pubsub.subscribe(self._key("status"), self._key("to", process_id))
             confirmed, deadline = 0, time.monotonic() + _SUBSCRIBE_TIMEOUT
             while confirmed < 2 and time.monotonic() < deadline:
                 message = pubsub.get_message(timeout=max(0.0, deadline - time.monotonic()))
@@ -115,8 +115,8 @@ class RedisTaskChannel(TaskChannel):
             raise
         return pubsub
 
-    def _beat(self) -> None:
-        self.client.set(self._key("alive", self._id), b"1", px=max(1, round(self.heartbeat * 1000)))
+    def _beat(self, process_id: str) -> None:
+        self.client.set(self._key("alive", process_id), b"1", px=max(1, round(self.heartbeat * 1000)))
 
     def _listen(self, process_id: str, stop: threading.Event, pubsub: PubSub | None) -> None:
         """The listener thread: messages, heartbeats and ticks until ``stop``; reconnects with backoff."""
@@ -125,12 +125,12 @@ class RedisTaskChannel(TaskChannel):
         while not stop.is_set():
             try:
                 if pubsub is None:
-                    pubsub = self._subscribe()
+                    pubsub = self._subscribe(process_id)
                     next_beat = time.monotonic()  # beat and catch up at once after a reconnection
                 backoff = 0.1
                 now = time.monotonic()
                 if now >= next_beat:
-                    self._beat()
+                    self._beat(process_id)
                     self._safe_tick()
                     next_beat = now + self.heartbeat_interval
                 message = pubsub.get_message(ignore_subscribe_messages=True,
