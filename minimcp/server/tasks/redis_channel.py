@@ -15,6 +15,7 @@ starts its own thread and takes a process id of its own on first use.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -137,10 +138,11 @@ class RedisTaskChannel(TaskChannel):
                                              timeout=max(0.0, min(next_beat - time.monotonic(), 1.0)))
                 if message is not None and message.get("type") == "message":
                     self._dispatch(message["data"])
-            except redis.RedisError as failure:
-                logger.warning("task channel: Redis unavailable (%s); reconnecting in %.1f s", failure, backoff)
+            except Exception as failure:  # noqa: BLE001 - a listener that dies stops the heartbeat: its tasks would fail
+                logger.warning("task channel: Redis unavailable (%r); reconnecting in %.1f s", failure, backoff)
                 if pubsub is not None:
-                    pubsub.close()
+                    with contextlib.suppress(Exception):  # its connection may be broken already
+                        pubsub.close()
                 pubsub = None
                 stop.wait(backoff)
                 backoff = min(backoff * 2, self.max_backoff)
@@ -170,8 +172,7 @@ class RedisTaskChannel(TaskChannel):
                 logger.exception("task channel: delivering %s for task %s failed", kind, task_id)
 
     def announce(self, task_id: str, params: dict[str, Any]) -> None:
-        self.listen()  # the announcing process's own listens hear it through the channel too
-        try:
+        try:  # this process's own listens hear it through the channel too: listen_filter started it
             self.client.publish(self._key("status"), json.dumps({"k": "status", "t": task_id, "p": params}))
         except redis.RedisError as failure:
             logger.warning("task channel: the status of task %s was not announced (%s)", task_id, failure)
