@@ -11,8 +11,8 @@ process sharing the store. Three things must travel between them, and nothing el
 - each process says it is alive, so a reader finding a task held by a silent process fails it
   instead of leaving it ``working`` forever.
 
-Messages are hints: the store stays the truth. A shared channel also calls its ``tick`` every
-``heartbeat_interval``, on which the manager re-reads the tasks it holds and catches up with any
+Messages are hints: the store stays the truth. A shared channel also calls its ``tick`` a few
+times per ``heartbeat``, on which the manager re-reads the tasks it holds and catches up with any
 cancellation or resumption whose message was lost.
 """
 
