@@ -254,16 +254,18 @@ def three(redis_socket: str, client: redis.Redis) -> Iterator[Processes]:
         yield started
 
 
-@pytest.fixture(params=["3 processes, round-robin", "gunicorn -w 4"])
+@pytest.fixture(params=["3 processes, round-robin", "gunicorn -w 4", "gunicorn --preload -w 4"])
 def spread(request: pytest.FixtureRequest, redis_socket: str, client: redis.Redis) -> Iterator[Processes]:
     """Three processes each taking the next request in turn, or one gunicorn of four workers (as
-    users run it) among which the kernel spreads the connections, one per request."""
+    users run it) among which the kernel spreads the connections, one per request; with
+    ``--preload`` the workers are forks of one process that built the server before forking."""
     if request.param.startswith("3"):
         yield request.getfixturevalue("three")
         return
     env = {**os.environ, "MINIMCP_TEST_REDIS": redis_socket, "PYTHONPATH": str(Path(__file__).parents[1])}
-    command = [str(Path(sys.executable).with_name("gunicorn")), "-w", "4", "-k", "gthread", "--threads", "4",
-               "-b", "127.0.0.1:0", "--no-control-socket", "redis_tasks_wsgi:app"]
+    preload = ["--preload"] if "--preload" in request.param else []
+    command = [str(Path(sys.executable).with_name("gunicorn")), *preload, "-w", "4", "-k", "gthread",
+               "--threads", "4", "-b", "127.0.0.1:0", "--no-control-socket", "redis_tasks_wsgi:app"]
     with server_process(command, env, cwd=SERVER.parent) as gunicorn:
         yield Processes([gunicorn])
 
