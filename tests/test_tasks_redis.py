@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import subprocess
 import sys
@@ -216,6 +217,14 @@ def test_a_redis_that_does_not_answer_is_unavailable_not_not_found(tmp_path: Pat
                     lambda: store.update("a", lambda r: r)):
         with pytest.raises(TaskStoreUnavailable, match="unavailable"):
             attempt()
+
+
+def test_a_record_written_by_a_newer_version_is_read_without_its_new_fields(client: redis.Redis) -> None:
+    store = RedisTaskStore(client)
+    store.create(record("a"))
+    newer = {**json.loads(client.get("{minimcp:tasks}:task:a")), "priority": "high"}
+    client.set("{minimcp:tasks}:task:a", json.dumps(newer), keepttl=True)
+    assert store.get("a") == record("a", now=newer["created_at"])
 
 
 def test_ids_are_never_reused_over_a_live_task(client: redis.Redis) -> None:

@@ -169,8 +169,12 @@ def _encode(record: TaskRecord) -> str:
     return json.dumps(dataclasses.asdict(record), separators=(",", ":"))
 
 
+_FIELDS = frozenset(field.name for field in dataclasses.fields(TaskRecord))
+
+
 def _decode(raw: bytes | str) -> TaskRecord:
-    return TaskRecord(**json.loads(raw))
+    """The record, leaving out fields this version does not know (a newer process wrote it, mid-deploy)."""
+    return TaskRecord(**{name: value for name, value in json.loads(raw).items() if name in _FIELDS})
 
 
 @contextmanager
