@@ -59,10 +59,10 @@ def confirm(filename: str, ctx: Context) -> str:
     return f"{filename} {verdict} (pid {os.getpid()})"
 
 
-def test_user(environ: dict) -> str | None:
+def caller(environ: dict) -> str | None:
     """The caller is whoever the X-Test-User header names, as an authenticating proxy would say."""
     return environ.get("HTTP_X_TEST_USER") or None
 
 
 if __name__ == "__main__":
-    mcp.run(transport="streamable-http", port=0, principal=test_user)
+    mcp.run(transport="streamable-http", port=0, principal=caller)
