@@ -161,16 +161,17 @@ def test_no_update_is_lost_when_writers_race(make_store: Any) -> None:
 # --- the Redis store's own rules -----------------------------------------------------------------------
 def test_a_finished_task_counts_against_its_owner_until_it_expires(client: redis.Redis) -> None:
     now = [time.time()]
-    store = RedisTaskStore(client, max_live_per_owner=1, clock=lambda: now[0])
+    store = RedisTaskStore(client, max_tasks_per_owner=1, clock=lambda: now[0])
     store.create(record("a", ttl=10, now=now[0]))
     store.update("a", lambda r: r.changed(status="completed", result={"content": []}))
     with pytest.raises(TaskLimitReached, match="limit 1"):
         store.create(record("b", now=now[0]))
     store.create(record("bob-1", owner="bob", now=now[0]))  # another owner has an allowance of its own
-    store.create(record("anon-1", owner=None, now=now[0]))  # and so do anonymous callers
+    store.create(record("stdio-1", owner=None, now=now[0]))  # no owner (one-client transport): the total only
+    store.create(record("stdio-2", owner=None, now=now[0]))
     now[0] += 11
     store.create(record("b", now=now[0]))
-    assert len(store) == 3  # bob's, the anonymous one and b; a has expired
+    assert len(store) == 4  # bob's, the two without an owner and b; a has expired
 
 
 def test_concurrent_creates_on_several_connections_never_pass_the_bound(redis_socket: str) -> None:
@@ -178,7 +179,7 @@ def test_concurrent_creates_on_several_connections_never_pass_the_bound(redis_so
     start = threading.Barrier(6)
 
     def create(worker: int) -> None:
-        store = RedisTaskStore(redis.Redis(unix_socket_path=redis_socket, socket_timeout=10), max_live_per_owner=40)
+        store = RedisTaskStore(redis.Redis(unix_socket_path=redis_socket, socket_timeout=10), max_tasks_per_owner=40)
         start.wait()
         for n in range(20):
             try:
@@ -313,7 +314,10 @@ def test_a_task_whose_body_elicits_is_answered_on_another_process(spread: Proces
         assert ack["result"]["resultType"] == "complete", ack
         done = poll_around(spread, task_id, terminal, WITH_ELICITATION)
         assert done["status"] == "completed", done
-        assert done["result"]["content"][0]["text"].startswith(f"f{n} deleted")
+        text = done["result"]["content"][0]["text"]
+        assert text.startswith(f"f{n} deleted")
+        # resumed here or from another process, the body ran in a request's context, never in none
+        assert text.endswith(("in the context of tools/call by anyone", "in the context of tasks/update by anyone"))
 
 
 def test_a_cancel_on_another_process_stops_the_body(spread: Processes, client: redis.Redis) -> None:

@@ -9,8 +9,10 @@ port the system picks and announces its URL once it accepts connections; ``redis
 serves the same server to gunicorn.
 """
 
+import contextvars
 import os
 import time
+from typing import Any
 
 import redis
 
@@ -22,8 +24,17 @@ from pydantic import BaseModel
 
 client = redis.Redis(unix_socket_path=os.environ["MINIMCP_TEST_REDIS"], socket_timeout=10)
 heartbeat = float(os.environ.get("MINIMCP_TEST_HEARTBEAT", "10"))
+#: Set by a middleware around each request: a body shows in whose request's context it runs.
+via: contextvars.ContextVar[str] = contextvars.ContextVar("via", default="no request")
+
+
+def remember(ctx: Any, call_next: Any) -> Any:
+    via.set(f"{ctx.method} by {ctx.transport.principal or 'anyone'}")
+    return call_next(ctx)
+
+
 mcp = MCPServer("tasks-everywhere", task_store=RedisTaskStore(client),
-                task_channel=RedisTaskChannel(client, heartbeat=heartbeat))
+                task_channel=RedisTaskChannel(client, heartbeat=heartbeat), middleware=[remember])
 mcp.tasks.poll_interval = 0.05
 
 
@@ -56,7 +67,7 @@ def endless(ctx: Context) -> str:
 def confirm(filename: str, ctx: Context) -> str:
     answer = ctx.elicit(f"Delete {filename}?", Confirm)
     verdict = "deleted" if answer.action == "accept" and answer.data.confirm else "kept"
-    return f"{filename} {verdict} (pid {os.getpid()})"
+    return f"{filename} {verdict} (pid {os.getpid()}) in the context of {via.get()}"
 
 
 def caller(environ: dict) -> str | None:

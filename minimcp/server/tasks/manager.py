@@ -36,13 +36,14 @@ process's listens. A reader that finds an unfinished task whose process no longe
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import secrets
 import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
@@ -50,10 +51,10 @@ from typing import TYPE_CHECKING, Any, Callable
 from pydantic import BaseModel
 
 from minimcp.jsonrpc import MCPError
-from minimcp.server.auth.middleware.auth_context import acting_for
 from minimcp.server.lowlevel.calls import Outbox, WorkerPool
 from minimcp.server.lowlevel.questions import Questions
 from minimcp.server.lowlevel.rounds import InputRequired, digest, validated_answer
+from minimcp.server.lowlevel.shares import Shares, fair_share, principal_of
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.mcpserver.context import Context
@@ -154,6 +155,21 @@ class _Live:
     transport: TransportContext
     outbox: TaskOutbox
     deadline: float
+    context: contextvars.Context  # of the creating request, for a resumption from another process
+
+
+@dataclass
+class _Turn:
+    """One run of a body, as its caller submitted it: the context it was submitted in (a copy,
+    so the caller's context variables, access token and host user among them), the host's call
+    scope (``MCPServer.call_scope``), built on the submitting thread and entered on the worker, and
+    the principal whose share of the workers it counts against."""
+
+    task_id: str
+    live: _Live
+    context: contextvars.Context
+    scope: AbstractContextManager[Any]
+    principal: str | None
 
 
 def _iso(timestamp: float) -> str:
@@ -185,6 +201,14 @@ class TaskManager:
     clients are told to wait between polls, ``max_running`` how many bodies run at once: a body
     that finds them all busy waits its turn in a queue (its task stays ``working``), and each worker
     takes the next queued body when its own ends, so a burst of tasks costs no more threads.
+    Each body runs in its own caller's context, whichever worker takes it: the ``contextvars``
+    context and the host's call scope of the request that started (or resumed) it; a body resumed
+    from another process runs in the context of the request that created it.
+
+    ``max_running_per_principal`` (default a quarter of ``max_running``) is how many of those
+    workers one principal's bodies may hold (``lowlevel/shares.py``): a principal's further bodies
+    queue while other principals' bodies run, and a freed worker takes the first queued body whose
+    principal is under its share.
 
     ``store`` keeps the records (default: an ``InMemoryTaskStore`` of this process); ``channel``
     carries status notifications, cancellations, resumptions and heartbeats between the processes
@@ -194,7 +218,8 @@ class TaskManager:
     """
 
     def __init__(self, server: MCPServer[Any], store: TaskStore | None = None, *, ttl: float = 3600.0,
-                 poll_interval: float = 0.5, max_running: int = 16, channel: TaskChannel | None = None) -> None:
+                 poll_interval: float = 0.5, max_running: int = 16,
+                 max_running_per_principal: int | None = None, channel: TaskChannel | None = None) -> None:
         if ttl <= 0 or poll_interval <= 0:
             raise ValueError("task ttl and poll_interval must be positive")
         self.server = server
@@ -205,16 +230,20 @@ class TaskManager:
         self.poll_interval = poll_interval
         self.pool = WorkerPool(max_running, wait_timeout=60.0)
         self.max_running = max_running
+        share = fair_share(max_running, 4) if max_running_per_principal is None else max_running_per_principal
+        #: The workers each principal's bodies hold; taken and given back under ``_lock`` (its own
+        #: lock is innermost), so a body is counted exactly while it has a worker.
+        self.worker_shares = Shares(share, "Too many task bodies running for this caller (limit {limit})")
         # _lock guards _live (task id -> _Live, in creation order), _active (ids of the bodies queued
-        # or running: a body is never submitted twice), _again (active ids resumed meanwhile: they
-        # run once more when their run ends), _queue (bodies waiting for a worker) and _running
-        # (workers busy with bodies, at most max_running). Never held while calling the store, the
-        # channel, the pool or a body.
+        # or running: a body is never submitted twice), _again (the next turn of an active body
+        # resumed meanwhile: it runs when the current run ends), _queue (bodies waiting for a
+        # worker) and _running (workers busy with bodies, at most max_running). Never held while
+        # calling the store, the channel, the pool or a body.
         self._lock = threading.Lock()
         self._live: OrderedDict[str, _Live] = OrderedDict()
         self._active: set[str] = set()
-        self._again: set[str] = set()
-        self._queue: deque[tuple[str, _Live]] = deque()
+        self._again: dict[str, _Turn] = {}
+        self._queue: deque[_Turn] = deque()
         self._running = 0
 
     @property
@@ -252,7 +281,8 @@ class TaskManager:
         task_id = record.task_id
         outbox = TaskOutbox(deadline, lambda text: self._describe(task_id, text))
         meta = {**(rc.meta or {}), "progressToken": task_id}  # so ctx.report_progress reaches the outbox
-        live = _Live(tool, values, meta, rc.session.connection, rc.transport, outbox, deadline)
+        live = _Live(tool, values, meta, rc.session.connection, rc.transport, outbox, deadline,
+                     contextvars.copy_context())
         try:
             with _reachable():
                 self.store.create(record)
@@ -264,49 +294,86 @@ class TaskManager:
         return CreateTaskResult(**_task_fields(record))
 
     def _submit(self, task_id: str, live: _Live) -> None:
-        """Run the body on a free worker, or queue it for the next worker that frees up; a body
-        already queued or running runs once more when that run ends (its record decides whether it
-        has anything to do: a resumption may be heard twice)."""
+        """Run the body on a free worker, or queue it for the next worker that frees up.
+
+        Called on the thread of the request that starts (or resumes) the body, while its caller's
+        context is current: the turn captures it, and the body runs in it whichever worker takes it.
+        """
+        self._enqueue(_Turn(task_id, live, contextvars.copy_context(), self.server.call_scope(),
+                            principal_of(live.transport, live.connection)))
+
+    def _submit_as_created(self, task_id: str, live: _Live) -> None:
+        """``_submit`` for a resumption heard from another process (or caught up with), where no
+        request of this process stands behind it: the body runs in the context of the request that
+        created it, and the host's call scope is built in that context."""
+        context = live.context.copy()
+        try:
+            scope = context.run(self.server.call_scope)
+        except Exception:  # without its caller's scope the body must not run at all
+            logger.exception("task %s: the host's call scope could not be rebuilt", task_id)
+            self._settle(task_id, "failed", error={"code": INTERNAL_ERROR, "message": "Internal error"})
+            return
+        self._enqueue(_Turn(task_id, live, context, scope, principal_of(live.transport, live.connection)))
+
+    def _enqueue(self, turn: _Turn) -> None:
+        """Hand ``turn`` to a free worker, or queue it. A body already queued or running takes it as
+        its next turn, run when the current one ends (its record then decides whether there is
+        anything to do: a resumption may be heard twice)."""
+        task_id = turn.task_id
         with self._lock:
             if task_id in self._active:
-                self._again.add(task_id)
+                self._again[task_id] = turn
                 return
             self._active.add(task_id)
-            if self._running >= self.max_running:
-                self._queue.append((task_id, live))
+            if self._running >= self.max_running or not self.worker_shares.try_take(turn.principal):
+                self._queue.append(turn)
                 return
             self._running += 1
         try:
-            self.pool.submit(lambda: self._work(task_id, live))
+            self.pool.submit(lambda: self._work(turn))
         except MCPError as busy:  # the pool is ours alone and sized to max_running: only when closed
             with self._lock:
                 self._running -= 1
                 self._active.discard(task_id)
+                self.worker_shares.give_back(turn.principal)
             self._settle(task_id, "failed", error=busy.to_wire())
 
-    def _work(self, task_id: str, live: _Live) -> None:
-        """One worker's loop: this body, then every body queued meanwhile."""
+    def _work(self, turn: _Turn) -> None:
+        """One worker's loop: this body, then every body queued meanwhile, each in its own caller's
+        context (host user, access token, context variables), never in the one before it."""
         while True:
             try:
-                with acting_for(live.transport.access_token):  # bodies queued on this worker have other callers
-                    self._run(task_id, live)
+                turn.context.run(self._run_turn, turn)
             except BaseException:  # a failing store must not cost the manager a worker slot
-                logger.exception("task %s could not be run", task_id)
-            self._idle(task_id)
+                logger.exception("task %s could not be run", turn.task_id)
+            self._idle(turn.task_id)
             with self._lock:
-                if not self._queue:
+                self.worker_shares.give_back(turn.principal)
+                following = self._next_turn()
+                if following is None:
                     self._running -= 1
                     return
-                task_id, live = self._queue.popleft()
+                turn = following
+
+    def _next_turn(self) -> _Turn | None:
+        """Under ``_lock``: take the first queued body whose principal is under its share, counted."""
+        for index, turn in enumerate(self._queue):
+            if self.worker_shares.try_take(turn.principal):
+                del self._queue[index]
+                return turn
+        return None
+
+    def _run_turn(self, turn: _Turn) -> None:
+        with turn.scope:
+            self._run(turn.task_id, turn.live)
 
     def _idle(self, task_id: str) -> None:
         """A run of the body ended: submit it again if it was resumed meanwhile."""
         with self._lock:
             self._active.discard(task_id)
-            live = self._live.get(task_id) if task_id in self._again else None
-            self._again.discard(task_id)
-        if live is not None:
-            self._submit(task_id, live)
+            turn = self._again.pop(task_id, None)
+        if turn is not None:
+            self._enqueue(turn)
 
     # --- running a body --------------------------------------------------------------------------
     def _run(self, task_id: str, live: _Live) -> None:
@@ -405,17 +472,32 @@ class TaskManager:
         if kind == "status":
             self.server.dispatcher.listens.publish("notifications/tasks", params, uri=task_id)
         elif kind == "cancel":
-            live = self._forget(task_id)
-            if live is not None:
-                live.outbox.abort()
+            self._stop(task_id)
         elif kind == "resume":
-            with self._lock:
-                live = self._live.get(task_id)
-            if live is None:
-                self._settle(task_id, "failed", error={
-                    "code": INTERNAL_ERROR, "message": "The task's body is no longer held by this server process"})
-            else:
-                self._submit(task_id, live)
+            self._resume(task_id, on_request=False)
+
+    def _here(self, record: TaskRecord) -> bool:
+        """Whether this process holds the body of ``record``'s task."""
+        return record.runner in (None, self.channel.process_id)
+
+    def _stop(self, task_id: str) -> None:
+        """Set the cancel flag of the body held here (a cancellation, local or heard from elsewhere)."""
+        live = self._forget(task_id)
+        if live is not None:
+            live.outbox.abort()
+
+    def _resume(self, task_id: str, *, on_request: bool) -> None:
+        """Run the body held here again: in the resuming request's context when ``on_request`` (this
+        thread is that request's), else in the creating request's."""
+        with self._lock:
+            live = self._live.get(task_id)
+        if live is None:
+            self._settle(task_id, "failed", error={
+                "code": INTERNAL_ERROR, "message": "The task's body is no longer held by this server process"})
+        elif on_request:
+            self._submit(task_id, live)
+        else:
+            self._submit_as_created(task_id, live)
 
     def _catch_up(self) -> None:
         """A shared channel's periodic tick: act on the records of the bodies held here, in case the
@@ -479,9 +561,8 @@ class TaskManager:
 
     def _unless_orphaned(self, record: TaskRecord) -> TaskRecord:
         """``record``, or the same task failed when the process holding its body stopped beating."""
-        runner = record.runner
-        if record.terminal or self.channel.heartbeat is None or runner in (None, self.channel.process_id) \
-                or self.channel.alive(runner):
+        if record.terminal or self.channel.heartbeat is None or self._here(record) \
+                or self.channel.alive(str(record.runner)):
             return record
         message = ("The server process running this task stopped (no heartbeat within "
                    f"{self.channel.heartbeat:g} s); start the task again")
@@ -513,15 +594,20 @@ class TaskManager:
 
         with _reachable():
             self._publish(self.store.update(record.task_id, change))
-        if resumed:
-            self.channel.tell(record.runner or self.channel.process_id, "resume", record.task_id)
+        if resumed and self._here(record):
+            self._resume(record.task_id, on_request=True)
+        elif resumed:
+            self.channel.tell(str(record.runner), "resume", record.task_id)
         return {"resultType": "complete"}
 
     def cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         record = self._visible(params.get("taskId"), ctx)
         with _reachable():
             self._finish(record.task_id, "cancelled", message="Cancelled by the client")
-        self.channel.tell(record.runner or self.channel.process_id, "cancel", record.task_id)
+        if self._here(record):
+            self._stop(record.task_id)
+        else:
+            self.channel.tell(str(record.runner), "cancel", record.task_id)
         return {"resultType": "complete"}
 
     def listen_filter(self, notifications: Any, ctx: Context) -> dict[str, Any] | None:
@@ -579,5 +665,6 @@ def _declares(ctx: Context) -> bool:
 
 
 def _owner(rc: ServerRequestContext[Any, Any]) -> str | None:
-    """The principal a task belongs to, as the transport's principal hook found it."""
-    return rc.transport.principal
+    """The principal a task belongs to (``lowlevel/shares.py``): its user, else its legacy session,
+    else its client address; so an anonymous caller's task is also bound to who created it."""
+    return principal_of(rc.transport, rc.session.connection)

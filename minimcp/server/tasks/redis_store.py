@@ -9,9 +9,10 @@ a cluster:
 - ``{prefix}:all`` and ``{prefix}:owner:<owner>``: sorted sets of task ids by expiry time, which
   the bounds count.
 
-The bounds: at most ``max_tasks`` unexpired tasks in all and ``max_live_per_owner`` per owner,
-finished or not: a finished task counts against its owner until it expires, so that a caller
-cannot fill the store by creating and finishing tasks quickly. ``create`` checks both and writes
+The bounds, as ``TaskStore.create`` states them: at most ``max_tasks`` unexpired tasks in all and
+``max_tasks_per_owner`` per owner, finished or not (a finished task counts against its owner until
+it expires, so that a caller cannot fill the store by creating and finishing tasks quickly); an
+owner of ``None`` (a one-client transport) is bound by the total only. ``create`` checks both and writes
 in one Lua script (atomic on the server); ``update`` is an optimistic read-modify-write
 (``WATCH``/``MULTI``), retried when another writer won. Expiry follows the store's ``clock``
 (wall-clock seconds, as ``TaskRecord.expires_at``); Redis drops the keys on its own when their
@@ -34,6 +35,8 @@ from contextlib import contextmanager
 from typing import Callable
 
 from minimcp.server.tasks.store import (
+    OWNER_FULL,
+    STORE_FULL,
     Change,
     TaskExpired,
     TaskLimitReached,
@@ -48,7 +51,7 @@ try:
 except ImportError as missing:  # pragma: no cover - depends on the installation
     raise ImportError("RedisTaskStore needs redis-py: pip install 'minimcp[redis]'") from missing
 
-# KEYS: all, owner set, record, gone. ARGV: now, max_tasks, max_per_owner, record JSON, owner JSON,
+# KEYS: all, owner set, record, gone. ARGV: now, max_tasks, max per owner (0: none), record JSON, owner JSON,
 # record PX, gone PX, expires_at, task id, owner set PX margin.
 _CREATE = """
 local now = tonumber(ARGV[1])
@@ -56,7 +59,8 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 if redis.call('EXISTS', KEYS[3]) == 1 then return 3 end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 1 end
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return 2 end
+local per_owner = tonumber(ARGV[3])
+if per_owner > 0 and redis.call('ZCARD', KEYS[2]) >= per_owner then return 2 end
 redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[6])
 redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[7])
 redis.call('ZADD', KEYS[1], ARGV[8], ARGV[9])
@@ -76,22 +80,22 @@ class RedisTaskStore(TaskStore):
     """Tasks in Redis, shared by every process given a client of the same server.
 
     ``client`` is a ``redis.Redis`` (any ``decode_responses``); ``prefix`` separates deployments
-    sharing one Redis. ``max_tasks`` and ``max_live_per_owner`` are the bounds (see the module
+    sharing one Redis. ``max_tasks`` and ``max_tasks_per_owner`` are the bounds (see the module
     docstring), ``keep_expired`` how long (seconds) an expired task's owner is remembered, ``clock``
     the wall clock the expiry times are read against.
     """
 
     def __init__(self, client: redis.Redis, *, prefix: str = "minimcp:tasks", max_tasks: int = 10_000,
-                 max_live_per_owner: int = 100, keep_expired: float = 3600.0,
+                 max_tasks_per_owner: int = 100, keep_expired: float = 3600.0,
                  clock: Callable[[], float] = time.time) -> None:
-        if max_tasks < 1 or max_live_per_owner < 1:
-            raise ValueError("max_tasks and max_live_per_owner must be at least 1")
+        if max_tasks < 1 or max_tasks_per_owner < 1:
+            raise ValueError("max_tasks and max_tasks_per_owner must be at least 1")
         if keep_expired < 0:
             raise ValueError("keep_expired must not be negative")
         self.client = client
         self.prefix = prefix
         self.max_tasks = max_tasks
-        self.max_live_per_owner = max_live_per_owner
+        self.max_tasks_per_owner = max_tasks_per_owner
         self.keep_expired = keep_expired
         self._clock = clock
         self._create = client.register_script(_CREATE)
@@ -106,17 +110,16 @@ class RedisTaskStore(TaskStore):
         owner = "-" if record.owner is None else "=" + record.owner
         keys = [self._key("all"), self._key("owner", owner), self._key("task", record.task_id),
                 self._key("gone", record.task_id)]
-        args = [repr(now), self.max_tasks, self.max_live_per_owner, _encode(record), json.dumps(record.owner),
+        per_owner = 0 if record.owner is None else self.max_tasks_per_owner
+        args = [repr(now), self.max_tasks, per_owner, _encode(record), json.dumps(record.owner),
                 left_ms, left_ms + math.ceil(self.keep_expired * 1000), repr(record.expires_at), record.task_id,
                 math.ceil(self.keep_expired * 1000) + 1000]
         with _reachable():
             outcome = int(self._create(keys=keys, args=args))
         if outcome == 1:
-            raise TaskLimitReached(f"The server holds its maximum of {self.max_tasks} tasks; "
-                                   "try again when some have expired")
+            raise TaskLimitReached(STORE_FULL.format(limit=self.max_tasks))
         if outcome == 2:
-            raise TaskLimitReached(f"Too many tasks for this caller (limit {self.max_live_per_owner}, finished ones "
-                                   "included until they expire); wait for some to expire")
+            raise TaskLimitReached(OWNER_FULL.format(limit=self.max_tasks_per_owner))
         if outcome == 3:
             raise ValueError(f"A task with id {record.task_id!r} exists already")
 
