@@ -34,17 +34,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Callable
 
-from minimcp.server.tasks.store import (
-    OWNER_FULL,
-    STORE_FULL,
-    Change,
-    TaskExpired,
-    TaskLimitReached,
-    TaskNotFound,
-    TaskRecord,
-    TaskStore,
-    TaskStoreUnavailable,
-)
+from minimcp.server.tasks.store import OWNER_FULL, STORE_FULL, Change, TaskExpired, TaskLimitReached, TaskNotFound
+from minimcp.server.tasks.store import TaskRecord, TaskStore, TaskStoreUnavailable
 
 try:
     import redis
