@@ -509,12 +509,12 @@ class TaskManager:
             try:
                 record = self.store.get(task_id)
             except TaskNotFound:
-                self._deliver("cancel", task_id, None)
+                self._stop(task_id)
                 continue
             if record.terminal:
-                self._deliver("cancel", task_id, None)
+                self._stop(task_id)
             elif record.status == "working" and not active:
-                self._deliver("resume", task_id, None)
+                self._resume(task_id, on_request=False)
 
     def _forget(self, task_id: str) -> _Live | None:
         with self._lock:
