@@ -249,7 +249,9 @@ def test_a_tool_scope_beyond_the_grant_is_a_403_until_reauthorized(server):
 
 
 # --- the authorize endpoint's errors -------------------------------------------------------------------
-def test_authorize_errors_go_to_the_user_until_the_client_is_known_then_back_to_it(server):
+def test_authorize_errors_are_shown_to_the_user_and_never_redirected(server):
+    """The user has not seen the client at /authorize, so no error goes to its redirect URI: an
+    anonymously registered client would otherwise turn this origin into an open redirector."""
     _, challenge = pkce()
     good = {"response_type": "code", "client_id": "demo-client", "redirect_uri": REDIRECT, "state": "s1",
             "code_challenge": challenge}
@@ -258,14 +260,20 @@ def test_authorize_errors_go_to_the_user_until_the_client_is_known_then_back_to_
         params = {k: v for k, v in {**good, **changes}.items() if v is not None}
         return requests.get(server.base + "/authorize", params=params, allow_redirects=False, timeout=TIMEOUT)
 
-    for shown in (get(client_id="nobody"), get(redirect_uri="http://evil.test/cb")):
-        assert shown.status_code == 400 and shown.json()["error"] == "invalid_request"
-    for changes, error in [({"code_challenge": None}, "invalid_request"),
+    for changes, error in [({"client_id": "nobody"}, "invalid_request"),
+                           ({"redirect_uri": "http://evil.test/cb"}, "invalid_request"),
+                           ({"code_challenge": None}, "invalid_request"),
                            ({"code_challenge_method": "plain"}, "invalid_request"),
                            ({"response_type": "token"}, "unsupported_response_type"),
                            ({"scope": "root"}, "invalid_scope")]:
-        back = code_from(get(**changes))
-        assert (back["error"], back["state"], back["iss"]) == (error, "s1", server.base), changes
+        shown = get(**changes)
+        assert shown.status_code == 400 and "Location" not in shown.headers, changes
+        assert shown.json()["error"] == error and shown.json()["error_description"], changes
+    phisher = register(server, redirect_uris=["http://127.0.0.1:9/phish"], token_endpoint_auth_method="none")
+    bounced = get(client_id=phisher["client_id"], redirect_uri="http://127.0.0.1:9/phish", scope="no-such-scope")
+    assert bounced.status_code == 400 and "Location" not in bounced.headers
+    assert "no-such-scope" in bounced.json()["error_description"]
+    assert code_from(authorize(server, "demo-client", challenge))["code"]  # a good request still signs in
 
 
 # --- a client no one here wrote ------------------------------------------------------------------------

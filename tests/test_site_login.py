@@ -156,10 +156,14 @@ def test_an_unregistered_redirect_uri_is_refused_on_the_site_and_never_redirecte
     assert "not registered" in answer.json()["error_description"]
 
 
-def test_plain_pkce_is_refused(site: Site, serve_wsgi: Callable[[Any], str]) -> None:
-    answer = HandMadeClient(site, serve_wsgi).authorize(code_challenge_method="plain")
-    assert answer.status_code == 302
-    assert parse_qs(urlsplit(answer.headers["Location"]).query)["error"] == ["invalid_request"]
+@pytest.mark.parametrize("overrides, error", [({"code_challenge_method": "plain"}, "invalid_request"),
+                                              ({"scope": "no-such-scope"}, "invalid_scope"),
+                                              ({"resource": "https://elsewhere.example/mcp"}, "invalid_target")])
+def test_an_authorization_error_is_a_page_and_never_a_redirect_to_the_client(
+        site: Site, serve_wsgi: Callable[[Any], str], overrides: dict[str, str], error: str) -> None:
+    answer = HandMadeClient(site, serve_wsgi).authorize(**overrides)
+    assert answer.status_code == 400 and "Location" not in answer.headers
+    assert answer.json()["error"] == error
 
 
 def test_a_code_works_once_and_its_replay_revokes_the_token_it_bought(site: Site, serve_wsgi: Callable[[Any], str], chromium: Chromium) -> None:

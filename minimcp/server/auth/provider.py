@@ -127,7 +127,9 @@ class RegistrationError(Exception):
 
 @dataclass(frozen=True)
 class AuthorizeError(Exception):
-    """Raised by ``provider.authorize`` to refuse an authorization request (RFC 6749 §4.1.2.1)."""
+    """Raised by ``provider.authorize`` to refuse an authorization request (RFC 6749 §4.1.2.1); the
+    endpoint shows it to the user as a 400 page, never redirects it to the client (see
+    ``handlers/authorize.py``)."""
 
     error: AuthorizationErrorCode
     error_description: str | None = None
