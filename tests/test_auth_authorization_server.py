@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import http.client
+import json
 import secrets
 import threading
 from collections.abc import Iterator
@@ -136,6 +138,51 @@ def test_registration_issues_credentials_and_refuses_what_it_cannot_honour(serve
         assert reason in response.json()["error_description"]
     garbage = requests.post(server.base + "/register", data=b"\xff{", timeout=TIMEOUT)
     assert garbage.status_code == 400
+
+
+def test_a_registration_is_bounded_in_size(server):
+    def post(**metadata: Any) -> requests.Response:
+        return requests.post(server.base + "/register", json={"redirect_uris": [REDIRECT], **metadata},
+                             timeout=TIMEOUT)
+
+    huge = post(client_name="x" * 60_000)
+    assert huge.status_code == 413 and huge.json()["error"] == "invalid_client_metadata"
+    for metadata, reason in [({"client_name": "x" * 201}, "client_name"),
+                             ({"redirect_uris": [f"{REDIRECT}{n}" for n in range(11)]}, "redirect_uris"),
+                             ({"contacts": ["a@b.test"] * 11}, "contacts"),
+                             ({"client_uri": "https://app.test/" + "x" * 2000}, "client_uri")]:
+        refused = post(**metadata)
+        assert refused.status_code == 400 and refused.json()["error"] == "invalid_client_metadata", metadata
+        assert reason in refused.json()["error_description"]
+    assert post(client_name="x" * 200, redirect_uris=[f"{REDIRECT}{n}" for n in range(10)]).status_code == 201
+
+
+@pytest.mark.parametrize("uri", ["javascript:alert(1)", "data:text/html,hi", "file:///etc/passwd",
+                                 "http://attacker.example/cb", "com.example.app:/cb", "https://app.test@attacker.test/cb",
+                                 "https://app.test/cb#frag"])
+def test_a_redirect_uri_that_could_leak_the_code_is_refused(server, uri):
+    refused = requests.post(server.base + "/register", json={"redirect_uris": [REDIRECT, uri]}, timeout=TIMEOUT)
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_redirect_uri", refused.text
+
+
+def test_https_and_loopback_http_redirect_uris_are_accepted(server):
+    uris = ["https://app.example/cb", "http://localhost:3030/callback", "http://[::1]:5/cb", "http://127.0.0.1/cb"]
+    assert register(server, redirect_uris=uris)["redirect_uris"] == uris
+
+
+def test_registrations_are_rate_limited_per_address(server):
+    for _ in range(10):
+        register(server)
+    limited = requests.post(server.base + "/register", json={"redirect_uris": [REDIRECT]}, timeout=TIMEOUT)
+    assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1
+    assert "Too many registrations" in limited.json()["error_description"]
+    port = urlsplit(server.base).port
+    other = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT, source_address=("127.0.0.2", 0))
+    other.request("POST", "/register", body=json.dumps({"redirect_uris": [REDIRECT]}),
+                  headers={"Content-Type": "application/json"})
+    assert other.getresponse().status == 201  # another address has a rate of its own
+    other.close()
+    assert requests.get(server.base + "/.well-known/oauth-authorization-server", timeout=TIMEOUT).status_code == 200
 
 
 # --- the code grant ------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from minimcp.server.auth.handlers.revoke import RevocationHandler
 from minimcp.server.auth.handlers.token import TokenHandler
 from minimcp.server.auth.middleware.client_auth import ClientAuthenticator
 from minimcp.server.auth.provider import OAuthAuthorizationServerProvider
+from minimcp.server.auth.rate_limit import RateLimiter
 from minimcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from minimcp.shared.auth import JWT_BEARER_GRANT_TYPE, OAuthMetadata, ProtectedResourceMetadata
 
@@ -129,8 +130,13 @@ def create_auth_routes(
     client_registration_options: ClientRegistrationOptions | None = None,
     revocation_options: RevocationOptions | None = None,
     identity_assertion_enabled: bool = False,
+    registration_limiter: RateLimiter | None = None,
 ) -> list[Route]:
-    """The built-in authorization server's routes, at the issuer's path (RFC 8414 §3.1 for the metadata)."""
+    """The built-in authorization server's routes, at the issuer's path (RFC 8414 §3.1 for the metadata).
+
+    ``registration_limiter`` counts registrations per client address; routes rebuilt for every
+    request (a site's, whose issuer is the request's host) pass one that outlives them.
+    """
     validate_issuer_url(issuer_url)
     registration = client_registration_options or ClientRegistrationOptions()
     revocation = revocation_options or RevocationOptions()
@@ -149,7 +155,8 @@ def create_auth_routes(
     ]
     if registration.enabled:
         routes.append(Route(issuer_path + REGISTRATION_PATH, ["POST", "OPTIONS"],
-                            _guarded(RegistrationHandler(provider, registration).handle, ["POST", "OPTIONS"])))
+                            _guarded(RegistrationHandler(provider, registration, registration_limiter).handle,
+                                     ["POST", "OPTIONS"])))
     if revocation.enabled:
         routes.append(Route(issuer_path + REVOCATION_PATH, ["POST", "OPTIONS"],
                             _guarded(RevocationHandler(provider, authenticator).handle, ["POST", "OPTIONS"])))
