@@ -7,7 +7,7 @@ or the ``authorization_code`` grant, scopes outside ``valid_scopes``, and the jw
 (an identity-assertion client is provisioned out of band).
 
 Anyone may register, so what one registration may hold is bounded: the body (``MAX_BODY_BYTES``),
-each text field (``MAX_NAME_CHARS`` for ``client_name``, ``MAX_FIELD_CHARS`` for the others), each
+each text field (``FIELD_CHARS`` for ``client_name`` and ``scope``, ``MAX_FIELD_CHARS`` for the others), each
 list (``MAX_LIST_ITEMS``; redirect URIs ``options.max_redirect_uris``), and the registrations one
 address may make (``options.max_registrations_per_minute``, then 429 with ``Retry-After``).
 
@@ -42,8 +42,9 @@ RegistrationRequest = OAuthClientMetadata
 
 #: A real registration is a few hundred bytes; this leaves room for long URIs and several of them.
 MAX_BODY_BYTES = 8 * 1024
-#: ``client_name`` is shown on the consent page and stored beside the client (Django: 200 characters).
-MAX_NAME_CHARS = 200
+#: The fields a site stores in columns of their own (Django: ``OAuthClient.name``, ``OAuthGrant.scope``);
+#: ``client_name`` is also shown on the consent page.
+FIELD_CHARS = {"client_name": 200, "scope": 500}
 MAX_FIELD_CHARS = 2000
 MAX_LIST_ITEMS = 10
 _LOOPBACK_NAMES = ("localhost",)
@@ -97,7 +98,7 @@ def _oversized(metadata: OAuthClientMetadata, max_redirect_uris: int) -> str | N
         items = value if isinstance(value, list) else [value]
         if isinstance(value, list) and name != "redirect_uris" and len(value) > MAX_LIST_ITEMS:
             return f"{name} may hold at most {MAX_LIST_ITEMS} entries"
-        limit = MAX_NAME_CHARS if name == "client_name" else MAX_FIELD_CHARS
+        limit = FIELD_CHARS.get(name, MAX_FIELD_CHARS)
         if any(isinstance(item, str) and len(item) > limit for item in items):
             return f"{name} is longer than {limit} characters"
     return None
