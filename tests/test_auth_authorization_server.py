@@ -61,7 +61,7 @@ def register(server: Running, **metadata: Any) -> dict[str, Any]:
 
 
 def authorize(server: Running, client_id: str, challenge: str, *, state: str = "st", scope: str | None = None,
-              password: str = "demo") -> requests.Response:
+              username: str = "demo", password: str | None = None) -> requests.Response:
     """The browser's part: /authorize, the login page, the login; the last redirect is returned unfollowed."""
     params = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "state": state,
               "code_challenge": challenge, "code_challenge_method": "S256", "resource": server.base + "/mcp"}
@@ -73,8 +73,9 @@ def authorize(server: Running, client_id: str, challenge: str, *, state: str = "
     page = browser.get(first.headers["Location"], timeout=TIMEOUT)
     assert page.status_code == 200 and "Sign in" in page.text
     request_id = parse_qs(urlsplit(first.headers["Location"]).query)["request"][0]
-    return browser.post(server.base + "/login", data={"request": request_id, "username": "demo",
-                                                      "password": password}, allow_redirects=False, timeout=TIMEOUT)
+    return browser.post(server.base + "/login", data={"request": request_id, "username": username,
+                                                      "password": username if password is None else password},
+                        allow_redirects=False, timeout=TIMEOUT)
 
 
 def code_from(redirect: requests.Response) -> dict[str, str]:
@@ -255,23 +256,21 @@ def test_pkce_code_reuse_and_redirect_mismatch_are_refused(server):
     assert unknown.json()["error"] == "unsupported_grant_type"
 
 
+def refresh(server: Running, client: dict[str, Any], refresh_token: str, **form: str) -> requests.Response:
+    return token(server, {"grant_type": "refresh_token", "refresh_token": refresh_token,
+                          "client_id": client["client_id"], "client_secret": client["client_secret"], **form})
+
+
 def test_refresh_rotates_and_revocation_ends_both_tokens(server):
     client = register(server)
     first = flow(server, client)
-    refreshed = token(server, {"grant_type": "refresh_token", "refresh_token": first["refresh_token"],
-                               "client_id": client["client_id"], "client_secret": client["client_secret"],
-                               "scope": "mcp:tools"})
+    refreshed = refresh(server, client, first["refresh_token"], scope="mcp:tools")
     assert refreshed.status_code == 200, refreshed.text
     second = refreshed.json()
     assert second["refresh_token"] != first["refresh_token"] and second["scope"] == "mcp:tools"
     assert call(server, first["access_token"], "whoami").status_code == 401  # rotated out
     assert call(server, second["access_token"], "whoami").status_code == 200
-    reuse = token(server, {"grant_type": "refresh_token", "refresh_token": first["refresh_token"],
-                           "client_id": client["client_id"], "client_secret": client["client_secret"]})
-    assert reuse.json()["error"] == "invalid_grant"
-    widen = token(server, {"grant_type": "refresh_token", "refresh_token": second["refresh_token"],
-                           "client_id": client["client_id"], "client_secret": client["client_secret"],
-                           "scope": "mcp:tools mcp:admin"})
+    widen = refresh(server, client, second["refresh_token"], scope="mcp:tools mcp:admin")
     assert widen.json()["error"] == "invalid_scope"
     revoked = requests.post(server.base + "/revoke", data={"token": second["access_token"],
                                                            "client_id": client["client_id"],
@@ -279,9 +278,50 @@ def test_refresh_rotates_and_revocation_ends_both_tokens(server):
                             timeout=TIMEOUT)
     assert revoked.status_code == 200
     assert call(server, second["access_token"], "whoami").status_code == 401
-    gone = token(server, {"grant_type": "refresh_token", "refresh_token": second["refresh_token"],
-                          "client_id": client["client_id"], "client_secret": client["client_secret"]})
+    assert refresh(server, client, second["refresh_token"]).json()["error"] == "invalid_grant"
+
+
+def test_a_replayed_rotated_refresh_token_revokes_its_whole_family(server):
+    client = register(server)
+    first = flow(server, client)
+    second = refresh(server, client, first["refresh_token"]).json()
+    third = refresh(server, client, second["refresh_token"]).json()
+    other = flow(server, client)  # another sign-in of the same client: another family
+    assert call(server, third["access_token"], "whoami").status_code == 200
+    reuse = refresh(server, client, first["refresh_token"])
+    assert reuse.status_code == 400 and reuse.json()["error"] == "invalid_grant"
+    assert call(server, third["access_token"], "whoami").status_code == 401
+    assert refresh(server, client, third["refresh_token"]).json()["error"] == "invalid_grant"
+    assert call(server, other["access_token"], "whoami").status_code == 200
+
+
+def test_a_replayed_code_revokes_the_tokens_it_bought(server):
+    client = register(server, token_endpoint_auth_method="none")
+    verifier, challenge = pkce()
+    code = code_from(authorize(server, client["client_id"], challenge))["code"]
+    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
+            "client_id": client["client_id"], "code_verifier": verifier}
+    bought = token(server, form).json()
+    assert call(server, bought["access_token"], "whoami").status_code == 200
+    replay = token(server, form)
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+    assert call(server, bought["access_token"], "whoami").status_code == 401
+    gone = token(server, {"grant_type": "refresh_token", "refresh_token": bought["refresh_token"],
+                          "client_id": client["client_id"]})
     assert gone.json()["error"] == "invalid_grant"
+
+
+def test_only_an_admin_gets_the_admin_scope(server):
+    client = register(server)
+    verifier, challenge = pkce()
+    got = code_from(authorize(server, client["client_id"], challenge, scope="mcp:tools mcp:admin", username="guest"))
+    answer = token(server, {"grant_type": "authorization_code", "code": got["code"], "redirect_uri": REDIRECT,
+                            "code_verifier": verifier, "client_id": client["client_id"],
+                            "client_secret": client["client_secret"]}).json()
+    assert answer["scope"] == "mcp:tools"  # narrowed, and the answer says so (RFC 6749 §3.3)
+    refused = call(server, answer["access_token"], "reset_counter")
+    assert refused.status_code == 403 and "insufficient_scope" in refused.headers["WWW-Authenticate"]
+    assert "mcp:admin" in flow(server, client, scope="mcp:tools mcp:admin")["scope"].split()  # demo is an admin
 
 
 def test_a_tool_scope_beyond_the_grant_is_a_403_until_reauthorized(server):
@@ -321,6 +361,46 @@ def test_authorize_errors_are_shown_to_the_user_and_never_redirected(server):
     assert bounced.status_code == 400 and "Location" not in bounced.headers
     assert "no-such-scope" in bounced.json()["error_description"]
     assert code_from(authorize(server, "demo-client", challenge))["code"]  # a good request still signs in
+
+
+def test_the_example_bounds_and_expires_what_anonymous_callers_leave_behind(serve_wsgi):
+    from minimcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+    from minimcp.server.mcpserver import MCPServer
+
+    example = load_example("oauth_server")
+    now = [1_000_000.0]
+    holder: dict[str, Any] = {}
+    base = serve_wsgi(lambda environ, start: holder["app"](environ, start))
+    provider = example.InMemoryProvider(base, base + "/mcp", {"demo": "demo"}, max_unused_clients=2, max_waiting=2,
+                                        clock=lambda: now[0])
+    mcp = MCPServer("bounded", auth_server_provider=provider, auth=AuthSettings(
+        issuer_url=base, resource_server_url=base + "/mcp", validate_token_resource=True,
+        client_registration_options=ClientRegistrationOptions(enabled=True)))
+    mcp.custom_route("/login", ["GET", "POST"])(provider.login_route)
+    holder["app"] = mcp.wsgi_app()
+    bounded = type("Bounded", (), {"base": base})()
+    _, challenge = pkce()
+
+    def start(client_id: str) -> requests.Response:
+        return requests.get(base + "/authorize", params={
+            "response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "code_challenge": challenge},
+            allow_redirects=False, timeout=TIMEOUT)
+
+    def login_page(started: requests.Response) -> int:
+        return requests.get(started.headers["Location"], timeout=TIMEOUT).status_code
+
+    used = register(bounded)["client_id"]
+    assert code_from(authorize(bounded, used, challenge))["code"]  # demo signed in through it: it stays
+    pushed_out, _, kept = (register(bounded)["client_id"] for _ in range(3))
+    assert start(pushed_out).status_code == 400  # a third unused registration pushed out the oldest
+    links = [start(kept) for _ in range(3)]
+    assert [login_page(link) for link in links] == [400, 200, 200]  # at most two sign-ins wait
+    now[0] += example.LOGIN_LIFETIME
+    assert login_page(links[2]) == 400  # a sign-in link expires
+    now[0] += example.UNUSED_CLIENT_LIFETIME
+    assert start(kept).status_code == 400 and "not found" in start(kept).json()["error_description"]
+    assert start(used).status_code == 302
+    holder["app"].close()
 
 
 # --- a client no one here wrote ------------------------------------------------------------------------
