@@ -186,6 +186,22 @@ def test_registrations_are_rate_limited_per_address(server):
     assert requests.get(server.base + "/.well-known/oauth-authorization-server", timeout=TIMEOUT).status_code == 200
 
 
+def test_the_rate_limiter_refills_and_remembers_a_bounded_number_of_addresses():
+    from minimcp.server.auth.rate_limit import RateLimiter
+
+    now = [0.0]
+    limiter = RateLimiter(10, 60, max_keys=3, clock=lambda: now[0])
+    assert [limiter.retry_after("a") for _ in range(10)] == [None] * 10
+    assert limiter.retry_after("a") == 6  # one more every six seconds
+    now[0] += 6
+    assert limiter.retry_after("a") is None and limiter.retry_after("a") == 6
+    for other in ("b", "c", "d"):  # three newer addresses push "a" out of the table
+        assert limiter.retry_after(other) is None
+    assert limiter.retry_after("a") is None
+    with pytest.raises(ValueError):
+        RateLimiter(0, 60)
+
+
 # --- the code grant ------------------------------------------------------------------------------------
 def test_login_redirects_back_with_code_state_and_issuer(server):
     _, challenge = pkce()
