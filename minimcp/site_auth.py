@@ -188,8 +188,8 @@ class MemoryGrantStore:
         now = self._clock()
         with self._lock:
             self._unused.pop(grant.client_id, None)
-            self._grants = [kept for kept in self._grants if not _dead(kept, now)][-(self.max_grants - 1):]
-            self._grants.append(grant)
+            live = [kept for kept in self._grants if not _dead(kept, now)]
+            self._grants = [*live[max(0, len(live) - self.max_grants + 1):], grant]
 
     def find_grant(self, key: GrantKey, value: str) -> Grant | None:
         with self._lock:
@@ -327,7 +327,7 @@ class SiteAuthorizationServer:
             asked = params.redirect_uri if params.redirect_uri_provided_explicitly else None
             if str(client.validate_redirect_uri(asked)) != str(params.redirect_uri):
                 return None
-            if params.scopes is not None:
+            if params.scopes:
                 client.validate_scope(" ".join(params.scopes))
         except (InvalidRedirectUriError, InvalidScopeError):
             return None

@@ -369,8 +369,10 @@ def plain_site(serve_wsgi: Callable[[Any], str], store: MemoryGrantStore) -> Sit
 
 
 def consent_page(site: Site, client: HandMadeClient, browser: requests.Session) -> requests.Response:
-    """Carol's browser from /authorize through the sign-in to the consent page."""
+    """Carol's browser from /authorize to the consent page, through the sign-in the first time."""
     consent = browser.get(client.authorize().headers["Location"], timeout=TIMEOUT, allow_redirects=False)
+    if consent.status_code == 200:  # signed in already
+        return consent
     assert consent.status_code == 302 and consent.headers["Location"].startswith("/signin?next=%2Fmcp%2Fconsent")
     return browser.get(site.url.removesuffix("/mcp") + consent.headers["Location"], timeout=TIMEOUT)
 
@@ -414,6 +416,17 @@ def test_the_memory_store_caps_and_expires_clients_no_user_allowed(serve_wsgi: C
     now[0] += 3601
     assert [c.authorize().status_code for c in clients[1:]] == [400, 400, 400]  # expired unused
     assert used.authorize().status_code == 302  # a client someone allowed stays
+
+
+def test_the_memory_store_keeps_a_bounded_number_of_grants(serve_wsgi: Callable[[Any], str]) -> None:
+    store = MemoryGrantStore(max_grants=2)
+    site = plain_site(serve_wsgi, store)
+    client = HandMadeClient(site, serve_wsgi)
+    browser = requests.Session()
+    codes = [parse_qs(urlsplit(allow(consent_page(site, client, browser), browser).headers["Location"]).query)
+             ["code"][0] for _ in range(3)]
+    assert client.token(codes[0]).json()["error"] == "invalid_grant"  # the oldest of three went
+    assert [client.token(code).status_code for code in codes[1:]] == [200, 200]
 
 
 def moved(client: OAuthClientInformationFull, redirect_uri: str) -> OAuthClientInformationFull:
