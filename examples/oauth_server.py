@@ -129,6 +129,11 @@ class InMemoryProvider(OAuthAuthorizationServerProvider[AuthorizationCode, Refre
             self.clients[client_info.client_id] = client_info
             self._unused[client_info.client_id] = now
 
+    def provision_client(self, client_info: OAuthClientInformationFull) -> None:
+        """Keep a client the operator registered ahead of time: it never expires as an unused one."""
+        with self._lock:
+            self.clients[client_info.client_id] = client_info
+
     def _forget_expired(self, now: float) -> None:
         """Drop the unused registrations, waiting sign-ins and codes whose time is up (under _lock)."""
         while self._unused and next(iter(self._unused.values())) + UNUSED_CLIENT_LIFETIME <= now:
@@ -296,7 +301,7 @@ def build_server(base_url: str = "http://localhost:8000", users: dict[str, str] 
     name as password, unless ``users`` and ``admins`` say otherwise."""
     provider = InMemoryProvider(base_url, f"{base_url}/mcp", users or {"demo": "demo", "guest": "guest"}, admins)
     if client_redirect_uri is not None:
-        provider.register_client(OAuthClientInformationFull(
+        provider.provision_client(OAuthClientInformationFull(
             client_id="demo-client", client_name="Pre-registered demo client", token_endpoint_auth_method="none",
             redirect_uris=[AnyUrl(client_redirect_uri)], scope=" ".join(SCOPES)))
     mcp = MCPServer(

@@ -394,6 +394,8 @@ def test_the_example_bounds_and_expires_what_anonymous_callers_leave_behind(serv
         client_registration_options=ClientRegistrationOptions(enabled=True)))
     mcp.custom_route("/login", ["GET", "POST"])(provider.login_route)
     holder["app"] = mcp.wsgi_app()
+    provider.provision_client(example.OAuthClientInformationFull(
+        client_id="provisioned", token_endpoint_auth_method="none", redirect_uris=[REDIRECT]))
     bounded = type("Bounded", (), {"base": base})()
     _, challenge = pkce()
 
@@ -416,6 +418,7 @@ def test_the_example_bounds_and_expires_what_anonymous_callers_leave_behind(serv
     now[0] += example.UNUSED_CLIENT_LIFETIME
     assert start(kept).status_code == 400 and "not found" in start(kept).json()["error_description"]
     assert start(used).status_code == 302
+    assert start("provisioned").status_code == 302  # the operator's own client is never pushed out
     holder["app"].close()
 
 
