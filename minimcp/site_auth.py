@@ -170,6 +170,10 @@ class MemoryGrantStore:
         now = self._clock()
         with self._lock:
             self._expire_unused(now)
+            if client.client_id in self._clients and client.client_id not in self._unused:
+                self._clients[client.client_id] = client  # a used client, re-registered: still used
+                return
+            self._unused.pop(client.client_id, None)
             while len(self._unused) >= self.max_unused_clients:
                 oldest, _ = self._unused.popitem(last=False)
                 del self._clients[oldest]
