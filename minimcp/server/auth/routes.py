@@ -29,6 +29,7 @@ from minimcp.server.auth.provider import OAuthAuthorizationServerProvider
 from minimcp.server.auth.rate_limit import RateLimiter
 from minimcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from minimcp.shared.auth import JWT_BEARER_GRANT_TYPE, OAuthMetadata, ProtectedResourceMetadata
+from minimcp.shared.auth_utils import is_loopback_host
 
 logger = logging.getLogger("minimcp.server.auth")
 
@@ -39,7 +40,6 @@ REVOCATION_PATH = "/revoke"
 ID_JAG_GRANT_PROFILE = "urn:ietf:params:oauth:grant-profile:id-jag"
 #: An authorization form or a registration is a few kilobytes.
 MAX_FORM_BYTES = 64 * 1024
-_LOOPBACK = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 Handler = Callable[[Request], Response]
 
@@ -52,7 +52,7 @@ class Route(NamedTuple):
 
 def validate_issuer_url(url: AnyHttpUrl) -> None:
     """RFC 8414 §2: an issuer is HTTPS (loopback HTTP allowed for development) with no query or fragment."""
-    if url.scheme != "https" and url.host not in _LOOPBACK:
+    if url.scheme != "https" and not is_loopback_host(url.host or ""):
         raise ValueError("Issuer URL must be HTTPS")
     if url.fragment:
         raise ValueError("Issuer URL must not have a fragment")

@@ -20,7 +20,6 @@ tell which application owns a scheme, so a code sent there may reach another one
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 import time
 import uuid
@@ -37,6 +36,7 @@ from minimcp.server.auth.provider import OAuthAuthorizationServerProvider, Regis
 from minimcp.server.auth.rate_limit import RateLimiter
 from minimcp.server.auth.settings import ClientRegistrationOptions
 from minimcp.shared.auth import JWT_BEARER_GRANT_TYPE, OAuthClientInformationFull, OAuthClientMetadata
+from minimcp.shared.auth_utils import is_loopback_host
 
 RegistrationRequest = OAuthClientMetadata
 
@@ -47,7 +47,6 @@ MAX_BODY_BYTES = 8 * 1024
 FIELD_CHARS = {"client_name": 200, "scope": 500}
 MAX_FIELD_CHARS = 2000
 MAX_LIST_ITEMS = 10
-_LOOPBACK_NAMES = ("localhost",)
 
 
 class RegistrationErrorResponse(BaseModel):
@@ -60,15 +59,6 @@ def _refuse(description: str, error: RegistrationErrorCode = "invalid_client_met
     return json_response(RegistrationErrorResponse(error=error, error_description=description), status, NO_STORE)
 
 
-def _is_loopback(host: str) -> bool:
-    if host.lower() in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def redirect_uri_problem(uri: str) -> str | None:
     """Why ``uri`` may not be a registered redirect URI (see the module's docstring), or ``None``."""
     parts = urlsplit(uri)
@@ -78,7 +68,7 @@ def redirect_uri_problem(uri: str) -> str | None:
                 "(RFC 8252)")
     if not parts.hostname:
         return f"Redirect URI '{uri}' has no host"
-    if scheme == "http" and not _is_loopback(parts.hostname):
+    if scheme == "http" and not is_loopback_host(parts.hostname):
         return (f"Redirect URI '{uri}' is plain http to a host other than this machine: use https, "
                 "or http on 127.0.0.1, [::1] or localhost (RFC 8252)")
     if "@" in parts.netloc:
