@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
+from auth_support import until_limited
 from conftest import TIMEOUT, load_example, modern_post, final_message
 
 from minimcp.server.httpd import WSGIServer
@@ -172,9 +173,8 @@ def test_https_and_loopback_http_redirect_uris_are_accepted(server):
 
 
 def test_registrations_are_rate_limited_per_address(server):
-    for _ in range(10):
-        register(server)
-    limited = requests.post(server.base + "/register", json={"redirect_uris": [REDIRECT]}, timeout=TIMEOUT)
+    accepted, limited = until_limited(server.base + "/register", REDIRECT)
+    assert accepted >= 10
     assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1
     assert "Too many registrations" in limited.json()["error_description"]
     port = urlsplit(server.base).port
