@@ -13,6 +13,7 @@ import json
 import secrets
 import threading
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -396,7 +397,7 @@ def test_the_example_bounds_and_expires_what_anonymous_callers_leave_behind(serv
     holder["app"] = mcp.wsgi_app()
     provider.provision_client(example.OAuthClientInformationFull(
         client_id="provisioned", token_endpoint_auth_method="none", redirect_uris=[REDIRECT]))
-    bounded = type("Bounded", (), {"base": base})()
+    bounded = SimpleNamespace(base=base)  # what register() and authorize() read of a running server
     _, challenge = pkce()
 
     def start(client_id: str) -> requests.Response:
