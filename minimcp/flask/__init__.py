@@ -89,6 +89,7 @@ from minimcp.site_auth import (
     TEMPLATES,
     SiteAuthorizationServer,
     bearer_token,
+    registration_limiter,
 )
 
 __all__ = ["MCP"]
@@ -153,6 +154,7 @@ class MCP(HostedServer):
         """The site as its own authorization server: metadata, the AS tier's endpoints and the
         consent page, in a blueprint whose template the application may override."""
         app.extensions["minimcp.grants"] = self._oauth_store if self._oauth_store is not None else MemoryGrantStore()
+        app.extensions["minimcp.registrations"] = registration_limiter()
         pages = Blueprint("minimcp_oauth", __name__, template_folder=TEMPLATES)
         paths = [prefix + path for path in ENDPOINT_PATHS]
         paths += [f"/.well-known/oauth-protected-resource{prefix}", "/.well-known/oauth-protected-resource",
@@ -209,7 +211,8 @@ class MCP(HostedServer):
     # --- signing in with the site's login (oauth=True) ------------------------------------------
     def _authorization_server(self) -> SiteAuthorizationServer:
         return SiteAuthorizationServer(current_app.extensions["minimcp.grants"], _Signer(current_app.secret_key), request.host_url,
-                                       request.script_root + self.url_prefix, self.name)
+                                       request.script_root + self.url_prefix, self.name,
+                                       current_app.extensions["minimcp.registrations"])
 
     def _oauth_view(self) -> Any:
         return self._authorization_server().answer(Request(request.environ)) or ("Not found", 404)
