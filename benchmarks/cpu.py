@@ -136,14 +136,14 @@ def main() -> None:
             vals = us[(mode, era, c, name)]
             vs_official = med([o / v for o, v in zip(us[(mode, era, c, official)], vals)]) if name != official else None
             vs_base = (med([v / b for v, b in zip(vals, us[(mode, era, c, bases[0])])])
-                       if name != bases[0] and name in minis and bases else None)
+                       if bases and name != bases[0] and name in minis else None)
             null = (mode, era, c, "null/" + name.split("/", 1)[1])
             own = med([v - z for v, z in zip(vals, us[null])]) if name in minis and null in us else None
             walls = rps[(mode, era, c, name)]
             wall_official = (med([w / o for w, o in zip(walls, rps[(mode, era, c, official)])])
                              if name != official else None)
             wall_base = (med([w / b for w, b in zip(walls, rps[(mode, era, c, bases[0])])])
-                         if name != bases[0] and name in minis and bases else None)
+                         if bases and name != bases[0] and name in minis else None)
             log(f"| {mode} | {era} | {c} | {name} | {med(vals):.0f} | {'' if own is None else f'{own:.0f}'} | "
                 f"{'' if vs_official is None else f'{vs_official:.2f}x'} | {'' if vs_base is None else f'{vs_base:.2f}'} | "
                 f"{med(walls):.0f} | {'' if wall_official is None else f'{wall_official:.2f}x'} | "
