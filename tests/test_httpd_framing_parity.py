@@ -24,7 +24,7 @@ from minimcp.server.httpd import WSGIServer
 sys.path.insert(0, str(ROOT / "tests" / "servers"))
 from framing_app import app  # noqa: E402
 
-WAIT = 5.0
+WAIT = 20.0  # a bound for a loaded machine; a server answers each probe in milliseconds
 SECOND = b"GET /second HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
 POST = b"POST /first HTTP/1.1\r\nHost: t\r\n"
 CHUNKED = POST + b"Transfer-Encoding: chunked\r\n\r\n"
