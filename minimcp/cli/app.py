@@ -7,8 +7,10 @@ happen (a usage, protocol or connection error, the message on stderr); 130 inter
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from typing import get_args
 
 import requests
 from pydantic import ValidationError
@@ -20,11 +22,12 @@ from minimcp.client import InputRequiredRoundsExceededError
 from minimcp.client.auth.exceptions import OAuthFlowError
 from minimcp.client.transports import NetworkError
 from minimcp.jsonrpc import MCPError
-from minimcp.types import MODERN_PROTOCOL_VERSIONS
+from minimcp.types import MODERN_PROTOCOL_VERSIONS, LoggingLevel
 
 #: Stands for TARGET when the server is a command after ``--`` (never typed: it has no dashes to hide).
 COMMAND = "<command after -->"
 ERAS = ("auto", "legacy", *MODERN_PROTOCOL_VERSIONS)
+LEVELS = get_args(LoggingLevel)
 
 TARGET_HELP = ("server.py or server.py:OBJ (the object mcp, server or app by default), a URL "
                "(http://127.0.0.1:8000/mcp), or leave it out and put a command after -- "
@@ -64,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="protocol era: auto (try 2026-07-28, fall back to the handshake), legacy, or a version")
     connect.add_argument("-H", "--header", action="append", default=[], metavar="NAME:VALUE",
                          help="an HTTP header for a URL target (repeatable)")
+    connect.add_argument("--log-level", default="info", choices=LEVELS,
+                         help="the least severe server log message to show on stderr (info)")
     connect.add_argument("--token", help="a bearer token for a URL target (without it, a server that asks for "
                                          "OAuth gets a browser sign-in)")
 
@@ -146,7 +151,7 @@ def split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 
 def _connection(options: argparse.Namespace, target: Target) -> Connection:
     headers = dict(parse_header(text) for text in options.header)
-    return Connection(target, era=options.era, headers=headers, token=options.token)
+    return Connection(target, era=options.era, headers=headers, token=options.token, log_level=options.log_level)
 
 
 def dispatch(options: argparse.Namespace, command: list[str]) -> int:
@@ -200,6 +205,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (NetworkError, requests.RequestException, OAuthFlowError, InputRequiredRoundsExceededError,
             ValidationError, TimeoutError) as failure:
         return _fail(f"{type(failure).__name__}: {failure}")
+    except BrokenPipeError:  # the reader left (| head): nothing more to say, and nowhere to say it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return FAILED
     except OSError as failure:
         return _fail(f"{failure}" + (" (is the command after -- installed and on PATH?)" if command else ""))
     except KeyboardInterrupt:

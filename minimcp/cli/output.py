@@ -83,9 +83,19 @@ def type_name(prop: Any) -> str:
     return "object" if "$ref" in prop else "any"
 
 
+def returns(schema: dict[str, Any] | None) -> str:
+    """A tool's output schema in a few characters: a wrapped value's type, or an object's field names."""
+    if not schema:
+        return ""
+    properties = schema.get("properties") or {}
+    if schema.get("x-fastmcp-wrap-result") or list(properties) == ["result"] and "result" in (schema.get("required") or []):
+        return type_name(properties["result"])
+    return "{" + ", ".join(properties) + "}"
+
+
 def tool_rows(tools: Sequence[Tool]) -> list[list[str]]:
-    return [[tool.name, schema_summary(tool.input_schema), schema_summary(tool.output_schema),
-             first_line(tool.description)] for tool in tools]
+    return [[tool.name, schema_summary(tool.input_schema), returns(tool.output_schema), first_line(tool.description)]
+            for tool in tools]
 
 
 def content_text(result: CallToolResult | GetPromptResult | ReadResourceResult) -> list[str]:

@@ -23,6 +23,7 @@ from minimcp.client import Client
 from minimcp.client.session import ElicitationFnT, LoggingFnT
 from minimcp.client.stdio import StdioServerParameters
 from minimcp.client.streamable_http import streamable_http_client
+from minimcp.types import LoggingLevel
 
 #: The names the official ``mcp run`` tries, in its order, when a file names no object.
 SERVER_NAMES = ("mcp", "server", "app")
@@ -113,13 +114,14 @@ class Connection:
     era: str = "auto"
     headers: dict[str, str] = field(default_factory=dict)
     token: str | None = None
+    log_level: LoggingLevel | None = "info"
 
     def client(self, stack: ExitStack, *, elicitation: ElicitationFnT | None = None,
                logging: LoggingFnT | None = None) -> Client:
         """A connected ``Client``; what it holds (a subprocess, HTTP connections, the sign-in's
         loopback port) is released when ``stack`` closes."""
         client = Client(self._server(stack), mode=self.era, elicitation_callback=elicitation,
-                        logging_callback=logging)
+                        logging_callback=logging, log_level=self.log_level if logging else None)
         return stack.enter_context(client)
 
     def _server(self, stack: ExitStack) -> Any:
