@@ -192,19 +192,24 @@ def _default_name(target: Target) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     words, command = split_command(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    options = parser.parse_args(words)
+    options, extra = parser.parse_known_args(words)
+    if "arguments" in options and not any(word.startswith("-") and word != "-" for word in extra):
+        options.arguments += extra  # key=value words after an option: argparse ends a '*' positional early
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if command and COMMAND not in words:
         parser.error("a command after -- takes the place of TARGET; put the verb first: minimcp inspect -- python "
                      "server.py")
+    where = " ".join(command) if command else options.target
     try:
         return dispatch(options, command)
     except CLIError as failure:
         return _fail(str(failure), failure.code)
     except MCPError as failure:
-        return _fail(f"the server answered with error {failure.code}: {failure.message}")
+        return _fail(f"{where}: MCP error {failure.code}: {failure.message}")
     except (NetworkError, requests.RequestException, OAuthFlowError, InputRequiredRoundsExceededError,
             ValidationError, TimeoutError) as failure:
-        return _fail(f"{type(failure).__name__}: {failure}")
+        return _fail(f"{where}: {type(failure).__name__}: {failure}")
     except BrokenPipeError:  # the reader left (| head): nothing more to say, and nowhere to say it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return FAILED

@@ -12,6 +12,7 @@ import logging
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -107,6 +108,7 @@ def _snapshot(folder: Path) -> dict[Path, int]:
 def dev(target: Target, options: Namespace) -> int:
     file = need_file(target, "dev")
     err = sys.stderr
+    signal.signal(signal.SIGTERM, _interrupt)  # a terminated dev stops its server and Inspector too
     child = Child(target, options.host, options.port, err)
     url = child.url()
     if url is None:
@@ -142,6 +144,10 @@ def dev(target: Target, options: Namespace) -> int:
                     inspector.wait(STOP)
                 except subprocess.TimeoutExpired:
                     inspector.kill()
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _start_inspector(url: str, scratch: Path, err: IO[str]) -> subprocess.Popen[Any] | None:
