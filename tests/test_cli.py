@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, LEGACY, MODERN, ROOT, refusing_port, server_process
+from conftest import EXAMPLES, LEGACY, MODERN, ROOT, readme_block, refusing_port, server_process
 from terminal_support import Terminal
 
 MINIMCP = str(Path(sys.executable).with_name("minimcp"))
@@ -438,3 +439,38 @@ def test_dev_starts_the_inspector_pointed_at_the_server(tmp_path: Path) -> None:
     assert started["argv"] == ["@modelcontextprotocol/inspector", "--config", started["argv"][2],
                                "--server", "minimcp-dev"]
     assert started["config"] == {"mcpServers": {"minimcp-dev": {"type": "streamable-http", "url": f"{dev.base}/mcp"}}}
+
+
+# --- the README -----------------------------------------------------------------------------------------
+#: What each line of the README's command-line block prints (a part of its stdout); the answers
+#: typed at the one that asks (accept the other date, keep its default, send).
+README_PRINTS = {
+    "minimcp inspect examples/bistro_server.py": "  book_table  date: string, party_size: integer  string",
+    "minimcp call examples/bistro_server.py book_table date=2025-12-24 party_size=2":
+        "Booked a table for 2 on 2025-12-24.\n",
+    "minimcp call examples/bistro_server.py book_table date=2025-12-25 party_size=2":
+        "Booked a table for 2 on 2025-12-26.\n",
+    """minimcp call examples/bistro_server.py book_table --json '{"date": "2025-12-24", "party_size": 2}'""":
+        '"result": "Booked a table for 2 on 2025-12-24."',
+    "minimcp inspect --era legacy -- minimcp run examples/bistro_server.py": f"Bistro  (protocol {LEGACY})",
+    "minimcp run examples/bistro_server.py --http --port 0": '"name": "Bistro"',
+    "minimcp install claude-desktop examples/bistro_server.py --print":
+        f'"args": [\n        "-m",\n        "minimcp",\n        "run",\n        "{BISTRO}"',
+}
+README_ANSWERS = {"minimcp call examples/bistro_server.py book_table date=2025-12-25 party_size=2": "y\n\n\n"}
+
+
+def test_the_readme_command_line_runs_as_printed(tmp_path: Path) -> None:
+    lines = [line for line in readme_block("## Command line", "bash").splitlines() if line.strip()]
+    assert lines == list(README_PRINTS)
+    env = {"HOME": str(tmp_path), "PATH": f"{Path(MINIMCP).parent}{os.pathsep}{os.environ['PATH']}"}
+    for line in lines:
+        words = shlex.split(line)
+        if words[1] == "run":  # a server: ask it who it is
+            with server_process([MINIMCP, *words[1:]], cwd=ROOT) as served:
+                done = minimcp("inspect", "--json", f"{served.base}/mcp")
+        else:
+            done = minimcp(*words[1:], stdin=README_ANSWERS.get(line, ""), env=env, cwd=ROOT)
+        assert done.returncode == 0, (line, done.stderr)
+        assert README_PRINTS[line] in done.stdout, (line, done.stdout)
+    assert list(tmp_path.iterdir()) == []  # --print wrote nothing
