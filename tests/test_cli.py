@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, LEGACY, MODERN, ROOT, readme_block, refusing_port, server_process
+from conftest import EXAMPLES, LEGACY, MODERN, ROOT, next_line, readme_block, refusing_port, server_process
 from terminal_support import Terminal
 
 MINIMCP = str(Path(sys.executable).with_name("minimcp"))
@@ -153,17 +153,18 @@ def test_a_tool_error_exits_1_with_its_message_on_stderr(argv: Argv, era: str, v
 
 def test_arguments_from_stdin_and_as_json() -> None:
     assert minimcp("call", str(SERVER), "add", "-", stdin='{"a": 1, "b": 2}').stdout == "3\n"
-    assert minimcp("call", str(SERVER), "add", "--json", '{"a": 1, "b": 2}', "b=5").stdout == "6\n"
+    given = minimcp("call", str(SERVER), "add", "--json", '{"a": 1, "b": 2}', "b=5")  # a word overrides its key
+    assert json.loads(given.stdout) == {"result": 6}  # JSON in, JSON out: the structured content
     piped = minimcp("call", str(SERVER), "add", "--json", "-", stdin='{"a": 4, "b": 4}')
     assert piped.returncode == 0, piped.stderr
-    assert piped.stdout == "8\n"  # an unstructured int: --json prints the structured content, the bare number
+    assert json.loads(piped.stdout) == {"result": 8}
 
 
 @pytest.mark.parametrize(("words", "says"), [
     (["add", "a=two", "b=1"], "a='two': the tool expects integer"),
     (["add", "a"], "'a' is not key=value"),
     (["nope"], "the server has no tool 'nope'; it has: add, count_to, echo, fail, survey"),
-    (["add", "--json", "[1]"], "must be a JSON object, not list"),
+    (["add", "--json", "[1]"], "must hold a JSON object, not list"),
 ])
 def test_a_call_that_cannot_be_made_exits_2_saying_why(words: list[str], says: str) -> None:
     done = minimcp("call", str(SERVER), *words)
@@ -360,7 +361,7 @@ def test_install_refuses_what_a_host_cannot_hold(tmp_path: Path) -> None:
     (tmp_path / ".cursor").mkdir()
     (tmp_path / ".cursor/mcp.json").write_text("{ // a comment\n}")
     broken = install(tmp_path, "cursor", str(BISTRO))
-    assert broken.returncode == 2 and "is not plain JSON" in broken.stderr
+    assert broken.returncode == 2 and "is not JSON" in broken.stderr and "nothing was written" in broken.stderr
     assert (tmp_path / ".cursor/mcp.json").read_text() == "{ // a comment\n}"
 
 
@@ -373,20 +374,8 @@ def test_install_a_command(tmp_path: Path) -> None:
 
 
 # --- dev ----------------------------------------------------------------------------------------------------
-def next_line(lines: queue.Queue[str], containing: str, seconds: float = 60.0) -> str:
-    """The next line of a process's output that contains ``containing`` (bounded)."""
-    deadline = time.monotonic() + seconds
-    seen = []
-    while True:
-        try:
-            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            raise AssertionError(f"no line with {containing!r} within {seconds:.0f}s; saw:\n{''.join(seen)}") from None
-        if not line:
-            raise AssertionError(f"the output ended before a line with {containing!r}; saw:\n{''.join(seen)}")
-        seen.append(line)
-        if containing in line:
-            return line
+def line_with(lines: queue.Queue[str], text: str) -> str:
+    return next_line(lines, lambda line: text in line, 60.0, f"line with {text!r}")[0]
 
 
 def test_dev_without_node_says_how_to_get_it_serves_and_reloads(tmp_path: Path) -> None:
@@ -397,21 +386,21 @@ def test_dev_without_node_says_how_to_get_it_serves_and_reloads(tmp_path: Path) 
     env = {**os.environ, "PATH": str(empty)}
     with server_process([MINIMCP, "dev", str(server), "--port", "0"], env=env) as dev:
         url = f"{dev.base}/mcp"
-        assert "install Node.js" in next_line(dev.lines, "npx was not found")
+        assert "install Node.js" in line_with(dev.lines, "npx was not found")
         assert minimcp("call", url, "add", "a=2", "b=3").stdout == "5\n"
 
         server.write_text(SERVER.read_text().replace("return a + b", "return a * b"))
         stamp = server.stat().st_mtime_ns + 1_000_000_000
         os.utime(server, ns=(stamp, stamp))  # a later time even on a coarse clock
-        assert url in next_line(dev.lines, "reloaded harbour.py")
+        assert url in line_with(dev.lines, "reloaded harbour.py")
         assert minimcp("call", url, "add", "a=2", "b=3").stdout == "6\n"
 
         server.write_text("this is not python\n")
         os.utime(server, ns=(stamp + 1_000_000_000,) * 2)
-        next_line(dev.lines, "save a fix to reload it")
+        line_with(dev.lines, "save a fix to reload it")
         server.write_text(SERVER.read_text())
         os.utime(server, ns=(stamp + 2_000_000_000,) * 2)
-        next_line(dev.lines, "reloaded harbour.py")
+        line_with(dev.lines, "reloaded harbour.py")
         assert minimcp("call", url, "add", "a=2", "b=3").stdout == "5\n"
 
 
@@ -431,7 +420,7 @@ def test_dev_starts_the_inspector_pointed_at_the_server(tmp_path: Path) -> None:
     npx.chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     with server_process([MINIMCP, "dev", str(SERVER), "--port", "0"], env=env) as dev:
-        next_line(dev.lines, "starting the MCP Inspector")
+        line_with(dev.lines, "starting the MCP Inspector")
         deadline = time.monotonic() + 60
         while not record.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -474,3 +463,16 @@ def test_the_readme_command_line_runs_as_printed(tmp_path: Path) -> None:
         assert done.returncode == 0, (line, done.stderr)
         assert README_PRINTS[line] in done.stdout, (line, done.stdout)
     assert list(tmp_path.iterdir()) == []  # --print wrote nothing
+
+
+# --- OAuth ----------------------------------------------------------------------------------------------
+def test_a_server_that_asks_for_oauth_gets_a_browser_sign_in() -> None:
+    browser = ROOT / "tests" / "servers" / "sign_in_browser.py"  # signs in as demo / demo, as a user would
+    with server_process([sys.executable, str(ROOT / "tests" / "servers" / "oauth_example.py")]) as served:
+        url = f"{served.base}/mcp"
+        done = minimcp("call", url, "whoami", "--json", env={"BROWSER": str(browser)})
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["user"] == "demo"
+        refused = minimcp("call", url, "whoami", "--token", "not-a-token")
+    assert refused.returncode == 2
+    assert refused.stderr.startswith(f"minimcp: {url}: MCP error ")

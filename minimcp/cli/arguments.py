@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-from minimcp.cli.errors import CLIError
+from minimcp.cli.errors import CLIError, json_object
 
 _TRUE = frozenset({"true", "yes", "y", "1", "on"})
 _FALSE = frozenset({"false", "no", "n", "0", "off"})
@@ -37,14 +37,7 @@ def read_json_object(text: str, stdin: IO[str], where: str) -> dict[str, Any]:
     """A JSON object of arguments, from ``text`` or from stdin when ``text`` is ``-``."""
     if text == "-":
         text, where = stdin.read(), "stdin"
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise CLIError(f"the arguments on {where} are not JSON ({exc}); give an object such as "
-                       '\'{"party_size": 2}\'') from None
-    if not isinstance(value, dict):
-        raise CLIError(f"the arguments on {where} must be a JSON object, not {type(value).__name__}")
-    return value
+    return json_object(text, f"the arguments on {where}", 'give an object such as \'{"party_size": 2}\'')
 
 
 def typed_arguments(pairs: Sequence[tuple[str, str]], schema: Mapping[str, Any] | None) -> dict[str, Any]:

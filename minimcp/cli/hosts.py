@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from minimcp.cli.errors import CLIError
+from minimcp.cli.errors import CLIError, json_object
 from minimcp.cli.target import Target
 
 
@@ -130,14 +130,8 @@ def _read(path: Path) -> dict[str, Any]:
         return {}
     if not text.strip():
         return {}
-    try:
-        config = json.loads(text)
-    except ValueError as exc:
-        raise CLIError(f"{path} is not plain JSON ({exc}); fix it (comments are not kept) or add the entry by hand "
-                       "with --print; nothing was written") from None
-    if not isinstance(config, dict):
-        raise CLIError(f"{path} holds a JSON {type(config).__name__}, not an object; nothing was written")
-    return config
+    return json_object(text, str(path), "fix it (comments are not kept) or add the entry by hand with --print; "
+                       "nothing was written")
 
 
 def _write(path: Path, config: dict[str, Any]) -> None:
