@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import get_args
 
 import requests
@@ -56,6 +56,46 @@ VERBS: dict[str, tuple[str, str]] = {
 }
 
 
+def add_connection_options(parser: argparse.ArgumentParser, *, remote: bool = True) -> None:
+    parser.add_argument("--era", choices=ERAS, default="auto",
+                        help="protocol era: auto (try 2026-07-28, fall back to the handshake), legacy, or a version")
+    parser.add_argument("--log-level", default="info", choices=LEVELS,
+                        help="the least severe server log message to show on stderr (info)")
+    if remote:
+        parser.add_argument("-H", "--header", action="append", default=[], metavar="NAME:VALUE",
+                            help="an HTTP header for a URL target (repeatable)")
+        parser.add_argument("--token", help="a bearer token for a URL target (without it, a server that asks for "
+                                            "OAuth gets a browser sign-in)")
+
+
+def add_inspect_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+
+
+def add_call_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tool", metavar="TOOL")
+    parser.add_argument("arguments", nargs="*", metavar="key=value",
+                        help="arguments, typed by the tool's input schema (JSON for objects and arrays); "
+                             "- reads a JSON object of arguments from stdin")
+    parser.add_argument("--json", nargs="?", const="", default=None, metavar="ARGS",
+                        help="print the result as JSON (its structured content when there is one); ARGS, a JSON "
+                             "object or - for stdin, gives the arguments")
+    parser.add_argument("--task", action="store_true", help="run the call as a task and wait, showing its status")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="give up waiting after this long")
+
+
+def add_install_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--name", help="the server's name in the host (default: the server's own name)")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable for the server the host starts (repeatable)")
+    parser.add_argument("--print", action="store_true", dest="printing",
+                        help="print the entry as JSON instead of writing the host's file")
+
+
+def add_host(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("host", metavar="HOST", choices=list(hosts.HOSTS), help=", ".join(hosts.HOSTS))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="minimcp", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -63,14 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Every verb takes TARGET: " + TARGET_HELP + ".\nminimcp VERB --help shows a verb's options.")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     connect = argparse.ArgumentParser(add_help=False)
-    connect.add_argument("--era", choices=ERAS, default="auto",
-                         help="protocol era: auto (try 2026-07-28, fall back to the handshake), legacy, or a version")
-    connect.add_argument("-H", "--header", action="append", default=[], metavar="NAME:VALUE",
-                         help="an HTTP header for a URL target (repeatable)")
-    connect.add_argument("--log-level", default="info", choices=LEVELS,
-                         help="the least severe server log message to show on stderr (info)")
-    connect.add_argument("--token", help="a bearer token for a URL target (without it, a server that asks for "
-                                         "OAuth gets a browser sign-in)")
+    add_connection_options(connect)
 
     def verb(name: str, *parents: argparse.ArgumentParser) -> argparse.ArgumentParser:
         summary, examples = VERBS[name]
@@ -89,19 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     inspect = verb("inspect", connect)
     target(inspect)
-    inspect.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    add_inspect_options(inspect)
 
     call = verb("call", connect)
     target(call)
-    call.add_argument("tool", metavar="TOOL")
-    call.add_argument("arguments", nargs="*", metavar="key=value",
-                      help="arguments, typed by the tool's input schema (JSON for objects and arrays); "
-                           "- reads a JSON object of arguments from stdin")
-    call.add_argument("--json", nargs="?", const="", default=None, metavar="ARGS",
-                      help="print the result as JSON (its structured content when there is one); ARGS, a JSON "
-                           "object or - for stdin, gives the arguments")
-    call.add_argument("--task", action="store_true", help="run the call as a task and wait, showing its status")
-    call.add_argument("--timeout", type=float, metavar="SECONDS", help="give up waiting after this long")
+    add_call_options(call)
 
     read = verb("read", connect)
     target(read)
@@ -120,13 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--port", type=int, default=8000, help="the port (8000; 0 picks a free one, kept on reload)")
 
     install = verb("install", connect)
-    install.add_argument("host", metavar="HOST", choices=list(hosts.HOSTS), help=", ".join(hosts.HOSTS))
+    add_host(install)
     target(install)
-    install.add_argument("--name", help="the server's name in the host (default: the server's own name)")
-    install.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                         help="an environment variable for the server the host starts (repeatable)")
-    install.add_argument("--print", action="store_true", dest="printing",
-                         help="print the entry as JSON instead of writing the host's file")
+    add_install_options(install)
     return parser
 
 
@@ -141,12 +162,28 @@ def split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         if words and command:
             place = 2 if words[0] == "install" and len(words) > 1 and not words[1].startswith("-") else 1
             words.insert(place, COMMAND)
+    return (bare_json(words) if words[:1] == ["call"] else words), command
+
+
+def bare_json(words: list[str]) -> list[str]:
+    """``call``'s ``--json`` takes ARGS only when JSON (or ``-``) follows: a bare one must not eat a key=value."""
+    words = list(words)
     for i, word in enumerate(words):
-        if word == "--json" and words[:1] == ["call"]:
+        if word == "--json":
             following = words[i + 1] if i + 1 < len(words) else ""
             if not (following.lstrip().startswith(("{", "[")) or following == "-"):
                 words[i] = "--json="
-    return words, command
+    return words
+
+
+def parse(parser: argparse.ArgumentParser, words: list[str]) -> argparse.Namespace:
+    """Parse, keeping key=value words that follow an option (argparse ends a '*' positional early)."""
+    options, extra = parser.parse_known_args(words)
+    if "arguments" in options and not any(word.startswith("-") and word != "-" for word in extra):
+        options.arguments += extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return options
 
 
 def _connection(options: argparse.Namespace, target: Target) -> Connection:
@@ -192,17 +229,18 @@ def _default_name(target: Target) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     words, command = split_command(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    options, extra = parser.parse_known_args(words)
-    if "arguments" in options and not any(word.startswith("-") and word != "-" for word in extra):
-        options.arguments += extra  # key=value words after an option: argparse ends a '*' positional early
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    options = parse(parser, words)
     if command and COMMAND not in words:
         parser.error("a command after -- takes the place of TARGET; put the verb first: minimcp inspect -- python "
                      "server.py")
-    where = " ".join(command) if command else options.target
+    return guarded(lambda: dispatch(options, command), " ".join(command) if command else options.target,
+                   bool(command))
+
+
+def guarded(verb: Callable[[], int], where: str, command: bool = False) -> int:
+    """Run a verb, turning what stops it into a message on stderr and its exit code."""
     try:
-        return dispatch(options, command)
+        return verb()
     except CLIError as failure:
         return _fail(str(failure), failure.code)
     except MCPError as failure:

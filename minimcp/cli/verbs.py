@@ -113,7 +113,7 @@ def call(connection: Connection, options: Namespace, out: IO[str]) -> int:
         tool = tools.get(options.tool)
         if tool is None:
             raise CLIError(f"the server has no tool {options.tool!r}; it has: {', '.join(sorted(tools)) or 'none'} "
-                           "(minimcp inspect TARGET shows them with their arguments)")
+                           "(the inspect verb lists them with their arguments)")
         arguments = {**given, **typed_arguments(pairs, tool.input_schema)}
         try:
             if options.task:
