@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from minimcp.cli import hosts, serve, verbs
 from minimcp.cli.errors import FAILED, CLIError
-from minimcp.cli.target import Connection, Target, load_server, parse_header, parse_target
+from minimcp.cli.target import Connection, Target, load_server, parse_target, request_headers
 from minimcp.client import InputRequiredRoundsExceededError
 from minimcp.client.auth.exceptions import OAuthFlowError
 from minimcp.client.transports import NetworkError
@@ -56,16 +56,18 @@ VERBS: dict[str, tuple[str, str]] = {
 }
 
 
-def add_connection_options(parser: argparse.ArgumentParser, *, remote: bool = True) -> None:
+def add_era_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--era", choices=ERAS, default="auto",
                         help="protocol era: auto (try 2026-07-28, fall back to the handshake), legacy, or a version")
     parser.add_argument("--log-level", default="info", choices=LEVELS,
                         help="the least severe server log message to show on stderr (info)")
-    if remote:
-        parser.add_argument("-H", "--header", action="append", default=[], metavar="NAME:VALUE",
-                            help="an HTTP header for a URL target (repeatable)")
-        parser.add_argument("--token", help="a bearer token for a URL target (without it, a server that asks for "
-                                            "OAuth gets a browser sign-in)")
+
+
+def add_remote_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-H", "--header", action="append", default=[], metavar="NAME:VALUE",
+                        help="an HTTP header for a URL target (repeatable)")
+    parser.add_argument("--token", help="a bearer token for a URL target (without it, a server that asks for "
+                                        "OAuth gets a browser sign-in)")
 
 
 def add_inspect_options(parser: argparse.ArgumentParser) -> None:
@@ -102,8 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run, look at and call Model Context Protocol servers; install them into MCP hosts.",
         epilog="Every verb takes TARGET: " + TARGET_HELP + ".\nminimcp VERB --help shows a verb's options.")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
-    connect = argparse.ArgumentParser(add_help=False)
-    add_connection_options(connect)
+    connect = argparse.ArgumentParser(add_help=False)  # what a verb that connects as a client takes
+    add_era_options(connect)
+    add_remote_options(connect)
+    remote = argparse.ArgumentParser(add_help=False)  # install writes a URL's headers, and connects to nothing
+    add_remote_options(remote)
 
     def verb(name: str, *parents: argparse.ArgumentParser) -> argparse.ArgumentParser:
         summary, examples = VERBS[name]
@@ -114,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     def target(p: argparse.ArgumentParser) -> None:
         p.add_argument("target", metavar="TARGET", help="the server (see below)")
 
-    run = verb("run", connect)
+    run = verb("run")
     target(run)
     run.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     run.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on (127.0.0.1)")
@@ -144,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--host", default="127.0.0.1", help="the address to listen on (127.0.0.1)")
     dev.add_argument("--port", type=int, default=8000, help="the port (8000; 0 picks a free one, kept on reload)")
 
-    install = verb("install", connect)
+    install = verb("install", remote)
     add_host(install)
     target(install)
     add_install_options(install)
@@ -186,11 +191,6 @@ def parse(parser: argparse.ArgumentParser, words: list[str]) -> argparse.Namespa
     return options
 
 
-def _connection(options: argparse.Namespace, target: Target) -> Connection:
-    headers = dict(parse_header(text) for text in options.header)
-    return Connection(target, era=options.era, headers=headers, token=options.token, log_level=options.log_level)
-
-
 def dispatch(options: argparse.Namespace, command: list[str]) -> int:
     text = None if options.target == COMMAND else options.target
     target = parse_target(text, command)
@@ -199,14 +199,12 @@ def dispatch(options: argparse.Namespace, command: list[str]) -> int:
         return serve.run(target, options)
     if options.verb == "dev":
         return serve.dev(target, options)
-    connection = _connection(options, target)
+    headers = request_headers(options.header, options.token)
     if options.verb == "install":
         name = options.name or _default_name(target)
-        headers = dict(connection.headers)
-        if connection.token:
-            headers["Authorization"] = f"Bearer {connection.token}"
         entry = hosts.entry_for(hosts.HOSTS[options.host], target, hosts.parse_env(options.env), headers)
         return hosts.install(options.host, name, entry, options.printing, out)
+    connection = Connection(target, era=options.era, headers=headers, log_level=options.log_level)
     return {"inspect": verbs.inspect, "call": verbs.call, "read": verbs.read, "prompt": verbs.prompt}[options.verb](
         connection, options, out)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from minimcp.cli import hosts, verbs
 from minimcp.cli.app import (
     add_call_options,
-    add_connection_options,
+    add_era_options,
     add_host,
     add_inspect_options,
     add_install_options,
@@ -56,7 +56,7 @@ def parser_for(app: App, verb: str) -> argparse.ArgumentParser:
         add_host(parser)
         add_install_options(parser)
     else:
-        add_connection_options(parser, remote=False)
+        add_era_options(parser)
         (add_inspect_options if verb == "inspect" else add_call_options)(parser)
     return parser
 

@@ -112,8 +112,7 @@ class Connection:
 
     target: Target
     era: str = "auto"
-    headers: dict[str, str] = field(default_factory=dict)
-    token: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # for a URL; see request_headers
     log_level: LoggingLevel | None = "info"
 
     def client(self, stack: ExitStack, *, elicitation: ElicitationFnT | None = None,
@@ -134,8 +133,6 @@ class Connection:
         assert target.url is not None
         http = stack.enter_context(requests.Session())
         http.headers.update(self.headers)
-        if self.token:
-            http.headers["Authorization"] = f"Bearer {self.token}"
         auth = None
         if "Authorization" not in http.headers:
             from minimcp.client.auth import browser_login  # signs in only when the server answers 401
@@ -143,6 +140,14 @@ class Connection:
             auth = browser_login(target.url)
             stack.callback(auth.close)
         return streamable_http_client(target.url, http_client=http, auth=auth)
+
+
+def request_headers(headers: list[str], token: str | None) -> dict[str, str]:
+    """The headers of ``--header`` and ``--token`` for a URL: what a client sends, and what install writes."""
+    parsed = dict(parse_header(text) for text in headers)
+    if token:
+        parsed["Authorization"] = f"Bearer {token}"
+    return parsed
 
 
 def parse_header(text: str) -> tuple[str, str]:

@@ -59,6 +59,12 @@ def survey(area: str) -> str:
     return f"surveyed {area}"
 
 
+@mcp.prompt()
+def summarize(topic: str) -> str:
+    """Ask for a summary of a topic."""
+    return f"Summarize what is known about {topic}."
+
+
 @mcp.resource("notes://today", mime_type="text/plain")
 def today() -> str:
     """Today's note."""
@@ -69,12 +75,6 @@ def today() -> str:
 def note(day: str) -> str:
     """The note of any day."""
     return f"Note for {day}."
-
-
-@mcp.prompt()
-def summarize(topic: str) -> str:
-    """Ask for a summary of a topic."""
-    return f"Summarize what is known about {topic}."
 
 
 if __name__ == "__main__":
