@@ -6,6 +6,7 @@ what goes wrong on the way raises and is turned into a message and exit code 2 b
 
 from __future__ import annotations
 
+import io
 import sys
 import time
 from argparse import Namespace
@@ -100,6 +101,8 @@ def call(connection: Connection, options: Namespace, out: IO[str]) -> int:
     words = list(options.arguments)
     given: dict[str, Any] = {}
     from_stdin = "-" in words or options.json == "-"
+    if "-" in words and options.json == "-":
+        raise CLIError("stdin holds one JSON object of arguments: give either - or --json -, not both")
     if "-" in words:
         words.remove("-")
         given.update(read_json_object("-", sys.stdin, "stdin"))
@@ -147,15 +150,8 @@ def _terminal_form(stack: ExitStack, stdin_taken: bool) -> TerminalElicitation:
         try:
             source = stack.enter_context(open("/dev/tty"))  # noqa: SIM115 (closed with the stack)
         except OSError:
-            source = _Closed()
+            source = io.StringIO()  # no terminal to ask on: at its end at once
     return TerminalElicitation(input=source, output=sys.stderr, open_browser=True)
-
-
-class _Closed:
-    """A stdin that is already at its end: no terminal to ask on."""
-
-    def readline(self) -> str:
-        return ""
 
 
 def _as_task(client: Client, name: str, arguments: dict[str, Any], timeout: float | None,
