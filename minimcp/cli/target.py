@@ -16,13 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import requests
-
 from minimcp.cli.errors import CLIError
 from minimcp.client import Client
 from minimcp.client.session import ElicitationFnT, LoggingFnT
 from minimcp.client.stdio import StdioServerParameters
-from minimcp.client.streamable_http import streamable_http_client
 from minimcp.types import LoggingLevel
 
 #: The names the official ``mcp run`` tries, in its order, when a file names no object.
@@ -119,27 +116,31 @@ class Connection:
                logging: LoggingFnT | None = None) -> Client:
         """A connected ``Client``; what it holds (a subprocess, HTTP connections, the sign-in's
         loopback port) is released when ``stack`` closes."""
-        client = Client(self._server(stack), mode=self.era, elicitation_callback=elicitation,
-                        logging_callback=logging, log_level=self.log_level if logging else None)
+        target = self.target
+        reach: dict[str, Any] = {}
+        if target.file is not None:
+            server: Any = load_server(target)
+        elif target.command:
+            server = StdioServerParameters(command=target.command[0], args=list(target.command[1:]),
+                                           env=dict(os.environ))
+        else:
+            server = target.url
+            reach = {"headers": self.headers or None, "auth": self._sign_in(stack)}
+        client = Client(server, mode=self.era, elicitation_callback=elicitation, logging_callback=logging,
+                        log_level=self.log_level if logging else None, **reach)
         return stack.enter_context(client)
 
-    def _server(self, stack: ExitStack) -> Any:
-        target = self.target
-        if target.file is not None:
-            return load_server(target)
-        if target.command:
-            return StdioServerParameters(command=target.command[0], args=list(target.command[1:]),
-                                         env=dict(os.environ))
-        assert target.url is not None
-        http = stack.enter_context(requests.Session())
-        http.headers.update(self.headers)
-        auth = None
-        if "Authorization" not in http.headers:
-            from minimcp.client.auth import browser_login  # signs in only when the server answers 401
+    def _sign_in(self, stack: ExitStack) -> Any:
+        """A browser sign-in, which acts only when the server answers 401; none when the caller
+        sends an Authorization header of their own."""
+        if any(name.lower() == "authorization" for name in self.headers):
+            return None
+        from minimcp.client.auth import browser_login
 
-            auth = browser_login(target.url)
-            stack.callback(auth.close)
-        return streamable_http_client(target.url, http_client=http, auth=auth)
+        assert self.target.url is not None
+        auth = browser_login(self.target.url)
+        stack.callback(auth.close)
+        return auth
 
 
 def request_headers(headers: list[str], token: str | None) -> dict[str, str]:
