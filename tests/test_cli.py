@@ -77,7 +77,7 @@ def test_python_dash_m_is_the_same_command() -> None:
 
 
 # --- inspect ------------------------------------------------------------------------------------------------
-@ERAS
+@pytest.mark.parametrize(("era", "version"), [("legacy", LEGACY), ("auto", MODERN), (MODERN, MODERN)])
 def test_inspect_json_shows_everything_the_server_offers(argv: Argv, era: str, version: str) -> None:
     done = minimcp(*argv("inspect", "--json", "--era", era))
     assert done.returncode == 0, done.stderr
