@@ -194,6 +194,7 @@ def test_a_server_that_cannot_be_reached_exits_2() -> None:
     (["inspect", f"{SERVER}:Echo"], "is a ModelMetaclass, not an MCP server"),
     (["inspect", "--", "no-such-command-anywhere"], "is the command after -- installed"),
     (["run", "http://127.0.0.1:1/mcp"], "run serves a server file"),
+    (["inspect", str(SERVER), "--token", "t0k"], "--header and --token are sent to a URL"),
 ])
 def test_a_target_that_is_not_a_server_says_what_to_give(words: list[str], says: str) -> None:
     done = minimcp(*words)

@@ -204,6 +204,8 @@ def dispatch(options: argparse.Namespace, command: list[str]) -> int:
         name = options.name or _default_name(target)
         entry = hosts.entry_for(hosts.HOSTS[options.host], target, hosts.parse_env(options.env), headers)
         return hosts.install(options.host, name, entry, options.printing, out)
+    if headers and target.url is None:
+        raise CLIError("--header and --token are sent to a URL; a file or a command is not reached over HTTP")
     connection = Connection(target, era=options.era, headers=headers, log_level=options.log_level)
     return {"inspect": verbs.inspect, "call": verbs.call, "read": verbs.read, "prompt": verbs.prompt}[options.verb](
         connection, options, out)
