@@ -38,7 +38,8 @@ then acts as that user: ``current_user`` in tools, and the MCP principal. Client
 kept in memory unless ``oauth_store=`` names a ``minimcp.site_auth.GrantStore``; the pending
 request is signed with the application's ``SECRET_KEY``. See ``minimcp.site_auth``.
 
-``flask mcp stdio`` serves the same tools over stdio. There is no HTTP request there: each call
+``flask mcp stdio`` serves the same tools over stdio; ``flask mcp inspect|call|install`` are the
+``minimcp`` verbs for it (``minimcp.flask.commands``). There is no HTTP request there: each call
 runs in an application context and a stand-in request context for the endpoint's URL, signed in
 (Flask-Login) as the user given with ``--user ID``, anonymous otherwise.
 """
@@ -295,6 +296,9 @@ class MCP(HostedServer):
             self._stdio_user = user_id
             self.run("stdio")
 
+        from minimcp.flask.commands import add_commands  # inspect, call, install: minimcp's verbs for this app
+
+        add_commands(group, self)
         return group
 
 
