@@ -1,0 +1,49 @@
+"""The library's REST API (Django REST framework), which library/mcp.py also publishes as tools."""
+
+from rest_framework import filters, generics, permissions, serializers, viewsets
+from rest_framework.throttling import ScopedRateThrottle
+
+from library.models import Book, Review
+
+
+class BookSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Book
+        fields = ["id", "title", "author", "year", "genre"]
+
+
+class BookViewSet(viewsets.ModelViewSet):
+    """The catalogue; DjangoModelPermissions (the project's default) decides who may do what."""
+
+    queryset = Book.objects.all()
+    serializer_class = BookSerializer
+    filter_backends = [filters.SearchFilter, filters.OrderingFilter]
+    search_fields = ["title"]
+    ordering_fields = ["title", "year"]
+
+
+class ReviewSerializer(serializers.ModelSerializer):
+    reviewer = serializers.StringRelatedField()
+    stars = serializers.IntegerField(min_value=1, max_value=5, help_text="1 (poor) to 5 (superb)")
+
+    class Meta:
+        model = Review
+        fields = ["id", "book", "reviewer", "stars", "text"]
+
+    def validate_text(self, text: str) -> str:
+        if "spoiler" in text.lower():
+            raise serializers.ValidationError("Reviews may not contain spoilers.")
+        return text
+
+
+class ReviewList(generics.ListCreateAPIView):
+    """Reviews of books: anyone signed in reads and writes them, a few a minute at most."""
+
+    queryset = Review.objects.select_related("reviewer")
+    serializer_class = ReviewSerializer
+    permission_classes = [permissions.IsAuthenticated]
+    throttle_scope = "reviews"
+    throttle_classes = [ScopedRateThrottle]
+
+    def perform_create(self, serializer: ReviewSerializer) -> None:
+        serializer.save(reviewer=self.request.user)
