@@ -30,7 +30,7 @@ import requests
 
 from minimcp.server.mcpserver.context import Context
 from minimcp.server.mcpserver.exceptions import ToolError
-from minimcp.server.mcpserver.generated import Argument, tool_function
+from minimcp.server.mcpserver.generated import Argument, http_answer, tool_function
 from minimcp.types import ToolAnnotations
 
 if TYPE_CHECKING:
@@ -200,13 +200,7 @@ class _Operation:
                                           json=payload, auth=self.auth, timeout=self.timeout)
         except requests.RequestException as failed:
             raise ToolError(f"{shown} failed: {failed}") from None
-        text = answer.text
-        if answer.status_code >= 400:
-            cut = text[: self.excerpt] + (f"... ({len(text) - self.excerpt} more characters)" if len(text) > self.excerpt else "")
-            raise ToolError(f"{shown} answered {answer.status_code} {answer.reason}: {cut}")
-        if not text:
-            return f"{shown}: {answer.status_code} {answer.reason}"
-        return text
+        return http_answer(shown, answer.status_code, answer.reason, answer.text, self.excerpt)
 
     def hints(self) -> ToolAnnotations:
         return ToolAnnotations(title=self.operation.get("summary"), read_only_hint=self.method in ("get", "head"),

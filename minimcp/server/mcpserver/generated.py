@@ -18,6 +18,7 @@ from typing import Annotated, Any, Callable
 from pydantic import Field, WithJsonSchema
 
 from minimcp.server.mcpserver.context import Context
+from minimcp.server.mcpserver.exceptions import ToolError
 
 #: What a generated tool runs: the validated arguments by wire name, and the call's context.
 Body = Callable[[dict[str, Any], Context], Any]
@@ -66,3 +67,14 @@ def tool_function(name: str, arguments: Sequence[Argument], body: Body, *, descr
     call.__name__ = call.__qualname__ = name
     call.__doc__ = description
     return call
+
+
+def http_answer(request: str, status: int, reason: str, text: str, excerpt: int = 2000) -> str:
+    """What a tool that forwards to an HTTP endpoint answers: the body, or for a status of 400 or
+    more a ``ToolError`` naming the ``request``, the status and at most ``excerpt`` characters of
+    the body (the model reads why; a huge error page does not flood its context)."""
+    if status >= 400:
+        more = len(text) - excerpt
+        cut = text[:excerpt] + (f"... ({more} more characters)" if more > 0 else "")
+        raise ToolError(f"{request} answered {status} {reason}: {cut}")
+    return text or f"{request}: {status} {reason}"
