@@ -34,7 +34,7 @@ PROJECT = EXAMPLES / "django_library"
 USERS = ("alice", "bob", "carol")
 EVERY_TOOL = {"list_authors", "get_author", "create_author", "list_books", "get_book", "create_book", "update_book",
               "delete_book", "list_my_reviews", "get_my_review", "create_my_review", "api_books_list",
-              "api_books_retrieve", "api_books_create", "api_books_partial_update", "api_books_destroy",
+              "api_books_retrieve", "api_books_create", "api_books_partial_update", "api_books_destroy", "api_books_blurb",
               "api_reviews_get", "api_reviews_post"}
 
 
@@ -99,7 +99,8 @@ def test_each_user_sees_exactly_the_tools_their_permissions_allow(library: Libra
     assert seen["bob"] == EVERY_TOOL - {"delete_book", "api_books_destroy"}
     # carol has no model permission: DRF's DjangoModelPermissions lets any signed-in user read, and
     # IsAuthenticated lets her use the reviews API; nothing else
-    assert seen["carol"] == {"api_books_list", "api_books_retrieve", "api_reviews_get", "api_reviews_post"}
+    assert seen["carol"] == {"api_books_list", "api_books_retrieve", "api_books_blurb", "api_reviews_get",
+                             "api_reviews_post"}
 
 
 def test_a_call_without_the_permission_is_refused_and_the_server_keeps_serving(library: Library) -> None:
@@ -109,6 +110,8 @@ def test_a_call_without_the_permission_is_refused_and_the_server_keeps_serving(l
         with pytest.raises(MCPError, match="BookViewSet's permission classes"):
             client.call_tool("api_books_create", {"title": "Mine", "author": 1, "year": 2000})
         assert answer(client.call_tool("api_books_retrieve", {"pk": 1}))["title"] == "The Dispossessed"
+        blurb = answer(client.call_tool("api_books_blurb", {"pk": 3}))  # a ViewSet's own @action
+        assert blurb == {"blurb": "Invisible Cities (1972), by Italo Calvino"}
 
 
 def test_schemas_and_descriptions_come_from_the_model_fields(library: Library) -> None:

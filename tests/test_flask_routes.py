@@ -120,6 +120,46 @@ def test_publishing_a_route_it_cannot_use_says_what_to_do(library: Library) -> N
 
 
 @ERAS
+def test_an_anonymous_caller_sees_only_the_routes_opened_to_anyone(serve_wsgi: Callable[[Any], str],
+                                                                   mode: str) -> None:
+    from flask_login import LoginManager, login_required
+
+    from minimcp.flask import MCP
+    from minimcp.flask.routes import publish_route
+
+    app = Flask("open")
+    app.config["SECRET_KEY"] = "test"
+    manager = LoginManager(app)
+    manager.login_view = "sign_in"
+    manager.user_loader(lambda user_id: None)
+
+    @app.get("/hours")
+    def hours() -> dict[str, str]:
+        return {"open": "9-17"}
+
+    @app.get("/account")
+    @login_required
+    def account() -> str:
+        return "private"
+
+    @app.get("/sign-in")
+    def sign_in() -> str:
+        return "sign in here"
+
+    MCP(app, login_required=False)
+    publish_route(app, "hours", allowed=lambda user: True)
+    publish_route(app, "account")
+    publish_route(app, "account", name="account_anyway", allowed=lambda user: True)
+    with Client(serve_wsgi(app) + "/mcp", mode=mode) as client:
+        assert {tool.name for tool in client.list_tools().tools} == {"hours", "account_anyway"}
+        assert answer(client.call_tool("hours", {})) == {"open": "9-17"}
+        with pytest.raises(MCPError, match="requires a signed-in user; sign in first"):
+            client.call_tool("account", {})
+        redirected = client.call_tool("account_anyway", {})
+        assert redirected.is_error and "GET /account redirected to /sign-in?next=" in text(redirected)
+
+
+@ERAS
 def test_the_example_runs_in_one_command(tmp_path: Path, mode: str) -> None:
     command = [sys.executable, str(EXAMPLES / "flask_library.py"), "--port", "0",
                "--database", f"sqlite:///{tmp_path / 'library.db'}"]
@@ -129,3 +169,23 @@ def test_the_example_runs_in_one_command(tmp_path: Path, mode: str) -> None:
         with site.client("rae", mode) as client:
             assert "add_book" not in {tool.name for tool in client.list_tools().tools}
             assert answer(client.call_tool("my_loans", {})) == {"reader": "rae", "books": []}
+
+
+@ERAS
+def test_the_official_client_lists_and_calls_the_route_tools(library: Library, mode: str) -> None:
+    import anyio
+    import httpx2
+    import mcp as official
+    from mcp.client.streamable_http import streamable_http_client as official_http
+
+    async def main() -> tuple[set[str], str]:
+        headers = {"Authorization": f"Bearer {library.tokens['rae']}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http, \
+                official.Client(official_http(library.url, http_client=http), mode=mode) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            borrowed = await client.call_tool("borrow", {"book_id": 1})
+            return names, borrowed.content[0].text
+
+    names, borrowed = anyio.run(main)
+    assert names == {"list_books", "show_book", "borrow", "my_loans"}
+    assert json.loads(borrowed) == {"id": 1, "title": "Middlemarch", "author": "George Eliot", "on_loan": True}

@@ -15,6 +15,9 @@ annotations) and the fields of an explicit pydantic model, sent as the query str
 ``after_request`` all apply, as the MCP caller (Flask-Login's ``current_user`` is the caller, and
 the caller's ``Authorization`` and ``Cookie`` headers are passed on). An answer of 400 or more, or a
 redirect (to a login page, say), is an error result with the status and the start of the body.
+In an application with Flask-Login a route's tool is for signed-in users unless ``allowed=`` says
+otherwise, so an anonymous caller (``MCP(app, login_required=False)``) never sees a tool whose
+route would send it to the login page.
 """
 
 from __future__ import annotations
@@ -50,7 +53,8 @@ def publish_route(app: Flask, view: str | Callable[..., Any], *, name: str | Non
                   requirement: str | None = None, excerpt: int = 2000) -> str:
     """Publish the route of ``view`` (an endpoint name or the view function) on the application's
     MCP server (``MCP(app)``, initialised first) as a tool; its name (default: the endpoint's).
-    ``method`` picks one of a route's methods; ``allowed`` limits who sees and calls the tool."""
+    ``method`` picks one of a route's methods; ``allowed`` limits who sees and calls the tool (with
+    Flask-Login, by default, signed-in users: ``allowed=lambda user: True`` opens it to anyone)."""
     mcp = app.extensions.get("minimcp")
     if mcp is None:
         raise RuntimeError("publish_route needs the application's MCP server: call MCP(app) or mcp.init_app(app) first")
@@ -78,6 +82,8 @@ def publish_route(app: Flask, view: str | Callable[..., Any], *, name: str | Non
     doc = description or inspect.getdoc(fn) or ""
     words = f"{verb} {rule.rule}" + (f": {doc}" if doc else "")
     _adopt_callers(app, mcp)
+    if allowed is None and hasattr(app, "login_manager"):  # safe by default: the route may need a login
+        allowed, requirement = _signed_in, requirement or "a signed-in user"
     mcp.add_tool(tool_function(tool_name, listed, body, description=words), tool_name, allowed=allowed,
                  requirement=requirement)
     return tool_name
@@ -109,6 +115,10 @@ def _call(app: Flask, rule: Rule, method: str, path_values: dict[str, Any], rest
     if "json" in (answer.get("Content-Type") or "") and text and int(code) < 400:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
     return http_answer(shown, int(code), reason, text, excerpt)
+
+
+def _signed_in(user: Any) -> bool:
+    return principal_of(user) is not None
 
 
 def _adopt_callers(app: Flask, mcp: Any) -> None:

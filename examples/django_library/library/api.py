@@ -1,6 +1,11 @@
 """The library's REST API (Django REST framework), which library/mcp.py also publishes as tools."""
 
+from typing import Any
+
 from rest_framework import filters, generics, permissions, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
 from library.models import Book, Review
@@ -20,6 +25,12 @@ class BookViewSet(viewsets.ModelViewSet):
     filter_backends = [filters.SearchFilter, filters.OrderingFilter]
     search_fields = ["title"]
     ordering_fields = ["title", "year"]
+
+    @action(detail=True, methods=["get"])
+    def blurb(self, request: Request, pk: Any = None) -> Response:
+        """A one-line description of the book."""
+        book = self.get_object()
+        return Response({"blurb": f"{book.title} ({book.year}), by {book.author.name}"})
 
 
 class ReviewSerializer(serializers.ModelSerializer):

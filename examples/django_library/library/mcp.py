@@ -47,5 +47,5 @@ class MyReviewTools(ModelToolset):
 AuthorTools.register()
 BookTools.register()
 MyReviewTools.register()
-publish(BookViewSet, name="api_books", actions=["list", "retrieve", "create", "partial_update", "destroy"])
+publish(BookViewSet, name="api_books", actions=["list", "retrieve", "create", "partial_update", "destroy", "blurb"])
 publish(ReviewList, name="api_reviews")
