@@ -17,6 +17,8 @@ import requests
 
 from conftest import EXAMPLES, ERAS, load_example, refusing_port, server_process
 from minimcp import Client
+from minimcp.client.streamable_http import streamable_http_client
+from minimcp.jsonrpc import MCPError
 from minimcp.server import MCPServer
 
 TOKEN = "test-token"
@@ -167,3 +169,32 @@ def test_the_official_client_lists_and_calls_the_generated_tools(api: str, serve
     assert names == {"listPets", "addPet", "getPet", "deletePet", "readNote", "crash"}
     assert json.loads(note) == {"name": "n1", "request_id": "official"}
     assert json.loads(pet)["name"] == "Rex"
+
+
+def test_in_a_web_application_only_the_users_allowed_see_and_call_the_api(api: str, tmp_path: Path,
+                                                                          serve_wsgi: Callable[[Any], str]) -> None:
+    from minimcp.server.openapi import OperationFilter, add_openapi_tools
+
+    shop = load_example("flask_library")
+    app = shop.create_app(f"sqlite:///{tmp_path / 'library.db'}")
+    with app.app_context():
+        tokens = {"lin": shop.add_user("lin", librarian=True), "rae": shop.add_user("rae")}
+    names = add_openapi_tools(app.extensions["minimcp"], f"{api}/openapi.json", select=OperationFilter(tags=["pets"]),
+                              allowed=lambda user: user is not None and user.is_librarian,
+                              requirement="a librarian account")
+    assert names == ["listPets", "addPet", "getPet"]
+    url = serve_wsgi(app) + "/mcp"
+    seen = {}
+    for user, token in tokens.items():
+        http = requests.Session()
+        http.headers["Authorization"] = f"Bearer {token}"
+        with Client(streamable_http_client(url, http_client=http)) as client:
+            seen[user] = {tool.name for tool in client.list_tools().tools} & set(names)
+            if user == "rae":
+                with pytest.raises(MCPError, match="requires a librarian account, which rae lacks"):
+                    client.call_tool("listPets", {})
+            else:
+                assert [pet["name"] for pet in body(client.call_tool("listPets", {}))] == ["Tom", "Rex"]
+    assert seen == {"lin": set(names), "rae": set()}
+    with pytest.raises(TypeError, match="allowed= needs a server that knows its users"):
+        add_openapi_tools(MCPServer("plain"), f"{api}/openapi.json", allowed=lambda user: True)

@@ -23,7 +23,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 from urllib.parse import quote, urljoin
 
 import requests
@@ -101,9 +101,18 @@ def from_openapi(cls: type[MCPServer[Any]], spec: Mapping[str, Any] | str | Path
 
 def add_openapi_tools(mcp: MCPServer[Any], spec: Mapping[str, Any] | str | Path, *, base_url: str | None = None,
                       session: requests.Session | None = None, auth: requests.auth.AuthBase | None = None,
-                      timeout: float = 30.0, excerpt: int = 2000,
-                      select: OperationFilter = OperationFilter()) -> list[str]:
-    """Register one tool on ``mcp`` per operation of ``spec`` that ``select`` admits; their names."""
+                      timeout: float = 30.0, excerpt: int = 2000, select: OperationFilter = OperationFilter(),
+                      allowed: Callable[[Any], bool] | None = None, requirement: str | None = None) -> list[str]:
+    """Register one tool on ``mcp`` per operation of ``spec`` that ``select`` admits; their names.
+    On a server inside a web application (``minimcp.flask.MCP``, ``minimcp.django.MCP``)
+    ``allowed`` limits who sees and calls them, as ``@mcp.tool(allowed=...)`` does."""
+    access: dict[str, Any] = {}
+    if allowed is not None:
+        from minimcp.hosting import HostedServer
+
+        if not isinstance(mcp, HostedServer):
+            raise TypeError("allowed= needs a server that knows its users (minimcp.flask.MCP, minimcp.django.MCP)")
+        access = {"allowed": allowed, "requirement": requirement}
     session = session or requests.Session()
     document, source = load_spec(spec, session, timeout)
     if not str(document.get("openapi", "")).startswith("3"):
@@ -122,7 +131,7 @@ def add_openapi_tools(mcp: MCPServer[Any], spec: Mapping[str, Any] | str | Path,
             if not select.admits(method, operation, operation_id):
                 continue
             call = _Operation(root, path, method, operation, shared, resolver, session, auth, timeout, excerpt)
-            mcp.add_tool(call.function(_tool_name(operation_id)), annotations=call.hints())
+            mcp.add_tool(call.function(_tool_name(operation_id)), annotations=call.hints(), **access)
             names.append(_tool_name(operation_id))
     return names
 
