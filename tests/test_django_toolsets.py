@@ -126,6 +126,7 @@ def test_schemas_and_descriptions_come_from_the_model_fields(library: Library) -
     assert set(listing) == {"author", "genre", "search", "order_by", "page", "page_size"}
     assert "-year" in str(listing["order_by"])
     assert "A book in the library's catalogue" in tools["list_books"].description
+    assert listing["search"]["description"] == "Text to look for in title, author name"
     assert tools["list_books"].annotations.read_only_hint is True
     assert tools["update_book"].annotations.destructive_hint is True
 
@@ -135,6 +136,7 @@ def test_schemas_and_descriptions_come_from_the_model_fields(library: Library) -
 def test_list_filters_searches_orders_and_pages_within_the_limit(library: Library, mode: str) -> None:
     with library.client("bob", mode) as client:
         assert titles(client.call_tool("list_books", {"author": 2})) == ["Invisible Cities"]
+        assert titles(client.call_tool("list_books", {"search": "calvino"})) == ["Invisible Cities"]  # author__name
         assert titles(client.call_tool("list_books", {"search": "THE", "order_by": "-year"})) == [
             "The Dispossessed", "The Left Hand of Darkness"]
         page = structured(client.call_tool("list_books", {"order_by": "year", "page_size": 2, "page": 2}))

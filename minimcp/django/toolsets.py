@@ -72,7 +72,7 @@ class ModelToolset:
     fields: ClassVar[Sequence[str] | str] = "__all__"
     #: Fields ``list_...`` filters on by exact value, each an optional argument.
     filters: ClassVar[Sequence[str]] = ()
-    #: Fields ``list_...(search=...)`` looks in, case-insensitively.
+    #: Fields ``list_...(search=...)`` looks in, case-insensitively (across relations: ``author__name``).
     search: ClassVar[Sequence[str]] = ()
     #: Fields ``list_...(order_by=...)`` may sort by (``-name`` descending).
     ordering: ClassVar[Sequence[str]] = ()
@@ -251,6 +251,9 @@ class ModelToolset:
         return Argument(name, annotation, None if optional else ..., description)
 
     def _label(self, name: str) -> str:
+        """A field's words for a description; a path across relations (``author__name``) as its steps."""
+        if "__" in name:
+            return name.replace("__", " ")
         return str(getattr(self.model._meta.get_field(name), "verbose_name", name))
 
     def _required(self, name: str) -> bool:
@@ -292,7 +295,9 @@ class ModelToolset:
             declared = getattr(self, kind)
             if declared is None or declared == "__all__":
                 continue
-            unknown = [name for name in declared if name not in names]
+            # search and ordering may follow relations (author__name); the first step must exist
+            paths = kind in ("search", "ordering")
+            unknown = [name for name in declared if (name.split("__")[0] if paths else name) not in names]
             if unknown:
                 raise ValueError(f"{type(self).__name__}.{kind} names {unknown}, which {self.model.__name__} "
                                  f"does not have; its fields are {sorted(names)}")

@@ -22,7 +22,7 @@ class BookTools(ModelToolset):
     model = Book
     fields = ["id", "title", "author", "year", "genre"]
     filters = ["author", "genre"]
-    search = ["title"]
+    search = ["title", "author__name"]
     ordering = ["title", "year"]
     page_size = 10
     create = update = delete = True
