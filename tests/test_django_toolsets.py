@@ -208,18 +208,22 @@ def test_viewset_actions_run_through_the_view_and_answer_its_serializer_output(l
         patched = client.call_tool("api_books_partial_update", {"pk": book_id, "genre": "essay"})
         assert '"genre": "essay"' in text(patched) and f'"title": "Via DRF {mode}"' in text(patched)
         gone = client.call_tool("api_books_retrieve", {"pk": 999999})
-        assert gone.is_error and "404" in text(gone)
+        assert gone.is_error and "BookViewSet (GET) answered 404 Not Found" in text(gone)
     # the REST API itself sees the change: the tool went through the view
     api = requests.get(f"{library.base}/api/books/{book_id}/", timeout=TIMEOUT,
                        headers={"Authorization": f"Token {library.drf_tokens['bob']}"})
     assert api.json()["genre"] == "essay"
+    with library.client("alice", mode) as client:
+        assert text(client.call_tool("api_books_destroy", {"pk": book_id})) == "BookViewSet (DELETE): 204 No Content"
+    assert requests.get(f"{library.base}/api/books/{book_id}/", timeout=TIMEOUT,
+                        headers={"Authorization": f"Token {library.drf_tokens['bob']}"}).status_code == 404
 
 
 def test_serializer_validation_errors_come_back_as_an_error_result_with_its_messages(library: Library) -> None:
     with library.client("carol") as client:
         failed = client.call_tool("api_reviews_post", {"book": 1, "stars": 9, "text": "Big spoiler inside"})
         assert failed.is_error
-        assert "ReviewList answered 400" in text(failed)
+        assert "ReviewList (POST) answered 400 Bad Request: " in text(failed)
         assert '"stars": ["Ensure this value is less than or equal to 5."]' in text(failed)
         assert '"text": ["Reviews may not contain spoilers."]' in text(failed)
         posted = client.call_tool("api_reviews_post", {"book": 1, "stars": 5, "text": "Superb"})
@@ -231,7 +235,7 @@ def test_the_views_throttles_apply_to_tool_calls(tmp_path: Path) -> None:
         for stars in (3, 4):
             assert not client.call_tool("api_reviews_post", {"book": 2, "stars": stars}).is_error
         throttled = client.call_tool("api_reviews_post", {"book": 2, "stars": 5})
-        assert throttled.is_error and "429" in text(throttled) and "throttled" in text(throttled)
+        assert throttled.is_error and "answered 429 Too Many Requests" in text(throttled) and "throttled" in text(throttled)
         assert not client.call_tool("api_books_list", {}).is_error  # other views are not throttled
 
 

@@ -45,8 +45,7 @@ from rest_framework.viewsets import ViewSetMixin
 from minimcp.django.calls import call_request
 from minimcp.hosting import principal_of
 from minimcp.server.mcpserver import Context
-from minimcp.server.mcpserver.exceptions import ToolError
-from minimcp.server.mcpserver.generated import Argument, tool_function
+from minimcp.server.mcpserver.generated import Argument, http_answer, tool_function
 from minimcp.types import ToolAnnotations
 
 logger = logging.getLogger("minimcp.django")
@@ -125,13 +124,13 @@ class _Route:
             data = {key: given[key] for key in body_names if key in given}
             query = {key: given[key] for key in ("page", "search", "ordering") if key in given}
             response = self._dispatch(ctx.user, kwargs, query, data if self.method in _BODY else None)
+            shown = f"{self.view.__name__} ({self.method.upper()})"
             if response.data is None:
-                return f"Done ({response.status_code})."
+                return http_answer(shown, response.status_code, response.status_text, "")
             answer = json.loads(JSONRenderer().render(response.data))
-            if response.status_code >= 400:
-                raise ToolError(f"{self.view.__name__} answered {response.status_code}: "
-                                f"{json.dumps(answer, ensure_ascii=False)}")
-            return json.dumps(answer, indent=2, ensure_ascii=False)  # one text block, as a list would be one per item
+            compact = response.status_code >= 400  # an error's messages on one line; output indented
+            text = json.dumps(answer, indent=None if compact else 2, ensure_ascii=False)
+            return http_answer(shown, response.status_code, response.status_text, text)
 
         return tool_function(self.name, arguments, body, description=self._description())
 
