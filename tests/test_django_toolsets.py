@@ -249,6 +249,18 @@ def test_the_endpoint_accepts_the_projects_drf_authentication(library: Library) 
     assert refused.status_code == 401
 
 
+def test_the_endpoint_takes_the_drf_authentication_classes_it_is_given(tmp_path: Path) -> None:
+    basic = "rest_framework.authentication.BasicAuthentication"
+    with running_library(tmp_path, LIBRARY_MCP_AUTH=basic) as site:
+        with site.client_with("Basic Ym9iOmJvYg==") as client:  # bob:bob
+            assert structured(client.call_tool("get_book", {"id": 3}))["title"] == "Invisible Cities"
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        for refused in ("Basic Ym9iOndyb25n", f"Token {site.drf_tokens['bob']}"):  # a wrong password; not listed
+            reply = requests.post(site.url, json=ping, timeout=TIMEOUT, headers={
+                "Authorization": refused, "Accept": "application/json, text/event-stream"})
+            assert reply.status_code == 401, refused
+
+
 # --- the official SDK's client --------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_the_official_client_lists_and_calls_as_a_user_without_delete_permission(library: Library, mode: str) -> None:

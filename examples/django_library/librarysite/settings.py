@@ -1,5 +1,6 @@
 """Settings of the example library project. ``LIBRARY_DATABASE`` lets the tests run it on a
-database of their own; ``LIBRARY_THROTTLE`` sets the reviews API's per-user rate."""
+database of their own; ``LIBRARY_THROTTLE`` sets the reviews API's per-user rate and
+``LIBRARY_MCP_AUTH`` the DRF authentication classes the MCP endpoint accepts."""
 
 import os
 from pathlib import Path
@@ -38,5 +39,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {"reviews": os.environ.get("LIBRARY_THROTTLE", "100/minute")},
 }
 
-# The MCP endpoint also accepts the site's DRF tokens (Authorization: Token ...).
-MINIMCP = {"NAME": "Library", "MAX_WORKERS": 4, "DRF_AUTHENTICATION": True}
+# The MCP endpoint also accepts what DRF's DEFAULT_AUTHENTICATION_CLASSES accept (Authorization:
+# Token ...); LIBRARY_MCP_AUTH names other classes instead (comma-separated paths).
+MINIMCP = {"NAME": "Library", "MAX_WORKERS": 4,
+           "DRF_AUTHENTICATION": os.environ["LIBRARY_MCP_AUTH"].split(",") if os.environ.get("LIBRARY_MCP_AUTH") else True}
