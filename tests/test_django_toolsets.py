@@ -35,7 +35,7 @@ USERS = ("alice", "bob", "carol")
 EVERY_TOOL = {"list_authors", "get_author", "create_author", "list_books", "get_book", "create_book", "update_book",
               "delete_book", "list_my_reviews", "get_my_review", "create_my_review", "api_books_list",
               "api_books_retrieve", "api_books_create", "api_books_partial_update", "api_books_destroy", "api_books_blurb",
-              "api_reviews_get", "api_reviews_post"}
+              "api_reviews_get", "api_reviews_post", "suggestions_get", "suggestions_post"}
 
 
 class Library:
@@ -100,7 +100,7 @@ def test_each_user_sees_exactly_the_tools_their_permissions_allow(library: Libra
     # carol has no model permission: DRF's DjangoModelPermissions lets any signed-in user read, and
     # IsAuthenticated lets her use the reviews API; nothing else
     assert seen["carol"] == {"api_books_list", "api_books_retrieve", "api_books_blurb", "api_reviews_get",
-                             "api_reviews_post"}
+                             "api_reviews_post", "suggestions_get", "suggestions_post"}
 
 
 def test_a_call_without_the_permission_is_refused_and_the_server_keeps_serving(library: Library) -> None:
@@ -228,6 +228,20 @@ def test_serializer_validation_errors_come_back_as_an_error_result_with_its_mess
         assert '"text": ["Reviews may not contain spoilers."]' in text(failed)
         posted = client.call_tool("api_reviews_post", {"book": 1, "stars": 5, "text": "Superb"})
         assert not posted.is_error and '"reviewer": "carol"' in text(posted)
+
+
+def test_a_plain_apiview_takes_its_schema_from_the_serializer_it_is_published_with(library: Library) -> None:
+    with library.client("carol") as client:
+        tools = {tool.name: tool for tool in client.list_tools().tools}
+        schema = tools["suggestions_post"].input_schema
+        assert schema["required"] == ["title"] and set(schema["properties"]) == {"title", "reason"}
+        assert schema["properties"]["title"]["description"] == "Title; the book you would like us to buy"
+        assert tools["suggestions_get"].input_schema["properties"] == {}
+        assert answer(client.call_tool("suggestions_get", {}))["authors"] >= 2
+        thanks = answer(client.call_tool("suggestions_post", {"title": "Dune"}))
+        assert thanks == {"thanks": "carol suggested Dune"}
+        too_long = client.call_tool("suggestions_post", {"title": "x" * 201})
+        assert too_long.is_error and "Ensure this field has no more than 200 characters." in text(too_long)
 
 
 def test_the_views_throttles_apply_to_tool_calls(tmp_path: Path) -> None:

@@ -7,8 +7,9 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
 
-from library.models import Book, Review
+from library.models import Author, Book, Review
 
 
 class BookSerializer(serializers.ModelSerializer):
@@ -58,3 +59,23 @@ class ReviewList(generics.ListCreateAPIView):
 
     def perform_create(self, serializer: ReviewSerializer) -> None:
         serializer.save(reviewer=self.request.user)
+
+
+class SuggestionSerializer(serializers.Serializer):
+    title = serializers.CharField(max_length=200, help_text="the book you would like us to buy")
+    reason = serializers.CharField(required=False, allow_blank=True)
+
+
+class Suggestions(APIView):
+    """Readers suggest books to buy; a plain APIView with no serializer_class of its own."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    def get(self, request: Request) -> Response:
+        return Response({"books": Book.objects.count(), "authors": Author.objects.count()})
+
+    def post(self, request: Request) -> Response:
+        suggestion = SuggestionSerializer(data=request.data)
+        suggestion.is_valid(raise_exception=True)
+        return Response({"thanks": f"{request.user.get_username()} suggested {suggestion.validated_data['title']}"},
+                        status=202)

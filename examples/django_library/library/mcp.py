@@ -6,7 +6,7 @@ permission) sees neither ``delete_book`` nor ``api_books_destroy``."""
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from library.api import BookViewSet, ReviewList
+from library.api import BookViewSet, ReviewList, SuggestionSerializer, Suggestions
 from library.models import Author, Book, Review
 from minimcp.django.drf import publish
 from minimcp.django.toolsets import ModelToolset
@@ -49,3 +49,4 @@ BookTools.register()
 MyReviewTools.register()
 publish(BookViewSet, name="api_books", actions=["list", "retrieve", "create", "partial_update", "destroy", "blurb"])
 publish(ReviewList, name="api_reviews")
+publish(Suggestions, serializer=SuggestionSerializer)  # suggestions_get, suggestions_post
