@@ -35,7 +35,9 @@ sign-in. Grants are kept in the database (digests only) and revoked by deleting 
 
 ``MINIMCP`` settings: ``LOGIN_REQUIRED`` (default ``True``), ``ALLOWED_ORIGINS`` (other sites whose
 pages may call the endpoint), ``API_TOKENS`` (default ``True``), ``OAUTH`` (default ``False``),
-``HTTP`` (endpoint options such as ``{"json_response": True}``); every other key is an ``MCPServer`` argument in capitals (``NAME``,
+``HTTP`` (endpoint options such as ``{"json_response": True}``), ``DRF_AUTHENTICATION`` (also accept
+what Django REST framework's authentication classes accept: ``True`` for the project's defaults, or
+a list of class paths; see ``minimcp.django.drf``); every other key is an ``MCPServer`` argument in capitals (``NAME``,
 ``INSTRUCTIONS``, ``MAX_WORKERS``, ...). ``python manage.py mcp_stdio [--user NAME]`` serves the
 same tools over stdio.
 """
@@ -50,7 +52,8 @@ from minimcp.django.server import MCP
 __all__ = ["MCP", "mcp"]
 
 _HOST_KEYS = {"LOGIN_REQUIRED": "login_required", "ALLOWED_ORIGINS": "allowed_origins",
-              "API_TOKENS": "api_tokens", "OAUTH": "oauth", "HTTP": "http_options"}
+              "API_TOKENS": "api_tokens", "OAUTH": "oauth", "HTTP": "http_options",
+              "DRF_AUTHENTICATION": "drf_authentication"}
 # _site_lock guards _site: the project's server is built once, from settings, on first use.
 _site_lock = threading.Lock()
 _site: MCP | None = None

@@ -41,17 +41,20 @@ class MCP(HostedServer):
     metadata lives at the site's root, so the project also includes ``mcp.well_known_urls``.
     ``allowed_origins`` lists
     other sites whose pages may call the endpoint from a browser; ``http_options`` configure the
-    endpoint (``json_response``, ``session_idle_timeout``, ...); other keywords configure the server.
+    endpoint (``json_response``, ``session_idle_timeout``, ...); ``drf_authentication`` also accepts
+    what DRF's authentication classes accept (``True``: the project's defaults; or class paths, see
+    ``minimcp.django.drf``); other keywords configure the server.
     """
 
     def __init__(self, name: str | None = None, *, login_required: bool = True, allowed_origins: Sequence[str] = (),
                  api_tokens: bool = True, oauth: bool = False, http_options: dict[str, Any] | None = None,
-                 **options: Any) -> None:
+                 drf_authentication: bool | Sequence[str] = False, **options: Any) -> None:
         super().__init__(name, **options)
         self.login_required = login_required
         self.oauth = oauth
         self.allowed_origins = list(allowed_origins)
         self.api_tokens = api_tokens
+        self.drf_authentication = drf_authentication
         self._endpoint = self.endpoint(**(http_options or {}))
 
     # --- registering ---------------------------------------------------------------------------
@@ -117,8 +120,12 @@ class MCP(HostedServer):
         token = bearer_token(request.headers.get("Authorization", ""))
         if token is not None and (self.oauth or self.api_tokens):
             user = self._token_user(request, token)
-            if user is None:
+            if user is None and not self.drf_authentication:
                 return self._unauthorized(request, "invalid_token")
+        if principal_of(user) is None and self.drf_authentication:
+            from minimcp.django.drf import authenticate
+
+            user = authenticate(request, self.drf_authentication)
         principal = principal_of(user)
         if principal is None and self.login_required:
             return self._unauthorized(request, None)

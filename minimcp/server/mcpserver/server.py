@@ -835,6 +835,16 @@ class MCPServer(Generic[LifespanT]):
         failures outside tool bodies carry their real message instead of the sanitized one."""
         return self._lowlevel_server.in_memory_endpoint(raise_exceptions)
 
+    @classmethod
+    def from_openapi(cls, spec: Any, **options: Any) -> MCPServer[Any]:
+        """A server with one tool per operation of an OpenAPI 3 ``spec`` (a dict, or the path or URL
+        of a JSON document), each call a request to ``base_url=`` through ``session=`` (or with
+        ``auth=``); ``tags=``, ``operation_ids=`` and ``methods=`` choose the operations. See
+        ``minimcp.server.openapi``."""
+        from minimcp.server.openapi import from_openapi
+
+        return from_openapi(cls, spec, **options)
+
     def run(self, transport: Literal["stdio", "streamable-http"] = "stdio", **options: Any) -> None:
         """Serve until interrupted: stdio by default, or Streamable HTTP on ``http://HOST:PORT/mcp``."""
         if transport not in ("stdio", "streamable-http"):

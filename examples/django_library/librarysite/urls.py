@@ -1,0 +1,15 @@
+from django.urls import include, path
+from rest_framework.routers import DefaultRouter
+
+from library.api import BookViewSet, ReviewList, Suggestions
+from minimcp.django import mcp
+
+router = DefaultRouter()
+router.register("books", BookViewSet)
+
+urlpatterns = [
+    path("api/", include(router.urls)),
+    path("api/reviews/", ReviewList.as_view()),
+    path("api/suggestions/", Suggestions.as_view()),
+    path("mcp/", include(mcp.urls)),
+]
