@@ -123,6 +123,7 @@ class MCP(HostedServer):
         if isinstance(app, str):
             raise TypeError(f"MCP's first argument is the Flask app; name the server with MCP(app, name={app!r})")
         super().__init__(name, **options)
+        self._backend_given = options.get("backend") is not None
         self.url_prefix = url_prefix
         self.login_required = login_required
         self.allowed_origins = list(allowed_origins)
@@ -137,8 +138,11 @@ class MCP(HostedServer):
             self.init_app(app)
 
     def init_app(self, app: Flask, url_prefix: str | None = None) -> None:
-        """Serve the endpoint at ``url_prefix`` of ``app`` and add the ``flask mcp`` commands."""
+        """Serve the endpoint at ``url_prefix`` of ``app`` and add the ``flask mcp`` commands; the
+        shared state goes to ``app.config["MINIMCP_BACKEND"]`` (a Redis URL) unless ``backend=`` was given."""
         prefix = "/" + (url_prefix or self.url_prefix).strip("/")
+        if app.config.get("MINIMCP_BACKEND") is not None and not self._backend_given:
+            self.use_backend(app.config["MINIMCP_BACKEND"])
         app.extensions["minimcp"] = self
         app.add_url_rule(prefix, endpoint="minimcp", view_func=self._view, methods=["GET", "POST", "DELETE"],
                          strict_slashes=False)

@@ -44,6 +44,7 @@ from werkzeug.wrappers import Request
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
 from minimcp.server.lowlevel.calls import LogEntry, EventLog, QueueOutbox
+from minimcp.server.backends import BackendUnavailable
 from minimcp.server.streamable_http import EventStore, StoredEventLog, replay
 from minimcp.server.lowlevel.dispatch import MODERN, Dispatcher
 from minimcp.server.auth import ACCESS_TOKEN_KEY
@@ -51,7 +52,7 @@ from minimcp.server.lowlevel.sessions import Connection, SessionManager
 from minimcp.shared.transport_context import TransportContext
 from minimcp.server.transport_security import TransportSecuritySettings, host_allowed, origin_allowed
 from minimcp.shared.inbound import ERROR_CODE_HTTP_STATUS
-from minimcp.types import HANDSHAKE_PROTOCOL_VERSIONS, INVALID_REQUEST
+from minimcp.types import HANDSHAKE_PROTOCOL_VERSIONS, INTERNAL_ERROR, INVALID_REQUEST
 
 if TYPE_CHECKING:
     from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
@@ -73,9 +74,12 @@ def http_status(code: int) -> int:
 
 
 def _error_status(answer: Message) -> int:
-    """A 2026-07-28 answer's status: an error's by ``ERROR_CODE_HTTP_STATUS``."""
+    """A 2026-07-28 answer's status: an error's by ``ERROR_CODE_HTTP_STATUS``; 503 when a handler
+    failed because the shared state was unreachable (the client retries instead of giving up)."""
     error = answer.get("error")
-    return 200 if error is None else http_status(error.get("code"))
+    if error is None:
+        return 200
+    return 503 if error.get("message") == BackendUnavailable.MESSAGE else http_status(error.get("code"))
 
 
 def _ok(answer: Message) -> int:
@@ -120,6 +124,12 @@ def _json(message: Message, status: int = 200, headers: dict[str, str] | None = 
 
 def _plain(text: str, status: int, headers: dict[str, str] | None = None) -> _Reply:
     return _bytes(text.encode(), status, "text/plain; charset=utf-8", headers)
+
+
+def _unavailable(down: BackendUnavailable, request_id: Any = None) -> _Reply:
+    """503 with ``Retry-After`` while the shared state is unreachable: a client waits and retries,
+    where a 404 "Session not found" would make it start over."""
+    return _json(jsonrpc.error(request_id, INTERNAL_ERROR, str(down)), 503, {"Retry-After": str(down.retry_after)})
 
 
 def _empty(status: int) -> _Reply:
@@ -292,6 +302,9 @@ class MCPWSGIApp:
                 for path, methods, fn in self.auth.routes:
                     self._add_route(path, methods, fn, False)
         self.principal: PrincipalHook = principal or (self.auth.principal if self.auth is not None else remote_user)
+        #: Whether the per-process-keys warning was logged (once per app; a plain bool, a racy second
+        #: warning is harmless).
+        self._warned_keys = False
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         return self._route(environ)(environ, start_response)
@@ -366,15 +379,17 @@ class MCPWSGIApp:
         return None
 
     def _serve(self, environ: dict[str, Any], method: str) -> _Reply:
-        if method == "POST":
-            return self._post(environ)
         try:
+            if method == "POST":
+                return self._post(environ)
             if method == "GET":
                 return self._get(environ)
             if method == "DELETE":
                 return self._delete(environ)
         except EnvelopeError as refused:  # a missing or unknown session: no request id to answer
             return _json(jsonrpc.error_from(None, refused), refused.status)
+        except BackendUnavailable as down:
+            return _unavailable(down)
         return _plain("Method Not Allowed", 405, {"Allow": "GET, POST, DELETE"})
 
     # --- authorization -----------------------------------------------------------------------------
@@ -433,12 +448,20 @@ class MCPWSGIApp:
             refused = self._scopes_refusal(environ, message)
             if refused is not None:
                 return refused
+        if environ.get("wsgi.multiprocess") and not self._warned_keys and self.server.keys_per_process():
+            self._warned_keys = True
+            logger.warning(
+                "this WSGI server runs several processes, but each seals requestState with keys of its own, so a "
+                "2026-07-28 retry landing on another process fails with -32602. Pass backend=\"redis://host:6379/0\" "
+                "(keys made once and shared), or RequestStateSecurity(keys=[...]) with the same keys everywhere")
         try:
             if self.dispatcher.era_of(message, _version_header(environ)) == MODERN:
                 return self._post_modern(environ, message, kind)
             return self._post_legacy(environ, message, kind)
         except EnvelopeError as refused:
             return _json(jsonrpc.error_from(jsonrpc.safe_id(message), refused), refused.status)
+        except BackendUnavailable as down:
+            return _unavailable(down, jsonrpc.safe_id(message))
         except MCPError as refused:  # the core refused the envelope of a 2026-07-28 request
             return _json(jsonrpc.error_from(jsonrpc.safe_id(message), refused), http_status(refused.code))
 
@@ -547,15 +570,20 @@ class MCPWSGIApp:
         the request took."""
         headers = {SESSION_HEADER: session.id} if session.id else {}
         if answer is not None:
-            return _json(answer, status(answer), headers)
+            return self._json_answer(answer, status(answer), headers)
         if isinstance(outbox, EventLog):
             return self._answer_resumable(session, outbox, headers)
         first = outbox.get(self.keepalive_interval)
         if first is not None and first[1]:
-            return _json(first[0], status(first[0]), headers)
+            return self._json_answer(first[0], status(first[0]), headers)
         if self.json_response:
             return _json(self._drain_to_final(outbox, first), headers=headers)
         return _events(self._stream(outbox, first), headers)
+
+    def _json_answer(self, answer: Message, status: int, headers: dict[str, str]) -> _Reply:
+        if status == 503:
+            headers = {**headers, "Retry-After": str(self.server.backend.retry_after)}
+        return _json(answer, status, headers)
 
     def _answer_resumable(self, session: Connection, log: EventLog, headers: dict[str, str]) -> _Reply:
         """JSON when the answer comes first; otherwise a resumable SSE stream opened by a priming event."""
