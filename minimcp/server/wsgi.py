@@ -657,6 +657,10 @@ class MCPWSGIApp:
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream"), 406)
         if self.stateless_http:
             return _plain("Method Not Allowed", 405, {"Allow": "POST"})
+        if not environ.get("wsgi.multithread", True):
+            # One thread per process (gunicorn's sync worker, flask run --without-threads): a stream
+            # held open would leave no thread for the client's next POST, and it would hang.
+            return _plain("Method Not Allowed: this server runs one thread per process", 405, {"Allow": "POST, DELETE"})
         session = self._session(environ)
         last_event_id = environ.get("HTTP_LAST_EVENT_ID")
         if last_event_id:
