@@ -196,11 +196,15 @@ class MCPServer(Generic[LifespanT]):
         max_workers: int = 32,
         worker_wait_timeout: float = 30.0,
         back_channel_timeout: float = 600.0,
+        max_calls_per_principal: int | None = None,
+        max_questions_per_principal: int | None = None,
         elicit_replay: bool = True,
         auth: AuthSettings | None = None,
         token_verifier: TokenVerifier | None = None,
         auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
         task_store: TaskStore | None = None,
+        max_task_workers: int = 16,
+        max_task_workers_per_principal: int | None = None,
         subscriptions: SubscriptionBus | Literal[False] | None = None,
         resource_security: ResourceSecurity = DEFAULT_RESOURCE_SECURITY,
         cache_hints: Mapping[CacheableMethod, CacheHint] | None = None,
@@ -244,6 +248,7 @@ class MCPServer(Generic[LifespanT]):
             cache_hints=cache_hints,
             get_tool_input_schema=self._tool_input_schema, max_workers=max_workers,
             worker_wait_timeout=worker_wait_timeout, back_channel_timeout=back_channel_timeout,
+            max_calls_per_principal=max_calls_per_principal, max_questions_per_principal=max_questions_per_principal,
             on_list_tools=self._list_tools, on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates, on_list_prompts=self._list_prompts,
             on_subscribe_resource=_subscribe, on_unsubscribe_resource=_unsubscribe,
@@ -265,7 +270,8 @@ class MCPServer(Generic[LifespanT]):
         low.list_tool_scopes = self.tool_scopes
         low.listings_vary = lambda: bool(self.listings_vary_by_user)
         low.call_scope = self.call_scope
-        self.tasks = TaskManager(self, task_store)
+        self.tasks = TaskManager(self, task_store, max_running=max_task_workers,
+                                 max_running_per_principal=max_task_workers_per_principal)
         for method in ("tasks/get", "tasks/update", "tasks/cancel"):
             low.add_request_handler(method, RequestParams, self._task_handler(method))
         for tool in tools or []:
