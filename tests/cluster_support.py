@@ -98,3 +98,39 @@ def programs(count: int, backend: str | None) -> Iterator[list[ServerProcess]]:
     with contextlib.ExitStack() as stack:
         yield [stack.enter_context(server_process([sys.executable, str(SERVERS / "shared_server.py")],
                                                   server_env(backend))) for _ in range(count)]
+
+
+class Stream:
+    """The SSE messages of one streaming response, read by a thread of its own as they arrive."""
+
+    def __init__(self, response: requests.Response) -> None:
+        import queue
+
+        self.response = response
+        self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, name="test-sse-reader", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        import json
+
+        try:
+            for line in self.response.iter_lines():
+                if line.startswith(b"data:") and line[5:].strip():
+                    self.messages.put(json.loads(line[5:].strip()))
+        except (requests.RequestException, ValueError, OSError, AttributeError):
+            pass  # closed by the test (urllib3 then reads from a released connection), or broken
+        finally:
+            self.messages.put(None)  # the stream ended
+
+    def next(self, timeout: float = 30.0) -> dict[str, Any] | None:
+        """The next message; ``None`` once the stream ended. Fails if nothing comes within ``timeout``."""
+        import queue
+
+        try:
+            return self.messages.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"nothing on the stream within {timeout}s") from None
+
+    def close(self) -> None:
+        self.response.close()

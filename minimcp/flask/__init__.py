@@ -133,7 +133,8 @@ class MCP(HostedServer):
         self._user_loader = load_user
         self._oauth_store = oauth_store
         self._stdio_user: str | None = None  # the user id ``flask mcp stdio --user`` runs as
-        self._endpoint = self.endpoint(**(http_options or {}))
+        self._http_options = dict(http_options or {})
+        self._endpoint = self.endpoint(**self._http_options)
         if app is not None:
             self.init_app(app)
 
@@ -143,6 +144,7 @@ class MCP(HostedServer):
         prefix = "/" + (url_prefix or self.url_prefix).strip("/")
         if app.config.get("MINIMCP_BACKEND") is not None and not self._backend_given:
             self.use_backend(app.config["MINIMCP_BACKEND"])
+            self._endpoint = self.endpoint(**self._http_options)  # its sessions then live in the backend
         app.extensions["minimcp"] = self
         app.add_url_rule(prefix, endpoint="minimcp", view_func=self._view, methods=["GET", "POST", "DELETE"],
                          strict_slashes=False)

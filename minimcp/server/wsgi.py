@@ -49,6 +49,7 @@ from minimcp.server.streamable_http import EventStore, StoredEventLog, replay
 from minimcp.server.lowlevel.dispatch import MODERN, Dispatcher
 from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.lowlevel.sessions import Connection, SessionManager
+from minimcp.server.lowlevel.shared_sessions import SharedSessionManager
 from minimcp.shared.transport_context import TransportContext
 from minimcp.server.transport_security import TransportSecuritySettings, host_allowed, origin_allowed
 from minimcp.shared.inbound import ERROR_CODE_HTTP_STATUS
@@ -279,7 +280,10 @@ class MCPWSGIApp:
         self.stateless_http = stateless_http
         self.max_request_body_size = max_request_body_size
         self.security = transport_security or TransportSecuritySettings()
-        self.sessions = SessionManager(session_idle_timeout, max_sessions, max_pending_per_session)
+        self.sessions: SessionManager = (
+            SharedSessionManager(server.backend, self.dispatcher, session_idle_timeout, max_sessions,
+                                 max_pending_per_session) if server.backend.shared
+            else SessionManager(session_idle_timeout, max_sessions, max_pending_per_session))
         self.keepalive_interval = keepalive_interval
         self.retry_interval = retry_interval
         self.event_store = event_store
@@ -519,6 +523,7 @@ class MCPWSGIApp:
                 return _json(jsonrpc.error_from(None, refused), refused.status)
         if kind == "notification":
             self.dispatcher.handle_notification(message, session)
+            self.sessions.save(session)
             return _empty(202)
         if kind in ("response", "error"):
             self.dispatcher.handle_response(message, session)
@@ -536,6 +541,8 @@ class MCPWSGIApp:
         if self.dispatcher.opens_session(message, answer):
             if self.sessions.add(session) is None:
                 return _json(jsonrpc.error(message["id"], INVALID_REQUEST, "Too many sessions; try again later"), 503)
+        elif session.id is not None:
+            self.sessions.save(session)
         return self._answer(message, session, outbox, answer, _ok)
 
     def _session(self, environ: dict[str, Any]) -> Connection:

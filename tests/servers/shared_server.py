@@ -16,6 +16,10 @@ from minimcp.server.mcpserver import Context
 mcp = MCPServer("Shared", backend=os.environ.get("MINIMCP_TEST_BACKEND") or None)
 
 
+#: The ``hang`` calls that stopped on a cancel, in this process.
+CANCELLED = [0]
+
+
 class Ok(BaseModel):
     ok: bool
 
@@ -40,10 +44,21 @@ def touch(uri: str, ctx: Context) -> str:
 
 
 @mcp.tool()
-def hang(seconds: float) -> str:
-    """A call that outlives its process when the test kills the process meanwhile."""
-    time.sleep(seconds)
+def hang(seconds: float, ctx: Context) -> str:
+    """A call that runs until cancelled (or ``seconds``): it outlives its process when the test kills it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not ctx.cancelled:
+        time.sleep(0.05)
+    if ctx.cancelled:
+        CANCELLED[0] += 1
+        return "cancelled"
     return "slept"
+
+
+@mcp.tool()
+def cancelled_calls() -> int:
+    """How many ``hang`` calls of this process saw their cancel (each process counts its own)."""
+    return CANCELLED[0]
 
 
 @mcp.resource("note://{name}")
@@ -51,7 +66,9 @@ def note(name: str) -> str:
     return f"note {name}"
 
 
-app = mcp.wsgi_app(keepalive_interval=1.0)
+#: The caller is whoever the ``X-Test-User`` header names: sessions are bound to it on every process.
+app = mcp.wsgi_app(keepalive_interval=1.0, principal=lambda environ: environ.get("HTTP_X_TEST_USER"))
 
 if __name__ == "__main__":
-    mcp.run(transport="streamable-http", port=0)
+    mcp.run(transport="streamable-http", port=0, keepalive_interval=1.0,
+            principal=lambda environ: environ.get("HTTP_X_TEST_USER"))

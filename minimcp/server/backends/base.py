@@ -83,20 +83,16 @@ class Backend(ABC):
         """Push a live session's expiry back (a call of it still computes); whether it is still there."""
         raise NotImplementedError
 
+    def session_alive(self, session_id: str) -> bool:
+        """Whether the session is still there (without renewing it)."""
+        raise NotImplementedError
+
     def delete_session(self, session_id: str) -> bool:
         """End the session for every process; whether it existed."""
         raise NotImplementedError
 
     def next_request_id(self, session_id: str) -> int:
         """A server-to-client request id no process of this deployment has used in the session."""
-        raise NotImplementedError
-
-    def claim_stream(self, session_id: str, holder: str, ttl: float) -> bool:
-        """Become the one holder of the session's standalone stream (for ``ttl`` seconds, renewable)."""
-        raise NotImplementedError
-
-    def release_stream(self, session_id: str, holder: str) -> None:
-        """Give the standalone stream up, if ``holder`` still holds it."""
         raise NotImplementedError
 
     def send(self, kind: str, session_id: str, body: dict[str, Any]) -> None:

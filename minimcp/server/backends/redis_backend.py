@@ -1,10 +1,10 @@
 """``RedisBackend``: the shared state of a multi-process deployment, on Redis (or Valkey) via redis-py.
 
-Everything is one of redis-py's own primitives: keys with a TTL (sessions, used requestStates, the
-standalone-stream claim), a list (the sealing key ring), ``INCR`` (server-to-client request ids),
-Lua where a check and a change must be one step (making the key ring once, renewing or releasing
-a claim only while it is ours), and one pub/sub channel on which every process hears what
-concerns sessions (an answer, a cancel, a notification, an end) and the subscription events.
+Everything is one of redis-py's own primitives: keys with a TTL (sessions, used requestStates), a
+list (the sealing key ring), ``HINCRBY`` (server-to-client request ids), Lua where a check and a
+change must be one step (making the key ring once, rotating it), and one pub/sub channel on which
+every process hears what concerns sessions (an answer, a cancel, a notification, an end) and the
+subscription events.
 
 One thread per process (the relay) reads that channel; it starts on first use in the process that
 uses it (after a fork, anew), and when Redis goes away it reconnects with exponential backoff.
@@ -46,10 +46,6 @@ KEY_RING = 3
 _MAKE_RING = "if redis.call('LLEN', KEYS[1]) == 0 then redis.call('RPUSH', KEYS[1], unpack(ARGV)) end " \
              "return redis.call('LRANGE', KEYS[1], 0, -1)"
 _ROTATE = "redis.call('LPUSH', KEYS[1], ARGV[1]) redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1) return 1"
-# Claim, or renew a claim already ours: SET NX, else PEXPIRE only if the value is ours.
-_CLAIM = "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end " \
-         "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end return 0"
-_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
 
 def _ms(seconds: float) -> int:
@@ -79,8 +75,6 @@ class RedisBackend(Backend):
         self._channel = f"{prefix}:bus"
         self._make_ring = client.register_script(_MAKE_RING)
         self._rotate = client.register_script(_ROTATE)
-        self._claim = client.register_script(_CLAIM)
-        self._release = client.register_script(_RELEASE)
         # _lock guards _relay, _session_listeners and _event_listeners.
         self._lock = threading.Lock()
         self._relay: _Relay | None = None
@@ -159,23 +153,19 @@ class RedisBackend(Backend):
         with self._reaching():
             return bool(self.client.pexpire(self._session_key(session_id), _ms(ttl)))
 
+    def session_alive(self, session_id: str) -> bool:
+        with self._reaching():
+            return bool(self.client.exists(self._session_key(session_id)))
+
     def delete_session(self, session_id: str) -> bool:
         with self._reaching():
-            existed = bool(self.client.delete(self._session_key(session_id), f"{self.prefix}:st:{session_id}"))
+            existed = bool(self.client.delete(self._session_key(session_id)))
         self.send("closed", session_id, {})
         return existed
 
     def next_request_id(self, session_id: str) -> int:
         with self._reaching():
             return int(self.client.hincrby(self._session_key(session_id), "ids", 1))
-
-    def claim_stream(self, session_id: str, holder: str, ttl: float) -> bool:
-        with self._reaching():
-            return bool(self._claim(keys=[f"{self.prefix}:st:{session_id}"], args=[holder, _ms(ttl)]))
-
-    def release_stream(self, session_id: str, holder: str) -> None:
-        with self._reaching():
-            self._release(keys=[f"{self.prefix}:st:{session_id}"], args=[holder])
 
     # --- the channel --------------------------------------------------------------------------
     def send(self, kind: str, session_id: str, body: dict[str, Any]) -> None:

@@ -205,7 +205,9 @@ class PendingRequests:
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = limit
-        self._ids = itertools.count(1)
+        #: Where the next request id comes from: a count of this connection's own, or, for a session
+        #: that several processes serve, the shared backend's (ids unique across processes).
+        self.new_id: Callable[[], RequestId] = functools.partial(next, itertools.count(1))
         # _lock guards _waiting and _closed_with.
         self._lock = threading.Lock()
         self._waiting: dict[RequestId, Waiter] = {}
@@ -213,12 +215,12 @@ class PendingRequests:
 
     def open(self) -> tuple[RequestId, Waiter]:
         waiter = Waiter()
+        request_id = self.new_id()  # outside the lock: a shared backend's id is a round trip
         with self._lock:
             if self._closed_with is not None:
                 raise self._closed_with
             if self.limit is not None and len(self._waiting) >= self.limit:
                 raise MCPError(INTERNAL_ERROR, f"Too many requests awaiting this client's answers (limit {self.limit})")
-            request_id = next(self._ids)
             self._waiting[request_id] = waiter
         return request_id, waiter
 
