@@ -14,7 +14,7 @@ import pytest
 import requests
 from cluster_support import Stream, programs
 from conftest import BASE_HEADERS, LEGACY, TIMEOUT, RedisServer, ServerProcess, final_message, \
-    initialize_params, modern_headers, modern_params, post, request_message
+    initialize_params, modern_headers, modern_params, post, read_messages, request_message
 
 ALICE = {"X-Test-User": "alice"}
 
@@ -166,3 +166,39 @@ def test_a_process_that_stops_leaves_its_sessions_to_the_others(redis_server: Re
 def stop(server: ServerProcess) -> None:
     server.process.terminate()
     server.process.wait(20)
+
+
+def test_a_stream_resumes_on_another_process_for_its_own_session_only(a_b_c: list[str]) -> None:
+    a, b, c = a_b_c
+    session = Session(a)
+    session.notify(a, "notifications/initialized")
+    first = session.post(a, request_message("tools/call", {"name": "chapters", "arguments": {}}, id="tale"))
+    events = [line for line in first.text.splitlines() if line.startswith("id:")]
+    told = [m["params"]["data"] for m in read_messages(first) if m.get("method") == "notifications/message"]
+    assert told == ["chapter 1"]
+    last_event_id = events[-1][3:].strip()
+    stranger = Session(c)
+    refused = requests.get(c, headers={**stranger.headers(), "Accept": "text/event-stream",
+                                       "Last-Event-ID": last_event_id}, timeout=TIMEOUT)
+    assert refused.status_code == 400 and "Last-Event-ID" in refused.text
+    resumed = requests.get(b, headers={**session.headers(), "Accept": "text/event-stream",
+                                       "Last-Event-ID": last_event_id}, timeout=TIMEOUT)
+    rest = read_messages(resumed)
+    assert [m["params"]["data"] for m in rest if m.get("method") == "notifications/message"] == ["chapter 2"]
+    assert rest[-1]["id"] == "tale" and rest[-1]["result"]["content"][0]["text"] == "the end"
+
+
+def test_minimcp_client_resumes_a_closed_stream_on_the_next_process(redis_server: RedisServer) -> None:
+    from cluster_support import RoundRobin
+
+    from minimcp import Client
+    from minimcp.client.streamable_http import streamable_http_client
+
+    told: list[str] = []
+    with programs(2, redis_server.url) as servers:
+        rotating = RoundRobin([server.base for server in servers])
+        transport = streamable_http_client(servers[0].base + "/mcp", http_client=rotating)
+        with Client(transport, mode="legacy", logging_callback=lambda params: told.append(params.data),
+                    read_timeout_seconds=60) as client:
+            assert client.call_tool("chapters", {}).content[0].text == "the end"
+    assert told == ["chapter 1", "chapter 2"]

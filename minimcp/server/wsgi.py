@@ -49,7 +49,7 @@ from minimcp.server.streamable_http import EventStore, StoredEventLog, replay
 from minimcp.server.lowlevel.dispatch import MODERN, Dispatcher
 from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.lowlevel.sessions import Connection, SessionManager
-from minimcp.server.lowlevel.shared_sessions import SharedSessionManager
+from minimcp.server.lowlevel.shared_sessions import RemoteLog, SharedSessionManager
 from minimcp.shared.transport_context import TransportContext
 from minimcp.server.transport_security import TransportSecuritySettings, host_allowed, origin_allowed
 from minimcp.shared.inbound import ERROR_CODE_HTTP_STATUS
@@ -534,7 +534,7 @@ class MCPWSGIApp:
         if self._resumable(session) and self.event_store is not None:
             outbox = StoredEventLog(secrets.token_hex(8), self.event_store, can_request)
         elif self._resumable(session):
-            outbox = EventLog(secrets.token_hex(8), can_request)
+            outbox = self.sessions.event_log(session, can_request)
         else:
             outbox = QueueOutbox(can_request)
         answer = self.dispatcher.handle_request(message, session, outbox, self._transport(environ, can_request))
@@ -599,13 +599,14 @@ class MCPWSGIApp:
         if first is not None and first.final and first.message is not None:
             return _json(first.message, 200, headers)
         session.retain_stream(log)
+        log.share()
         return _events(self._replay(log, 0, first, since=0, prime=True), headers)
 
     def _resume_point(self, log: EventLog, seq: int) -> bytes:
         """An event with an id and no data: where a reconnecting client resumes, and after how long."""
         return f"id: {log.event_id(seq)}\nretry: {self.retry_interval}\ndata: \n\n".encode()
 
-    def _replay(self, log: EventLog, after: int, event: LogEntry | None, since: int, prime: bool) -> Iterator[bytes]:
+    def _replay(self, log: EventLog | RemoteLog, after: int, event: LogEntry | None, since: int, prime: bool) -> Iterator[bytes]:
         """Write ``log`` from after sequence number ``after`` until its final response, or until the
         server closes the stream (``close_stream``), in which case the request keeps running and the
         client resumes with ``Last-Event-ID``. Closes logged up to ``since`` happened before this
@@ -683,7 +684,9 @@ class MCPWSGIApp:
         if self.event_store is not None:
             return self._resume_stored(session, last_event_id)
         stream_id, _, seq = last_event_id.rpartition(":")
-        log = session.stream(stream_id) if seq.isdigit() else None
+        log: EventLog | RemoteLog | None = session.stream(stream_id) if seq.isdigit() else None
+        if log is None and seq.isdigit():
+            log = self.sessions.remote_stream(session, stream_id)
         if log is None or int(seq) > log.last:
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Unknown or expired Last-Event-ID"), 400)
         after = int(seq)

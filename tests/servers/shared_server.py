@@ -61,6 +61,16 @@ def cancelled_calls() -> int:
     return CANCELLED[0]
 
 
+@mcp.tool()
+def chapters(ctx: Context) -> str:
+    """Tell one chapter, end the response stream, then tell another: a client resumes for the rest."""
+    ctx.info("chapter 1")
+    ctx.close_sse_stream()
+    time.sleep(1.0)
+    ctx.info("chapter 2")
+    return "the end"
+
+
 @mcp.resource("note://{name}")
 def note(name: str) -> str:
     return f"note {name}"

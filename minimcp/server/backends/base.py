@@ -95,6 +95,21 @@ class Backend(ABC):
         """A server-to-client request id no process of this deployment has used in the session."""
         raise NotImplementedError
 
+    def append_event(self, session_id: str, stream_id: str, seq: int, message: dict[str, Any] | None,
+                     final: bool, ttl: float) -> None:
+        """Keep event ``seq`` of one of the session's resumable streams for ``ttl`` seconds."""
+        raise NotImplementedError
+
+    def read_events(self, session_id: str, stream_id: str, after: int,
+                    timeout: float) -> list[tuple[int, dict[str, Any] | None, bool]]:
+        """The events of the stream after ``after``, as ``(seq, message, final)``; waits up to
+        ``timeout`` seconds for one when there is none yet (a stream still running elsewhere)."""
+        raise NotImplementedError
+
+    def last_event(self, session_id: str, stream_id: str) -> int | None:
+        """The newest event's ``seq`` of the session's stream; ``None`` when it has none (or expired)."""
+        raise NotImplementedError
+
     def send(self, kind: str, session_id: str, body: dict[str, Any]) -> None:
         """Tell every process something about a session (an answer, a cancel, a notification, its end)."""
         raise NotImplementedError

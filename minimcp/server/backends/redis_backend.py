@@ -1,7 +1,7 @@
 """``RedisBackend``: the shared state of a multi-process deployment, on Redis (or Valkey) via redis-py.
 
 Everything is one of redis-py's own primitives: keys with a TTL (sessions, used requestStates), a
-list (the sealing key ring), ``HINCRBY`` (server-to-client request ids), Lua where a check and a
+list (the sealing key ring), streams (``XADD``/``XREAD``: the events of resumable SSE answers), ``HINCRBY`` (server-to-client request ids), Lua where a check and a
 change must be one step (making the key ring once, rotating it), and one pub/sub channel on which
 every process hears what concerns sessions (an answer, a cancel, a notification, an end) and the
 subscription events.
@@ -41,6 +41,10 @@ SUBSCRIBE_TIMEOUT = 5.0
 BACKOFF_FIRST, BACKOFF_CAP = 0.05, 2.0
 #: How many sealing keys the ring keeps: the sealing one and those that still open older states.
 KEY_RING = 3
+#: How many events one resumable stream keeps (as the in-process log does), and the longest one
+#: blocking read waits (below the client's 5 s socket timeout).
+MAX_EVENTS = 1024
+BLOCK_CAP = 4.0
 
 # Make the key ring once: whoever comes first pushes its keys, everyone reads the same ring.
 _MAKE_RING = "if redis.call('LLEN', KEYS[1]) == 0 then redis.call('RPUSH', KEYS[1], unpack(ARGV)) end " \
@@ -50,6 +54,14 @@ _ROTATE = "redis.call('LPUSH', KEYS[1], ARGV[1]) redis.call('LTRIM', KEYS[1], 0,
 
 def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
+
+
+def _event(entry_id: bytes | str, fields: dict[Any, Any]) -> tuple[int, dict[str, Any] | None, bool]:
+    """One stored event as ``(seq, message, final)``."""
+    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    raw = fields.get(b"m", fields.get("m", b""))
+    final = fields.get(b"f", fields.get("f", b"0"))
+    return int(text.split("-")[1]), json.loads(raw) if raw else None, final in (b"1", "1")
 
 
 class RedisBackend(Backend):
@@ -166,6 +178,36 @@ class RedisBackend(Backend):
     def next_request_id(self, session_id: str) -> int:
         with self._reaching():
             return int(self.client.hincrby(self._session_key(session_id), "ids", 1))
+
+    # --- resumable streams: one Redis stream per SSE answer, entry ids ``0-<seq>`` -------------
+    def _events_key(self, session_id: str, stream_id: str) -> str:
+        return f"{self.prefix}:ev:{session_id}:{stream_id}"
+
+    def append_event(self, session_id: str, stream_id: str, seq: int, message: dict[str, Any] | None,
+                     final: bool, ttl: float) -> None:
+        key = self._events_key(session_id, stream_id)
+        fields = {"m": "" if message is None else json.dumps(message, separators=(",", ":")), "f": int(final)}
+        with self._reaching():
+            pipe = self.client.pipeline(transaction=False)
+            pipe.xadd(key, fields, id=f"0-{seq}", maxlen=MAX_EVENTS, approximate=True)
+            pipe.pexpire(key, _ms(ttl))
+            pipe.execute()
+
+    def read_events(self, session_id: str, stream_id: str, after: int,
+                    timeout: float) -> list[tuple[int, dict[str, Any] | None, bool]]:
+        key = self._events_key(session_id, stream_id)
+        with self._reaching():
+            entries = self.client.xrange(key, min=f"(0-{after}", count=MAX_EVENTS)
+            if not entries and timeout > 0:
+                block = _ms(min(timeout, BLOCK_CAP))
+                found = self.client.xread({key: f"0-{after}"}, count=MAX_EVENTS, block=block)
+                entries = found[0][1] if found else []
+        return [_event(entry_id, fields) for entry_id, fields in entries]
+
+    def last_event(self, session_id: str, stream_id: str) -> int | None:
+        with self._reaching():
+            newest = self.client.xrevrange(self._events_key(session_id, stream_id), count=1)
+        return _event(*newest[0])[0] if newest else None
 
     # --- the channel --------------------------------------------------------------------------
     def send(self, kind: str, session_id: str, body: dict[str, Any]) -> None:

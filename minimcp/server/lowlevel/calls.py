@@ -438,6 +438,15 @@ class EventLog(Outbox):
         if not self.done:
             self._append(None, False)
 
+    def share(self) -> None:
+        """The answer became a stream a client may resume: make it readable where resumptions
+        arrive. Here, in this process only, where the log already is."""
+
+    def entries(self) -> list[LogEntry]:
+        """What the log holds now, oldest first."""
+        with self._cond:
+            return list(self._events)
+
     def read(self, after: int, timeout: float) -> LogEntry | None:
         """The first entry after sequence number ``after``; ``None`` if none arrives within ``timeout``."""
         with self._cond:

@@ -630,6 +630,15 @@ class SessionManager:
         for session_id in expired:
             self.remove(session_id)
 
+    def event_log(self, session: Connection, can_request: bool) -> EventLog:
+        """The log a resumable SSE answer of ``session`` is drained from."""
+        return EventLog(secrets.token_hex(8), can_request)
+
+    def remote_stream(self, session: Connection, stream_id: str) -> Any:
+        """A stream of ``session`` that another process sends (``SharedSessionManager``): none here,
+        where every stream is in this process."""
+        return None
+
     def save(self, session: Connection) -> None:
         """Keep what a request changed in ``session``: here the connection itself is the record
         (``SharedSessionManager`` stores it in a shared backend)."""

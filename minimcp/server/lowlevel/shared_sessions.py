@@ -26,11 +26,15 @@ from __future__ import annotations
 import functools
 import logging
 import secrets
+import threading
 import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from minimcp.jsonrpc import Message
 from minimcp.server.backends import BackendUnavailable
-from minimcp.server.lowlevel.sessions import Connection, SessionManager
+from minimcp.server.lowlevel.calls import EventLog, LogEntry
+from minimcp.server.lowlevel.sessions import STREAM_TTL, Connection, SessionManager
 from minimcp.server.lowlevel.shares import session_principal
 from minimcp.types import ClientCapabilities, Implementation
 
@@ -77,6 +81,75 @@ class _Elsewhere:
     def tell(self, kind: str, body: dict[str, Any]) -> None:
         assert self.session.id is not None
         self.backend.send(kind, self.session.id, {**body, "p": self.session.principal})
+
+
+class SharedEventLog(EventLog):
+    """An ``EventLog`` that, once its answer became a stream (``share``), also keeps every event in
+    the backend (for ``STREAM_TTL`` seconds), so a client resuming on another process reads it there.
+
+    ``_mirror_lock`` keeps appends and their copies in one order: the backend takes a stream's
+    events only in ascending order. A copy that fails is logged; the live stream and the call go on.
+    """
+
+    def __init__(self, stream_id: str, backend: Backend, session_id: str, can_request: bool = True) -> None:
+        super().__init__(stream_id, can_request)
+        self._backend = backend
+        self._session_id = session_id
+        self._mirror_lock = threading.Lock()
+        self._shared = False  # under _mirror_lock
+
+    def _mirror(self, seq: int, message: Message | None, final: bool) -> None:
+        try:
+            self._backend.append_event(self._session_id, self.stream_id, seq, message, final, STREAM_TTL)
+        except BackendUnavailable:
+            logger.warning("event %d of stream %s is resumable on this process only", seq, self.stream_id)
+
+    def _append(self, message: Message | None, final: bool) -> None:
+        with self._mirror_lock:
+            super()._append(message, final)
+            if self._shared:
+                self._mirror(self.last, message, final)
+
+    def share(self) -> None:
+        with self._mirror_lock:
+            if self._shared:
+                return
+            self._shared = True
+            for entry in self.entries():
+                self._mirror(entry.seq, entry.message, entry.final)
+
+
+class RemoteLog:
+    """A resumable stream another process sends, read from the backend: the reader side of an
+    ``EventLog`` (``read``, ``exhausted``, ``event_id``, ``last``), which the HTTP edge replays."""
+
+    def __init__(self, backend: Backend, session_id: str, stream_id: str, last: int) -> None:
+        self._backend = backend
+        self._session_id = session_id
+        self.stream_id = stream_id
+        self.last = last
+        self._final: int | None = None
+        self._ahead: deque[LogEntry] = deque()  # read from the backend, not yet handed out
+
+    def read(self, after: int, timeout: float) -> LogEntry | None:
+        while self._ahead and self._ahead[0].seq <= after:
+            self._ahead.popleft()
+        if not self._ahead:
+            for seq, message, final in self._backend.read_events(self._session_id, self.stream_id, after, timeout):
+                self._ahead.append(LogEntry(seq, message, final))
+                self.last = max(self.last, seq)
+                if final:
+                    self._final = seq
+        return self._ahead.popleft() if self._ahead else None
+
+    def exhausted(self, after: int) -> bool:
+        return self._final is not None and after >= self._final
+
+    def event_id(self, seq: int) -> str:
+        return f"{self.stream_id}:{seq}"
+
+    def abort(self) -> None:
+        """A resumed reader went away: the call runs on where it runs, and may be resumed again."""
 
 
 class SharedSessionManager(SessionManager):
@@ -142,6 +215,17 @@ class SharedSessionManager(SessionManager):
             return None
         session.last_seen = time.monotonic()
         return session
+
+    def event_log(self, session: Connection, can_request: bool) -> EventLog:
+        assert session.id is not None
+        return SharedEventLog(secrets.token_hex(8), self.backend, session.id, can_request)
+
+    def remote_stream(self, session: Connection, stream_id: str) -> RemoteLog | None:
+        """The stream ``stream_id`` of ``session`` as another process keeps sending it, or ``None``
+        when the backend has no such stream for this session (a session reads only its own)."""
+        assert session.id is not None
+        last = self.backend.last_event(session.id, stream_id)
+        return None if last is None else RemoteLog(self.backend, session.id, stream_id, last)
 
     def save(self, session: Connection) -> None:
         """Store what a request changed in the session's record and tell the other replicas."""
