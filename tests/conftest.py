@@ -197,7 +197,9 @@ def run_server_process(command: list[str]) -> Iterator[str]:
 class RedisServer:
     """A ``redis-server`` on a unix socket of its own: no TCP port (``--port 0``), so no port race.
 
-    ``url`` is what ``backend=`` takes; the server keeps nothing on disk, so a restart starts empty.
+    ``url`` is what ``backend=`` takes. It keeps its data in an append-only file of its directory,
+    so ``stop()`` then ``start()`` brings it back as it was (a restart), and ``start(fresh=True)``
+    empty (a server that lost its data).
     """
 
     def __init__(self, directory: Path) -> None:
@@ -205,12 +207,15 @@ class RedisServer:
         self.url = f"unix://{self.socket}"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
+    def start(self, fresh: bool = False) -> None:
         import redis
+        import shutil
 
+        if fresh:
+            shutil.rmtree(self.socket.parent / "appendonlydir", ignore_errors=True)
         self.process = subprocess.Popen(
             ["redis-server", "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700",
-             "--save", "", "--appendonly", "no", "--dir", str(self.socket.parent)],
+             "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.socket.parent)],
             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         client = redis.Redis(unix_socket_path=str(self.socket))
 

@@ -101,3 +101,45 @@ def test_modern_elicitation_under_gunicorn_with_four_workers_and_no_key(four_wor
         texts = [client.call_tool("confirm", {"door": f"d{n}"}).content[0].text for n in range(ROUNDS)]
         assert client.protocol_version == "2026-07-28"
     assert texts == [f"d{n}: accept True" for n in range(ROUNDS)]
+
+
+def test_a_worker_killed_mid_call_fails_the_call_clearly_and_the_session_lives_on(three: list[ServerProcess]) -> None:
+    import os
+    import signal
+
+    from minimcp import MCPError
+
+    told: list[str] = []
+
+    def on_log(params: Any) -> None:
+        told.append(str(params.data))
+        if str(params.data).startswith("pid "):
+            os.kill(int(str(params.data)[4:]), signal.SIGKILL)
+
+    client, _ = rotating_client(three, mode="legacy", logging_callback=on_log, read_timeout_seconds=120)
+    with client:
+        with pytest.raises(MCPError) as failed:
+            client.call_tool("hang", {"seconds": 100})
+        assert "stopped before it answered" in str(failed.value)
+        assert client.call_tool("pid", {}).structured_content["result"] > 0  # the session lives on
+    assert told and told[0].startswith("pid ")
+
+
+def test_redis_stopped_answers_503_and_restarted_serves_the_sessions_on(three: list[ServerProcess],
+                                                                        redis_server: RedisServer) -> None:
+    import requests
+    from conftest import BASE_HEADERS, LEGACY, request_message
+
+    client, _ = rotating_client(three, mode="legacy", elicitation_callback=accept, read_timeout_seconds=60)
+    with client:
+        assert client.call_tool("confirm", {"door": "before"}).content[0].text == "before: accept True"
+        session_id = client.session.transport.session_id
+        redis_server.stop()
+        for server in three:
+            down = requests.post(server.base + "/mcp", json=request_message("tools/list"), timeout=30, headers={
+                **BASE_HEADERS, "Mcp-Session-Id": session_id, "MCP-Protocol-Version": LEGACY})
+            assert down.status_code == 503 and down.headers["Retry-After"] == "1", down.text
+            assert down.json()["error"]["message"] == "The server's shared state is unreachable; retry shortly"
+        redis_server.start()
+        texts = [client.call_tool("confirm", {"door": f"after{n}"}).content[0].text for n in range(3)]
+    assert texts == [f"after{n}: accept True" for n in range(3)]

@@ -158,7 +158,7 @@ def test_a_modern_client_completes_elicitations_on_alternate_processes(redis_ser
     assert len(set(rotating.sent)) == 2
 
 
-def test_redis_stopped_answers_503_and_restarted_makes_the_keys_anew(redis_server: RedisServer) -> None:
+def test_redis_stopped_answers_503_and_restarted_empty_gets_the_keys_back(redis_server: RedisServer) -> None:
     with programs(2, redis_server.url) as (first, second):
         sealed = _first_round(first.base + "/mcp")["requestState"]
         redis_server.stop()
@@ -167,6 +167,6 @@ def test_redis_stopped_answers_503_and_restarted_makes_the_keys_anew(redis_serve
             "inputResponses": {"elicit:0": {"action": "accept", "content": {"ok": True}}}}, capabilities=ELICITING)
         assert down.status_code == 503 and down.headers["Retry-After"] == "1"
         assert down.json()["error"] == {"code": -32603, "message": "The server's shared state is unreachable; retry shortly"}
-        redis_server.start()
+        redis_server.start(fresh=True)  # the ring is gone: the first process to seal puts its own back
         state = _first_round(first.base + "/mcp")["requestState"]
         assert "result" in _second_round(second.base + "/mcp", state)

@@ -92,6 +92,7 @@ def test_a_cancel_posted_on_one_process_stops_the_call_running_on_another(a_b_c:
     session = Session(a)
     session.notify(a, "notifications/initialized")
     running = session.call(b, "hang", {"seconds": 60}, id="long")
+    assert running.next()["params"]["data"].startswith("pid ")  # the call runs on b
     session.notify(c, "notifications/cancelled", {"requestId": "long", "reason": "changed my mind"})
     ending = running.next(timeout=30)  # the body stops on the cancel, long before its 60 s
     assert ending is None or ending["result"]["content"][0]["text"] == "cancelled"

@@ -534,7 +534,7 @@ class MCPWSGIApp:
         if self._resumable(session) and self.event_store is not None:
             outbox = StoredEventLog(secrets.token_hex(8), self.event_store, can_request)
         elif self._resumable(session):
-            outbox = self.sessions.event_log(session, can_request)
+            outbox = self.sessions.event_log(session, can_request, message["id"])
         else:
             outbox = QueueOutbox(can_request)
         answer = self.dispatcher.handle_request(message, session, outbox, self._transport(environ, can_request))

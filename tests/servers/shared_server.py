@@ -46,6 +46,7 @@ def touch(uri: str, ctx: Context) -> str:
 @mcp.tool()
 def hang(seconds: float, ctx: Context) -> str:
     """A call that runs until cancelled (or ``seconds``): it outlives its process when the test kills it."""
+    ctx.info(f"pid {os.getpid()}")
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and not ctx.cancelled:
         time.sleep(0.05)

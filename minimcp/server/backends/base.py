@@ -96,8 +96,9 @@ class Backend(ABC):
         raise NotImplementedError
 
     def append_event(self, session_id: str, stream_id: str, seq: int, message: dict[str, Any] | None,
-                     final: bool, ttl: float) -> None:
-        """Keep event ``seq`` of one of the session's resumable streams for ``ttl`` seconds."""
+                     final: bool, origin: dict[str, Any], ttl: float) -> None:
+        """Keep event ``seq`` of one of the session's resumable streams for ``ttl`` seconds;
+        ``origin`` says which process sends it and for which request."""
         raise NotImplementedError
 
     def read_events(self, session_id: str, stream_id: str, after: int,
@@ -106,12 +107,33 @@ class Backend(ABC):
         ``timeout`` seconds for one when there is none yet (a stream still running elsewhere)."""
         raise NotImplementedError
 
-    def last_event(self, session_id: str, stream_id: str) -> int | None:
-        """The newest event's ``seq`` of the session's stream; ``None`` when it has none (or expired)."""
+    def last_event(self, session_id: str, stream_id: str) -> tuple[int, dict[str, Any]] | None:
+        """The newest event's ``seq`` of the session's stream and its ``origin``; ``None`` when the
+        session has no such stream (or it expired)."""
+        raise NotImplementedError
+
+    def process_id(self) -> str:
+        """This process's name in the deployment, kept alive by a heartbeat while it runs."""
+        raise NotImplementedError
+
+    def process_alive(self, process_id: str) -> bool:
+        """Whether the process ``process_id`` still beats (a killed one stops within seconds)."""
         raise NotImplementedError
 
     def send(self, kind: str, session_id: str, body: dict[str, Any]) -> None:
-        """Tell every process something about a session (an answer, a cancel, a notification, its end)."""
+        """Tell every process something about a session (an answer, a cancel, a notification, its end).
+
+        Only the processes listening now hear it. A listener that lost the channel a while hears
+        ``("resync", "", {})`` once it is back, and reads the answers it may have missed
+        (``kept_answers``)."""
+        raise NotImplementedError
+
+    def keep_answer(self, session_id: str, message: dict[str, Any], ttl: float) -> None:
+        """Keep a client's answer for ``ttl`` seconds, for a worker whose process missed its ``send``."""
+        raise NotImplementedError
+
+    def kept_answers(self, session_id: str, request_ids: list[Any]) -> list[dict[str, Any]]:
+        """The kept answers to these requests of the session (each handed out once)."""
         raise NotImplementedError
 
     def listen(self, listener: SessionListener) -> Callable[[], None]:

@@ -20,6 +20,7 @@ import logging
 import os
 import secrets
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -45,6 +46,9 @@ KEY_RING = 3
 #: blocking read waits (below the client's 5 s socket timeout).
 MAX_EVENTS = 1024
 BLOCK_CAP = 4.0
+#: A process is alive while its heartbeat key is: renewed every ``HEARTBEAT_EVERY`` seconds by the
+#: relay, gone ``HEARTBEAT_TTL`` seconds after the process stopped beating (killed, or hung).
+HEARTBEAT_EVERY, HEARTBEAT_TTL = 2.0, 6.0
 
 # Make the key ring once: whoever comes first pushes its keys, everyone reads the same ring.
 _MAKE_RING = "if redis.call('LLEN', KEYS[1]) == 0 then redis.call('RPUSH', KEYS[1], unpack(ARGV)) end " \
@@ -56,12 +60,13 @@ def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
 
 
-def _event(entry_id: bytes | str, fields: dict[Any, Any]) -> tuple[int, dict[str, Any] | None, bool]:
-    """One stored event as ``(seq, message, final)``."""
+def _event(entry_id: bytes | str, fields: dict[Any, Any]) -> tuple[int, dict[str, Any] | None, bool, dict[str, Any]]:
+    """One stored event as ``(seq, message, final, origin)``."""
     text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-    raw = fields.get(b"m", fields.get("m", b""))
-    final = fields.get(b"f", fields.get("f", b"0"))
-    return int(text.split("-")[1]), json.loads(raw) if raw else None, final in (b"1", "1")
+    raw = fields.get(b"m", b"")
+    origin = fields.get(b"o", b"")
+    return (int(text.split("-")[1]), json.loads(raw) if raw else None, fields.get(b"f") == b"1",
+            json.loads(origin) if origin else {})
 
 
 class RedisBackend(Backend):
@@ -87,12 +92,13 @@ class RedisBackend(Backend):
         self._channel = f"{prefix}:bus"
         self._make_ring = client.register_script(_MAKE_RING)
         self._rotate = client.register_script(_ROTATE)
-        # _lock guards _relay, _session_listeners and _event_listeners.
+        # _lock guards _relay, _session_listeners, _event_listeners, _bus and _process.
         self._lock = threading.Lock()
         self._relay: _Relay | None = None
         self._session_listeners: dict[object, SessionListener] = {}
         self._event_listeners: dict[object, Callable[[ServerEvent], None]] = {}
         self._bus: RedisSubscriptionBus | None = None
+        self._process: tuple[int | None, str] = (None, "")  # (pid, name), under _lock
 
     def __repr__(self) -> str:
         return f"RedisBackend({self._where()!r}, prefix={self.prefix!r})"
@@ -184,9 +190,10 @@ class RedisBackend(Backend):
         return f"{self.prefix}:ev:{session_id}:{stream_id}"
 
     def append_event(self, session_id: str, stream_id: str, seq: int, message: dict[str, Any] | None,
-                     final: bool, ttl: float) -> None:
+                     final: bool, origin: dict[str, Any], ttl: float) -> None:
         key = self._events_key(session_id, stream_id)
-        fields = {"m": "" if message is None else json.dumps(message, separators=(",", ":")), "f": int(final)}
+        fields = {"m": "" if message is None else json.dumps(message, separators=(",", ":")), "f": int(final),
+                  "o": json.dumps(origin, separators=(",", ":"))}
         with self._reaching():
             pipe = self.client.pipeline(transaction=False)
             pipe.xadd(key, fields, id=f"0-{seq}", maxlen=MAX_EVENTS, approximate=True)
@@ -202,18 +209,53 @@ class RedisBackend(Backend):
                 block = _ms(min(timeout, BLOCK_CAP))
                 found = self.client.xread({key: f"0-{after}"}, count=MAX_EVENTS, block=block)
                 entries = found[0][1] if found else []
-        return [_event(entry_id, fields) for entry_id, fields in entries]
+        return [(seq, message, final) for seq, message, final, _ in (_event(*entry) for entry in entries)]
 
-    def last_event(self, session_id: str, stream_id: str) -> int | None:
+    def last_event(self, session_id: str, stream_id: str) -> tuple[int, dict[str, Any]] | None:
         with self._reaching():
             newest = self.client.xrevrange(self._events_key(session_id, stream_id), count=1)
-        return _event(*newest[0])[0] if newest else None
+        if not newest:
+            return None
+        seq, _, _, origin = _event(*newest[0])
+        return seq, origin
+
+    def process_id(self) -> str:
+        with self._lock:
+            if self._process[0] != os.getpid():  # a forked worker is a process of its own
+                self._process = (os.getpid(), secrets.token_hex(8))
+            return self._process[1]
+
+    def process_alive(self, process_id: str) -> bool:
+        with self._reaching():
+            return bool(self.client.exists(f"{self.prefix}:alive:{process_id}"))
+
+    def _beat(self) -> None:
+        """The relay's heartbeat: this process is alive for ``HEARTBEAT_TTL`` more seconds."""
+        self.client.set(f"{self.prefix}:alive:{self.process_id()}", 1, px=_ms(HEARTBEAT_TTL))
 
     # --- the channel --------------------------------------------------------------------------
     def send(self, kind: str, session_id: str, body: dict[str, Any]) -> None:
         with self._reaching():
             self.client.publish(self._channel, json.dumps({"k": kind, "s": session_id, "b": body},
                                                           separators=(",", ":")))
+
+    def _answer_key(self, session_id: str, request_id: Any) -> str:
+        return f"{self.prefix}:ans:{session_id}:{json.dumps(request_id)}"
+
+    def keep_answer(self, session_id: str, message: dict[str, Any], ttl: float) -> None:
+        with self._reaching():
+            self.client.set(self._answer_key(session_id, message.get("id")), json.dumps(message), px=_ms(ttl))
+
+    def kept_answers(self, session_id: str, request_ids: list[Any]) -> list[dict[str, Any]]:
+        if not request_ids:
+            return []
+        keys = [self._answer_key(session_id, request_id) for request_id in request_ids]
+        with self._reaching():
+            pipe = self.client.pipeline(transaction=True)
+            pipe.mget(keys)
+            pipe.delete(*keys)
+            found, _ = pipe.execute()
+        return [json.loads(raw) for raw in found if raw is not None]
 
     def listen(self, listener: SessionListener) -> Callable[[], None]:
         return self._add(self._session_listeners, listener)
@@ -301,10 +343,16 @@ class _Relay(threading.Thread):
             pubsub = self.backend.client.pubsub(ignore_subscribe_messages=True)
             try:
                 pubsub.subscribe(self.backend._channel)
+                if self.subscribed.is_set():  # back after a loss: what was sent meanwhile is missed
+                    self.backend._deliver(json.dumps({"k": "resync", "s": "", "b": {}}).encode())
                 self.subscribed.set()
                 delay = BACKOFF_FIRST
+                beaten = 0.0
                 while not self._stopping.is_set():
-                    message = pubsub.get_message(timeout=1.0)
+                    if time.monotonic() - beaten >= HEARTBEAT_EVERY:
+                        self.backend._beat()
+                        beaten = time.monotonic()
+                    message = pubsub.get_message(timeout=min(1.0, HEARTBEAT_EVERY))
                     if message is not None and message.get("type") == "message":
                         self.backend._deliver(message["data"])
             except (RedisError, OSError) as down:

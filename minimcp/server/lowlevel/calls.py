@@ -240,6 +240,11 @@ class PendingRequests:
             waiter.resolve(message)
         return True
 
+    def ids(self) -> list[RequestId]:
+        """The ids of the requests still awaiting answers."""
+        with self._lock:
+            return list(self._waiting)
+
     def drop(self, request_id: RequestId) -> None:
         with self._lock:
             self._waiting.pop(request_id, None)

@@ -71,8 +71,9 @@ _RESULT_FOR: dict[str, type[BaseModel]] = {
 class Elsewhere(Protocol):
     """A session's way to the other processes that serve it (``lowlevel/shared_sessions.py``)."""
 
-    def tell(self, kind: str, body: dict[str, Any]) -> None:
-        """Send ``body`` to every process; the one holding what ``kind`` is for takes it."""
+    def tell(self, kind: str, body: dict[str, Any], keep: bool = False) -> None:
+        """Send ``body`` to every process; the one holding what ``kind`` is for takes it. ``keep``:
+        also keep it for a process that missed it (an answer its worker must not lose)."""
 
 
 def _valid(model: type[BaseModel], raw: Any) -> Any:
@@ -346,7 +347,7 @@ class Connection:
             return True
         if self.elsewhere is None:
             return False
-        self.elsewhere.tell("answer", {"m": message})
+        self.elsewhere.tell("answer", {"m": message}, keep=True)
         return True
 
     def cancel(self, request_id: RequestId) -> None:
@@ -630,8 +631,8 @@ class SessionManager:
         for session_id in expired:
             self.remove(session_id)
 
-    def event_log(self, session: Connection, can_request: bool) -> EventLog:
-        """The log a resumable SSE answer of ``session`` is drained from."""
+    def event_log(self, session: Connection, can_request: bool, request_id: RequestId) -> EventLog:
+        """The log a resumable SSE answer (to ``request_id``) of ``session`` is drained from."""
         return EventLog(secrets.token_hex(8), can_request)
 
     def remote_stream(self, session: Connection, stream_id: str) -> Any:

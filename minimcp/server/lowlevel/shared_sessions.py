@@ -31,18 +31,22 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from minimcp import jsonrpc
 from minimcp.jsonrpc import Message
 from minimcp.server.backends import BackendUnavailable
 from minimcp.server.lowlevel.calls import EventLog, LogEntry
 from minimcp.server.lowlevel.sessions import STREAM_TTL, Connection, SessionManager
 from minimcp.server.lowlevel.shares import session_principal
-from minimcp.types import ClientCapabilities, Implementation
+from minimcp.types import INTERNAL_ERROR, ClientCapabilities, Implementation, RequestId
 
 if TYPE_CHECKING:
     from minimcp.server.backends import Backend
     from minimcp.server.lowlevel.dispatch import Dispatcher
 
 logger = logging.getLogger("minimcp.server.session")
+
+#: How long an answer is kept for a worker whose process lost the channel when it was sent.
+KEEP_ANSWERS = 120.0
 
 
 def record_of(session: Connection) -> dict[str, Any]:
@@ -78,8 +82,10 @@ class _Elsewhere:
         self.backend = backend
         self.session = session
 
-    def tell(self, kind: str, body: dict[str, Any]) -> None:
+    def tell(self, kind: str, body: dict[str, Any], keep: bool = False) -> None:
         assert self.session.id is not None
+        if keep:
+            self.backend.keep_answer(self.session.id, body["m"], KEEP_ANSWERS)
         self.backend.send(kind, self.session.id, {**body, "p": self.session.principal})
 
 
@@ -91,16 +97,19 @@ class SharedEventLog(EventLog):
     events only in ascending order. A copy that fails is logged; the live stream and the call go on.
     """
 
-    def __init__(self, stream_id: str, backend: Backend, session_id: str, can_request: bool = True) -> None:
+    def __init__(self, stream_id: str, backend: Backend, session_id: str, request_id: RequestId,
+                 can_request: bool = True) -> None:
         super().__init__(stream_id, can_request)
         self._backend = backend
         self._session_id = session_id
+        self._origin = {"proc": backend.process_id(), "req": request_id}
         self._mirror_lock = threading.Lock()
         self._shared = False  # under _mirror_lock
 
     def _mirror(self, seq: int, message: Message | None, final: bool) -> None:
         try:
-            self._backend.append_event(self._session_id, self.stream_id, seq, message, final, STREAM_TTL)
+            self._backend.append_event(self._session_id, self.stream_id, seq, message, final, self._origin,
+                                       STREAM_TTL)
         except BackendUnavailable:
             logger.warning("event %d of stream %s is resumable on this process only", seq, self.stream_id)
 
@@ -121,26 +130,40 @@ class SharedEventLog(EventLog):
 
 class RemoteLog:
     """A resumable stream another process sends, read from the backend: the reader side of an
-    ``EventLog`` (``read``, ``exhausted``, ``event_id``, ``last``), which the HTTP edge replays."""
+    ``EventLog`` (``read``, ``exhausted``, ``event_id``, ``last``), which the HTTP edge replays.
 
-    def __init__(self, backend: Backend, session_id: str, stream_id: str, last: int) -> None:
+    While the stream is silent the sending process's heartbeat is checked; once it stopped (killed
+    mid-call) the stream ends with an error for the request, so the client's call fails within
+    seconds instead of waiting for an answer that will not come.
+    """
+
+    def __init__(self, backend: Backend, session_id: str, stream_id: str, last: int, origin: dict[str, Any]) -> None:
         self._backend = backend
         self._session_id = session_id
         self.stream_id = stream_id
         self.last = last
+        self._origin = origin
         self._final: int | None = None
         self._ahead: deque[LogEntry] = deque()  # read from the backend, not yet handed out
 
     def read(self, after: int, timeout: float) -> LogEntry | None:
         while self._ahead and self._ahead[0].seq <= after:
             self._ahead.popleft()
-        if not self._ahead:
+        if not self._ahead and self._final is None:
             for seq, message, final in self._backend.read_events(self._session_id, self.stream_id, after, timeout):
-                self._ahead.append(LogEntry(seq, message, final))
-                self.last = max(self.last, seq)
-                if final:
-                    self._final = seq
+                self._note(LogEntry(seq, message, final))
+            if not self._ahead and not self._backend.process_alive(str(self._origin.get("proc"))):
+                self._note(LogEntry(max(after, self.last) + 1, jsonrpc.error(
+                    self._origin.get("req"), INTERNAL_ERROR,
+                    "The server process running this request stopped before it answered; its outcome is unknown"),
+                    True))
         return self._ahead.popleft() if self._ahead else None
+
+    def _note(self, entry: LogEntry) -> None:
+        self._ahead.append(entry)
+        self.last = max(self.last, entry.seq)
+        if entry.final:
+            self._final = entry.seq
 
     def exhausted(self, after: int) -> bool:
         return self._final is not None and after >= self._final
@@ -216,16 +239,16 @@ class SharedSessionManager(SessionManager):
         session.last_seen = time.monotonic()
         return session
 
-    def event_log(self, session: Connection, can_request: bool) -> EventLog:
+    def event_log(self, session: Connection, can_request: bool, request_id: RequestId) -> EventLog:
         assert session.id is not None
-        return SharedEventLog(secrets.token_hex(8), self.backend, session.id, can_request)
+        return SharedEventLog(secrets.token_hex(8), self.backend, session.id, request_id, can_request)
 
     def remote_stream(self, session: Connection, stream_id: str) -> RemoteLog | None:
         """The stream ``stream_id`` of ``session`` as another process keeps sending it, or ``None``
         when the backend has no such stream for this session (a session reads only its own)."""
         assert session.id is not None
         last = self.backend.last_event(session.id, stream_id)
-        return None if last is None else RemoteLog(self.backend, session.id, stream_id, last)
+        return None if last is None else RemoteLog(self.backend, session.id, stream_id, *last)
 
     def save(self, session: Connection) -> None:
         """Store what a request changed in the session's record and tell the other replicas."""
@@ -275,8 +298,16 @@ class SharedSessionManager(SessionManager):
             elif session.open_here:
                 if not self.backend.session_alive(session_id):
                     self._forget(session_id)
+                    continue
+                self._collect(session_id, session)  # an answer the channel lost while it reconnected
             elif now - session.last_seen > self.idle_timeout:
                 self._forget(session_id)
+
+    def _collect(self, session_id: str, session: Connection) -> None:
+        """Hand the answers kept for this replica's waiting questions to their workers."""
+        waiting = session.pending.ids()
+        for answer in self.backend.kept_answers(session_id, waiting) if waiting else ():
+            session.pending.answer(answer)
 
     def close(self) -> None:
         """This process stops serving: its replicas close, the sessions live on in the other processes."""
@@ -289,6 +320,9 @@ class SharedSessionManager(SessionManager):
     # --- what the other processes tell ----------------------------------------------------------
     def _heard(self, kind: str, session_id: str, body: dict[str, Any]) -> None:
         """One message of the backend's channel (on its relay thread): what this process holds takes it."""
+        if kind == "resync":
+            self._resync()
+            return
         with self._lock:
             session = self._sessions.get(session_id)
         if session is None:
@@ -300,7 +334,8 @@ class SharedSessionManager(SessionManager):
             logger.warning("ignored a %s for session %s sent under another principal", kind, session_id)
             return
         if kind == "answer" and isinstance(body.get("m"), dict):
-            session.pending.answer(body["m"])
+            if session.pending.answer(body["m"]):
+                self.backend.kept_answers(session_id, [body["m"].get("id")])  # taken: no longer kept
         elif kind == "cancel" and body.get("id") is not None:
             outbox = session.channel(body["id"])
             if outbox is not None:
@@ -311,6 +346,16 @@ class SharedSessionManager(SessionManager):
                 outbox.send(body["m"])
         elif kind == "changed":
             self._reread(session_id, session)
+
+    def _resync(self) -> None:
+        """The channel is back after a loss: collect the answers kept for the questions waiting here."""
+        with self._lock:
+            replicas = list(self._sessions.items())
+        for session_id, session in replicas:
+            try:
+                self._collect(session_id, session)
+            except BackendUnavailable:
+                logger.warning("could not collect the answers kept for session %s", session_id)
 
     def _reread(self, session_id: str, session: Connection) -> None:
         """Bring a replica up to date after another process changed the record: a resource update
