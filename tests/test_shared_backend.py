@@ -170,3 +170,45 @@ def test_redis_stopped_answers_503_and_restarted_empty_gets_the_keys_back(redis_
         redis_server.start(fresh=True)  # the ring is gone: the first process to seal puts its own back
         state = _first_round(first.base + "/mcp")["requestState"]
         assert "result" in _second_round(second.base + "/mcp", state)
+
+
+def _session_keys(redis_server: RedisServer) -> list[bytes]:
+    import redis
+
+    client = redis.Redis(unix_socket_path=str(redis_server.socket))
+    try:
+        return list(client.scan_iter("minimcp:s:*"))
+    finally:
+        client.close()
+
+
+def test_flask_keeps_its_legacy_sessions_in_the_configured_backend(redis_server: RedisServer,
+                                                                     serve_wsgi: Callable[[Any], str]) -> None:
+    from flask import Flask
+
+    from minimcp.flask import MCP
+
+    app = Flask(__name__)
+    app.config["MINIMCP_BACKEND"] = redis_server.url
+    mcp = MCP(app, "site", login_required=False)
+
+    @mcp.tool()
+    def hello() -> str:
+        return "hi"
+
+    with Client(serve_wsgi(app) + "/mcp", mode="legacy") as client:
+        assert client.call_tool("hello", {}).content[0].text == "hi"
+        assert len(_session_keys(redis_server)) == 1
+    mcp.close()
+
+
+def test_django_reads_the_backend_from_its_minimcp_settings(redis_server: RedisServer, tmp_path: Any) -> None:
+    from host_support import start_site, stop_site
+
+    site = start_site(tmp_path, NOTES_BACKEND=redis_server.url)
+    try:
+        with site.client("alice", "legacy") as client:
+            assert client.call_tool("my_notes", {}).is_error is False
+            assert len(_session_keys(redis_server)) == 1
+    finally:
+        stop_site(site)
