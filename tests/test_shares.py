@@ -8,15 +8,27 @@ would fail the request's own timeout."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import pytest
+import requests
 
-from conftest import legacy_handshake, modern_rpc
+from conftest import (
+    BASE_HEADERS,
+    TIMEOUT,
+    legacy_handshake,
+    modern_headers,
+    modern_params,
+    modern_rpc,
+    request_message,
+    wait_for,
+)
 from minimcp.server import MCPServer
+from minimcp.server.tasks import InMemoryTaskStore
 from test_legacy_faults import asking_server, open_call, rest_of_stream
 
 WAIT = 20.0
@@ -183,3 +195,80 @@ def test_one_callers_long_tasks_hold_only_its_share_of_task_workers(serve_wsgi: 
 def test_the_default_task_worker_share_is_a_quarter_of_the_task_workers() -> None:
     assert MCPServer("shares").tasks.worker_shares.limit == 4
     assert MCPServer("shares", max_task_workers=40).tasks.worker_shares.limit == 10
+
+
+# --- stored tasks ------------------------------------------------------------------------------------------
+def test_quick_tasks_count_against_their_callers_share_until_they_expire(serve_wsgi: Callable[[Any], str]) -> None:
+    mcp, _, _ = tasks_server(task_store=InMemoryTaskStore(max_tasks=10, max_tasks_per_owner=3))
+    app = mcp.wsgi_app()
+    url = serve_wsgi(as_users(app)) + app.path
+    done = [start_task(url, "alice", "one_line", {"text": str(n)})["result"]["taskId"] for n in range(3)]
+    assert [settled(url, "alice", task_id)["status"] for task_id in done] == ["completed"] * 3
+    refused = start_task(url, "alice", "one_line", {"text": "fourth"})
+    assert refused["error"] == {"code": -32603, "message": "Too many tasks kept for this caller (limit 3; finished "
+                                                           "ones count until they expire); try again when some have "
+                                                           "expired"}
+    bobs = start_task(url, "bob", "one_line", {"text": "bob's"})["result"]["taskId"]
+    assert settled(url, "bob", bobs)["result"]["content"][0]["text"] == "bob's"
+    app.close()
+
+
+def test_an_anonymous_callers_task_belongs_to_its_legacy_session(serve_http: Callable[..., str]) -> None:
+    mcp, _, _ = tasks_server()
+    url = serve_http(mcp)
+    owner, stranger = legacy_handshake(url, capabilities=TASKS), legacy_handshake(url, capabilities=TASKS)
+    task_id = owner.call_tool("one_line", {"text": "mine"})["taskId"]
+    assert stranger.rpc("tasks/get", {"taskId": task_id})["error"] == {
+        "code": -32602, "message": "Failed to retrieve task: Task not found"}
+    assert owner.rpc("tasks/get", {"taskId": task_id})["result"]["taskId"] == task_id
+
+
+# --- listens -----------------------------------------------------------------------------------------------
+class Listening:
+    """One ``subscriptions/listen`` POSTed as ``who``, its stream kept open and read line by line."""
+
+    def __init__(self, url: str, who: str) -> None:
+        params = {"notifications": {"toolsListChanged": True}}
+        message = request_message("subscriptions/listen", modern_params(params))
+        self.response = requests.post(url, data=json.dumps(message), stream=True, timeout=TIMEOUT,
+                                      headers={**BASE_HEADERS, **modern_headers("subscriptions/listen"), **user(who)})
+        self._lines = self.response.iter_lines()  # one iterator for the stream's life: dropping one ends it
+
+    def first(self) -> dict[str, Any]:
+        """The answer's first message: a JSON body (a refusal), or the stream's first event."""
+        if self.response.headers.get("Content-Type", "").startswith("application/json"):
+            return self.response.json()  # type: ignore[no-any-return]
+        for line in self._lines:
+            if line.startswith(b"data:") and line[5:].strip():
+                return json.loads(line[5:])  # type: ignore[no-any-return]
+        raise AssertionError("the stream ended without an event")
+
+    def close(self) -> None:
+        self.response.close()
+
+
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+
+
+def test_a_caller_at_its_share_of_listens_is_refused_while_another_listens(serve_wsgi: Callable[[Any], str]) -> None:
+    mcp: MCPServer[Any] = MCPServer("listen-shares", max_listens_per_principal=2)
+    app = mcp.wsgi_app(keepalive_interval=0.05)
+    url = serve_wsgi(as_users(app)) + app.path
+    held = [Listening(url, "alice") for _ in range(2)]
+    assert [stream.first()["method"] for stream in held] == [ACKNOWLEDGED] * 2
+    refused = Listening(url, "alice").first()
+    assert refused["error"] == {"code": -32603, "message": "Too many open subscriptions for this caller (limit 2); "
+                                                           "close one first"}
+    bobs = Listening(url, "bob")
+    assert bobs.first()["method"] == ACKNOWLEDGED
+    held.pop().close()  # the server sees the stream end at its next keepalive and frees the place
+    assert wait_for(lambda: mcp.dispatcher.listens.shares.held("user:alice") == 1, WAIT)
+    again = Listening(url, "alice")
+    assert again.first()["method"] == ACKNOWLEDGED
+    for stream in (*held, bobs, again):
+        stream.close()
+    app.close()
+
+
+def test_the_default_listen_share_is_a_sixteenth_of_the_servers_bound() -> None:
+    assert MCPServer("shares").dispatcher.listens.shares.limit == 64

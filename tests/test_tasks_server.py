@@ -396,8 +396,8 @@ def test_one_principal_cannot_see_or_touch_anothers_task(serve_wsgi: Callable[[A
     app.close()
 
 
-def test_the_live_task_cap_is_per_principal(serve_wsgi: Callable[[Any], str]) -> None:
-    mcp, seen = build(task_store=InMemoryTaskStore(max_live_per_owner=2))
+def test_the_stored_task_cap_is_per_principal_and_finished_tasks_count(serve_wsgi: Callable[[Any], str]) -> None:
+    mcp, seen = build(task_store=InMemoryTaskStore(max_tasks_per_owner=2))
     app = mcp.wsgi_app()
     url = serve_wsgi(_as_user(app)) + app.path
 
@@ -407,10 +407,11 @@ def test_the_live_task_cap_is_per_principal(serve_wsgi: Callable[[Any], str]) ->
 
     first, second = created(start("alice")), created(start("alice"))
     refused = start("alice")["error"]
-    assert "Too many unfinished tasks" in refused["message"]
+    assert refused == {"code": -32603, "message": "Too many tasks kept for this caller (limit 2; finished ones "
+                                                  "count until they expire); try again when some have expired"}
     assert created(start("bob"))
     modern_rpc(url, "tasks/cancel", {"taskId": first}, capabilities=TASKS, headers={"X-Test-User": "alice"})
-    assert created(start("alice")), "a finished task frees its place"
+    assert start("alice")["error"] == refused, "a finished task keeps its place until it expires"
     seen["release"].set()
     poll_headers = {"X-Test-User": "alice"}
     assert modern_rpc(url, "tasks/get", {"taskId": second}, capabilities=TASKS, headers=poll_headers)["result"]

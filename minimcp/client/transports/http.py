@@ -1,14 +1,16 @@
-"""Streamable HTTP (both eras) over a ``requests.Session``: POSTs answered with JSON or SSE, the
-legacy ``Mcp-Session-Id``, SSE resumption (``retry:`` and ``Last-Event-ID``) and the standalone GET
-stream read on a thread of its own."""
+"""Streamable HTTP (both eras) over a ``requests.Session`` or pooled ``http.client`` connections:
+POSTs answered with JSON or SSE, the legacy ``Mcp-Session-Id``, SSE resumption (``retry:`` and
+``Last-Event-ID``) and the standalone GET stream read on a thread of its own."""
 
 from __future__ import annotations
 
+import http.client
+import http.cookiejar
 import logging
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Mapping
 from typing import Any
 
 import requests
@@ -26,11 +28,16 @@ from minimcp.client.transports.base import (
     timed_out,
     unreachable,
 )
+from minimcp.client.transports.direct import DirectSession, direct_allowed
+from minimcp.client.transports.responses import DRAIN_LIMIT, STREAM_ERRORS, chunks, finish, interrupt
 from minimcp.client.transports.sse import SSEEvent, SSEParser
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.types import INTERNAL_ERROR
 
 logger = logging.getLogger("minimcp.client")
+
+#: What ``cookies=`` takes: name -> value, or a cookie jar (``requests``' or the standard library's).
+Cookies = Mapping[str, str] | http.cookiejar.CookieJar
 
 #: How long a standalone GET may take to answer with its headers before we go on without it.
 STANDALONE_OPEN_TIMEOUT = 10.0
@@ -54,60 +61,36 @@ def _is_answer_to(message: Any, request_id: Any) -> bool:
     return isinstance(message, dict) and "method" not in message and message.get("id") == request_id
 
 
-def _chunks(response: requests.Response) -> Iterator[bytes]:
-    """The body as it arrives; ``read1`` returns whatever one network read produced, never waiting
-    to fill a buffer, so an event is seen the moment its bytes land."""
-    read1 = getattr(response.raw, "read1", None)
-    if read1 is None:  # urllib3 < 2 has no read1; chunked bodies still arrive chunk by chunk
-        yield from response.iter_content(chunk_size=None)
-        return
-    while True:
-        chunk = read1(65536)
-        if not chunk:
-            return
-        yield chunk
+#: How long a request's stream may take to end after our answer before its connection is dropped
+#: instead of reused. A server ends the stream right after the answer (usually in the same write),
+#: so this is only a bound for one that does not.
+STREAM_END_GRACE = 0.05
 
 
-def _interrupt(response: requests.Response) -> None:
-    """Wake the thread blocked reading ``response``; that thread closes it.
+def _read_stream_end(response: requests.Response) -> None:
+    """Read a request stream's end after our answer, so its connection goes back to the pool.
 
-    Closing from here instead would wait for the reader to release the buffered stream's lock,
-    i.e. for the server's next byte. urllib3 >= 2.3 can shut the socket down for reading;
-    older versions leave the reader to its read timeout.
+    Closing a stream with unread bytes closes its connection, and the next request would pay a
+    new one; waiting for an end that never comes would hold the caller, hence the short bound
+    (the socket's own timeout, for these reads only: the pool sets it again on the next request).
     """
+    sock = getattr(getattr(response.raw, "connection", None), "sock", None)
+    if sock is None:
+        return
     try:
-        response.raw.shutdown()
-    except (AttributeError, ValueError, RuntimeError, OSError):
-        logger.debug("Cannot interrupt a streaming response", exc_info=True)
-
-
-_STREAM_ERRORS = (
-    requests.exceptions.RequestException,
-    urllib3.exceptions.HTTPError,
-    OSError,
-)
-
-
-#: The largest unread body ``_finish`` still reads to keep its connection (a 202's or 405's is tiny).
-_DRAIN_LIMIT = 64 * 1024
-
-
-def _finish(response: requests.Response) -> None:
-    """Close a response we do not read, reading a short body to its end first: closing a response
-    with unread bytes closes its connection, and the next request pays a new one. Only a body whose
-    ``Content-Length`` says it is short is read (a stream or an open-ended body may never end)."""
-    try:
-        length = response.headers.get("content-length", "")
-        if length.isdigit() and int(length) <= _DRAIN_LIMIT:
-            response.content  # reading it is the point: it returns the connection to the pool
-    except _STREAM_ERRORS:
-        logger.debug("Could not read the rest of a response", exc_info=True)
-    finally:
-        response.close()
+        sock.settimeout(STREAM_END_GRACE)
+        seen = 0
+        for chunk in chunks(response):
+            seen += len(chunk)
+            if seen > DRAIN_LIMIT:
+                return
+    except (*STREAM_ERRORS, ValueError):
+        logger.debug("A request stream did not end after its answer; its connection is dropped", exc_info=True)
 
 
 class HttpTransport(StreamPairContext):
-    """Streamable HTTP (both eras) over a ``requests.Session``.
+    """Streamable HTTP (both eras) over a ``requests.Session``, or over ``http.client`` when the
+    transport makes its own (``minimcp.client.transports.direct``: no session given, no ``auth``).
 
     Each request is one POST whose answer is either a JSON body or an SSE stream read on the
     calling thread. A stream that ends before our response, after the server gave it an event
@@ -121,16 +104,37 @@ class HttpTransport(StreamPairContext):
         terminate_on_close: bool = True,
         auth: requests.auth.AuthBase | None = None,
         max_sse_event_size: int | None = DEFAULT_MAX_SSE_EVENT_SIZE,
+        *,
+        headers: Headers | None = None,
+        cookies: Cookies | None = None,
+        timeout: tuple[float, float] = DEFAULT_TIMEOUT,
     ) -> None:
         if max_sse_event_size is not None and max_sse_event_size <= 0:
             raise ValueError("max_sse_event_size must be positive or None")
+        if http_client is not None and cookies is not None:
+            raise TypeError("cookies= fills the session the transport makes; put them on your http_client instead")
         self.url = url
         self.max_sse_event_size = max_sse_event_size
         self.terminate_on_close = terminate_on_close
         self.auth = auth
+        #: Sent with every request, beneath the protocol's own headers.
+        self.extra_headers = dict(headers or {})
         self._owns_client = http_client is None
-        self._http = http_client or http_session()
-        self._timeout = DEFAULT_TIMEOUT
+        if http_client is not None:
+            self._http: requests.Session | DirectSession = http_client
+        elif auth is None and cookies is None and direct_allowed(url):
+            self._http = DirectSession()
+        else:
+            self._http = http_session()
+            if cookies is not None:
+                self._http.cookies.update(cookies)
+        # Set when the server forgot our session (404) and no new one was made since: the session
+        # starts over once (a fresh initialize); until that succeeds every other request fails at
+        # once with SessionExpired, instead of going out without the header and earning a 400
+        # ("Missing Mcp-Session-Id header") per call.
+        self._expired = False
+        #: (connect, read) seconds for a request with no timeout of its own.
+        self._timeout = timeout
         self._handler: Handler | None = None
         self.session_id: str | None = None
         self._listener: threading.Thread | None = None
@@ -151,7 +155,7 @@ class HttpTransport(StreamPairContext):
     # -- plumbing
 
     def _headers(self, extra: Headers | None, accept: str) -> dict[str, str]:
-        headers = {"Accept": accept}
+        headers = {**self.extra_headers, "Accept": accept}
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         if extra:
@@ -186,14 +190,19 @@ class HttpTransport(StreamPairContext):
 
     def request(self, message: Message, *, headers: Headers | None = None, timeout: float | None = None) -> Message:
         method = message["method"]
+        if self._expired and method != "initialize":
+            raise SessionExpired(restartable=False)
         deadline = None if timeout is None else time.monotonic() + timeout
         response = self._post(message, headers, timeout)
         if response.status_code == 404 and self.session_id is not None and method != "initialize":
-            _finish(response)
+            finish(response)
             self.session_id = None
+            self._expired = True
             raise SessionExpired()
-        if message["method"] == "initialize" and response.ok and "mcp-session-id" in response.headers:
-            self.session_id = response.headers["mcp-session-id"]
+        if method == "initialize" and response.ok:
+            self._expired = False
+            if "mcp-session-id" in response.headers:
+                self.session_id = response.headers["mcp-session-id"]
         content_type = response.headers.get("content-type", "")
         if not response.ok or not content_type.startswith("text/event-stream"):
             return self._single(response, method)
@@ -247,7 +256,7 @@ class HttpTransport(StreamPairContext):
                 'shared backend (backend="redis://host:6379/0") so that any process takes any request'))
             stream = self._streams.get(call)
         if stream is not None:
-            _interrupt(stream)
+            interrupt(stream)
 
     def _track(self, request_id: Any, response: requests.Response) -> None:
         """Note the stream ``request_id`` is read from, so that ``abandon`` can close it."""
@@ -265,14 +274,14 @@ class HttpTransport(StreamPairContext):
             if response is not None:
                 self._abandoned.add(request_id)
         if response is not None:
-            _interrupt(response)
+            interrupt(response)
         return True
 
     def _single(self, response: requests.Response, method: str) -> Message:
         """A JSON body, or an HTTP error that may still carry a JSON-RPC error we can report."""
         try:
             body = response.content
-        except _STREAM_ERRORS:
+        except STREAM_ERRORS:
             raise jsonrpc.connection_closed() from None
         finally:
             response.close()
@@ -289,7 +298,7 @@ class HttpTransport(StreamPairContext):
     ) -> Message | None:
         """Read one SSE stream until our response; ``None`` when it ended (or broke) first."""
         try:
-            for chunk in _chunks(response):
+            for chunk in chunks(response):
                 for event in parser.feed(chunk):
                     try:
                         message = jsonrpc.decode(event.data)
@@ -297,6 +306,7 @@ class HttpTransport(StreamPairContext):
                         logger.warning("Ignoring an SSE event that is not JSON: %.200r", event.data)
                         continue
                     if _is_answer_to(message, request_id):
+                        _read_stream_end(response)
                         return message
                     if isinstance(message, dict) and "method" in message and self._handler is not None:
                         if "id" in message:
@@ -308,7 +318,7 @@ class HttpTransport(StreamPairContext):
                     raise timed_out(method)
         except (requests.exceptions.Timeout, urllib3.exceptions.ReadTimeoutError, socket.timeout):
             raise timed_out(method) from None
-        except _STREAM_ERRORS:
+        except STREAM_ERRORS:
             logger.debug("SSE stream for %s broke", method, exc_info=True)
         finally:
             response.close()
@@ -330,11 +340,13 @@ class HttpTransport(StreamPairContext):
         except requests.exceptions.RequestException:
             raise jsonrpc.connection_closed() from None
         if not response.ok:
-            _finish(response)
+            finish(response)
             raise jsonrpc.connection_closed()
         return response
 
     def send(self, message: Message, *, headers: Headers | None = None) -> None:
+        if self._expired:
+            raise SessionExpired(restartable=False)
         response = self._post(message, headers, None)
         if not response.ok:
             logger.warning("Server refused %s with HTTP %s", message.get("method", "a response"), response.status_code)
@@ -343,7 +355,7 @@ class HttpTransport(StreamPairContext):
         elif "method" not in message:
             with self._lock:
                 self._asked_on.pop(message.get("id"), None)
-        _finish(response)
+        finish(response)
 
     def listen(self, *, headers: Headers | None = None) -> None:
         """Open the GET stream and wait for its headers, so nothing sent on it is missed by the
@@ -367,7 +379,7 @@ class HttpTransport(StreamPairContext):
             logger.debug("No standalone stream", exc_info=True)
             return None
         if not response.ok or not response.headers.get("content-type", "").startswith("text/event-stream"):
-            _finish(response)
+            finish(response)
             return None
         with self._lock:
             if self._closed.is_set():
@@ -380,7 +392,7 @@ class HttpTransport(StreamPairContext):
         parser = SSEParser(self.max_sse_event_size)
         while response is not None:
             try:
-                for chunk in _chunks(response):
+                for chunk in chunks(response):
                     for event in parser.feed(chunk):
                         self._deliver(event)
             except Exception:  # this thread must end quietly however the stream ends
@@ -417,7 +429,7 @@ class HttpTransport(StreamPairContext):
         with self._lock:
             standalone, self._standalone = self._standalone, None
         if standalone is not None:
-            _interrupt(standalone)
+            interrupt(standalone)
         listener = self._listener
         if listener is not None and listener is not threading.current_thread():  # a handler may close us
             listener.join(LISTENER_EXIT_TIMEOUT)

@@ -172,6 +172,7 @@ class Dispatcher:
                 calls.begin(request_id, outbox)
                 outbox.on_end(functools.partial(calls.end, request_id, outbox))
             return self._execute(method, message, session, outbox, transport)
+        scope = self.server.call_scope()  # on the receiving thread, while the host's context is here
         shares = self.server.call_shares
         principal = principal_of(transport, session)
         try:
@@ -179,7 +180,6 @@ class Dispatcher:
         except MCPError as over:
             return jsonrpc.error_from(request_id, over)
         calls.begin(request_id, outbox)
-        scope = self.server.call_scope()  # on the receiving thread, while the host's context is here
 
         def job() -> None:
             response = jsonrpc.error(request_id, INTERNAL_ERROR, "Internal server error")

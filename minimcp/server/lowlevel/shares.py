@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from minimcp.server.lowlevel.sessions import Connection
     from minimcp.shared.transport_context import TransportContext
 
+
 def principal_key(subject: str | None, session_id: str | None, address: str | None) -> str | None:
     """The key one principal's holdings are counted under: its subject, session or address."""
     if subject is not None:
@@ -57,7 +58,8 @@ def principal_of(transport: TransportContext, connection: Connection) -> str | N
 
 
 def session_principal(connection: Connection) -> str | None:
-    """The principal of a legacy session itself (its questions): its user, else the session."""
+    """The principal a legacy session's questions count against: its user, else the session. For
+    the HTTP edge's ``SessionManager``, which keeps the sessions of many clients."""
     return principal_key(connection.principal, connection.id, None)
 
 

@@ -31,6 +31,7 @@ from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.era import MODERN
 from minimcp.server.lowlevel.questions import NoQuestions
 from minimcp.server.lowlevel.server import Server, require_sync_handler, require_sync_lifespan
+from minimcp.server.lowlevel.shares import principal_of
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.mcpserver.context import Context
 from minimcp.server.mcpserver.exceptions import (
@@ -205,6 +206,7 @@ class MCPServer(Generic[LifespanT]):
         task_store: TaskStore | None = None,
         max_task_workers: int = 16,
         max_task_workers_per_principal: int | None = None,
+        max_listens_per_principal: int | None = None,
         subscriptions: SubscriptionBus | Literal[False] | None = None,
         resource_security: ResourceSecurity = DEFAULT_RESOURCE_SECURITY,
         cache_hints: Mapping[CacheableMethod, CacheHint] | None = None,
@@ -258,6 +260,8 @@ class MCPServer(Generic[LifespanT]):
         low.middleware.extend(middleware or ())
         self._own_subscriptions = subscriptions or None
         self.use_backend(low.backend)
+        if max_listens_per_principal is not None:
+            low.dispatcher.listens.shares.limit = max_listens_per_principal
         # Advertised as the official MCPServer advertises: no legacy listChanged, subscribe or logging
         # (the legacy methods are answered all the same); on 2026-07-28 what subscriptions/listen serves.
         low.unadvertised.update(("logging/setLevel", "resources/subscribe", "resources/unsubscribe"))
@@ -415,7 +419,8 @@ class MCPServer(Generic[LifespanT]):
     def _listen(self, ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams) -> None:
         assert ctx.outbox is not None and ctx.request_id is not None
         tasks = self.tasks.listen_filter((ctx.params or {}).get("notifications"), Context(ctx, self))
-        self.dispatcher.listens.open(ctx.request_id, params.notifications, ctx.outbox, extra=tasks)
+        self.dispatcher.listens.open(ctx.request_id, params.notifications, ctx.outbox, extra=tasks,
+                                     principal=principal_of(ctx.transport, ctx.session.connection))
 
     def _tool_required_scopes(self, name: str) -> list[str]:
         tool = self.get_tool(name)
