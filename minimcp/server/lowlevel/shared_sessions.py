@@ -134,7 +134,8 @@ class RemoteLog:
 
     While the stream is silent the sending process's heartbeat is checked; once it stopped (killed
     mid-call) the stream ends with an error for the request, so the client's call fails within
-    seconds instead of waiting for an answer that will not come.
+    seconds instead of waiting for an answer that will not come. One reader (the resumed response's
+    generator, on one thread) owns it, so it holds no lock.
     """
 
     def __init__(self, backend: Backend, session_id: str, stream_id: str, last: int, origin: dict[str, Any]) -> None:
