@@ -143,3 +143,12 @@ def test_redis_stopped_answers_503_and_restarted_serves_the_sessions_on(three: l
         redis_server.start()
         texts = [client.call_tool("confirm", {"door": f"after{n}"}).content[0].text for n in range(3)]
     assert texts == [f"after{n}: accept True" for n in range(3)]
+
+
+def test_tasks_created_on_one_process_are_polled_to_completion_on_the_others(three: list[ServerProcess]) -> None:
+    client, rotating = rotating_client(three)
+    with client:
+        handles = [client.call_tool("add_later", {"a": n, "b": 1}, task=True) for n in range(5)]
+        texts = [handle.result(timeout=60).content[0].text for handle in handles]
+    assert texts == [str(n + 1) for n in range(5)]
+    assert {base for base in rotating.sent} == {server.base for server in three}

@@ -72,6 +72,12 @@ def chapters(ctx: Context) -> str:
     return "the end"
 
 
+@mcp.tool(task=True)
+def add_later(a: int, b: int) -> str:
+    """A task: created on one process, polled on any."""
+    return str(a + b)
+
+
 @mcp.resource("note://{name}")
 def note(name: str) -> str:
     return f"note {name}"

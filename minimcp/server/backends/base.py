@@ -21,6 +21,7 @@ from minimcp.types import INTERNAL_ERROR
 
 if TYPE_CHECKING:
     from minimcp.server.subscriptions import SubscriptionBus
+    from minimcp.server.tasks import TaskChannel, TaskStore
 
 #: What travels between processes about one session: (kind, session id, body).
 SessionListener = Callable[[str, str, dict[str, Any]], None]
@@ -69,6 +70,16 @@ class Backend(ABC):
     @abstractmethod
     def subscription_bus(self) -> SubscriptionBus:
         """The bus ``ctx.notify_*`` publishes on and every listen stream of every process hears."""
+
+    # --- tasks ---------------------------------------------------------------------------------
+    def task_store(self) -> TaskStore | None:
+        """Where the tasks are kept; ``None``: the task manager's own store, in this process."""
+        return None
+
+    def task_channel(self) -> TaskChannel | None:
+        """How the processes sharing the task store hear of each other's tasks (status, cancels,
+        heartbeats); ``None``: one process, nothing to hear."""
+        return None
 
     # --- legacy sessions (shared backends only) -------------------------------------------------
     def save_session(self, session_id: str, record: dict[str, Any], ttl: float) -> None:

@@ -22,7 +22,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -33,6 +33,10 @@ from redis.retry import Retry
 
 from minimcp.server.backends.base import Backend, BackendUnavailable, SessionListener
 from minimcp.shared.subscriptions import ResourceUpdated, ServerEvent, event_from_wire, event_method
+
+if TYPE_CHECKING:
+    from minimcp.server.tasks.redis_channel import RedisTaskChannel
+    from minimcp.server.tasks.redis_store import RedisTaskStore
 
 logger = logging.getLogger("minimcp.server.backends")
 
@@ -92,13 +96,15 @@ class RedisBackend(Backend):
         self._channel = f"{prefix}:bus"
         self._make_ring = client.register_script(_MAKE_RING)
         self._rotate = client.register_script(_ROTATE)
-        # _lock guards _relay, _session_listeners, _event_listeners, _bus and _process.
+        # _lock guards _relay, _session_listeners, _event_listeners, _bus, _process, _tasks and _task_channel.
         self._lock = threading.Lock()
         self._relay: _Relay | None = None
         self._session_listeners: dict[object, SessionListener] = {}
         self._event_listeners: dict[object, Callable[[ServerEvent], None]] = {}
         self._bus: RedisSubscriptionBus | None = None
         self._process: tuple[int | None, str] = (None, "")  # (pid, name), under _lock
+        self._tasks: RedisTaskStore | None = None
+        self._task_channel: RedisTaskChannel | None = None
 
     def __repr__(self) -> str:
         return f"RedisBackend({self._where()!r}, prefix={self.prefix!r})"
@@ -145,6 +151,23 @@ class RedisBackend(Backend):
             if self._bus is None:
                 self._bus = RedisSubscriptionBus(self)
             return self._bus
+
+    # --- tasks: the tasks package's own Redis store and channel, under this backend's prefix ------
+    def task_store(self) -> RedisTaskStore:
+        from minimcp.server.tasks.redis_store import RedisTaskStore
+
+        with self._lock:
+            if self._tasks is None:
+                self._tasks = RedisTaskStore(self.client, prefix=f"{self.prefix}:tasks")
+            return self._tasks
+
+    def task_channel(self) -> RedisTaskChannel:
+        from minimcp.server.tasks.redis_channel import RedisTaskChannel
+
+        with self._lock:
+            if self._task_channel is None:
+                self._task_channel = RedisTaskChannel(self.client, prefix=f"{self.prefix}:tasks")
+            return self._task_channel
 
     # --- sessions -----------------------------------------------------------------------------
     def _session_key(self, session_id: str) -> str:

@@ -57,7 +57,7 @@ from minimcp.server.lowlevel.rounds import RequestStateSecurity
 from minimcp.server.mcpserver.signature import read_signature, require_sync
 from minimcp.server.mcpserver.tools import TaskSupport, Tool, failure_result
 from minimcp.server.subscriptions import SubscriptionBus
-from minimcp.server.tasks import TaskManager, TaskStore
+from minimcp.server.tasks import TaskChannel, TaskManager, TaskStore
 from minimcp.shared.extension import declares_extension, extension_required_data, validate_extension_identifier
 from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
@@ -204,6 +204,7 @@ class MCPServer(Generic[LifespanT]):
         token_verifier: TokenVerifier | None = None,
         auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
         task_store: TaskStore | None = None,
+        task_channel: TaskChannel | None = None,
         max_task_workers: int = 16,
         max_task_workers_per_principal: int | None = None,
         max_listens_per_principal: int | None = None,
@@ -274,8 +275,11 @@ class MCPServer(Generic[LifespanT]):
         low.list_tool_scopes = self.tool_scopes
         low.listings_vary = lambda: bool(self.listings_vary_by_user)
         low.call_scope = self.call_scope
-        self.tasks = TaskManager(self, task_store, max_running=max_task_workers,
-                                 max_running_per_principal=max_task_workers_per_principal)
+        self._task_options = (task_store, task_channel, max_task_workers, max_task_workers_per_principal)
+        #: The tasks of this server: ``task_store`` keeps them, ``task_channel`` carries word between the
+        #: processes sharing that store (``RedisTaskStore`` and ``RedisTaskChannel``; see ``TaskManager``);
+        #: by default the backend's (this process's memory, or a shared backend's Redis).
+        self.tasks = self._task_manager()
         for method in ("tasks/get", "tasks/update", "tasks/cancel"):
             low.add_request_handler(method, RequestParams, self._task_handler(method))
         for tool in tools or []:
@@ -301,8 +305,8 @@ class MCPServer(Generic[LifespanT]):
 
     def use_backend(self, backend: BackendSpec | Backend) -> None:
         """Keep the shared state in ``backend`` from now on: what a host does that reads it from its
-        configuration after building the server (Flask's ``MINIMCP_BACKEND``). The bus and the
-        request-state keys follow it unless they were given explicitly; a shared backend makes every
+        configuration after building the server (Flask's ``MINIMCP_BACKEND``). The bus, the
+        request-state keys and the tasks follow it unless they were given explicitly; a shared backend makes every
         requestState single-use, an explicitly configured one too."""
         low = self._lowlevel_server
         low.backend = resolve_backend(backend)
@@ -318,6 +322,17 @@ class MCPServer(Generic[LifespanT]):
         #: unserved, the bus still reaches legacy clients.
         self.subscriptions: SubscriptionBus = self._own_subscriptions or low.backend.subscription_bus()
         low.dispatcher.listens.follow(self.subscriptions)
+        if "tasks" in self.__dict__:  # a host's late backend: the tasks follow it too
+            self.tasks.close()
+            self.tasks = self._task_manager()
+
+    def _task_manager(self) -> TaskManager:
+        """The task manager over the ``task_store=`` and ``task_channel=`` given, else the backend's."""
+        store, channel, max_running, per_principal = self._task_options
+        backend = self._lowlevel_server.backend
+        return TaskManager(self, store if store is not None else backend.task_store(), max_running=max_running,
+                           max_running_per_principal=per_principal,
+                           channel=channel if channel is not None else backend.task_channel())
 
     # --- what the low-level server holds: identity, the core, the pool, the routes ---------------
     title = _read_through("title")
