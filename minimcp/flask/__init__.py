@@ -38,7 +38,8 @@ then acts as that user: ``current_user`` in tools, and the MCP principal. Client
 kept in memory unless ``oauth_store=`` names a ``minimcp.site_auth.GrantStore``; the pending
 request is signed with the application's ``SECRET_KEY``. See ``minimcp.site_auth``.
 
-``flask mcp stdio`` serves the same tools over stdio. There is no HTTP request there: each call
+``flask mcp stdio`` serves the same tools over stdio; ``flask mcp inspect|call|install`` are the
+``minimcp`` verbs for it (``minimcp.flask.commands``). There is no HTTP request there: each call
 runs in an application context and a stand-in request context for the endpoint's URL, signed in
 (Flask-Login) as the user given with ``--user ID``, anonymous otherwise.
 """
@@ -89,6 +90,7 @@ from minimcp.site_auth import (
     TEMPLATES,
     SiteAuthorizationServer,
     bearer_token,
+    registration_limiter,
 )
 
 __all__ = ["MCP"]
@@ -159,6 +161,7 @@ class MCP(HostedServer):
         """The site as its own authorization server: metadata, the AS tier's endpoints and the
         consent page, in a blueprint whose template the application may override."""
         app.extensions["minimcp.grants"] = self._oauth_store if self._oauth_store is not None else MemoryGrantStore()
+        app.extensions["minimcp.registrations"] = registration_limiter()
         pages = Blueprint("minimcp_oauth", __name__, template_folder=TEMPLATES)
         paths = [prefix + path for path in ENDPOINT_PATHS]
         paths += [f"/.well-known/oauth-protected-resource{prefix}", "/.well-known/oauth-protected-resource",
@@ -215,7 +218,8 @@ class MCP(HostedServer):
     # --- signing in with the site's login (oauth=True) ------------------------------------------
     def _authorization_server(self) -> SiteAuthorizationServer:
         return SiteAuthorizationServer(current_app.extensions["minimcp.grants"], _Signer(current_app.secret_key), request.host_url,
-                                       request.script_root + self.url_prefix, self.name)
+                                       request.script_root + self.url_prefix, self.name,
+                                       current_app.extensions["minimcp.registrations"])
 
     def _oauth_view(self) -> Any:
         return self._authorization_server().answer(Request(request.environ)) or ("Not found", 404)
@@ -298,6 +302,9 @@ class MCP(HostedServer):
             self._stdio_user = user_id
             self.run("stdio")
 
+        from minimcp.flask.commands import add_commands  # inspect, call, install: minimcp's verbs for this app
+
+        add_commands(group, self)
         return group
 
 
