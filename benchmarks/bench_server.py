@@ -24,6 +24,7 @@ checks against the JWKS in the file ``BENCH_JWKS_FILE`` names, which this server
 The endpoint is ``http://127.0.0.1:PORT/mcp``. ``app`` is the WSGI application for any WSGI server.
 The worker pool size comes from ``--max-workers`` or the ``BENCH_MAX_WORKERS`` environment variable
 (default: the library default, 32); holding 1,000 legacy questions open at once needs more.
+``BENCH_BACKEND`` (a Redis URL) is the server's ``backend=`` (``shared_state.py`` measures it).
 Logging is at WARNING, as the official peer runs (no per-request access log).
 """
 
@@ -53,6 +54,7 @@ def build_server(max_workers: int = 0, **options: Any) -> MCPServer:
     are further ``MCPServer`` settings (the soak server shortens ``back_channel_timeout``)."""
     if max_workers > 0:
         options["max_workers"] = max_workers
+    options.setdefault("backend", os.environ.get("BENCH_BACKEND") or None)
     # The load generator is one principal (one address, a handful of sessions): it gets the whole
     # pool, since what is measured is the pool itself, not the per-caller shares.
     workers = options.get("max_workers", MCPServer.__init__.__kwdefaults__["max_workers"])

@@ -21,6 +21,8 @@ server test checks is exactly what any client would see; the client fixtures are
   process, on the port it bound and announced (a context manager / a fixture body);
 - ``next_line(lines, wanted, seconds, what)``: the next wanted line of a server process's output (bounded);
 - ``refusing_port()``: a loopback port held so that connecting to it is refused;
+- ``redis_server`` (fixture): a real ``redis-server`` of the test's own on a unix socket (``.url``;
+  ``.stop()`` and ``.start()`` take it away and bring it back on the same socket);
 - ``load_example(name)`` / ``run_readme_example(heading)`` / ``readme_block(heading, language)``: the
   examples, the README's programs and its other blocks (the command line's).
 """
@@ -221,6 +223,66 @@ def run_server_process(command: list[str]) -> Iterator[str]:
     """``server_process(command)`` as a fixture body: yields ``http://127.0.0.1:PORT``."""
     with server_process(command) as server:
         yield server.base
+
+
+class RedisServer:
+    """A ``redis-server`` on a unix socket of its own: no TCP port (``--port 0``), so no port race.
+
+    ``url`` is what ``backend=`` takes. It keeps its data in an append-only file of its directory,
+    so ``stop()`` then ``start()`` brings it back as it was (a restart), and ``start(fresh=True)``
+    empty (a server that lost its data).
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.socket = directory / "redis.sock"
+        self.url = f"unix://{self.socket}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, fresh: bool = False) -> None:
+        import redis
+        import shutil
+
+        if fresh:
+            shutil.rmtree(self.socket.parent / "appendonlydir", ignore_errors=True)
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700",
+             "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.socket.parent)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        client = redis.Redis(unix_socket_path=str(self.socket))
+
+        def answers() -> bool:
+            try:
+                return bool(client.ping())
+            except redis.RedisError:
+                return self.process is not None and self.process.poll() is not None
+
+        assert wait_for(answers, 20.0) and self.process.poll() is None, "redis-server did not start within 20 s"
+        client.close()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+        self.process = None
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A fresh ``redis-server`` for one test (``.ci/install-redis`` installs it), stopped afterwards.
+
+    The socket lives in a short directory of its own under /tmp: a unix socket path is limited to
+    about 100 bytes, which pytest's ``tmp_path`` can exceed."""
+    import shutil
+    import tempfile
+
+    directory = Path(tempfile.mkdtemp(prefix="minimcp-redis-", dir="/tmp"))
+    server = RedisServer(directory)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture

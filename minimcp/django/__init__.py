@@ -35,9 +35,11 @@ sign-in. Grants are kept in the database (digests only) and revoked by deleting 
 
 ``MINIMCP`` settings: ``LOGIN_REQUIRED`` (default ``True``), ``ALLOWED_ORIGINS`` (other sites whose
 pages may call the endpoint), ``API_TOKENS`` (default ``True``), ``OAUTH`` (default ``False``),
-``HTTP`` (endpoint options such as ``{"json_response": True}``), ``DRF_AUTHENTICATION`` (also accept
-what Django REST framework's authentication classes accept: ``True`` for the project's defaults, or
-a list of class paths; see ``minimcp.django.drf``); every other key is an ``MCPServer`` argument in capitals (``NAME``,
+``BACKEND`` (a Redis URL such as ``"redis://localhost:6379/0"``: several processes or machines share the
+sessions, questions and subscriptions), ``HTTP`` (endpoint options such as ``{"json_response": True}``),
+``DRF_AUTHENTICATION`` (also accept what Django REST framework's authentication classes accept:
+``True`` for the project's defaults, or a list of class paths; see ``minimcp.django.drf``); every
+other key is an ``MCPServer`` argument in capitals (``NAME``,
 ``INSTRUCTIONS``, ``MAX_WORKERS``, ...). ``python manage.py mcp_stdio [--user NAME]`` serves the
 same tools over stdio.
 """

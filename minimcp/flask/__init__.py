@@ -125,6 +125,7 @@ class MCP(HostedServer):
         if isinstance(app, str):
             raise TypeError(f"MCP's first argument is the Flask app; name the server with MCP(app, name={app!r})")
         super().__init__(name, **options)
+        self._backend_given = options.get("backend") is not None
         self.url_prefix = url_prefix
         self.login_required = login_required
         self.allowed_origins = list(allowed_origins)
@@ -134,13 +135,18 @@ class MCP(HostedServer):
         self._user_loader = load_user
         self._oauth_store = oauth_store
         self._stdio_user: str | None = None  # the user id ``flask mcp stdio --user`` runs as
-        self._endpoint = self.endpoint(**(http_options or {}))
+        self._http_options = dict(http_options or {})
+        self._endpoint = self.endpoint(**self._http_options)
         if app is not None:
             self.init_app(app)
 
     def init_app(self, app: Flask, url_prefix: str | None = None) -> None:
-        """Serve the endpoint at ``url_prefix`` of ``app`` and add the ``flask mcp`` commands."""
+        """Serve the endpoint at ``url_prefix`` of ``app`` and add the ``flask mcp`` commands; the
+        shared state goes to ``app.config["MINIMCP_BACKEND"]`` (a Redis URL) unless ``backend=`` was given."""
         prefix = "/" + (url_prefix or self.url_prefix).strip("/")
+        if app.config.get("MINIMCP_BACKEND") is not None and not self._backend_given:
+            self.use_backend(app.config["MINIMCP_BACKEND"])
+            self._endpoint = self.endpoint(**self._http_options)  # its sessions then live in the backend
         app.extensions["minimcp"] = self
         app.add_url_rule(prefix, endpoint="minimcp", view_func=self._view, methods=["GET", "POST", "DELETE"],
                          strict_slashes=False)

@@ -44,14 +44,16 @@ from werkzeug.wrappers import Request
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
 from minimcp.server.lowlevel.calls import LogEntry, EventLog, QueueOutbox
+from minimcp.server.backends import BackendUnavailable
 from minimcp.server.streamable_http import EventStore, StoredEventLog, replay
 from minimcp.server.lowlevel.dispatch import MODERN, Dispatcher
 from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.lowlevel.sessions import Connection, SessionManager
+from minimcp.server.lowlevel.shared_sessions import RemoteLog, SharedSessionManager
 from minimcp.shared.transport_context import TransportContext
 from minimcp.server.transport_security import TransportSecuritySettings, host_allowed, origin_allowed
 from minimcp.shared.inbound import ERROR_CODE_HTTP_STATUS
-from minimcp.types import HANDSHAKE_PROTOCOL_VERSIONS, INVALID_REQUEST
+from minimcp.types import HANDSHAKE_PROTOCOL_VERSIONS, INTERNAL_ERROR, INVALID_REQUEST
 
 if TYPE_CHECKING:
     from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
@@ -73,9 +75,12 @@ def http_status(code: int) -> int:
 
 
 def _error_status(answer: Message) -> int:
-    """A 2026-07-28 answer's status: an error's by ``ERROR_CODE_HTTP_STATUS``."""
+    """A 2026-07-28 answer's status: an error's by ``ERROR_CODE_HTTP_STATUS``; 503 when a handler
+    failed because the shared state was unreachable (the client retries instead of giving up)."""
     error = answer.get("error")
-    return 200 if error is None else http_status(error.get("code"))
+    if error is None:
+        return 200
+    return 503 if error.get("message") == BackendUnavailable.MESSAGE else http_status(error.get("code"))
 
 
 def _ok(answer: Message) -> int:
@@ -120,6 +125,12 @@ def _json(message: Message, status: int = 200, headers: dict[str, str] | None = 
 
 def _plain(text: str, status: int, headers: dict[str, str] | None = None) -> _Reply:
     return _bytes(text.encode(), status, "text/plain; charset=utf-8", headers)
+
+
+def _unavailable(down: BackendUnavailable, request_id: Any = None) -> _Reply:
+    """503 with ``Retry-After`` while the shared state is unreachable: a client waits and retries,
+    where a 404 "Session not found" would make it start over."""
+    return _json(jsonrpc.error(request_id, INTERNAL_ERROR, str(down)), 503, {"Retry-After": str(down.retry_after)})
 
 
 def _empty(status: int) -> _Reply:
@@ -269,7 +280,10 @@ class MCPWSGIApp:
         self.stateless_http = stateless_http
         self.max_request_body_size = max_request_body_size
         self.security = transport_security or TransportSecuritySettings()
-        self.sessions = SessionManager(session_idle_timeout, max_sessions, max_pending_per_session)
+        self.sessions: SessionManager = (
+            SharedSessionManager(server.backend, self.dispatcher, session_idle_timeout, max_sessions,
+                                 max_pending_per_session) if server.backend.shared
+            else SessionManager(session_idle_timeout, max_sessions, max_pending_per_session))
         self.keepalive_interval = keepalive_interval
         self.retry_interval = retry_interval
         self.event_store = event_store
@@ -294,6 +308,9 @@ class MCPWSGIApp:
         self.principal: PrincipalHook = principal or (self.auth.principal if self.auth is not None else remote_user)
         #: What a request enters: the app itself, inside the WSGI middleware ``add_middleware`` added.
         self._entry: Callable[[dict[str, Any], Any], Any] = self._routed
+        #: Whether the per-process-keys warning was logged (once per app; a plain bool, a racy second
+        #: warning is harmless).
+        self._warned_keys = False
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         return self._entry(environ, start_response)
@@ -383,15 +400,17 @@ class MCPWSGIApp:
         return None
 
     def _serve(self, environ: dict[str, Any], method: str) -> _Reply:
-        if method == "POST":
-            return self._post(environ)
         try:
+            if method == "POST":
+                return self._post(environ)
             if method == "GET":
                 return self._get(environ)
             if method == "DELETE":
                 return self._delete(environ)
         except EnvelopeError as refused:  # a missing or unknown session: no request id to answer
             return _json(jsonrpc.error_from(None, refused), refused.status)
+        except BackendUnavailable as down:
+            return _unavailable(down)
         return _plain("Method Not Allowed", 405, {"Allow": "GET, POST, DELETE"})
 
     # --- authorization -----------------------------------------------------------------------------
@@ -450,12 +469,20 @@ class MCPWSGIApp:
             refused = self._scopes_refusal(environ, message)
             if refused is not None:
                 return refused
+        if environ.get("wsgi.multiprocess") and not self._warned_keys and self.server.keys_per_process():
+            self._warned_keys = True
+            logger.warning(
+                "this WSGI server runs several processes, but each seals requestState with keys of its own, so a "
+                "2026-07-28 retry landing on another process fails with -32602. Pass backend=\"redis://host:6379/0\" "
+                "(keys made once and shared), or RequestStateSecurity(keys=[...]) with the same keys everywhere")
         try:
             if self.dispatcher.era_of(message, _version_header(environ)) == MODERN:
                 return self._post_modern(environ, message, kind)
             return self._post_legacy(environ, message, kind)
         except EnvelopeError as refused:
             return _json(jsonrpc.error_from(jsonrpc.safe_id(message), refused), refused.status)
+        except BackendUnavailable as down:
+            return _unavailable(down, jsonrpc.safe_id(message))
         except MCPError as refused:  # the core refused the envelope of a 2026-07-28 request
             return _json(jsonrpc.error_from(jsonrpc.safe_id(message), refused), http_status(refused.code))
 
@@ -513,6 +540,7 @@ class MCPWSGIApp:
                 return _json(jsonrpc.error_from(None, refused), refused.status)
         if kind == "notification":
             self.dispatcher.handle_notification(message, session)
+            self.sessions.save(session)
             return _empty(202)
         if kind in ("response", "error"):
             self.dispatcher.handle_response(message, session)
@@ -523,13 +551,15 @@ class MCPWSGIApp:
         if self._resumable(session) and self.event_store is not None:
             outbox = StoredEventLog(secrets.token_hex(8), self.event_store, can_request)
         elif self._resumable(session):
-            outbox = EventLog(secrets.token_hex(8), can_request)
+            outbox = self.sessions.event_log(session, can_request, message["id"])
         else:
             outbox = QueueOutbox(can_request)
         answer = self.dispatcher.handle_request(message, session, outbox, self._transport(environ, can_request))
         if self.dispatcher.opens_session(message, answer):
             if self.sessions.add(session) is None:
                 return _json(jsonrpc.error(message["id"], INVALID_REQUEST, "Too many sessions; try again later"), 503)
+        elif session.id is not None:
+            self.sessions.save(session)
         return self._answer(message, session, outbox, answer, _ok)
 
     def _session(self, environ: dict[str, Any]) -> Connection:
@@ -565,15 +595,20 @@ class MCPWSGIApp:
         the request took."""
         headers = {SESSION_HEADER: session.id} if session.id else {}
         if answer is not None:
-            return _json(answer, status(answer), headers)
+            return self._json_answer(answer, status(answer), headers)
         if isinstance(outbox, EventLog):
             return self._answer_resumable(session, outbox, headers)
         first = outbox.get(self.keepalive_interval)
         if first is not None and first[1]:
-            return _json(first[0], status(first[0]), headers)
+            return self._json_answer(first[0], status(first[0]), headers)
         if self.json_response:
             return _json(self._drain_to_final(outbox, first), headers=headers)
         return _events(self._stream(outbox, first), headers)
+
+    def _json_answer(self, answer: Message, status: int, headers: dict[str, str]) -> _Reply:
+        if status == 503:
+            headers = {**headers, "Retry-After": str(self.server.backend.retry_after)}
+        return _json(answer, status, headers)
 
     def _answer_resumable(self, session: Connection, log: EventLog, headers: dict[str, str]) -> _Reply:
         """JSON when the answer comes first; otherwise a resumable SSE stream opened by a priming event."""
@@ -581,13 +616,14 @@ class MCPWSGIApp:
         if first is not None and first.final and first.message is not None:
             return _json(first.message, 200, headers)
         session.retain_stream(log)
+        log.share()
         return _events(self._replay(log, 0, first, since=0, prime=True), headers)
 
     def _resume_point(self, log: EventLog, seq: int) -> bytes:
         """An event with an id and no data: where a reconnecting client resumes, and after how long."""
         return f"id: {log.event_id(seq)}\nretry: {self.retry_interval}\ndata: \n\n".encode()
 
-    def _replay(self, log: EventLog, after: int, event: LogEntry | None, since: int, prime: bool) -> Iterator[bytes]:
+    def _replay(self, log: EventLog | RemoteLog, after: int, event: LogEntry | None, since: int, prime: bool) -> Iterator[bytes]:
         """Write ``log`` from after sequence number ``after`` until its final response, or until the
         server closes the stream (``close_stream``), in which case the request keeps running and the
         client resumes with ``Last-Event-ID``. Closes logged up to ``since`` happened before this
@@ -647,6 +683,10 @@ class MCPWSGIApp:
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Not Acceptable: Accept must list text/event-stream"), 406)
         if self.stateless_http:
             return _plain("Method Not Allowed", 405, {"Allow": "POST"})
+        if not environ.get("wsgi.multithread", True):
+            # One thread per process (gunicorn's sync worker, flask run --without-threads): a stream
+            # held open would leave no thread for the client's next POST, and it would hang.
+            return _plain("Method Not Allowed: this server runs one thread per process", 405, {"Allow": "POST, DELETE"})
         session = self._session(environ)
         last_event_id = environ.get("HTTP_LAST_EVENT_ID")
         if last_event_id:
@@ -661,7 +701,9 @@ class MCPWSGIApp:
         if self.event_store is not None:
             return self._resume_stored(session, last_event_id)
         stream_id, _, seq = last_event_id.rpartition(":")
-        log = session.stream(stream_id) if seq.isdigit() else None
+        log: EventLog | RemoteLog | None = session.stream(stream_id) if seq.isdigit() else None
+        if log is None and seq.isdigit():
+            log = self.sessions.remote_stream(session, stream_id)
         if log is None or int(seq) > log.last:
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Unknown or expired Last-Event-ID"), 400)
         after = int(seq)

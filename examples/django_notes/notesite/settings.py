@@ -1,5 +1,6 @@
 """Settings of the example project. ``NOTES_DATABASE``, ``NOTES_CONN_MAX_AGE``, ``NOTES_MAX_WORKERS``,
-``NOTES_MAX_CALLS_PER_PRINCIPAL`` and ``NOTES_MAX_TASK_WORKERS`` let the tests run it on a database of their own."""
+``NOTES_MAX_CALLS_PER_PRINCIPAL`` and ``NOTES_MAX_TASK_WORKERS`` let the tests run it on a database of their
+own; ``NOTES_BACKEND`` (a Redis URL) shares its MCP state with other processes (``MINIMCP["BACKEND"]``)."""
 
 import os
 from pathlib import Path
@@ -51,4 +52,5 @@ USE_TZ = True
 _CALL_SHARE = os.environ.get("NOTES_MAX_CALLS_PER_PRINCIPAL")
 MINIMCP = {"NAME": "Notes", "MAX_WORKERS": int(os.environ.get("NOTES_MAX_WORKERS", "8")),
            "MAX_CALLS_PER_PRINCIPAL": int(_CALL_SHARE) if _CALL_SHARE else None,
-           "MAX_TASK_WORKERS": int(os.environ.get("NOTES_MAX_TASK_WORKERS", "16")), "OAUTH": True}
+           "MAX_TASK_WORKERS": int(os.environ.get("NOTES_MAX_TASK_WORKERS", "16")), "OAUTH": True,
+           "BACKEND": os.environ.get("NOTES_BACKEND") or None}

@@ -147,6 +147,10 @@ class HttpTransport(StreamPairContext):
         self._streams: dict[Any, requests.Response] = {}
         self._abandoned: set[Any] = set()
         self._standalone_headers: dict[str, str] = {}
+        # Under _lock too: _asked_on (the id of each server question -> the call whose stream carried
+        # it) and _refused (call id -> the error it fails with, once the server refused its answer).
+        self._asked_on: dict[Any, Any] = {}
+        self._refused: dict[Any, MCPError] = {}
 
     # -- plumbing
 
@@ -212,6 +216,7 @@ class HttpTransport(StreamPairContext):
                 answer = self._drain(response, parser, request_id, method, deadline)
                 if answer is not None:
                     return answer
+                self._raise_refused(request_id)
                 with self._lock:
                     abandoned = request_id in self._abandoned
                 if parser.last_event_id is None or self._closed.is_set() or abandoned:
@@ -224,6 +229,34 @@ class HttpTransport(StreamPairContext):
             with self._lock:
                 self._streams.pop(request_id, None)
                 self._abandoned.discard(request_id)
+                self._refused.pop(request_id, None)
+                for asked in [asked for asked, call in self._asked_on.items() if call == request_id]:
+                    del self._asked_on[asked]
+
+    def _raise_refused(self, request_id: Any) -> None:
+        """Fail the call ``request_id`` at once if the server refused our answer to its question:
+        the question would otherwise wait for an answer that never arrives."""
+        with self._lock:
+            refused = self._refused.pop(request_id, None)
+        if refused is not None:
+            raise refused
+
+    def _answer_refused(self, message: Message, status: int) -> None:
+        """The server refused (``status``) our answer to one of its questions: the process that
+        asked is not the one that got the answer (several server processes without sticky
+        sessions or a shared backend), or the session is gone. The call it belongs to fails now."""
+        with self._lock:
+            call = self._asked_on.pop(message.get("id"), None)
+            if call is None:
+                return
+            self._refused[call] = MCPError(INTERNAL_ERROR, (
+                f"The server refused our answer to its question (HTTP {status}), so the call waiting on it "
+                "cannot finish: the answer reached another server process than the one that asked. Route "
+                "each session to one process (sticky sessions at the load balancer), or give the server a "
+                'shared backend (backend="redis://host:6379/0") so that any process takes any request'))
+            stream = self._streams.get(call)
+        if stream is not None:
+            interrupt(stream)
 
     def _track(self, request_id: Any, response: requests.Response) -> None:
         """Note the stream ``request_id`` is read from, so that ``abandon`` can close it."""
@@ -276,7 +309,11 @@ class HttpTransport(StreamPairContext):
                         _read_stream_end(response)
                         return message
                     if isinstance(message, dict) and "method" in message and self._handler is not None:
+                        if "id" in message:
+                            with self._lock:
+                                self._asked_on[message["id"]] = request_id
                         self._handler(message)
+                        self._raise_refused(request_id)
                 if deadline is not None and time.monotonic() > deadline:
                     raise timed_out(method)
         except (requests.exceptions.Timeout, urllib3.exceptions.ReadTimeoutError, socket.timeout):
@@ -313,6 +350,11 @@ class HttpTransport(StreamPairContext):
         response = self._post(message, headers, None)
         if not response.ok:
             logger.warning("Server refused %s with HTTP %s", message.get("method", "a response"), response.status_code)
+            if "method" not in message and response.status_code in (400, 404):
+                self._answer_refused(message, response.status_code)
+        elif "method" not in message:
+            with self._lock:
+                self._asked_on.pop(message.get("id"), None)
         finish(response)
 
     def listen(self, *, headers: Headers | None = None) -> None:

@@ -206,7 +206,9 @@ class PendingRequests:
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = limit
-        self._ids = itertools.count(1)
+        #: Where the next request id comes from: a count of this connection's own, or, for a session
+        #: that several processes serve, the shared backend's (ids unique across processes).
+        self.new_id: Callable[[], RequestId] = functools.partial(next, itertools.count(1))
         # _lock guards _waiting and _closed_with.
         self._lock = threading.Lock()
         self._waiting: dict[RequestId, Waiter] = {}
@@ -214,12 +216,12 @@ class PendingRequests:
 
     def open(self) -> tuple[RequestId, Waiter]:
         waiter = Waiter()
+        request_id = self.new_id()  # outside the lock: a shared backend's id is a round trip
         with self._lock:
             if self._closed_with is not None:
                 raise self._closed_with
             if self.limit is not None and len(self._waiting) >= self.limit:
                 raise MCPError(INTERNAL_ERROR, f"Too many requests awaiting this client's answers (limit {self.limit})")
-            request_id = next(self._ids)
             self._waiting[request_id] = waiter
         return request_id, waiter
 
@@ -238,6 +240,11 @@ class PendingRequests:
         else:
             waiter.resolve(message)
         return True
+
+    def ids(self) -> list[RequestId]:
+        """The ids of the requests still awaiting answers."""
+        with self._lock:
+            return list(self._waiting)
 
     def drop(self, request_id: RequestId) -> None:
         with self._lock:
@@ -447,6 +454,15 @@ class EventLog(Outbox):
     def close_stream(self) -> None:
         if not self.done:
             self._append(None, False)
+
+    def share(self) -> None:
+        """The answer became a stream a client may resume: make it readable where resumptions
+        arrive. Here, in this process only, where the log already is."""
+
+    def entries(self) -> list[LogEntry]:
+        """What the log holds now, oldest first."""
+        with self._cond:
+            return list(self._events)
 
     def read(self, after: int, timeout: float) -> LogEntry | None:
         """The first entry after sequence number ``after``; ``None`` if none arrives within ``timeout``."""

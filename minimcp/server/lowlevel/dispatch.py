@@ -256,9 +256,8 @@ class Dispatcher:
         calls = calls or session
         if method == "notifications/cancelled" and calls is not None:
             request_id = jsonrpc.request_id_in(message.get("params"))
-            outbox = calls.channel(request_id) if request_id is not None else None
-            if outbox is not None:
-                outbox.abort()
+            if request_id is not None:
+                calls.cancel(request_id)
         if session is None or not isinstance(method, str):
             return
         try:
@@ -276,7 +275,7 @@ class Dispatcher:
 
     def handle_response(self, message: Message, session: Connection) -> None:
         """A client's answer to a server-to-client request; unknown ids are ignored."""
-        if not session.pending.answer(message):
+        if not session.answered(message):
             logger.debug("ignored a response with unknown id %r", message.get("id"))
 
     # --- running a handler -----------------------------------------------------------------------

@@ -29,15 +29,19 @@ import json
 import logging
 import math
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
 from minimcp.jsonrpc import MCPError
 from minimcp.shared.header_values import TARGET_PARAMS
 from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS, InputRequiredResult, dump, parse_input_response
+
+if TYPE_CHECKING:
+    from minimcp.server.backends import Backend
 
 logger = logging.getLogger("minimcp.server.request_state")
 
@@ -152,6 +156,55 @@ class HMACRequestStateCodec:
         return self._xor(enc, body[4:20], body[20:])
 
 
+class BackendKeyCodec:
+    """The HMAC codec over a shared backend's key ring: every process seals and opens alike.
+
+    Sealing reads the ring (one round trip, already paid by a round that asks): a rotation takes
+    effect at once, and a store restarted empty gets the ring back from the first process that
+    seals. Opening uses the ring last read, read again when a state names a key this process does
+    not hold (at most once per ``RETRY`` seconds, so made-up key ids cost no round trip each).
+    """
+
+    RETRY = 1.0
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        # _lock guards _keys, _codec and _retried_at.
+        self._lock = threading.Lock()
+        self._keys: list[bytes] = []  # read on first use: the store may start after this process
+        self._codec: HMACRequestStateCodec | None = None
+        self._retried_at = 0.0
+
+    def _read(self) -> HMACRequestStateCodec:
+        with self._lock:
+            held = list(self._keys)
+        keys = self._backend.request_state_keys(seed=held)
+        with self._lock:
+            if keys != self._keys or self._codec is None:
+                self._keys, self._codec = keys, HMACRequestStateCodec(keys)
+            return self._codec
+
+    def seal(self, payload: bytes) -> str:
+        return self._read().seal(payload)
+
+    def unseal(self, token: str) -> bytes:
+        with self._lock:
+            codec = self._codec
+        if codec is None:
+            codec = self._read()
+        try:
+            return codec.unseal(token)
+        except InvalidRequestState as refused:
+            now = time.monotonic()
+            with self._lock:
+                retry = refused.reason == "unknown key" and now - self._retried_at > self.RETRY
+                if retry:
+                    self._retried_at = now
+            if not retry:
+                raise
+            return self._read().unseal(token)
+
+
 def _default_principal(request_context: Any) -> str | None:
     """The caller the transport's principal hook found (``MCPWSGIApp(principal=...)``)."""
     return request_context.transport.principal
@@ -180,12 +233,28 @@ class RequestStateSecurity:
         self.bind_principal = bind_principal
         self.audience = audience
         self.explicit = True
+        #: ``spend(digest, ttl) -> bool``: record a state's use, ``False`` when it was used already
+        #: (a shared backend's single-use rule); ``None`` lets a state be used again within its ttl.
+        self.spend: Callable[[str, float], bool] | None = None
 
     @classmethod
     def ephemeral(cls, *, ttl: float = 600.0, audience: str | None = None) -> RequestStateSecurity:
         """One random key for this process: right for stdio and a single HTTP process."""
         security = cls(keys=[os.urandom(32)], ttl=ttl, audience=audience)
         security.explicit = False
+        return security
+
+    @classmethod
+    def from_backend(cls, backend: Backend, *, ttl: float = 600.0, audience: str | None = None) -> RequestStateSecurity:
+        """The keys of ``backend``: per process for a memory one (``ephemeral``); for a shared one,
+        made once and read by every process, and each state single-use (a second use is refused
+        with the same -32602 as any other unusable state)."""
+        if not backend.shared:
+            security = cls(keys=backend.request_state_keys(), ttl=ttl, audience=audience)
+            security.explicit = False
+            return security
+        security = cls(codec=BackendKeyCodec(backend), ttl=ttl, audience=audience)
+        security.spend = backend.spend_request_state
         return security
 
 
@@ -318,6 +387,9 @@ def open_book(security: RequestStateSecurity, binding: Binding, request_state: A
         return AnswerBook({}, {}, fresh, None)
     try:
         payload = _unseal(security, binding, request_state)
+        if security.spend is not None and not security.spend(hashlib.sha256(request_state.encode()).hexdigest(),
+                                                              security.ttl):
+            raise InvalidRequestState("already used")
     except InvalidRequestState as refused:
         logger.warning("requestState rejected on %s: %s", binding.method, refused.reason)
         raise frozen_error() from None

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Literal
 from pydantic import BaseModel
 from typing_extensions import TypeVar
 
+from minimcp.server.backends import BackendSpec, resolve_backend
 from minimcp.server.caching import CacheableMethod, CacheHint, validate_cache_hints
 from minimcp.server.context import ServerMiddleware
 from minimcp.server.lowlevel.calls import WorkerPool
@@ -161,6 +162,7 @@ class Server(Generic[LifespanResultT]):
         max_workers: int = 32,
         worker_wait_timeout: float = 30.0,
         back_channel_timeout: float = 600.0,
+        backend: BackendSpec = None,
         max_calls_per_principal: int | None = None,
         max_questions_per_principal: int | None = None,
     ) -> None:
@@ -181,6 +183,12 @@ class Server(Generic[LifespanResultT]):
         self.get_tool_input_schema = get_tool_input_schema
         self.pool = WorkerPool(max_workers, worker_wait_timeout)
         self.back_channel_timeout = back_channel_timeout
+        #: Where what outlives a request is kept (``minimcp.server.backends``): this process's memory
+        #: by default; a shared one (``backend="redis://..."``) lets any process serve any request.
+        self.backend = resolve_backend(backend)
+        #: Whether the requestStates this server seals open only in this process (``MCPServer``'s
+        #: default keys without a shared backend): the HTTP edge warns when it serves several processes.
+        self.keys_per_process: Callable[[], bool] = bool
         #: The calls one principal may have running at once (default: a quarter of ``max_workers``,
         #: so that a caller at its full share leaves three quarters of the pool to the others); the
         #: next one is refused at once instead of waiting for a worker.
@@ -360,14 +368,15 @@ class Server(Generic[LifespanResultT]):
         return _synchronous(self.lifespan(self))
 
     def close(self) -> None:
-        """End open listens, exit the lifespan and stop the worker pool; blocked workers wake with
-        "Connection closed"."""
+        """End open listens, exit the lifespan, stop the worker pool and release the backend's
+        connections; blocked workers wake with "Connection closed"."""
         self.dispatcher.listens.close()
         with self._lifespan_lock:
             cm, self._lifespan_cm = self._lifespan_cm, None
         if cm is not None:
             cm.__exit__(None, None, None)
         self.pool.close()
+        self.backend.close()
 
     # --- serving ---------------------------------------------------------------------------------
     def run(self, read_stream: Any = None, write_stream: Any = None,

@@ -18,7 +18,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -43,6 +43,7 @@ from minimcp.types import (
 )
 
 if TYPE_CHECKING:
+    from minimcp.jsonrpc import Message
     from minimcp.server.lowlevel.server import Server
 
 logger = logging.getLogger("minimcp.server.session")
@@ -65,6 +66,14 @@ _RESULT_FOR: dict[str, type[BaseModel]] = {
     "roots/list": ListRootsResult,
     "ping": EmptyResult,
 }
+
+
+class Elsewhere(Protocol):
+    """A session's way to the other processes that serve it (``lowlevel/shared_sessions.py``)."""
+
+    def tell(self, kind: str, body: dict[str, Any], keep: bool = False) -> None:
+        """Send ``body`` to every process; the one holding what ``kind`` is for takes it. ``keep``:
+        also keep it for a process that missed it (an answer its worker must not lose)."""
 
 
 def _valid(model: type[BaseModel], raw: Any) -> Any:
@@ -132,6 +141,10 @@ class Connection:
         #: Whom this connection's questions count against (``lowlevel/shares.py``): set when the HTTP
         #: edge keeps it among other clients' sessions; ``None`` on a one-client transport.
         self.share_principal: str | None = None
+        #: The other processes serving this legacy session (a shared backend,
+        #: ``lowlevel/shared_sessions.py``): where an answer, a cancel or a notification goes that
+        #: nothing in this process takes. ``None``: the session lives in this process only.
+        self.elsewhere: Elsewhere | None = None
         #: Per-connection scratch state of the application's, kept across its requests.
         self.state: dict[str, Any] = {}
         #: Cleanups pushed by handlers or middleware, run (last first) when the connection ends.
@@ -245,6 +258,12 @@ class Connection:
         a worker that computes keeps its session alive, one blocked on an unanswered question does not."""
         return len(self._inflight) > len(self.pending)
 
+    @property
+    def open_here(self) -> bool:
+        """Whether a call or the standalone stream of this connection is open in this process."""
+        with self._lock:
+            return bool(self._inflight) or self.standalone is not None
+
     def attach_standalone(self, outbox: Outbox) -> bool:
         """Make ``outbox`` this connection's standalone channel, unless one is already open.
 
@@ -314,10 +333,30 @@ class Connection:
         """Send on the request's stream, or the standalone channel; dropped where neither exists
         (a notification is advisory: this never raises)."""
         channel = self.era.channel(self, related_request_id)
-        if channel is None:
+        message = jsonrpc.notification(method, params if params is None or isinstance(params, dict) else dict(params))
+        if channel is not None:
+            channel.send(message)
+        elif related_request_id is None and self.elsewhere is not None:
+            self.elsewhere.tell("notify", {"m": message})  # the standalone stream may be open on another process
+        else:
             logger.debug("dropped %s: no channel to this client", method)
-            return
-        channel.send(jsonrpc.notification(method, params if params is None or isinstance(params, dict) else dict(params)))
+
+    def answered(self, message: Message) -> bool:
+        """Route a client's answer to the worker waiting on it, here or on the process that asked."""
+        if self.pending.answer(message):
+            return True
+        if self.elsewhere is None:
+            return False
+        self.elsewhere.tell("answer", {"m": message}, keep=True)
+        return True
+
+    def cancel(self, request_id: RequestId) -> None:
+        """Stop the call ``request_id`` (``notifications/cancelled``), wherever it runs."""
+        outbox = self.channel(request_id)
+        if outbox is not None:
+            outbox.abort()
+        elif self.elsewhere is not None:
+            self.elsewhere.tell("cancel", {"id": request_id})
 
     def ask(self, method: str, params: dict[str, Any], related_request_id: RequestId | None) -> dict[str, Any]:
         """Ask the client and wait (bounded by the server's ``back_channel_timeout``); the raw result."""
@@ -591,6 +630,19 @@ class SessionManager:
             expired = [sid for sid, s in self._sessions.items() if self._idle(s)]
         for session_id in expired:
             self.remove(session_id)
+
+    def event_log(self, session: Connection, can_request: bool, request_id: RequestId) -> EventLog:
+        """The log a resumable SSE answer (to ``request_id``) of ``session`` is drained from."""
+        return EventLog(secrets.token_hex(8), can_request)
+
+    def remote_stream(self, session: Connection, stream_id: str) -> Any:
+        """A stream of ``session`` that another process sends (``SharedSessionManager``): none here,
+        where every stream is in this process."""
+        return None
+
+    def save(self, session: Connection) -> None:
+        """Keep what a request changed in ``session``: here the connection itself is the record
+        (``SharedSessionManager`` stores it in a shared backend)."""
 
     def remove(self, session_id: str) -> bool:
         with self._lock:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, TypeVar
 from pydantic import BaseModel, create_model
 
 from minimcp.jsonrpc import MCPError
+from minimcp.server.backends import Backend, BackendSpec, resolve_backend
 from minimcp.server.caching import CacheableMethod, CacheHint
 from minimcp.server.context import ServerMiddleware, ServerRequestContext
 from minimcp.server.extension import Extension, compose_tool_call_handler, intercepts_tool_calls
@@ -56,7 +57,7 @@ from minimcp.server.lowlevel.rounds import RequestStateSecurity
 from minimcp.server.mcpserver.signature import read_signature, require_sync
 from minimcp.server.mcpserver.tools import TaskSupport, Tool, failure_result
 from minimcp.server.mcpserver.visibility import ComponentFilter, Kind, Visibility
-from minimcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus
+from minimcp.server.subscriptions import SubscriptionBus
 from minimcp.server.tasks import TaskChannel, TaskManager, TaskStore
 from minimcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from minimcp.shared.extension import declares_extension, extension_required_data, validate_extension_identifier
@@ -215,6 +216,7 @@ class MCPServer(Generic[LifespanT]):
         extensions: Sequence[Extension] | None = None,
         middleware: Sequence[ServerMiddleware[Any]] | None = None,
         component_filter: ComponentFilter | None = None,
+        backend: BackendSpec = None,
     ) -> None:
         require_sync_lifespan(lifespan)
         if request_state_security is not None and request_state_security.explicit and not name \
@@ -234,7 +236,7 @@ class MCPServer(Generic[LifespanT]):
         self._token_verifier = token_verifier
         self._auth_server_provider = auth_server_provider
         logging.basicConfig(level=log_level)
-        self.request_state_security = request_state_security or RequestStateSecurity.ephemeral()
+        self._own_request_state_security = request_state_security
         self.elicit_replay = elicit_replay
         #: What a template argument may hold, for templates registered without their own ``security=``.
         self.resource_security = resource_security
@@ -260,15 +262,12 @@ class MCPServer(Generic[LifespanT]):
             on_list_tools=self._list_tools, on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates, on_list_prompts=self._list_prompts,
             on_subscribe_resource=_subscribe, on_unsubscribe_resource=_unsubscribe,
-            on_subscriptions_listen=None if subscriptions is False else self._listen,
+            on_subscriptions_listen=None if subscriptions is False else self._listen, backend=backend,
         )
         low = self._lowlevel_server
         low.middleware.extend(middleware or ())
-        #: Where ``ctx.notify_*`` publishes; pass a bus over your pub/sub to reach every process.
-        #: ``subscriptions=False`` leaves ``subscriptions/listen`` unserved, the bus still reaches
-        #: legacy clients.
-        self.subscriptions: SubscriptionBus = subscriptions or InMemorySubscriptionBus()
-        low.dispatcher.listens.follow(self.subscriptions)
+        self._own_subscriptions = subscriptions or None
+        self.use_backend(low.backend)
         if max_listens_per_principal is not None:
             low.dispatcher.listens.shares.limit = max_listens_per_principal
         # Advertised as the official MCPServer advertises: no legacy listChanged, subscribe or logging
@@ -284,10 +283,11 @@ class MCPServer(Generic[LifespanT]):
         low.list_tool_scopes = self.tool_scopes
         low.listings_vary = lambda: bool(self.listings_vary_by_user) or self.component_filter is not None
         low.call_scope = self.call_scope
+        self._task_options = (task_store, task_channel, max_task_workers, max_task_workers_per_principal)
         #: The tasks of this server: ``task_store`` keeps them, ``task_channel`` carries word between the
-        #: processes sharing that store (``RedisTaskStore`` and ``RedisTaskChannel``; see ``TaskManager``).
-        self.tasks = TaskManager(self, task_store, max_running=max_task_workers,
-                                 max_running_per_principal=max_task_workers_per_principal, channel=task_channel)
+        #: processes sharing that store (``RedisTaskStore`` and ``RedisTaskChannel``; see ``TaskManager``);
+        #: by default the backend's (this process's memory, or a shared backend's Redis).
+        self.tasks = self._task_manager()
         for method in ("tasks/get", "tasks/update", "tasks/cancel"):
             low.add_request_handler(method, RequestParams, self._task_handler(method))
         for tool in tools or []:
@@ -305,6 +305,42 @@ class MCPServer(Generic[LifespanT]):
     @property
     def name(self) -> str:
         return self._name or "mcp-server"
+
+    @property
+    def backend(self) -> Backend:
+        """Where what outlives a request is kept (``minimcp.server.backends``)."""
+        return self._lowlevel_server.backend
+
+    def use_backend(self, backend: BackendSpec | Backend) -> None:
+        """Keep the shared state in ``backend`` from now on: what a host does that reads it from its
+        configuration after building the server (Flask's ``MINIMCP_BACKEND``). The bus, the
+        request-state keys and the tasks follow it unless they were given explicitly; a shared backend makes every
+        requestState single-use, an explicitly configured one too."""
+        low = self._lowlevel_server
+        low.backend = resolve_backend(backend)
+        security = self._own_request_state_security
+        if security is None:
+            security = RequestStateSecurity.from_backend(low.backend)
+        elif low.backend.shared and security.spend is None:
+            security.spend = low.backend.spend_request_state
+        self.request_state_security = security
+        low.keys_per_process = lambda: not self.request_state_security.explicit
+        #: Where ``ctx.notify_*`` publishes: the backend's bus (every process of a shared backend), or
+        #: the ``subscriptions=`` bus given. ``subscriptions=False`` leaves ``subscriptions/listen``
+        #: unserved, the bus still reaches legacy clients.
+        self.subscriptions: SubscriptionBus = self._own_subscriptions or low.backend.subscription_bus()
+        low.dispatcher.listens.follow(self.subscriptions)
+        if "tasks" in self.__dict__:  # a host's late backend: the tasks follow it too
+            self.tasks.close()
+            self.tasks = self._task_manager()
+
+    def _task_manager(self) -> TaskManager:
+        """The task manager over the ``task_store=`` and ``task_channel=`` given, else the backend's."""
+        store, channel, max_running, per_principal = self._task_options
+        backend = self._lowlevel_server.backend
+        return TaskManager(self, store if store is not None else backend.task_store(), max_running=max_running,
+                           max_running_per_principal=per_principal,
+                           channel=channel if channel is not None else backend.task_channel())
 
     # --- what the low-level server holds: identity, the core, the pool, the routes ---------------
     title = _read_through("title")

@@ -1,0 +1,54 @@
+"""Where a server keeps what outlives one request: ``backend=`` on ``MCPServer``, ``Server``, Flask and Django.
+
+``backend=None`` (the default) is ``MemoryBackend()``: everything in this process, as always.
+``backend="redis://host:6379/0"`` (or ``RedisBackend(client)``, with ``pip install minimcp[redis]``)
+shares it between processes, so any process of ``gunicorn -w 4`` or of several machines behind a
+load balancer serves any request of any session.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Union
+
+from minimcp.server.backends.base import Backend, BackendUnavailable, SessionListener
+from minimcp.server.backends.memory import MemoryBackend
+
+if TYPE_CHECKING:
+    from minimcp.server.backends.redis_backend import RedisBackend
+
+BackendSpec = Union[Backend, str, None]
+
+#: The URL schemes ``backend=`` takes as text: redis-py's own.
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "valkey://", "valkeys://")
+
+
+def resolve_backend(spec: BackendSpec) -> Backend:
+    """The backend ``backend=`` names: an object as it is, a Redis URL as a ``RedisBackend``, ``None``
+    as a fresh ``MemoryBackend``."""
+    if spec is None:
+        return MemoryBackend()
+    if isinstance(spec, Backend):
+        return spec
+    if isinstance(spec, str):
+        if spec.startswith(REDIS_SCHEMES):
+            from minimcp.server.backends.redis_backend import RedisBackend
+
+            return RedisBackend(spec.replace("valkey", "redis", 1) if spec.startswith("valkey") else spec)
+        if spec in ("memory", "memory://"):
+            return MemoryBackend()
+        raise ValueError(f"backend={spec!r}: give a Redis URL (redis://host:6379/0, unix:///path/redis.sock), "
+                         "'memory', or a Backend object")
+    raise TypeError(f"backend= takes a URL or a minimcp.server.backends.Backend, not {type(spec).__name__}")
+
+
+def __getattr__(name: str) -> Any:
+    """``RedisBackend``, imported on first use: redis-py is an optional dependency (``minimcp[redis]``)."""
+    if name in ("RedisBackend", "RedisSubscriptionBus"):
+        from minimcp.server.backends import redis_backend
+
+        return getattr(redis_backend, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Backend", "BackendSpec", "BackendUnavailable", "MemoryBackend", "RedisBackend", "SessionListener",
+           "resolve_backend"]

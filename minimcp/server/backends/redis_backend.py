@@ -1,0 +1,405 @@
+"""``RedisBackend``: the shared state of a multi-process deployment, on Redis (or Valkey) via redis-py.
+
+Everything is one of redis-py's own primitives: keys with a TTL (sessions, used requestStates), a
+list (the sealing key ring), streams (``XADD``/``XREAD``: the events of resumable SSE answers), ``HINCRBY`` (server-to-client request ids), Lua where a check and a
+change must be one step (making the key ring once, rotating it), and one pub/sub channel on which
+every process hears what concerns sessions (an answer, a cancel, a notification, an end) and the
+subscription events.
+
+One thread per process (the relay) reads that channel; it starts on first use in the process that
+uses it (after a fork, anew), and when Redis goes away it reconnects with exponential backoff.
+Commands retry a broken connection a few times with backoff (redis-py's ``Retry``); past that a
+call raises ``BackendUnavailable``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry
+
+from minimcp.server.backends.base import Backend, BackendUnavailable, SessionListener
+from minimcp.shared.subscriptions import ResourceUpdated, ServerEvent, event_from_wire, event_method
+
+if TYPE_CHECKING:
+    from minimcp.server.tasks.redis_channel import RedisTaskChannel
+    from minimcp.server.tasks.redis_store import RedisTaskStore
+
+logger = logging.getLogger("minimcp.server.backends")
+
+#: How long ``listen`` waits for the relay's subscription before the process serves without it.
+SUBSCRIBE_TIMEOUT = 5.0
+#: The relay's reconnection delays: doubling from the first to the last, in seconds.
+BACKOFF_FIRST, BACKOFF_CAP = 0.05, 2.0
+#: How many sealing keys the ring keeps: the sealing one and those that still open older states.
+KEY_RING = 3
+#: How many events one resumable stream keeps (as the in-process log does), and the longest one
+#: blocking read waits (below the client's 5 s socket timeout).
+MAX_EVENTS = 1024
+BLOCK_CAP = 4.0
+#: A process is alive while its heartbeat key is: renewed every ``HEARTBEAT_EVERY`` seconds by the
+#: relay, gone ``HEARTBEAT_TTL`` seconds after the process stopped beating (killed, or hung).
+HEARTBEAT_EVERY, HEARTBEAT_TTL = 2.0, 6.0
+
+# Make the key ring once: whoever comes first pushes its keys, everyone reads the same ring.
+_MAKE_RING = "if redis.call('LLEN', KEYS[1]) == 0 then redis.call('RPUSH', KEYS[1], unpack(ARGV)) end " \
+             "return redis.call('LRANGE', KEYS[1], 0, -1)"
+_ROTATE = "redis.call('LPUSH', KEYS[1], ARGV[1]) redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1) return 1"
+
+
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
+
+
+def _event(entry_id: bytes | str, fields: dict[Any, Any]) -> tuple[int, dict[str, Any] | None, bool, dict[str, Any]]:
+    """One stored event as ``(seq, message, final, origin)``."""
+    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    raw = fields.get(b"m", b"")
+    origin = fields.get(b"o", b"")
+    return (int(text.split("-")[1]), json.loads(raw) if raw else None, fields.get(b"f") == b"1",
+            json.loads(origin) if origin else {})
+
+
+class RedisBackend(Backend):
+    """Shared state on Redis: ``RedisBackend("redis://host:6379/0")`` or ``RedisBackend(client)``.
+
+    ``prefix`` names every key and the channel, so several servers may share one database;
+    ``retry_after`` is the ``Retry-After`` (seconds) an HTTP client gets while Redis is unreachable.
+    A client passed in is used as it is (its timeouts and retries are yours); one made from a URL
+    times out a command after 5 s and retries a broken connection with backoff.
+    """
+
+    shared = True
+
+    def __init__(self, client: str | redis.Redis, *, prefix: str = "minimcp", retry_after: int = 1) -> None:
+        if isinstance(client, str):
+            client = redis.Redis.from_url(
+                client, socket_timeout=5.0, socket_connect_timeout=2.0, health_check_interval=30,
+                retry=Retry(ExponentialBackoff(cap=BACKOFF_CAP, base=BACKOFF_FIRST), 3),
+                retry_on_error=[RedisConnectionError, RedisTimeoutError])
+        self.client = client
+        self.prefix = prefix
+        self.retry_after = retry_after  # type: ignore[misc]
+        self._channel = f"{prefix}:bus"
+        self._make_ring = client.register_script(_MAKE_RING)
+        self._rotate = client.register_script(_ROTATE)
+        # _lock guards _relay, _session_listeners, _event_listeners, _bus, _process, _tasks and _task_channel.
+        self._lock = threading.Lock()
+        self._relay: _Relay | None = None
+        self._session_listeners: dict[object, SessionListener] = {}
+        self._event_listeners: dict[object, Callable[[ServerEvent], None]] = {}
+        self._bus: RedisSubscriptionBus | None = None
+        self._process: tuple[int | None, str] = (None, "")  # (pid, name), under _lock
+        self._tasks: RedisTaskStore | None = None
+        self._task_channel: RedisTaskChannel | None = None
+
+    def __repr__(self) -> str:
+        return f"RedisBackend({self._where()!r}, prefix={self.prefix!r})"
+
+    def _where(self) -> str:
+        kwargs = self.client.connection_pool.connection_kwargs
+        if "path" in kwargs:
+            return f"unix://{kwargs['path']}"
+        return f"redis://{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
+
+    @contextlib.contextmanager
+    def _reaching(self) -> Iterator[None]:
+        """Every command runs in here: an unreachable Redis becomes one clear, retryable error. The
+        relay runs again if this process closed it and still has listeners (a server served anew)."""
+        if self._relay is None and (self._session_listeners or self._event_listeners):
+            self._relay_started()
+        try:
+            yield
+        except (RedisConnectionError, RedisTimeoutError, OSError) as down:
+            logger.warning("Redis at %s is unreachable: %s", self._where(), down)
+            raise BackendUnavailable(f"Redis at {self._where()}", self.retry_after) from None
+        except RedisError as failed:
+            logger.error("Redis at %s refused a command: %s", self._where(), failed)
+            raise BackendUnavailable(f"Redis at {self._where()}", self.retry_after) from None
+
+    # --- requestState -------------------------------------------------------------------------
+    def request_state_keys(self, seed: Sequence[bytes] = ()) -> list[bytes]:
+        offered = [key.hex() for key in seed] or [secrets.token_hex(32)]
+        with self._reaching():
+            ring = self._make_ring(keys=[f"{self.prefix}:rs:keys"], args=offered)
+        return [bytes.fromhex(key.decode() if isinstance(key, bytes) else key) for key in ring]
+
+    def rotate_request_state_keys(self) -> None:
+        with self._reaching():
+            self._rotate(keys=[f"{self.prefix}:rs:keys"], args=[secrets.token_hex(32), KEY_RING])
+        self.send("keys", "", {})
+
+    def spend_request_state(self, digest: str, ttl: float) -> bool:
+        with self._reaching():
+            return bool(self.client.set(f"{self.prefix}:rs:used:{digest}", 1, nx=True, px=_ms(ttl)))
+
+    def subscription_bus(self) -> RedisSubscriptionBus:
+        with self._lock:
+            if self._bus is None:
+                self._bus = RedisSubscriptionBus(self)
+            return self._bus
+
+    # --- tasks: the tasks package's own Redis store and channel, under this backend's prefix ------
+    def task_store(self) -> RedisTaskStore:
+        from minimcp.server.tasks.redis_store import RedisTaskStore
+
+        with self._lock:
+            if self._tasks is None:
+                self._tasks = RedisTaskStore(self.client, prefix=f"{self.prefix}:tasks")
+            return self._tasks
+
+    def task_channel(self) -> RedisTaskChannel:
+        from minimcp.server.tasks.redis_channel import RedisTaskChannel
+
+        with self._lock:
+            if self._task_channel is None:
+                self._task_channel = RedisTaskChannel(self.client, prefix=f"{self.prefix}:tasks")
+            return self._task_channel
+
+    # --- sessions -----------------------------------------------------------------------------
+    def _session_key(self, session_id: str) -> str:
+        return f"{self.prefix}:s:{session_id}"
+
+    def save_session(self, session_id: str, record: dict[str, Any], ttl: float) -> None:
+        key = self._session_key(session_id)
+        with self._reaching():
+            pipe = self.client.pipeline(transaction=True)
+            pipe.hset(key, "r", json.dumps(record, separators=(",", ":")))
+            pipe.pexpire(key, _ms(ttl))
+            pipe.execute()
+
+    def load_session(self, session_id: str, ttl: float) -> dict[str, Any] | None:
+        key = self._session_key(session_id)
+        with self._reaching():
+            pipe = self.client.pipeline(transaction=False)
+            pipe.hget(key, "r")
+            pipe.pexpire(key, _ms(ttl))
+            raw, _ = pipe.execute()
+        return None if raw is None else json.loads(raw)
+
+    def renew_session(self, session_id: str, ttl: float) -> bool:
+        with self._reaching():
+            return bool(self.client.pexpire(self._session_key(session_id), _ms(ttl)))
+
+    def session_alive(self, session_id: str) -> bool:
+        with self._reaching():
+            return bool(self.client.exists(self._session_key(session_id)))
+
+    def delete_session(self, session_id: str) -> bool:
+        with self._reaching():
+            existed = bool(self.client.delete(self._session_key(session_id)))
+        self.send("closed", session_id, {})
+        return existed
+
+    def next_request_id(self, session_id: str) -> int:
+        with self._reaching():
+            return int(self.client.hincrby(self._session_key(session_id), "ids", 1))
+
+    # --- resumable streams: one Redis stream per SSE answer, entry ids ``0-<seq>`` -------------
+    def _events_key(self, session_id: str, stream_id: str) -> str:
+        return f"{self.prefix}:ev:{session_id}:{stream_id}"
+
+    def append_event(self, session_id: str, stream_id: str, seq: int, message: dict[str, Any] | None,
+                     final: bool, origin: dict[str, Any], ttl: float) -> None:
+        key = self._events_key(session_id, stream_id)
+        fields = {"m": "" if message is None else json.dumps(message, separators=(",", ":")), "f": int(final),
+                  "o": json.dumps(origin, separators=(",", ":"))}
+        with self._reaching():
+            pipe = self.client.pipeline(transaction=False)
+            pipe.xadd(key, fields, id=f"0-{seq}", maxlen=MAX_EVENTS, approximate=True)
+            pipe.pexpire(key, _ms(ttl))
+            pipe.execute()
+
+    def read_events(self, session_id: str, stream_id: str, after: int,
+                    timeout: float) -> list[tuple[int, dict[str, Any] | None, bool]]:
+        key = self._events_key(session_id, stream_id)
+        with self._reaching():
+            entries = self.client.xrange(key, min=f"(0-{after}", count=MAX_EVENTS)
+            if not entries and timeout > 0:
+                block = _ms(min(timeout, BLOCK_CAP))
+                found = self.client.xread({key: f"0-{after}"}, count=MAX_EVENTS, block=block)
+                entries = found[0][1] if found else []
+        return [(seq, message, final) for seq, message, final, _ in (_event(*entry) for entry in entries)]
+
+    def last_event(self, session_id: str, stream_id: str) -> tuple[int, dict[str, Any]] | None:
+        with self._reaching():
+            newest = self.client.xrevrange(self._events_key(session_id, stream_id), count=1)
+        if not newest:
+            return None
+        seq, _, _, origin = _event(*newest[0])
+        return seq, origin
+
+    def process_id(self) -> str:
+        with self._lock:
+            if self._process[0] != os.getpid():  # a forked worker is a process of its own
+                self._process = (os.getpid(), secrets.token_hex(8))
+            return self._process[1]
+
+    def process_alive(self, process_id: str) -> bool:
+        with self._reaching():
+            return bool(self.client.exists(f"{self.prefix}:alive:{process_id}"))
+
+    def _beat(self) -> None:
+        """The relay's heartbeat: this process is alive for ``HEARTBEAT_TTL`` more seconds."""
+        self.client.set(f"{self.prefix}:alive:{self.process_id()}", 1, px=_ms(HEARTBEAT_TTL))
+
+    # --- the channel --------------------------------------------------------------------------
+    def send(self, kind: str, session_id: str, body: dict[str, Any]) -> None:
+        with self._reaching():
+            self.client.publish(self._channel, json.dumps({"k": kind, "s": session_id, "b": body},
+                                                          separators=(",", ":")))
+
+    def _answer_key(self, session_id: str, request_id: Any) -> str:
+        return f"{self.prefix}:ans:{session_id}:{json.dumps(request_id)}"
+
+    def keep_answer(self, session_id: str, message: dict[str, Any], ttl: float) -> None:
+        with self._reaching():
+            self.client.set(self._answer_key(session_id, message.get("id")), json.dumps(message), px=_ms(ttl))
+
+    def kept_answers(self, session_id: str, request_ids: list[Any]) -> list[dict[str, Any]]:
+        if not request_ids:
+            return []
+        keys = [self._answer_key(session_id, request_id) for request_id in request_ids]
+        with self._reaching():
+            pipe = self.client.pipeline(transaction=True)
+            pipe.mget(keys)
+            pipe.delete(*keys)
+            found, _ = pipe.execute()
+        return [json.loads(raw) for raw in found if raw is not None]
+
+    def listen(self, listener: SessionListener) -> Callable[[], None]:
+        return self._add(self._session_listeners, listener)
+
+    def _listen_events(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        return self._add(self._event_listeners, listener)
+
+    def _add(self, listeners: dict[object, Any], listener: Any) -> Callable[[], None]:
+        token = object()
+        with self._lock:
+            listeners[token] = listener
+        self._relay_started()
+
+        def stop() -> None:
+            with self._lock:
+                listeners.pop(token, None)
+
+        return stop
+
+    def _relay_started(self) -> None:
+        """This process's relay, started (and subscribed, within ``SUBSCRIBE_TIMEOUT``) on first use."""
+        with self._lock:
+            relay = self._relay
+            if relay is not None and relay.pid == os.getpid():
+                return
+            relay = self._relay = _Relay(self)  # threads do not survive a fork: a new one here
+            relay.start()
+        if not relay.subscribed.wait(SUBSCRIBE_TIMEOUT):
+            logger.warning("the Redis channel %s is not subscribed yet; it keeps trying", self._channel)
+
+    def _deliver(self, raw: bytes) -> None:
+        """One message from the channel, to this process's listeners (on the relay's thread)."""
+        try:
+            message = json.loads(raw)
+            kind, session_id, body = message["k"], message["s"], message["b"]
+        except (ValueError, KeyError, TypeError):
+            logger.warning("ignored a malformed message on %s", self._channel)
+            return
+        with self._lock:
+            if kind == "event":
+                listeners: list[Any] = list(self._event_listeners.values())
+            else:
+                listeners = list(self._session_listeners.values())
+        if kind == "event":
+            event = event_from_wire(body.get("m", ""), body)
+            if event is None:
+                return
+            for listener in listeners:
+                _safely(listener, event)
+            return
+        for listener in listeners:
+            _safely(listener, kind, session_id, body)
+
+    def close(self) -> None:
+        """Stop this process's relay; a later command starts it again while listeners remain."""
+        with self._lock:
+            relay, self._relay = self._relay, None
+        if relay is not None:
+            relay.stop()
+
+
+def _safely(listener: Callable[..., None], *args: Any) -> None:
+    try:
+        listener(*args)
+    except Exception:  # fan-out boundary: one broken listener must not silence the others
+        logger.exception("a listener of the Redis channel raised")
+
+
+class _Relay(threading.Thread):
+    """Reads the backend's channel for this process; reconnects with backoff while Redis is away."""
+
+    def __init__(self, backend: RedisBackend) -> None:
+        super().__init__(name="minimcp-redis-relay", daemon=True)
+        self.backend = backend
+        self.pid = os.getpid()
+        self.subscribed = threading.Event()
+        self._stopping = threading.Event()
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    def run(self) -> None:
+        delay = BACKOFF_FIRST
+        while not self._stopping.is_set():
+            pubsub = self.backend.client.pubsub(ignore_subscribe_messages=True)
+            try:
+                pubsub.subscribe(self.backend._channel)
+                if self.subscribed.is_set():  # back after a loss: what was sent meanwhile is missed
+                    self.backend._deliver(json.dumps({"k": "resync", "s": "", "b": {}}).encode())
+                self.subscribed.set()
+                delay = BACKOFF_FIRST
+                beaten = 0.0
+                while not self._stopping.is_set():
+                    if time.monotonic() - beaten >= HEARTBEAT_EVERY:
+                        self.backend._beat()
+                        beaten = time.monotonic()
+                    message = pubsub.get_message(timeout=min(1.0, HEARTBEAT_EVERY))
+                    if message is not None and message.get("type") == "message":
+                        self.backend._deliver(message["data"])
+            except (RedisError, OSError) as down:
+                logger.warning("the Redis channel %s dropped (%s); reconnecting in %.2fs",
+                               self.backend._channel, down, delay)
+                self._stopping.wait(delay)
+                delay = min(delay * 2, BACKOFF_CAP)
+            finally:
+                with contextlib.suppress(RedisError, OSError):
+                    pubsub.close()
+
+
+class RedisSubscriptionBus:
+    """A ``SubscriptionBus`` across processes: ``publish`` goes to Redis, each process's relay
+    hands what arrives to its own listeners, the publishing process's included (so once each)."""
+
+    def __init__(self, backend: RedisBackend) -> None:
+        self.backend = backend
+
+    def publish(self, event: ServerEvent) -> None:
+        body: dict[str, Any] = {"m": event_method(event)}
+        if isinstance(event, ResourceUpdated):
+            body["uri"] = event.uri
+        self.backend.send("event", "", body)
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        return self.backend._listen_events(listener)

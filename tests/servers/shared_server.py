@@ -1,0 +1,91 @@
+"""A server for the multi-process tests: ``gunicorn shared_server:app`` or ``python shared_server.py``.
+
+``MINIMCP_TEST_BACKEND`` (a Redis URL) is its ``backend=``; without it the server keeps everything
+in its process, as by default. No request-state key is configured: with a backend the keys come from it.
+Run as a program it listens on a port the system picks and announces its URL once it accepts.
+"""
+
+import os
+import time
+
+from pydantic import BaseModel
+
+from minimcp.server import MCPServer
+from minimcp.server.mcpserver import Context
+
+mcp = MCPServer("Shared", backend=os.environ.get("MINIMCP_TEST_BACKEND") or None)
+
+
+#: The ``hang`` calls that stopped on a cancel, in this process.
+CANCELLED = [0]
+
+
+class Ok(BaseModel):
+    ok: bool
+
+
+@mcp.tool()
+def confirm(door: str, ctx: Context) -> str:
+    """Ask one question; the answer may arrive on any process."""
+    answer = ctx.elicit(f"Open {door}?", schema=Ok)
+    return f"{door}: {answer.action} {answer.data.ok if answer.data else None}"
+
+
+@mcp.tool()
+def pid() -> int:
+    return os.getpid()
+
+
+@mcp.tool()
+def touch(uri: str, ctx: Context) -> str:
+    """Announce that ``uri`` changed, to every listener of every process."""
+    ctx.notify_resource_updated(uri)
+    return f"touched {uri} on {os.getpid()}"
+
+
+@mcp.tool()
+def hang(seconds: float, ctx: Context) -> str:
+    """A call that runs until cancelled (or ``seconds``): it outlives its process when the test kills it."""
+    ctx.info(f"pid {os.getpid()}")
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not ctx.cancelled:
+        time.sleep(0.05)
+    if ctx.cancelled:
+        CANCELLED[0] += 1
+        return "cancelled"
+    return "slept"
+
+
+@mcp.tool()
+def cancelled_calls() -> int:
+    """How many ``hang`` calls of this process saw their cancel (each process counts its own)."""
+    return CANCELLED[0]
+
+
+@mcp.tool()
+def chapters(ctx: Context) -> str:
+    """Tell one chapter, end the response stream, then tell another: a client resumes for the rest."""
+    ctx.info("chapter 1")
+    ctx.close_sse_stream()
+    time.sleep(1.0)
+    ctx.info("chapter 2")
+    return "the end"
+
+
+@mcp.tool(task=True)
+def add_later(a: int, b: int) -> str:
+    """A task: created on one process, polled on any."""
+    return str(a + b)
+
+
+@mcp.resource("note://{name}")
+def note(name: str) -> str:
+    return f"note {name}"
+
+
+#: The caller is whoever the ``X-Test-User`` header names: sessions are bound to it on every process.
+app = mcp.wsgi_app(keepalive_interval=1.0, principal=lambda environ: environ.get("HTTP_X_TEST_USER"))
+
+if __name__ == "__main__":
+    mcp.run(transport="streamable-http", port=0, keepalive_interval=1.0,
+            principal=lambda environ: environ.get("HTTP_X_TEST_USER"))
