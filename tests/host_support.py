@@ -68,7 +68,7 @@ class FlaskSite(Site):
 def flask_site(tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> FlaskSite:
     """``examples/flask_notes.py`` on a fresh SQLite file, served on a loopback port."""
     module = load_example("flask_notes")
-    app = module.create_app(f"sqlite:///{tmp_path / 'notes.db'}")
+    app = module.create_app(f"sqlite:///{tmp_path / 'notes.db'}", str(tmp_path / "instance"))
     with app.app_context():
         tokens = {"alice": module.add_user("alice", admin=True), "bob": module.add_user("bob")}
     return FlaskSite(module, app, serve_wsgi(app), tokens)

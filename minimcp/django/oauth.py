@@ -4,8 +4,9 @@
 Registered clients and grants live in the project's database (``OAuthClient``, ``OAuthGrant``,
 digests only; delete a grant in the admin to sign that client out). The pending request is signed
 with ``SECRET_KEY`` (``django.core.signing``). The consent page is the template
-``minimcp/consent.html``, rendered behind ``LOGIN_URL`` and protected by the project's CSRF
-middleware; a project overrides it like any app template.
+``minimcp/consent.html``, rendered behind ``LOGIN_URL`` and CSRF-protected by its own view
+(``csrf_protect``, with or without the project's ``CsrfViewMiddleware``); a project overrides it
+like any app template.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ def _consent_page() -> Any:
 
 
 def consent(server: SiteAuthorizationServer, request: HttpRequest) -> HttpResponse:
-    """The page where a signed-in user allows or denies an MCP client (CSRF: the project's middleware)."""
+    """The page where a signed-in user allows or denies an MCP client (CSRF: ``csrf_protect`` in ``MCP.urls``)."""
     sealed = request.POST.get("request", "") if request.method == "POST" else request.GET.get("request", "")
     pending = server.pending(sealed)
     if pending is None:

@@ -38,6 +38,17 @@ then acts as that user: ``current_user`` in tools, and the MCP principal. Client
 kept in memory unless ``oauth_store=`` names a ``minimcp.site_auth.GrantStore``; the pending
 request is signed with the application's ``SECRET_KEY``. See ``minimcp.site_auth``.
 
+API tokens (``api_tokens=True``, the default, on a site that can load a user from its id): ``flask
+mcp token USER`` prints one, ``--list`` and ``--revoke N`` manage them (``minimcp.flask.tokens``,
+which says where they are kept); a request to the endpoint with ``Authorization: Bearer <token>``
+acts as that user.
+
+The sign-in documents name the site by ``SERVER_NAME`` (and ``PREFERRED_URL_SCHEME``) when the
+application sets it, and are then public and cacheable. Otherwise they follow the request's host,
+which the client chose, so they are served ``private`` with ``Vary: Host``: no shared cache keeps
+one built from a forged ``Host`` for others. A request over plain http under a public name gets a
+400 saying that sign-in needs HTTPS.
+
 ``flask mcp stdio`` serves the same tools over stdio. There is no HTTP request there: each call
 runs in an application context and a stand-in request context for the endpoint's URL, signed in
 (Flask-Login) as the user given with ``--user ID``, anonymous otherwise.
@@ -71,13 +82,17 @@ from flask.cli import AppGroup
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.wrappers import Request
 
+from minimcp.flask.tokens import TokenStore, default_store, token_command
 from minimcp.hosting import (
+    SIGN_IN_WITH_CLIENT,
     Forwarded,
     HostedServer,
+    api_token_way,
     forbidden_origin,
     forward,
     origin_allowed,
     principal_of,
+    sign_in_unavailable,
     too_large,
     unauthorized,
 )
@@ -111,7 +126,9 @@ class MCP(HostedServer):
     ``oauth=True`` lets MCP clients sign in with the site's own login (see the module's docs);
     ``login_url`` is where a visitor signs in when the site does not use Flask-Login's
     ``login_view`` (``?next=`` brings them back), ``load_user`` turns a user id back into a user
-    when the site does not use Flask-Login's ``user_loader``. ``http_options`` configure the endpoint (``json_response``, ``session_idle_timeout``, ...); every
+    when the site does not use Flask-Login's ``user_loader``. ``api_tokens`` lets users' API tokens
+    (``flask mcp token``) in, kept by ``token_store`` (default: a SQLite file in the instance
+    folder, see ``minimcp.flask.tokens``). ``http_options`` configure the endpoint (``json_response``, ``session_idle_timeout``, ...); every
     other keyword configures the server, as for ``MCPServer``.
     """
 
@@ -119,6 +136,7 @@ class MCP(HostedServer):
                  user: Callable[[], Any] | None = None, login_required: bool | None = None,
                  allowed_origins: Sequence[str] = (), oauth: bool = False, login_url: str | None = None,
                  load_user: Callable[[str], Any] | None = None, oauth_store: GrantStore | None = None,
+                 api_tokens: bool = True, token_store: TokenStore | None = None,
                  http_options: dict[str, Any] | None = None, **options: Any) -> None:
         if isinstance(app, str):
             raise TypeError(f"MCP's first argument is the Flask app; name the server with MCP(app, name={app!r})")
@@ -131,6 +149,8 @@ class MCP(HostedServer):
         self.login_url = login_url
         self._user_loader = load_user
         self._oauth_store = oauth_store
+        self.api_tokens = api_tokens
+        self._token_store = token_store
         self._stdio_user: str | None = None  # the user id ``flask mcp stdio --user`` runs as
         self._endpoint = self.endpoint(**(http_options or {}))
         if app is not None:
@@ -147,6 +167,9 @@ class MCP(HostedServer):
             csrf.exempt(self._view)
         if self.oauth:
             self._add_authorization_server(app, prefix)
+        if self.oauth or self.api_tokens:
+            # First of the application's hooks, so that its own see the token's user as current_user.
+            app.before_request_funcs.setdefault(None, []).insert(0, self._sign_in_token)
         app.cli.add_command(self._commands())
 
     def _add_authorization_server(self, app: Flask, prefix: str) -> None:
@@ -166,8 +189,6 @@ class MCP(HostedServer):
         csrf = app.extensions.get("csrf")  # the consent form carries a token of its own; the rest is for clients
         if csrf is not None:
             csrf.exempt(pages)
-        # First of the application's hooks, so that its own see the token's user as current_user.
-        app.before_request_funcs.setdefault(None, []).insert(0, self._sign_in_token)
 
     # --- who is calling ------------------------------------------------------------------------
     def host_user(self) -> Any:
@@ -197,22 +218,51 @@ class MCP(HostedServer):
             return _response(forbidden_origin())
         principal = principal_of(self.host_user())
         if principal is None and self._needs_login():
-            challenge = None
-            if self.oauth:
-                sent = bearer_token(request.headers.get("Authorization", "")) is not None
-                challenge = self._authorization_server().www_authenticate("invalid_token" if sent else None)
-            return _response(unauthorized(current_app.name, challenge))
+            return _response(self._unauthorized())
         if (request.content_length or 0) > self._endpoint.max_request_body_size:
             return _response(too_large())
         return _response(forward(self._endpoint, request.environ, request.get_data(cache=True), principal))
 
+    def _unauthorized(self) -> Forwarded:
+        """The 401, offering the ways in this site has: its sign-in, its API tokens, its login."""
+        ways = []
+        challenge = None
+        if self.oauth:
+            ways.append(SIGN_IN_WITH_CLIENT)
+            server = self._authorization_server()
+            if sign_in_unavailable(server.issuer) is None:
+                sent = bearer_token(request.headers.get("Authorization", "")) is not None
+                challenge = server.www_authenticate("invalid_token" if sent else None)
+        if self._takes_api_tokens():
+            ways.append(api_token_way("flask mcp token USER"))
+        return unauthorized(current_app.name, challenge, ways)
+
     # --- signing in with the site's login (oauth=True) ------------------------------------------
     def _authorization_server(self) -> SiteAuthorizationServer:
-        return SiteAuthorizationServer(current_app.extensions["minimcp.grants"], _Signer(current_app.secret_key), request.host_url,
-                                       request.script_root + self.url_prefix, self.name)
+        return SiteAuthorizationServer(current_app.extensions["minimcp.grants"], _Signer(current_app.secret_key),
+                                       self._site_url(), request.script_root + self.url_prefix, self.name)
+
+    def _site_url(self) -> str:
+        """The site's own name when the application configures one, else the request's host."""
+        name = current_app.config.get("SERVER_NAME")
+        if name:
+            return f"{current_app.config.get('PREFERRED_URL_SCHEME') or 'http'}://{name}/"
+        return request.host_url
 
     def _oauth_view(self) -> Any:
-        return self._authorization_server().answer(Request(request.environ)) or ("Not found", 404)
+        server = self._authorization_server()
+        refused = sign_in_unavailable(server.issuer)
+        if refused is not None:
+            return _response(refused)
+        reply = server.answer(Request(request.environ))
+        if reply is None:
+            return "Not found", 404
+        if reply.cache_control.public and not current_app.config.get("SERVER_NAME"):
+            # Built from the Host the client sent: its own to keep, never a shared cache's.
+            reply.cache_control.public = False
+            reply.cache_control.private = True
+            reply.vary.add("Host")
+        return reply
 
     def _consent_view(self) -> Any:
         """The page where a signed-in user allows or denies an MCP client."""
@@ -247,22 +297,45 @@ class MCP(HostedServer):
         return manager.unauthorized()
 
     def _sign_in_token(self) -> None:
-        """A request to the endpoint with an access token this site issued acts as the token's user."""
+        """A request to the endpoint with an access token this site issued, or one of its users'
+        API tokens, acts as the token's user."""
         if request.endpoint != "minimcp":
             return
         token = bearer_token(request.headers.get("Authorization", ""))
-        access = self._authorization_server().load_access_token(token) if token else None
-        if access is None or access.subject is None:
+        user_id = self._token_subject(token) if token else None
+        if user_id is None:
             return
-        user = self._load(access.subject)
+        user = self._load(user_id)
         if user is None or not getattr(user, "is_active", True):
             return
         setattr(g, _TOKEN_USER, user)
         if hasattr(current_app, "login_manager"):
             setattr(g, _FLASK_LOGIN_USER, user)
 
+    def _token_subject(self, token: str) -> str | None:
+        if self.oauth:
+            access = self._authorization_server().load_access_token(token)
+            if access is not None and access.subject is not None:
+                return access.subject
+        return self.tokens.user_id_for(token) if self._takes_api_tokens() else None
+
     def _load(self, user_id: str) -> Any:
         return self._user_loader(user_id) if self._user_loader is not None else _load_user(user_id)
+
+    # --- API tokens ----------------------------------------------------------------------------
+    @property
+    def tokens(self) -> TokenStore:
+        """The current application's API tokens (``token_store``, or its SQLite file)."""
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        store = app.extensions.get("minimcp.tokens")
+        if store is None:
+            store = app.extensions["minimcp.tokens"] = self._token_store or default_store(app)
+        return store  # type: ignore[no-any-return]
+
+    def _takes_api_tokens(self) -> bool:
+        """Whether a token's user can be loaded: API tokens need the site's way from an id to a user."""
+        manager = getattr(current_app, "login_manager", None)
+        return self.api_tokens and (self._user_loader is not None or getattr(manager, "_user_callback", None) is not None)
 
     # --- where the calls run -------------------------------------------------------------------
     def call_scope(self) -> contextlib.AbstractContextManager[Any]:
@@ -273,7 +346,7 @@ class MCP(HostedServer):
             environ["CONTENT_LENGTH"] = str(len(body))
             values = {k: v for k, v in vars(g).items() if k not in (_FLASK_LOGIN_USER, _TOKEN_USER)}
             return _request_scope(current_app._get_current_object(), environ, values,  # type: ignore[attr-defined]
-                                  self._sign_in_token if self.oauth else None)
+                                  self._sign_in_token if self.oauth or self.api_tokens else None)
         if has_app_context():
             return _command_scope(current_app._get_current_object(), self.url_prefix,  # type: ignore[attr-defined]
                                   self._stdio_user)
@@ -292,6 +365,7 @@ class MCP(HostedServer):
             self._stdio_user = user_id
             self.run("stdio")
 
+        group.add_command(token_command(self))
         return group
 
 
@@ -326,7 +400,8 @@ def _load_user(user_id: str) -> Any:
     manager = getattr(current_app, "login_manager", None)
     loader = getattr(manager, "_user_callback", None)
     if loader is None:
-        raise click.UsageError("--user needs Flask-Login with a user_loader on this application")
+        raise click.UsageError("finding a user by id needs Flask-Login's user_loader on this application "
+                               "(or MCP(load_user=...))")
     return loader(user_id)
 
 
