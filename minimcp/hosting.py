@@ -198,6 +198,8 @@ def sign_in_unavailable(issuer: str) -> Forwarded | None:
     documents built: that is the request's or the deployment's problem, and it is said so, never
     answered with a 500.
     """
+    if not urlsplit(issuer).hostname:  # werkzeug drops a Host header that is not a host name
+        return _plain(400, b"The request's Host header names no host this site's MCP sign-in can live at.")
     try:
         validate_issuer_url(AnyHttpUrl(issuer))
     except ValueError:

@@ -19,7 +19,8 @@ server test checks is exactly what any client would see; the client fixtures are
 - ``server_process(command)`` / ``run_server_process(command)``: a server program in its own
   process, on the port it bound and announced (a context manager / a fixture body);
 - ``refusing_port()``: a loopback port held so that connecting to it is refused;
-- ``load_example(name)`` / ``run_readme_example(heading)``: the examples and the README's programs.
+- ``load_example(name)`` / ``run_readme_example(heading)`` / ``readme_block(heading)``: the examples and
+  the README's programs.
 """
 
 from __future__ import annotations
@@ -74,11 +75,16 @@ def load_example(name: str) -> Any:
         sys.path.remove(str(EXAMPLES))
 
 
+def readme_block(heading: str) -> str:
+    """The first Python block under the README's ``heading``, as printed."""
+    section = (ROOT / "README.md").read_text().split(heading, 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
 def run_readme_example(heading: str) -> None:
     """Run the first Python block under the README's ``heading`` as a program, so the page's
     examples run as printed."""
-    section = (ROOT / "README.md").read_text().split(heading, 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    code = readme_block(heading)
     exec(compile(code, "README.md", "exec", dont_inherit=True), {"__name__": "__main__"})  # not our __future__ flags
 
 

@@ -386,12 +386,12 @@ def _request_scope(app: Flask, environ: dict[str, Any], values: dict[str, Any],
 @contextlib.contextmanager
 def _command_scope(app: Flask, path: str, user_id: str | None) -> Iterator[None]:
     """On the worker, for a call with no HTTP request (``flask mcp stdio``): an app context and a
-    stand-in request for ``path``, signed in as ``user_id`` when there is one."""
+    stand-in request for ``path``, signed in as ``user_id`` when there is one: where Flask-Login
+    looks for the request's user, not through ``login_user``, which writes a session cookie that
+    nobody receives here (and needs a ``SECRET_KEY`` the site may not have)."""
     with app.app_context(), app.test_request_context(path):
         if user_id is not None:
-            from flask_login import login_user
-
-            login_user(_load_user(user_id))
+            setattr(g, _FLASK_LOGIN_USER, _load_user(user_id))
         yield
 
 
