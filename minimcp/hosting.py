@@ -23,7 +23,7 @@ import io
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import AnyHttpUrl
@@ -34,6 +34,9 @@ from minimcp.server.auth.routes import validate_issuer_url
 from minimcp.server.transport_security import TransportSecuritySettings
 from minimcp.types import INVALID_PARAMS, CallToolResult, InputRequiredResult
 from minimcp.types import Tool as ToolDefinition
+
+if TYPE_CHECKING:
+    from werkzeug.wrappers import Response
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -206,6 +209,16 @@ def sign_in_unavailable(issuer: str) -> Forwarded | None:
         return _plain(400, b"Signing in to this site's MCP endpoint needs HTTPS (plain http only on localhost). "
                            b"Behind a proxy that ends TLS, the site must be told the original scheme and host.")
     return None
+
+
+def for_the_asker_only(reply: Response) -> Response:
+    """A sign-in document built from the request's ``Host``: the asker's to keep, never a shared
+    cache's, which could hand one that a forged ``Host`` (or ``X-Forwarded-Host``) built to others."""
+    if reply.cache_control.public:
+        reply.cache_control.public = False
+        reply.cache_control.private = True
+        reply.vary.add("Host")
+    return reply
 
 
 def forbidden_origin() -> Forwarded:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -106,6 +107,20 @@ def test_listing_and_calls_follow_the_users_permission(site: Site, mode: str) ->
     assert refused.value.message == f"Permission denied: tool 'all_notes' requires {requirement}"
     listing = site.raw("bob", request_message("tools/list", modern_params()), **modern_headers("tools/list"))
     assert listing.json()["result"]["cacheScope"] == "private"  # it depends on who asks
+
+
+def test_sign_in_documents_built_from_the_host_header_are_never_shared(site: Site) -> None:
+    """Each host names itself after the request's Host (a loopback one here): a shared cache must
+    never keep such a document for others, so it is private and varies with Host."""
+    assert isinstance(site, (FlaskSite, DjangoSite))
+    port, path = urlsplit(site.base).port, urlsplit(site.url).path
+    for document in (f"/.well-known/oauth-protected-resource{path}",
+                     f"/.well-known/oauth-authorization-server{path.rstrip('/')}"):
+        answer = requests.get(site.base + document, headers={"Host": f"localhost:{port}"}, timeout=TIMEOUT)
+        assert answer.status_code == 200, answer.text
+        assert f'"http://localhost:{port}/mcp' in answer.text
+        assert {part.strip() for part in answer.headers["Cache-Control"].split(",")} == {"private", "max-age=3600"}
+        assert "Host" in {name.strip() for name in answer.headers["Vary"].split(",")}
 
 
 def test_a_second_user_cannot_use_the_firsts_legacy_session(site: Site) -> None:

@@ -25,7 +25,7 @@ from django.template.backends.django import DjangoTemplates
 from django.utils.cache import add_never_cache_headers
 from werkzeug.wrappers import Request
 
-from minimcp.hosting import principal_of
+from minimcp.hosting import for_the_asker_only, principal_of
 from minimcp.site_auth import TEMPLATES, Grant, GrantKey, SiteAuthorizationServer
 from minimcp.shared.auth import OAuthClientInformationFull
 
@@ -126,11 +126,13 @@ def token_user(server: SiteAuthorizationServer, token: str) -> Any:
 
 
 def answer(server: SiteAuthorizationServer, request: HttpRequest) -> HttpResponse:
-    """One of the AS tier's endpoints or metadata documents, through its werkzeug handler."""
+    """One of the AS tier's endpoints or metadata documents, through its werkzeug handler; the
+    documents name the request's host (``ALLOWED_HOSTS`` vets it, but may be ``*``): private."""
     environ = {**request.META, "wsgi.input": io.BytesIO(request.body), "CONTENT_LENGTH": str(len(request.body))}
     reply = server.answer(Request(environ))
     if reply is None:
         return HttpResponse("Not found", status=404, content_type="text/plain")
+    for_the_asker_only(reply)
     response = HttpResponse(reply.get_data(), status=reply.status_code)
     for name, value in reply.headers.items():
         response[name] = value

@@ -46,7 +46,8 @@ acts as that user.
 The sign-in documents name the site by ``SERVER_NAME`` (and ``PREFERRED_URL_SCHEME``) when the
 application sets it, and are then public and cacheable. Otherwise they follow the request's host,
 which the client chose, so they are served ``private`` with ``Vary: Host``: no shared cache keeps
-one built from a forged ``Host`` for others. A request over plain http under a public name gets a
+one built from a forged ``Host`` for others (``hosting.for_the_asker_only``; the Django host does
+the same). A request over plain http under a public name gets a
 400 saying that sign-in needs HTTPS.
 
 ``flask mcp stdio`` serves the same tools over stdio. There is no HTTP request there: each call
@@ -88,6 +89,7 @@ from minimcp.hosting import (
     Forwarded,
     HostedServer,
     api_token_way,
+    for_the_asker_only,
     forbidden_origin,
     forward,
     origin_allowed,
@@ -257,12 +259,7 @@ class MCP(HostedServer):
         reply = server.answer(Request(request.environ))
         if reply is None:
             return "Not found", 404
-        if reply.cache_control.public and not current_app.config.get("SERVER_NAME"):
-            # Built from the Host the client sent: its own to keep, never a shared cache's.
-            reply.cache_control.public = False
-            reply.cache_control.private = True
-            reply.vary.add("Host")
-        return reply
+        return reply if current_app.config.get("SERVER_NAME") else for_the_asker_only(reply)
 
     def _consent_view(self) -> Any:
         """The page where a signed-in user allows or denies an MCP client."""
