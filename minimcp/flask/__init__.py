@@ -47,12 +47,13 @@ The sign-in documents name the site by ``SERVER_NAME`` (and ``PREFERRED_URL_SCHE
 application sets it, and are then public and cacheable. Otherwise they follow the request's host,
 which the client chose, so they are served ``private`` with ``Vary: Host``: no shared cache keeps
 one built from a forged ``Host`` for others (``hosting.for_the_asker_only``; the Django host does
-the same). A request over plain http under a public name gets a
-400 saying that sign-in needs HTTPS.
+the same). A request over plain http under a public name gets a 400 saying that sign-in needs
+HTTPS.
 
 ``flask mcp stdio`` serves the same tools over stdio. There is no HTTP request there: each call
 runs in an application context and a stand-in request context for the endpoint's URL, signed in
-(Flask-Login) as the user given with ``--user ID``, anonymous otherwise.
+(Flask-Login) as the user given with ``--user ID``, anonymous otherwise: then every tool with an
+``allowed=`` rule is hidden and refused.
 """
 
 from __future__ import annotations
@@ -130,8 +131,9 @@ class MCP(HostedServer):
     ``login_view`` (``?next=`` brings them back), ``load_user`` turns a user id back into a user
     when the site does not use Flask-Login's ``user_loader``. ``api_tokens`` lets users' API tokens
     (``flask mcp token``) in, kept by ``token_store`` (default: a SQLite file in the instance
-    folder, see ``minimcp.flask.tokens``). ``http_options`` configure the endpoint (``json_response``, ``session_idle_timeout``, ...); every
-    other keyword configures the server, as for ``MCPServer``.
+    folder, see ``minimcp.flask.tokens``). ``http_options`` configure the endpoint
+    (``json_response``, ``session_idle_timeout``, ...); every other keyword configures the server,
+    as for ``MCPServer``.
     """
 
     def __init__(self, app: Flask | None = None, name: str | None = None, *, url_prefix: str = "/mcp",
@@ -199,7 +201,7 @@ class MCP(HostedServer):
         if has_request_context() and g.get(_TOKEN_USER) is not None:
             return g.get(_TOKEN_USER)
         if self._stdio_user is not None and not has_request_context():
-            return _load_user(self._stdio_user)
+            return self._load(self._stdio_user)
         if self._user_rule is not None:
             return self._user_rule()
         if has_request_context() and hasattr(current_app, "login_manager"):
@@ -346,7 +348,7 @@ class MCP(HostedServer):
                                   self._sign_in_token if self.oauth or self.api_tokens else None)
         if has_app_context():
             return _command_scope(current_app._get_current_object(), self.url_prefix,  # type: ignore[attr-defined]
-                                  self._stdio_user)
+                                  None if self._stdio_user is None else self._load(self._stdio_user))
         return contextlib.nullcontext()
 
     # --- the command line ----------------------------------------------------------------------
@@ -354,10 +356,10 @@ class MCP(HostedServer):
         group = AppGroup("mcp", help="Serve this application's MCP tools.")
 
         @group.command("stdio")
-        @click.option("--user", "user_id", default=None, help="Run every call as this user id (Flask-Login).")
+        @click.option("--user", "user_id", default=None, help="Run every call as this user id.")
         def stdio(user_id: str | None) -> None:
             """Serve the tools over stdin/stdout (for an MCP client that starts this command)."""
-            if user_id is not None and _load_user(user_id) is None:
+            if user_id is not None and self._load(user_id) is None:
                 raise click.BadParameter(f"no user with id {user_id!r}", param_hint="--user")
             self._stdio_user = user_id
             self.run("stdio")
@@ -381,14 +383,14 @@ def _request_scope(app: Flask, environ: dict[str, Any], values: dict[str, Any],
 
 
 @contextlib.contextmanager
-def _command_scope(app: Flask, path: str, user_id: str | None) -> Iterator[None]:
+def _command_scope(app: Flask, path: str, user: Any) -> Iterator[None]:
     """On the worker, for a call with no HTTP request (``flask mcp stdio``): an app context and a
-    stand-in request for ``path``, signed in as ``user_id`` when there is one: where Flask-Login
+    stand-in request for ``path``, signed in as ``user`` when there is one: where Flask-Login
     looks for the request's user, not through ``login_user``, which writes a session cookie that
     nobody receives here (and needs a ``SECRET_KEY`` the site may not have)."""
     with app.app_context(), app.test_request_context(path):
-        if user_id is not None:
-            setattr(g, _FLASK_LOGIN_USER, _load_user(user_id))
+        if user is not None:
+            setattr(g, _FLASK_LOGIN_USER, user)
         yield
 
 
