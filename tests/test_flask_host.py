@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import runpy
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,7 +28,9 @@ from host_support import ERAS, FlaskSite, flask_site, text
 from minimcp import Client, MCPError
 from minimcp.client.stdio import StdioServerParameters
 from minimcp.client.streamable_http import streamable_http_client
+from minimcp.api_tokens import digest, issue
 from minimcp.flask import MCP
+from minimcp.flask.tokens import TokenInfo
 from minimcp.server.mcpserver import Context
 from minimcp.types import ElicitResult
 
@@ -278,3 +282,91 @@ def test_the_401_offers_only_what_the_site_can_issue(serve_wsgi: Callable[[Any],
     assert answer.status_code == 401
     assert answer.json()["error"]["message"] == (
         "Authentication required to use this site's MCP endpoint: sign in to this site")
+
+
+# --- API tokens on a site of its own making -------------------------------------------------------------
+TOKENS_APP = '''
+from flask import Flask
+from minimcp.flask import MCP
+
+USERS = {"carol", "dave"}  # a user is their name here: load_user takes it back
+app = Flask("tokens")
+app.config["MINIMCP_TOKEN_DATABASE"] = __file__.removesuffix(".py") + "-tokens.sqlite3"
+mcp = MCP(app, user=lambda: None, load_user=lambda name: name if name in USERS else None)
+
+
+@mcp.tool()
+def whoami() -> str:
+    return str(mcp.host_user())
+'''
+
+
+def test_tokens_live_where_the_config_says_and_serve_a_site_without_flask_login(
+        tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> None:
+    program = tmp_path / "tokens_site.py"
+    program.write_text(TOKENS_APP)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    issued = subprocess.run([sys.executable, "-m", "flask", "--app", "tokens_site", "mcp", "token", "carol"], env=env,
+                            cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT)
+    assert issued.returncode == 0, issued.stderr
+    assert (tmp_path / "tokens_site-tokens.sqlite3").exists() and not (tmp_path / "instance").exists()
+    url = serve_wsgi(runpy.run_path(str(program))["app"]) + "/mcp"
+    http = requests.Session()
+    http.headers["Authorization"] = f"Bearer {issued.stdout.strip()}"
+    with Client(streamable_http_client(url, http_client=http)) as carol:
+        assert text(carol.call_tool("whoami", {})) == "carol"
+    refused = requests.post(url, json={}, headers={"Authorization": "Bearer mcp_not-issued"}, timeout=TIMEOUT)
+    assert refused.status_code == 401 and "'flask mcp token USER'" in refused.json()["error"]["message"]
+    nobody = subprocess.run([sys.executable, "-m", "flask", "--app", "tokens_site", "mcp", "token", "erin"], env=env,
+                            cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT)
+    assert nobody.returncode != 0 and "no user with id 'erin'" in nobody.stderr
+
+
+class MemoryTokens:
+    """A token store of the site's own (the ``TokenStore`` methods), as one over a shared database
+    would be: digests only, here in a dictionary."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, TokenInfo] = {}
+        self.digests: dict[str, int] = {}
+
+    def create(self, user_id: str, label: str) -> str:
+        token = issue()
+        number = len(self.rows) + 1
+        self.rows[number] = TokenInfo(number, user_id, label, token.hint, time.time(), None)
+        self.digests[token.digest] = number
+        return token.secret
+
+    def tokens(self, user_id: str) -> list[TokenInfo]:
+        return [info for info in self.rows.values() if info.user_id == user_id]
+
+    def revoke(self, user_id: str, number: int) -> bool:
+        found = self.rows.get(number)
+        if found is None or found.user_id != user_id:
+            return False
+        del self.rows[number]
+        return True
+
+    def user_id_for(self, token: str) -> str | None:
+        found = self.rows.get(self.digests.get(digest(token), 0))
+        return None if found is None else found.user_id
+
+
+def test_a_token_store_of_the_sites_own_decides_whose_token_it_is(serve_wsgi: Callable[[Any], str]) -> None:
+    app = Flask("own-store")
+    store = MemoryTokens()
+    mcp = MCP(app, user=lambda: None, load_user=lambda name: name, token_store=store)
+
+    @mcp.tool()
+    def whoami() -> str:
+        return str(mcp.host_user())
+
+    with app.app_context():
+        token = mcp.tokens.create("dave", "laptop")
+    url = serve_wsgi(app) + "/mcp"
+    http = requests.Session()
+    http.headers["Authorization"] = f"Bearer {token}"
+    with Client(streamable_http_client(url, http_client=http)) as dave:
+        assert text(dave.call_tool("whoami", {})) == "dave"
+    assert store.revoke("dave", 1)
+    assert requests.post(url, json={}, headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT).status_code == 401
