@@ -34,7 +34,7 @@ from minimcp.client.session import (
 from minimcp.client.stdio import StdioServerParameters, stdio_client
 from minimcp.client.subscriptions import Subscription, listen
 from minimcp.client.tasks import TaskHandle
-from minimcp.client.streamable_http import streamable_http_client
+from minimcp.client.transports.http import Cookies, HttpTransport
 from minimcp.client.transports import InMemoryTransport, NetworkError, Transport
 from minimcp.jsonrpc import MCPError
 from minimcp.shared.tasks import CreateTaskResult, GetTaskResult, Task
@@ -108,13 +108,18 @@ class Client:
         input_required_max_rounds: int = 10,
         auth: requests.auth.AuthBase | None = None,
         extensions: Sequence[ClientExtension] | None = None,
+        headers: Mapping[str, str] | None = None,
+        cookies: Cookies | None = None,
     ) -> None:
         _check_mode(mode)
         folded = fold_extensions(extensions)
-        if auth is not None and not isinstance(server, str):
-            raise TypeError("auth= signs HTTP requests, so it needs a URL; give it to your transport instead")
+        for name, given in (("auth", auth), ("headers", headers), ("cookies", cookies)):
+            if given is not None and not isinstance(server, str):
+                raise TypeError(f"{name}= goes with HTTP requests, so it needs a URL; give it to your transport instead")
         self.server = server
         self.auth = auth
+        self.headers = headers
+        self.cookies = cookies
         self.raise_exceptions = raise_exceptions
         self.mode = mode
         self.prior_discover = prior_discover
@@ -142,7 +147,7 @@ class Client:
         if hasattr(target, "in_memory_endpoint"):
             return InMemoryTransport(target, raise_exceptions=self.raise_exceptions)
         if isinstance(target, str):
-            return streamable_http_client(target, auth=self.auth)
+            return HttpTransport(target, auth=self.auth, headers=self.headers, cookies=self.cookies)
         if isinstance(target, StdioServerParameters):
             return stdio_client(target, errlog=sys.stderr)
         return target

@@ -31,6 +31,7 @@ from minimcp import jsonrpc
 from minimcp.client.cancel import covered
 from minimcp.client.streamable_http import header_parameters
 from minimcp.client.era import ClientEra, client_era
+from minimcp.client.output_schema import output_validator
 from minimcp.client.extension import (
     BindingObserver,
     NotificationBinding,
@@ -398,8 +399,8 @@ class ClientSession:
                         headers=self._headers(method, stamped),
                         timeout=timeout if timeout is not None else self.read_timeout_seconds,
                     )
-            except SessionExpired:
-                if not era.session_expired(self, restarted):
+            except SessionExpired as lost:
+                if not lost.restartable or not era.session_expired(self, restarted):
                     raise
                 restarted = True
                 continue
@@ -656,16 +657,9 @@ class ClientSession:
             return
         if result.structured_content is None:
             raise RuntimeError(f"Tool {name} has an output schema but did not return structured content")
-        try:
-            import jsonschema
-        except ImportError:
-            return
-        try:
-            jsonschema.validate(result.structured_content, schema)
-        except jsonschema.ValidationError as invalid:
-            raise RuntimeError(f"Invalid structured content returned by tool {name}: {invalid.message}") from None
-        except jsonschema.SchemaError:
-            logger.warning("Tool %r declares an output schema that is not valid JSON Schema", name)
+        problem = output_validator(name, schema).problem(result.structured_content)
+        if problem is not None:
+            raise RuntimeError(f"Invalid structured content returned by tool {name}: {problem}")
 
     def list_resources(
         self,

@@ -1,6 +1,7 @@
 """Streamable HTTP for the client: the transport factory and the 2026-07-28 request-header rules.
 
-``streamable_http_client(url)`` is what ``Client("http://...")`` uses. Headers, cookies, proxies,
+``streamable_http_client(url)`` makes the transport ``Client("http://...")`` uses (which also takes
+fixed ``headers=`` and a site's ``cookies=`` itself). Here headers, cookies, proxies,
 TLS and authentication are configured on a ``requests.Session`` you pass as ``http_client``;
 start from :func:`~minimcp.client.keepalive.http_session` to keep the one resend of a request whose
 idle connection the server dropped (a plain ``requests.Session()`` reports that as an error)::

@@ -70,10 +70,15 @@ class StreamPairContext:
 
 
 class SessionExpired(MCPError):
-    """The server no longer knows our legacy session (HTTP 404): the client must start over."""
+    """The server no longer knows our legacy session (HTTP 404): the client must start over.
 
-    def __init__(self) -> None:
+    ``restartable`` is false once starting over was tried and failed: every later request of that
+    session raises this at once, without going to the server.
+    """
+
+    def __init__(self, *, restartable: bool = True) -> None:
         super().__init__(INVALID_REQUEST, "Session not found")
+        self.restartable = restartable
 
 
 class NetworkError(MCPError):

@@ -1,14 +1,17 @@
-"""Streamable HTTP (both eras) over a ``requests.Session``: POSTs answered with JSON or SSE, the
+"""Streamable HTTP (both eras) over a ``requests.Session`` or urllib3's pools: POSTs answered with JSON or SSE, the
 legacy ``Mcp-Session-Id``, SSE resumption (``retry:`` and ``Last-Event-ID``) and the standalone GET
 stream read on a thread of its own."""
 
 from __future__ import annotations
 
+import http.client
+import http.cookiejar
 import logging
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from collections.abc import Mapping
 from typing import Any
 
 import requests
@@ -26,11 +29,15 @@ from minimcp.client.transports.base import (
     timed_out,
     unreachable,
 )
+from minimcp.client.transports.direct import DirectSession, direct_allowed
 from minimcp.client.transports.sse import SSEEvent, SSEParser
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.types import INTERNAL_ERROR
 
 logger = logging.getLogger("minimcp.client")
+
+#: What ``cookies=`` takes: name -> value, or a cookie jar (``requests``' or the standard library's).
+Cookies = Mapping[str, str] | http.cookiejar.CookieJar
 
 #: How long a standalone GET may take to answer with its headers before we go on without it.
 STANDALONE_OPEN_TIMEOUT = 10.0
@@ -83,6 +90,7 @@ def _interrupt(response: requests.Response) -> None:
 
 _STREAM_ERRORS = (
     requests.exceptions.RequestException,
+    http.client.HTTPException,
     urllib3.exceptions.HTTPError,
     OSError,
 )
@@ -106,8 +114,36 @@ def _finish(response: requests.Response) -> None:
         response.close()
 
 
+#: How long a request's stream may take to end after our answer before its connection is dropped
+#: instead of reused. A server ends the stream right after the answer (usually in the same write),
+#: so this is only a bound for one that does not.
+STREAM_END_GRACE = 0.05
+
+
+def _read_stream_end(response: requests.Response) -> None:
+    """Read a request stream's end after our answer, so its connection goes back to the pool.
+
+    Closing a stream with unread bytes closes its connection, and the next request would pay a
+    new one; waiting for an end that never comes would hold the caller, hence the short bound
+    (the socket's own timeout, for these reads only: the pool sets it again on the next request).
+    """
+    sock = getattr(getattr(response.raw, "connection", None), "sock", None)
+    if sock is None:
+        return
+    try:
+        sock.settimeout(STREAM_END_GRACE)
+        seen = 0
+        for chunk in _chunks(response):
+            seen += len(chunk)
+            if seen > _DRAIN_LIMIT:
+                return
+    except (*_STREAM_ERRORS, ValueError):
+        logger.debug("A request stream did not end after its answer; its connection is dropped", exc_info=True)
+
+
 class HttpTransport(StreamPairContext):
-    """Streamable HTTP (both eras) over a ``requests.Session``.
+    """Streamable HTTP (both eras) over a ``requests.Session``, or over urllib3 directly when the
+    transport makes its own (``minimcp.client.transports.direct``: no session given, no ``auth``).
 
     Each request is one POST whose answer is either a JSON body or an SSE stream read on the
     calling thread. A stream that ends before our response, after the server gave it an event
@@ -121,15 +157,34 @@ class HttpTransport(StreamPairContext):
         terminate_on_close: bool = True,
         auth: requests.auth.AuthBase | None = None,
         max_sse_event_size: int | None = DEFAULT_MAX_SSE_EVENT_SIZE,
+        *,
+        headers: Headers | None = None,
+        cookies: Cookies | None = None,
     ) -> None:
         if max_sse_event_size is not None and max_sse_event_size <= 0:
             raise ValueError("max_sse_event_size must be positive or None")
+        if http_client is not None and cookies is not None:
+            raise TypeError("cookies= fills the session the transport makes; put them on your http_client instead")
         self.url = url
         self.max_sse_event_size = max_sse_event_size
         self.terminate_on_close = terminate_on_close
         self.auth = auth
+        #: Sent with every request, beneath the protocol's own headers.
+        self.extra_headers = dict(headers or {})
         self._owns_client = http_client is None
-        self._http = http_client or http_session()
+        if http_client is not None:
+            self._http: requests.Session | DirectSession = http_client
+        elif auth is None and cookies is None and direct_allowed(url):
+            self._http = DirectSession()
+        else:
+            self._http = http_session()
+            if cookies is not None:
+                self._http.cookies.update(cookies)
+        # Set when the server forgot our session (404) and no new one was made since: the session
+        # starts over once (a fresh initialize); until that succeeds every other request fails at
+        # once with SessionExpired, instead of going out without the header and earning a 400
+        # ("Missing Mcp-Session-Id header") per call.
+        self._expired = False
         self._timeout = DEFAULT_TIMEOUT
         self._handler: Handler | None = None
         self.session_id: str | None = None
@@ -147,7 +202,7 @@ class HttpTransport(StreamPairContext):
     # -- plumbing
 
     def _headers(self, extra: Headers | None, accept: str) -> dict[str, str]:
-        headers = {"Accept": accept}
+        headers = {**self.extra_headers, "Accept": accept}
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         if extra:
@@ -182,14 +237,19 @@ class HttpTransport(StreamPairContext):
 
     def request(self, message: Message, *, headers: Headers | None = None, timeout: float | None = None) -> Message:
         method = message["method"]
+        if self._expired and method != "initialize":
+            raise SessionExpired(restartable=False)
         deadline = None if timeout is None else time.monotonic() + timeout
         response = self._post(message, headers, timeout)
         if response.status_code == 404 and self.session_id is not None and method != "initialize":
             _finish(response)
             self.session_id = None
+            self._expired = True
             raise SessionExpired()
-        if message["method"] == "initialize" and response.ok and "mcp-session-id" in response.headers:
-            self.session_id = response.headers["mcp-session-id"]
+        if method == "initialize" and response.ok:
+            self._expired = False
+            if "mcp-session-id" in response.headers:
+                self.session_id = response.headers["mcp-session-id"]
         content_type = response.headers.get("content-type", "")
         if not response.ok or not content_type.startswith("text/event-stream"):
             return self._single(response, method)
@@ -264,6 +324,7 @@ class HttpTransport(StreamPairContext):
                         logger.warning("Ignoring an SSE event that is not JSON: %.200r", event.data)
                         continue
                     if _is_answer_to(message, request_id):
+                        _read_stream_end(response)
                         return message
                     if isinstance(message, dict) and "method" in message and self._handler is not None:
                         self._handler(message)
@@ -298,6 +359,8 @@ class HttpTransport(StreamPairContext):
         return response
 
     def send(self, message: Message, *, headers: Headers | None = None) -> None:
+        if self._expired:
+            raise SessionExpired(restartable=False)
         response = self._post(message, headers, None)
         if not response.ok:
             logger.warning("Server refused %s with HTTP %s", message.get("method", "a response"), response.status_code)
