@@ -53,6 +53,11 @@ def build_server(max_workers: int = 0, **options: Any) -> MCPServer:
     are further ``MCPServer`` settings (the soak server shortens ``back_channel_timeout``)."""
     if max_workers > 0:
         options["max_workers"] = max_workers
+    # The load generator is one principal (one address, a handful of sessions): it gets the whole
+    # pool, since what is measured is the pool itself, not the per-caller shares.
+    workers = options.get("max_workers", MCPServer.__init__.__kwdefaults__["max_workers"])
+    options.setdefault("max_calls_per_principal", workers)
+    options.setdefault("max_questions_per_principal", workers)
     server = MCPServer("bench-minimcp", log_level="WARNING", **options)
 
     @server.tool()

@@ -13,6 +13,7 @@ and ``all_notes`` is for admins only.
 from __future__ import annotations
 
 import secrets
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -93,6 +94,19 @@ def delete_note(note_id: int, ctx: Context) -> str:
     db.session.delete(note)
     db.session.commit()
     return f"Deleted note {note_id}."
+
+
+@mcp.tool(task=True)
+def wait_for_note(text: str, ctx: Context, seconds: float = 60.0) -> str:
+    """Run as a task: wait (up to ``seconds``, at most ten minutes) until you have a note containing ``text``."""
+    deadline = time.monotonic() + min(seconds, 600.0)
+    while True:
+        db.session.rollback()  # each look reads the table as it is now
+        if db.session.scalar(select(Note.id).where(Note.owner_id == current_user.id, Note.text.contains(text))):
+            return f"{current_user.username} has a note with {text!r}."
+        if ctx.cancelled or time.monotonic() >= deadline:
+            return f"{current_user.username} has no note with {text!r} yet."
+        time.sleep(0.1)
 
 
 @mcp.tool(allowed=lambda user: user.is_admin, requirement="an admin account")  # never asked about nobody

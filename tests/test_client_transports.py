@@ -19,7 +19,7 @@ import requests
 from conftest import refusing_port, wait_for
 
 from minimcp import Client, MCPError, StdioServerParameters
-from minimcp.client.transports.stdio import MAX_SERVER_REQUESTS
+from minimcp.client.transports.router import MAX_SERVER_REQUESTS
 from minimcp.server import MCPServer
 from minimcp.types import ListRootsResult
 

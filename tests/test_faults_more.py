@@ -241,7 +241,9 @@ def test_outstanding_questions_per_session_are_capped(serve_http: Callable[..., 
 
 # --- a saturated pool recovers under load ------------------------------------------------------------------
 def test_a_saturated_pool_refuses_fast_and_recovers_under_load(serve_http: Callable[..., str]) -> None:
-    url = serve_http(asking_server([], max_workers=2, worker_wait_timeout=0.3))
+    # One session may hold the whole pool here, and queue for it: its shares exceed the pool.
+    url = serve_http(asking_server([], max_workers=2, worker_wait_timeout=0.3, max_calls_per_principal=16,
+                                   max_questions_per_principal=2))
     session = legacy_handshake(url, capabilities={"elicitation": {}})
     held = [open_call(session)[1] for _ in range(2)]  # both workers wait on the client
 

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
-from typing import Any
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 import pytest
 import requests
 
 from conftest import TIMEOUT, final_message, modern_headers, modern_params, request_message
-from host_support import ACCEPT, ERAS, DjangoSite, FlaskSite, Site, text
+from host_support import ACCEPT, ERAS, DjangoSite, FlaskSite, Site, flask_site, start_site, stop_site, text
 from minimcp import Client, MCPError
 from minimcp.client.streamable_http import streamable_http_client
 from minimcp.site_auth import digest
@@ -182,3 +185,59 @@ def test_an_api_token_from_the_hosts_command_works_until_revoked(site: Site) -> 
     assert len(token_command(site, "bob", "--list").stdout.splitlines()) == 1
     unknown = token_command(site, "bob", "--revoke", number)
     assert unknown.returncode != 0 and f"no token {number}" in unknown.stderr
+
+
+# --- tasks: each body runs as its own caller --------------------------------------------------------
+TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+@pytest.fixture(params=["flask", "django"])
+def one_task_worker(request: pytest.FixtureRequest, tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> Iterator[Site]:
+    """Each example site with a single task worker, so every body after the first waits for it."""
+    if request.param == "flask":
+        flask = flask_site(tmp_path, serve_wsgi)
+        flask.module.mcp.tasks.max_running = 1
+        yield flask
+        return
+    django = start_site(tmp_path, NOTES_MAX_TASK_WORKERS="1")
+    try:
+        yield django
+    finally:
+        stop_site(django)
+
+
+def _start_task(site: Site, user: str, arguments: dict[str, Any]) -> str:
+    params = {"name": "wait_for_note", "arguments": arguments}
+    answer = final_message(site.raw(user, request_message("tools/call", modern_params(params, TASKS)),
+                                    **modern_headers("tools/call", params)))
+    assert answer["result"]["resultType"] == "task", answer
+    return answer["result"]["taskId"]  # type: ignore[no-any-return]
+
+
+def _finished(site: Site, user: str, task_id: str) -> dict[str, Any]:
+    """``tasks/get`` as ``user`` until the task leaves ``working`` (bounded by the wait)."""
+    params = {"taskId": task_id}
+    answer: dict[str, Any] = {}
+    pause = threading.Event()
+    for _ in range(int(TIMEOUT / 0.05)):
+        answer = final_message(site.raw(user, request_message("tasks/get", modern_params(params, TASKS)),
+                                        **modern_headers("tasks/get", params)))["result"]
+        if answer["status"] != "working":
+            return answer
+        pause.wait(0.05)
+    raise AssertionError(f"task {task_id} still working: {answer}")
+
+
+def test_a_queued_task_runs_as_the_user_who_started_it(one_task_worker: Site) -> None:
+    site = one_task_worker
+    with site.client("bob", "auto") as bob:
+        bob.call_tool("add_note", {"text": "bob's list"})
+    # Alice's body holds the only task worker until she adds the note it waits for.
+    held = _start_task(site, "alice", {"text": "go ahead"})
+    queued = [(user, _start_task(site, user, {"text": "list", "seconds": 0})) for user in ("bob", "alice", "bob")]
+    with site.client("alice", "auto") as alice:
+        alice.call_tool("add_note", {"text": "go ahead"})
+    assert _finished(site, "alice", held)["result"]["content"][0]["text"] == "alice has a note with 'go ahead'."
+    outcomes = {"bob": "bob has a note with 'list'.", "alice": "alice has no note with 'list' yet."}
+    for user, task_id in queued:
+        assert _finished(site, user, task_id)["result"]["content"][0]["text"] == outcomes[user]

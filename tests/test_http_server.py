@@ -431,7 +431,7 @@ def test_a_request_between_initialize_and_initialized_is_served(url: str) -> Non
 
 # --- worker pool ---------------------------------------------------------------------------------------------
 def test_worker_pool_refuses_when_busy_and_recovers(serve_http: Any) -> None:
-    mcp = MCPServer("pool", max_workers=1, worker_wait_timeout=0.2)
+    mcp = MCPServer("pool", max_workers=1, worker_wait_timeout=0.2, max_calls_per_principal=8)  # one caller fills it
     started = threading.Event()
     release = threading.Event()
 
@@ -469,7 +469,7 @@ def _worker_threads(besides: set[threading.Thread] | None = None) -> set[threadi
 
 
 def test_worker_pool_reuses_threads_never_exceeds_its_size_and_lets_idle_ones_go(serve_http: Any) -> None:
-    mcp = MCPServer("pool", max_workers=3)
+    mcp = MCPServer("pool", max_workers=3, max_calls_per_principal=8)  # one caller may fill it
     mcp.pool.idle_timeout = 0.3
     inside = threading.Semaphore(0)
     release = threading.Event()
@@ -528,7 +528,7 @@ def test_a_quiet_2026_call_runs_on_the_thread_that_received_it_within_the_pool_b
     """A 2026-07-28 call that asked for no progress and no logs has nothing to stream, so it runs on
     the HTTP thread that received it instead of being handed to a worker; it still takes one of
     the pool's ``max_workers`` slots while it runs, shared with the calls that do go to workers."""
-    mcp = MCPServer("here", max_workers=1, worker_wait_timeout=0.2)
+    mcp = MCPServer("here", max_workers=1, worker_wait_timeout=0.2, max_calls_per_principal=8)  # one caller fills it
     started = threading.Event()
     release = threading.Event()
 

@@ -4,6 +4,7 @@ wire any client sees."""
 
 from __future__ import annotations
 
+import contextvars
 import json
 import queue
 import threading
@@ -395,8 +396,8 @@ def test_one_principal_cannot_see_or_touch_anothers_task(serve_wsgi: Callable[[A
     app.close()
 
 
-def test_the_live_task_cap_is_per_principal(serve_wsgi: Callable[[Any], str]) -> None:
-    mcp, seen = build(task_store=InMemoryTaskStore(max_live_per_owner=2))
+def test_the_stored_task_cap_is_per_principal_and_finished_tasks_count(serve_wsgi: Callable[[Any], str]) -> None:
+    mcp, seen = build(task_store=InMemoryTaskStore(max_tasks_per_owner=2))
     app = mcp.wsgi_app()
     url = serve_wsgi(_as_user(app)) + app.path
 
@@ -406,14 +407,58 @@ def test_the_live_task_cap_is_per_principal(serve_wsgi: Callable[[Any], str]) ->
 
     first, second = created(start("alice")), created(start("alice"))
     refused = start("alice")["error"]
-    assert "Too many unfinished tasks" in refused["message"]
+    assert refused == {"code": -32603, "message": "Too many tasks kept for this caller (limit 2; finished ones "
+                                                  "count until they expire); try again when some have expired"}
     assert created(start("bob"))
     modern_rpc(url, "tasks/cancel", {"taskId": first}, capabilities=TASKS, headers={"X-Test-User": "alice"})
-    assert created(start("alice")), "a finished task frees its place"
+    assert start("alice")["error"] == refused, "a finished task keeps its place until it expires"
     seen["release"].set()
     poll_headers = {"X-Test-User": "alice"}
     assert modern_rpc(url, "tasks/get", {"taskId": second}, capabilities=TASKS, headers=poll_headers)["result"]
     app.close()
+
+
+def test_a_queued_body_runs_in_its_own_callers_context(serve_wsgi: Callable[[Any], str]) -> None:
+    """Bodies queued for one worker each see their own caller's context variables and principal,
+    never those of the body the worker ran before."""
+    caller: contextvars.ContextVar[str] = contextvars.ContextVar("caller", default="nobody")
+
+    def remember(ctx: Any, call_next: Any) -> Any:
+        caller.set(f"{ctx.transport.principal} via middleware")
+        return call_next(ctx)
+
+    mcp, seen = build(middleware=[remember], max_task_workers=1)
+
+    @mcp.tool(task=True)
+    def who(hold: bool, ctx: Context) -> str:
+        if hold:
+            seen["release"].wait(WAIT)
+        return f"{caller.get()}, principal {ctx.request_context.transport.principal}"
+
+    app = mcp.wsgi_app()
+    url = serve_wsgi(_as_user(app)) + app.path
+
+    def start(user: str, hold: bool) -> str:
+        return created(modern_rpc(url, "tools/call", {"name": "who", "arguments": {"hold": hold}}, capabilities=TASKS,
+                                  headers={"X-Test-User": user}))
+
+    started = [("alice", start("alice", True)), ("bob", start("bob", False)), ("carol", start("carol", False))]
+    seen["release"].set()
+    for user, task_id in started:
+        done = poll_as(url, task_id, user)
+        assert done["result"]["content"][0]["text"] == f"{user} via middleware, principal {user}", done
+    app.close()
+
+
+def poll_as(url: str, task_id: str, user: str) -> dict[str, Any]:
+    """``tasks/get`` as ``user`` until the task is no longer working (bounded)."""
+    pause = threading.Event()
+    for _ in range(int(WAIT / 0.02)):
+        answer = modern_rpc(url, "tasks/get", {"taskId": task_id}, capabilities=TASKS, headers={"X-Test-User": user})
+        if answer["result"]["status"] != "working":
+            return answer["result"]  # type: ignore[no-any-return]
+        pause.wait(0.02)
+    raise AssertionError(f"task {task_id} still working")
 
 
 def test_an_expired_task_says_so_to_its_owner_only(serve_wsgi: Callable[[Any], str]) -> None:

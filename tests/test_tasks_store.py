@@ -17,7 +17,7 @@ def record(task_id: str, owner: str | None = "alice", ttl: float = 60.0, now: fl
 
 
 def test_concurrent_creates_never_pass_the_per_owner_bound() -> None:
-    store = InMemoryTaskStore(max_live_per_owner=100)
+    store = InMemoryTaskStore(max_tasks_per_owner=100)
     accepted: list[str] = []
     refused: list[str] = []
     start = threading.Barrier(8)
@@ -41,11 +41,12 @@ def test_concurrent_creates_never_pass_the_per_owner_bound() -> None:
     store.create(record("bob-1", owner="bob"))  # another owner has its own allowance
 
 
-def test_a_finished_task_frees_its_owners_place_and_updates_are_atomic() -> None:
-    store = InMemoryTaskStore(max_live_per_owner=1)
-    store.create(record("a"))
+def test_a_finished_task_keeps_its_owners_place_until_it_expires_and_updates_are_atomic() -> None:
+    now = [1000.0]
+    store = InMemoryTaskStore(max_tasks_per_owner=1, clock=lambda: now[0])
+    store.create(record("a", now=1000.0))
     with pytest.raises(TaskLimitReached, match="limit 1"):
-        store.create(record("b"))
+        store.create(record("b", now=1000.0))
     counter = threading.Barrier(4)
 
     def bump() -> None:
@@ -61,8 +62,17 @@ def test_a_finished_task_frees_its_owners_place_and_updates_are_atomic() -> None
     assert store.get("a").answers["n"]["r"] == 1000
     assert store.update("a", lambda r: None) is None  # a declined change keeps the record
     store.update("a", lambda r: r.changed(status="completed", result={"content": []}))
-    store.create(record("b"))
+    with pytest.raises(TaskLimitReached, match="finished ones count until they expire"):
+        store.create(record("b", now=1000.0))
+    store.create(record("bob-1", owner="bob", now=1000.0))  # another owner has its own allowance
+    now[0] = 1061.0  # "a" expired: its place is free again
+    store.create(record("b", now=1061.0))
     assert store.update("gone", lambda r: r) is None
+
+
+def test_the_old_name_of_the_per_owner_limit_still_works() -> None:
+    store = InMemoryTaskStore(max_live_per_owner=3)
+    assert store.max_tasks_per_owner == store.max_live_per_owner == 3
 
 
 def test_expiry_drops_the_record_and_remembers_whose_it_was() -> None:

@@ -10,6 +10,14 @@ HTTP, ``Client(StdioServerParameters(command=...))`` to a subprocess; anything e
 :class:`Transport`.
 """
 
+from minimcp.client.caching import (
+    CacheConfig,
+    CacheEntry,
+    CacheKey,
+    CacheMode,
+    InMemoryResponseCacheStore,
+    ResponseCacheStore,
+)
 from minimcp.client.cancel import CallCancelled, CancelScope
 from minimcp.client.client import Client, InputRequiredRoundsExceededError
 from minimcp.client.extension import (
@@ -26,6 +34,10 @@ from minimcp.client.terminal import TerminalElicitation, terminal_elicitation
 from minimcp.client.transports import Transport
 
 __all__ = [
+    "CacheConfig",
+    "CacheEntry",
+    "CacheKey",
+    "CacheMode",
     "CallCancelled",
     "CancelScope",
     "ClaimContext",
@@ -33,9 +45,11 @@ __all__ = [
     "ClientExtension",
     "ClientRequestContext",
     "ClientSession",
+    "InMemoryResponseCacheStore",
     "IncomingMessage",
     "InputRequiredRoundsExceededError",
     "NotificationBinding",
+    "ResponseCacheStore",
     "ResultClaim",
     "TaskCancelledError",
     "TaskHandle",

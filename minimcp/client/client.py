@@ -27,6 +27,7 @@ from minimcp.client.session import (
     ElicitationFnT,
     ListRootsFnT,
     LoggingFnT,
+    IncomingMessage,
     MessageHandlerFnT,
     ProgressFnT,
     SamplingFnT,
@@ -34,12 +35,14 @@ from minimcp.client.session import (
 from minimcp.client.stdio import StdioServerParameters, stdio_client
 from minimcp.client.subscriptions import Subscription, listen
 from minimcp.client.tasks import TaskHandle
+from minimcp.client.caching import CacheConfig, CacheMode, ResponseCache
 from minimcp.client.transports.http import Cookies, HttpTransport
 from minimcp.client.transports import InMemoryTransport, NetworkError, Transport
 from minimcp.jsonrpc import MCPError
 from minimcp.shared.tasks import CreateTaskResult, GetTaskResult, Task
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
+    INVALID_PARAMS,
     MODERN_PROTOCOL_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
     CallToolResult,
@@ -64,6 +67,7 @@ from minimcp.types import (
 )
 
 T = TypeVar("T")
+CachedT = TypeVar("CachedT", ListToolsResult, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult)
 
 #: Backoff for rounds that carry only ``requestState`` (the server is shedding load, not asking).
 STATE_ONLY_FIRST_DELAY = 0.05
@@ -81,6 +85,19 @@ def _check_mode(mode: str) -> None:
     if mode in HANDSHAKE_PROTOCOL_VERSIONS:
         text += f" ({mode!r} is a handshake-era version; use mode='legacy')"
     raise ValueError(text)
+
+
+def _evicting(cache: ResponseCache, handler: MessageHandlerFnT | None) -> MessageHandlerFnT:
+    """``handler`` behind the cache's eviction: a change notification first evicts what it makes
+    stale, so a callback that lists again gets the new listing."""
+
+    def evict_then_deliver(message: IncomingMessage) -> None:
+        if not isinstance(message, Exception):
+            cache.evict_for(message)
+        if handler is not None:
+            handler(message)
+
+    return evict_then_deliver
 
 
 class Client:
@@ -110,6 +127,7 @@ class Client:
         extensions: Sequence[ClientExtension] | None = None,
         headers: Mapping[str, str] | None = None,
         cookies: Cookies | None = None,
+        cache: CacheConfig | None = CacheConfig(),
     ) -> None:
         _check_mode(mode)
         folded = fold_extensions(extensions)
@@ -124,6 +142,11 @@ class Client:
         self.mode = mode
         self.prior_discover = prior_discover
         self.input_required_max_rounds = input_required_max_rounds
+        self.cache = cache
+        self._cache = None if cache is None else ResponseCache(
+            cache, server, lambda: self._session.protocol_version if self._session is not None else None)
+        if self._cache is not None:
+            message_handler = _evicting(self._cache, message_handler)
         self._session_options: dict[str, Any] = dict(
             read_timeout_seconds=read_timeout_seconds,
             sampling_callback=sampling_callback,
@@ -267,8 +290,36 @@ class Client:
 
     # --- methods ---------------------------------------------------------------------------
 
-    def list_tools(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListToolsResult:
-        return self.session.list_tools(cursor=cursor, meta=meta)
+    def _cached(self, method: str, cursor: str | None, meta: RequestParamsMeta | None, cache_mode: CacheMode,
+                send: Callable[[], CachedT], absorb: Callable[[CachedT], CachedT] | None = None) -> CachedT:
+        """One of the listings through the response cache (see ``minimcp.client.caching``)."""
+        cache = self._cache
+        self.session  # a client outside its block raises, never serves what it cached
+        if cache is None or cache_mode == "bypass":
+            return send()
+        if cursor is not None:  # continuation pages are not cached; an expired cursor means the listing changed
+            try:
+                return send()
+            except MCPError as failure:
+                if failure.code == INVALID_PARAMS:
+                    cache.evict(method)
+                raise
+        if meta is not None and cache_mode == "use":
+            cache_mode = "refresh"  # meta expects a request on the wire: fetch, and replace the entry
+        if cache_mode == "use":
+            hit = cache.read(method, "")
+            if hit is not None:
+                return hit if absorb is None else absorb(hit)
+        generation = cache.capture(method, "")
+        result = send()
+        cache.write(method, "", result, generation, cache_mode)
+        return result
+
+    def list_tools(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None,
+                   cache_mode: CacheMode = "use") -> ListToolsResult:
+        return self._cached("tools/list", cursor, meta, cache_mode,
+                            lambda: self.session.list_tools(cursor=cursor, meta=meta),
+                            self.session.absorb_tool_listing)
 
     @overload
     def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
@@ -344,13 +395,16 @@ class Client:
         state = self.session.send_request("tasks/get", {"taskId": task_id}, GetTaskResult)
         return TaskHandle(self.session, CreateTaskResult.model_validate(state.model_dump(include=set(Task.model_fields))))
 
-    def list_resources(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListResourcesResult:
-        return self.session.list_resources(cursor=cursor, meta=meta)
+    def list_resources(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None,
+                       cache_mode: CacheMode = "use") -> ListResourcesResult:
+        return self._cached("resources/list", cursor, meta, cache_mode,
+                            lambda: self.session.list_resources(cursor=cursor, meta=meta))
 
     def list_resource_templates(
-        self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None
+        self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None, cache_mode: CacheMode = "use"
     ) -> ListResourceTemplatesResult:
-        return self.session.list_resource_templates(cursor=cursor, meta=meta)
+        return self._cached("resources/templates/list", cursor, meta, cache_mode,
+                            lambda: self.session.list_resource_templates(cursor=cursor, meta=meta))
 
     def read_resource(
         self,
@@ -359,19 +413,44 @@ class Client:
         input_responses: Mapping[str, Any] | None = None,
         request_state: str | None = None,
         meta: RequestParamsMeta | None = None,
+        cache_mode: CacheMode = "use",
     ) -> ReadResourceResult:
+        """Read a resource; a fresh cached copy is served without a request. A call resuming rounds
+        (``input_responses``/``request_state``) is never cached, nor is a result reached through
+        ``input_required`` rounds."""
         session = self.session
-        return self._until_complete(
-            "read_resource",
-            lambda responses, state: session.read_resource(
-                uri, input_responses=responses, request_state=state, meta=meta, allow_input_required=True
-            ),
-            input_responses,
-            request_state,
-        )
 
-    def list_prompts(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None) -> ListPromptsResult:
-        return self.session.list_prompts(cursor=cursor, meta=meta)
+        def leg(responses: Mapping[str, Any] | None, state: str | None) -> ReadResourceResult | InputRequiredResult:
+            return session.read_resource(uri, input_responses=responses, request_state=state, meta=meta,
+                                         allow_input_required=True)
+
+        cache = self._cache
+        if cache is None or cache_mode == "bypass" or input_responses is not None or request_state is not None:
+            return self._until_complete("read_resource", leg, input_responses, request_state)
+        if meta is not None and cache_mode == "use":
+            cache_mode = "refresh"
+        if cache_mode == "use":
+            hit = cache.read("resources/read", uri)
+            if hit is not None:
+                return hit
+        generation = cache.capture("resources/read", uri)
+        first = leg(None, None)
+        if not isinstance(first, InputRequiredResult):
+            cache.write("resources/read", uri, first, generation, cache_mode)
+            return first
+        if cache_mode == "refresh":
+            cache.evict("resources/read", uri)
+        answered = [first]  # the first round is in hand: the loop starts from it, not a second request
+
+        def resumed(responses: Mapping[str, Any] | None, state: str | None) -> ReadResourceResult | InputRequiredResult:
+            return answered.pop() if answered else leg(responses, state)
+
+        return self._until_complete("read_resource", resumed, None, None)
+
+    def list_prompts(self, *, cursor: str | None = None, meta: RequestParamsMeta | None = None,
+                     cache_mode: CacheMode = "use") -> ListPromptsResult:
+        return self._cached("prompts/list", cursor, meta, cache_mode,
+                            lambda: self.session.list_prompts(cursor=cursor, meta=meta))
 
     def get_prompt(
         self,
@@ -429,7 +508,8 @@ class Client:
         ``SubscriptionLost``. Legacy servers: ``subscribe_resource()`` and ``message_handler``.
         """
         return listen(self.session, tools_list_changed=tools_list_changed, prompts_list_changed=prompts_list_changed,
-                      resources_list_changed=resources_list_changed, resource_subscriptions=resource_subscriptions)
+                      resources_list_changed=resources_list_changed, resource_subscriptions=resource_subscriptions,
+                      on_event=None if self._cache is None else self._cache.evict_for)
 
     def subscribe_resource(self, uri: str) -> EmptyResult:
         return self.session.subscribe_resource(uri)

@@ -547,7 +547,12 @@ class ClientSession:
     ) -> ListToolsResult:
         """List tools, dropping (with a warning) any whose ``x-mcp-header`` annotations are invalid:
         a client must never call those."""
-        result = self.send_request("tools/list", self._paged(cursor, meta, params), ListToolsResult)
+        return self.absorb_tool_listing(
+            self.send_request("tools/list", self._paged(cursor, meta, params), ListToolsResult))
+
+    def absorb_tool_listing(self, result: ListToolsResult) -> ListToolsResult:
+        """Learn each listed tool's definition and ``Mcp-Param-*`` headers (for later calls), and
+        drop the tools a client must not call; a listing served from a cache goes through here too."""
         kept = []
         for tool in result.tools:
             try:

@@ -348,7 +348,7 @@ class MCP(HostedServer):
                                   self._sign_in_token if self.oauth or self.api_tokens else None)
         if has_app_context():
             return _command_scope(current_app._get_current_object(), self.url_prefix,  # type: ignore[attr-defined]
-                                  None if self._stdio_user is None else self._load(self._stdio_user))
+                                  self._stdio_user, self._load)
         return contextlib.nullcontext()
 
     # --- the command line ----------------------------------------------------------------------
@@ -383,14 +383,15 @@ def _request_scope(app: Flask, environ: dict[str, Any], values: dict[str, Any],
 
 
 @contextlib.contextmanager
-def _command_scope(app: Flask, path: str, user: Any) -> Iterator[None]:
+def _command_scope(app: Flask, path: str, user_id: str | None, load: Callable[[str], Any]) -> Iterator[None]:
     """On the worker, for a call with no HTTP request (``flask mcp stdio``): an app context and a
-    stand-in request for ``path``, signed in as ``user`` when there is one: where Flask-Login
-    looks for the request's user, not through ``login_user``, which writes a session cookie that
-    nobody receives here (and needs a ``SECRET_KEY`` the site may not have)."""
+    stand-in request for ``path``, signed in as ``user_id`` when there is one. The user is loaded
+    there, with the call's own ``db.session``, and put where Flask-Login looks for the request's
+    user: not through ``login_user``, which writes a session cookie that nobody receives here (and
+    needs a ``SECRET_KEY`` the site may not have)."""
     with app.app_context(), app.test_request_context(path):
-        if user is not None:
-            setattr(g, _FLASK_LOGIN_USER, user)
+        if user_id is not None:
+            setattr(g, _FLASK_LOGIN_USER, load(user_id))
         yield
 
 

@@ -10,8 +10,9 @@
   the official SDK keeps at this path (``context``, ``elicitation``, ``transport_security``).
 """
 
+from minimcp.server.caching import CacheHint
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.lowlevel.server import InitializationOptions, NotificationOptions, Server
 from minimcp.server.mcpserver.server import MCPServer
 
-__all__ = ["InitializationOptions", "MCPServer", "NotificationOptions", "Server", "ServerRequestContext"]
+__all__ = ["CacheHint", "InitializationOptions", "MCPServer", "NotificationOptions", "Server", "ServerRequestContext"]

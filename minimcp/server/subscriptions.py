@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from minimcp.jsonrpc import MCPError
+from minimcp.server.lowlevel.shares import principal_of
 from minimcp.shared.subscriptions import (
     SUBSCRIPTION_ID_META_KEY,
     PromptsListChanged,
@@ -122,7 +123,7 @@ class ListenHandler:
         listens = ctx.server.dispatcher.listens
         self.bind(listens)
         listens.open(ctx.request_id, params.notifications, ctx.outbox, limit=self.max_subscriptions,
-                     max_backlog=self.max_buffered_events)
+                     max_backlog=self.max_buffered_events, principal=principal_of(ctx.transport, ctx.session.connection))
 
     def close(self) -> None:
         """End every stream this handler opened with the graceful final result; listening clients

@@ -528,6 +528,7 @@ class MCPWSGIApp:
     def _transport(self, environ: dict[str, Any], can_request: bool) -> TransportContext:
         return TransportContext(kind="streamable-http", can_send_request=can_request,
                                 headers=_EnvironHeaders(environ), principal=self.principal(environ),
+                                client_address=environ.get("REMOTE_ADDR") or None,
                                 access_token=environ.get(ACCESS_TOKEN_KEY),
                                 make_request=functools.partial(Request, environ))
 

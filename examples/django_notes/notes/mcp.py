@@ -1,5 +1,7 @@
 """The notes app's MCP tools: found at start-up like admin.py, run as the signed-in user."""
 
+import time
+
 from pydantic import BaseModel, Field
 
 from minimcp.django import mcp
@@ -40,6 +42,18 @@ def delete_note(note_id: int, ctx: Context) -> str:
         return "Kept it."
     note.delete()
     return f"Deleted note {note_id}."
+
+
+@mcp.tool(task=True)
+def wait_for_note(text: str, ctx: Context, seconds: float = 60.0) -> str:
+    """Run as a task: wait (up to ``seconds``, at most ten minutes) until you have a note containing ``text``."""
+    deadline = time.monotonic() + min(seconds, 600.0)
+    while True:
+        if Note.objects.filter(owner=ctx.user, text__contains=text).exists():
+            return f"{ctx.user.get_username()} has a note with {text!r}."
+        if ctx.cancelled or time.monotonic() >= deadline:
+            return f"{ctx.user.get_username()} has no note with {text!r} yet."
+        time.sleep(0.1)
 
 
 @mcp.tool(permission_required="notes.view_all_notes")

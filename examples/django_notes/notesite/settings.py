@@ -1,5 +1,5 @@
-"""Settings of the example project. ``NOTES_DATABASE``, ``NOTES_CONN_MAX_AGE`` and
-``NOTES_MAX_WORKERS`` let the tests run it on a database of their own."""
+"""Settings of the example project. ``NOTES_DATABASE``, ``NOTES_CONN_MAX_AGE``, ``NOTES_MAX_WORKERS``,
+``NOTES_MAX_CALLS_PER_PRINCIPAL`` and ``NOTES_MAX_TASK_WORKERS`` let the tests run it on a database of their own."""
 
 import os
 from pathlib import Path
@@ -48,4 +48,7 @@ STATIC_URL = "static/"
 USE_TZ = True
 
 # OAUTH: MCP clients sign in with this site's login page (LOGIN_URL, Django's default /accounts/login/).
-MINIMCP = {"NAME": "Notes", "MAX_WORKERS": int(os.environ.get("NOTES_MAX_WORKERS", "8")), "OAUTH": True}
+_CALL_SHARE = os.environ.get("NOTES_MAX_CALLS_PER_PRINCIPAL")
+MINIMCP = {"NAME": "Notes", "MAX_WORKERS": int(os.environ.get("NOTES_MAX_WORKERS", "8")),
+           "MAX_CALLS_PER_PRINCIPAL": int(_CALL_SHARE) if _CALL_SHARE else None,
+           "MAX_TASK_WORKERS": int(os.environ.get("NOTES_MAX_TASK_WORKERS", "16")), "OAUTH": True}

@@ -1,11 +1,12 @@
-"""Client transports, one per file (``http``, ``stdio``, ``memory``), keeping one contract (``base``).
+"""Client transports, one per file (``http``, ``stdio``, ``memory``, ``http_sse`` for the deprecated
+HTTP+SSE transport), keeping one contract (``base``).
 
 Bytes and processes on one side, JSON-RPC message dicts on the other: framing (SSE in ``sse``,
 newline-delimited JSON), HTTP status handling, the legacy ``Mcp-Session-Id``, SSE resumption,
 subprocess lifetime, and the threads that read a pipe or a standalone stream live here; eras,
 capabilities and callbacks do not (:class:`~minimcp.client.ClientSession` holds them). The public
-factories are ``minimcp.client.stdio.stdio_client`` and
-``minimcp.client.streamable_http.streamable_http_client``.
+factories are ``minimcp.client.stdio.stdio_client``,
+``minimcp.client.streamable_http.streamable_http_client`` and ``minimcp.client.sse.sse_client``.
 """
 
 from minimcp.client.transports.base import (

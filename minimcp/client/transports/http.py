@@ -1,6 +1,6 @@
-"""Streamable HTTP (both eras) over a ``requests.Session`` or urllib3's pools: POSTs answered with JSON or SSE, the
-legacy ``Mcp-Session-Id``, SSE resumption (``retry:`` and ``Last-Event-ID``) and the standalone GET
-stream read on a thread of its own."""
+"""Streamable HTTP (both eras) over a ``requests.Session`` or pooled ``http.client`` connections:
+POSTs answered with JSON or SSE, the legacy ``Mcp-Session-Id``, SSE resumption (``retry:`` and
+``Last-Event-ID``) and the standalone GET stream read on a thread of its own."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +29,7 @@ from minimcp.client.transports.base import (
     unreachable,
 )
 from minimcp.client.transports.direct import DirectSession, direct_allowed
+from minimcp.client.transports.responses import DRAIN_LIMIT, STREAM_ERRORS, chunks, finish, interrupt
 from minimcp.client.transports.sse import SSEEvent, SSEParser
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.types import INTERNAL_ERROR
@@ -61,59 +61,6 @@ def _is_answer_to(message: Any, request_id: Any) -> bool:
     return isinstance(message, dict) and "method" not in message and message.get("id") == request_id
 
 
-def _chunks(response: requests.Response) -> Iterator[bytes]:
-    """The body as it arrives; ``read1`` returns whatever one network read produced, never waiting
-    to fill a buffer, so an event is seen the moment its bytes land."""
-    read1 = getattr(response.raw, "read1", None)
-    if read1 is None:  # urllib3 < 2 has no read1; chunked bodies still arrive chunk by chunk
-        yield from response.iter_content(chunk_size=None)
-        return
-    while True:
-        chunk = read1(65536)
-        if not chunk:
-            return
-        yield chunk
-
-
-def _interrupt(response: requests.Response) -> None:
-    """Wake the thread blocked reading ``response``; that thread closes it.
-
-    Closing from here instead would wait for the reader to release the buffered stream's lock,
-    i.e. for the server's next byte. urllib3 >= 2.3 can shut the socket down for reading;
-    older versions leave the reader to its read timeout.
-    """
-    try:
-        response.raw.shutdown()
-    except (AttributeError, ValueError, RuntimeError, OSError):
-        logger.debug("Cannot interrupt a streaming response", exc_info=True)
-
-
-_STREAM_ERRORS = (
-    requests.exceptions.RequestException,
-    http.client.HTTPException,
-    urllib3.exceptions.HTTPError,
-    OSError,
-)
-
-
-#: The largest unread body ``_finish`` still reads to keep its connection (a 202's or 405's is tiny).
-_DRAIN_LIMIT = 64 * 1024
-
-
-def _finish(response: requests.Response) -> None:
-    """Close a response we do not read, reading a short body to its end first: closing a response
-    with unread bytes closes its connection, and the next request pays a new one. Only a body whose
-    ``Content-Length`` says it is short is read (a stream or an open-ended body may never end)."""
-    try:
-        length = response.headers.get("content-length", "")
-        if length.isdigit() and int(length) <= _DRAIN_LIMIT:
-            response.content  # reading it is the point: it returns the connection to the pool
-    except _STREAM_ERRORS:
-        logger.debug("Could not read the rest of a response", exc_info=True)
-    finally:
-        response.close()
-
-
 #: How long a request's stream may take to end after our answer before its connection is dropped
 #: instead of reused. A server ends the stream right after the answer (usually in the same write),
 #: so this is only a bound for one that does not.
@@ -133,16 +80,16 @@ def _read_stream_end(response: requests.Response) -> None:
     try:
         sock.settimeout(STREAM_END_GRACE)
         seen = 0
-        for chunk in _chunks(response):
+        for chunk in chunks(response):
             seen += len(chunk)
-            if seen > _DRAIN_LIMIT:
+            if seen > DRAIN_LIMIT:
                 return
-    except (*_STREAM_ERRORS, ValueError):
+    except (*STREAM_ERRORS, ValueError):
         logger.debug("A request stream did not end after its answer; its connection is dropped", exc_info=True)
 
 
 class HttpTransport(StreamPairContext):
-    """Streamable HTTP (both eras) over a ``requests.Session``, or over urllib3 directly when the
+    """Streamable HTTP (both eras) over a ``requests.Session``, or over ``http.client`` when the
     transport makes its own (``minimcp.client.transports.direct``: no session given, no ``auth``).
 
     Each request is one POST whose answer is either a JSON body or an SSE stream read on the
@@ -160,6 +107,7 @@ class HttpTransport(StreamPairContext):
         *,
         headers: Headers | None = None,
         cookies: Cookies | None = None,
+        timeout: tuple[float, float] = DEFAULT_TIMEOUT,
     ) -> None:
         if max_sse_event_size is not None and max_sse_event_size <= 0:
             raise ValueError("max_sse_event_size must be positive or None")
@@ -185,7 +133,8 @@ class HttpTransport(StreamPairContext):
         # once with SessionExpired, instead of going out without the header and earning a 400
         # ("Missing Mcp-Session-Id header") per call.
         self._expired = False
-        self._timeout = DEFAULT_TIMEOUT
+        #: (connect, read) seconds for a request with no timeout of its own.
+        self._timeout = timeout
         self._handler: Handler | None = None
         self.session_id: str | None = None
         self._listener: threading.Thread | None = None
@@ -242,7 +191,7 @@ class HttpTransport(StreamPairContext):
         deadline = None if timeout is None else time.monotonic() + timeout
         response = self._post(message, headers, timeout)
         if response.status_code == 404 and self.session_id is not None and method != "initialize":
-            _finish(response)
+            finish(response)
             self.session_id = None
             self._expired = True
             raise SessionExpired()
@@ -292,14 +241,14 @@ class HttpTransport(StreamPairContext):
             if response is not None:
                 self._abandoned.add(request_id)
         if response is not None:
-            _interrupt(response)
+            interrupt(response)
         return True
 
     def _single(self, response: requests.Response, method: str) -> Message:
         """A JSON body, or an HTTP error that may still carry a JSON-RPC error we can report."""
         try:
             body = response.content
-        except _STREAM_ERRORS:
+        except STREAM_ERRORS:
             raise jsonrpc.connection_closed() from None
         finally:
             response.close()
@@ -316,7 +265,7 @@ class HttpTransport(StreamPairContext):
     ) -> Message | None:
         """Read one SSE stream until our response; ``None`` when it ended (or broke) first."""
         try:
-            for chunk in _chunks(response):
+            for chunk in chunks(response):
                 for event in parser.feed(chunk):
                     try:
                         message = jsonrpc.decode(event.data)
@@ -332,7 +281,7 @@ class HttpTransport(StreamPairContext):
                     raise timed_out(method)
         except (requests.exceptions.Timeout, urllib3.exceptions.ReadTimeoutError, socket.timeout):
             raise timed_out(method) from None
-        except _STREAM_ERRORS:
+        except STREAM_ERRORS:
             logger.debug("SSE stream for %s broke", method, exc_info=True)
         finally:
             response.close()
@@ -354,7 +303,7 @@ class HttpTransport(StreamPairContext):
         except requests.exceptions.RequestException:
             raise jsonrpc.connection_closed() from None
         if not response.ok:
-            _finish(response)
+            finish(response)
             raise jsonrpc.connection_closed()
         return response
 
@@ -364,7 +313,7 @@ class HttpTransport(StreamPairContext):
         response = self._post(message, headers, None)
         if not response.ok:
             logger.warning("Server refused %s with HTTP %s", message.get("method", "a response"), response.status_code)
-        _finish(response)
+        finish(response)
 
     def listen(self, *, headers: Headers | None = None) -> None:
         """Open the GET stream and wait for its headers, so nothing sent on it is missed by the
@@ -388,7 +337,7 @@ class HttpTransport(StreamPairContext):
             logger.debug("No standalone stream", exc_info=True)
             return None
         if not response.ok or not response.headers.get("content-type", "").startswith("text/event-stream"):
-            _finish(response)
+            finish(response)
             return None
         with self._lock:
             if self._closed.is_set():
@@ -401,7 +350,7 @@ class HttpTransport(StreamPairContext):
         parser = SSEParser(self.max_sse_event_size)
         while response is not None:
             try:
-                for chunk in _chunks(response):
+                for chunk in chunks(response):
                     for event in parser.feed(chunk):
                         self._deliver(event)
             except Exception:  # this thread must end quietly however the stream ends
@@ -438,7 +387,7 @@ class HttpTransport(StreamPairContext):
         with self._lock:
             standalone, self._standalone = self._standalone, None
         if standalone is not None:
-            _interrupt(standalone)
+            interrupt(standalone)
         listener = self._listener
         if listener is not None and listener is not threading.current_thread():  # a handler may close us
             listener.join(LISTENER_EXIT_TIMEOUT)

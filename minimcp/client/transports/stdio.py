@@ -10,10 +10,11 @@ import threading
 from typing import IO, Any
 
 from minimcp import jsonrpc
-from minimcp.client.transports.base import Handler, Headers, StreamPairContext, timed_out
+from minimcp.client.transports.base import Handler, Headers, StreamPairContext
+from minimcp.client.transports.router import MessageRouter
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.shared.line_writer import LineWriter
-from minimcp.types import INTERNAL_ERROR, REQUEST_TIMEOUT
+from minimcp.types import REQUEST_TIMEOUT
 
 logger = logging.getLogger("minimcp.client")
 
@@ -21,17 +22,6 @@ logger = logging.getLogger("minimcp.client")
 STDIO_EXIT_GRACE = 2.0
 #: How long a message waits for room to be written to a server that stopped reading its stdin.
 WRITE_TIMEOUT = 30.0
-#: How many server-to-client requests are answered at once, each on a thread of its own; one more is
-#: refused at once (-32603 "Client busy"), so a server that floods us cannot make us start threads without end.
-MAX_SERVER_REQUESTS = 32
-
-
-class _Slot:
-    """Where the reader thread leaves the response one waiting request is blocked on."""
-
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.message: Message | None = None
 
 
 class StdioTransport(StreamPairContext):
@@ -43,20 +33,13 @@ class StdioTransport(StreamPairContext):
         self._cwd = cwd
         self._errlog = errlog
         self._process: subprocess.Popen[bytes] | None = None
-        self._handler: Handler | None = None
-        # Guards _pending (request id -> slot) and _dead between callers and the reader thread.
-        self._lock = threading.Lock()
-        self._pending: dict[Any, _Slot] = {}
-        self._dead = False
-        # Counts the threads answering server-to-client requests: the reader takes a slot before it
-        # starts one, the thread gives it back when its answer is sent.
-        self._answering = threading.BoundedSemaphore(MAX_SERVER_REQUESTS)
+        self._router = MessageRouter("minimcp-stdio", self._write)
         #: Writes the server's stdin on a thread of its own: a server that stops reading blocks only it.
         self._writer: LineWriter | None = None
         self._reader: threading.Thread | None = None
 
     def connect(self, handler: Handler) -> None:
-        self._handler = handler
+        self._router.handler = handler
         stderr: Any = self._errlog
         try:
             stderr.fileno()
@@ -80,50 +63,9 @@ class StdioTransport(StreamPairContext):
             except MCPError:
                 logger.warning("Ignoring a line from the server that is not JSON: %.200r", line)
                 continue
-            if not isinstance(message, dict):
-                continue
-            if "method" not in message:
-                with self._lock:
-                    slot = self._pending.pop(message.get("id"), None)
-                if slot is not None:
-                    slot.message = message
-                    slot.done.set()
-            elif "id" in message and self._handler is not None:
-                self._answer_in_turn(message)
-            elif self._handler is not None:
-                self._handler(message)
-        with self._lock:
-            self._dead = True
-            pending, self._pending = self._pending, {}
-        for slot in pending.values():
-            slot.done.set()
-
-    def _answer_in_turn(self, request: Message) -> None:
-        """Answer a server-to-client request on a thread of its own, so a slow callback never stalls
-        the pipe; beyond ``MAX_SERVER_REQUESTS`` at once, refuse it without starting a thread."""
-        if not self._answering.acquire(blocking=False):
-            self._refuse_busy(request)
-            return
-        try:
-            threading.Thread(target=self._answer, args=(request,), name="minimcp-stdio-request", daemon=True).start()
-        except RuntimeError:  # the system refused a thread
-            self._answering.release()
-            self._refuse_busy(request)
-
-    def _answer(self, request: Message) -> None:
-        assert self._handler is not None
-        try:
-            self._handler(request)
-        finally:
-            self._answering.release()
-
-    def _refuse_busy(self, request: Message) -> None:
-        refusal = jsonrpc.error(request["id"], INTERNAL_ERROR, f"Client busy: already answering {MAX_SERVER_REQUESTS} "
-                                                              f"requests from this server; send {request['method']} again later")
-        try:
-            self._write(refusal)
-        except MCPError as exc:  # the reader thread must go on reading whatever the writer's state
-            logger.warning("Could not refuse the server's %s: %s", request["method"], exc)
+            if isinstance(message, dict):
+                self._router.route(message)
+        self._router.end()
 
     def _write(self, message: Message) -> None:
         """Queue ``message`` for the server's stdin; a write that fails later (the server exited)
@@ -136,22 +78,7 @@ class StdioTransport(StreamPairContext):
                                             f"{message.get('method', 'the message')} was not sent")
 
     def request(self, message: Message, *, headers: Headers | None = None, timeout: float | None = None) -> Message:
-        slot = _Slot()
-        with self._lock:
-            if self._dead:
-                raise jsonrpc.connection_closed()
-            self._pending[message["id"]] = slot
-        try:
-            self._write(message)
-            # Without a timeout the wait still ends: the reader wakes every slot when the pipe closes.
-            if not slot.done.wait(timeout):
-                raise timed_out(message["method"])
-        finally:
-            with self._lock:
-                self._pending.pop(message["id"], None)
-        if slot.message is None:
-            raise jsonrpc.connection_closed()
-        return slot.message
+        return self._router.exchange(message, self._write, timeout)
 
     def send(self, message: Message, *, headers: Headers | None = None) -> None:
         self._write(message)
@@ -160,10 +87,7 @@ class StdioTransport(StreamPairContext):
         """Nothing to open: on stdio every server message already arrives on the one pipe."""
 
     def abandon(self, request_id: Any) -> bool:
-        with self._lock:
-            slot = self._pending.pop(request_id, None)
-        if slot is not None:
-            slot.done.set()  # with no message: the waiting request raises "Connection closed"
+        self._router.abandon(request_id)
         return False
 
     def close(self) -> None:

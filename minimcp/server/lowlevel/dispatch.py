@@ -35,6 +35,7 @@ from minimcp.server.headers import check_param_headers
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.era import LEGACY, MODERN, Era
 from minimcp.server.lowlevel.sessions import LOG_LEVELS, Connection, ServerSession
+from minimcp.server.lowlevel.shares import principal_of
 from minimcp.server.lowlevel.subscriptions import Listens
 from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from minimcp.shared.tasks import TASK_METHODS
@@ -171,8 +172,14 @@ class Dispatcher:
                 calls.begin(request_id, outbox)
                 outbox.on_end(functools.partial(calls.end, request_id, outbox))
             return self._execute(method, message, session, outbox, transport)
-        calls.begin(request_id, outbox)
         scope = self.server.call_scope()  # on the receiving thread, while the host's context is here
+        shares = self.server.call_shares
+        principal = principal_of(transport, session)
+        try:
+            shares.take(principal)  # over its share, a caller is refused now: it never waits for a worker
+        except MCPError as over:
+            return jsonrpc.error_from(request_id, over)
+        calls.begin(request_id, outbox)
 
         def job() -> None:
             response = jsonrpc.error(request_id, INTERNAL_ERROR, "Internal server error")
@@ -182,6 +189,7 @@ class Dispatcher:
             except BaseException:  # even a handler that calls sys.exit() must answer, or its caller waits forever
                 logger.exception("%s ended the worker", message["method"])
             finally:
+                shares.give_back(principal)  # before the answer, so the caller's next call finds its share free
                 calls.end(request_id, outbox)
                 outbox.close(response)
 
@@ -191,6 +199,7 @@ class Dispatcher:
             else:
                 self.server.pool.submit(job)
         except MCPError as busy:
+            shares.give_back(principal)
             calls.end(request_id, outbox)
             return jsonrpc.error_from(request_id, busy)
         return None

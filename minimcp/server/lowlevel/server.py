@@ -28,6 +28,7 @@ from minimcp.server.context import ServerMiddleware
 from minimcp.server.lowlevel.calls import WorkerPool
 from minimcp.server.lowlevel.dispatch import Dispatcher
 from minimcp.server.lowlevel.era import era_of_version
+from minimcp.server.lowlevel.shares import Shares, fair_share
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.types import (
     CallToolRequestParams,
@@ -158,6 +159,8 @@ class Server(Generic[LifespanResultT]):
         max_workers: int = 32,
         worker_wait_timeout: float = 30.0,
         back_channel_timeout: float = 600.0,
+        max_calls_per_principal: int | None = None,
+        max_questions_per_principal: int | None = None,
     ) -> None:
         require_sync_lifespan(lifespan)
         for deprecated, what in ((on_set_logging_level, "The logging capability is deprecated as of 2026-07-28"),
@@ -176,6 +179,17 @@ class Server(Generic[LifespanResultT]):
         self.get_tool_input_schema = get_tool_input_schema
         self.pool = WorkerPool(max_workers, worker_wait_timeout)
         self.back_channel_timeout = back_channel_timeout
+        #: The calls one principal may have running at once (default: a quarter of ``max_workers``,
+        #: so that a caller at its full share leaves three quarters of the pool to the others); the
+        #: next one is refused at once instead of waiting for a worker.
+        calls = fair_share(max_workers, 4) if max_calls_per_principal is None else max_calls_per_principal
+        self.call_shares = Shares(calls, "Too many calls running for this caller (limit {limit} at once); "
+                                         "wait for one to finish")
+        #: The legacy questions (elicitation, sampling, roots) one principal may leave unanswered at
+        #: once, each holding its call's worker (default: half its calls, so it can always compute).
+        questions = fair_share(calls, 2) if max_questions_per_principal is None else max_questions_per_principal
+        self.question_shares = Shares(questions, "Too many questions awaiting this caller's answers (limit {limit}); "
+                                                 "answer one first")
         #: Per-method ``ttlMs``/``cacheScope`` for 2026-07-28 results whose handler left them unset;
         #: without one, the results' own defaults (immediately stale, private), as officially.
         self.cache_hints = validate_cache_hints(cache_hints)

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from minimcp import jsonrpc
 from minimcp.server.lowlevel.calls import EventLog, Outbox, PendingRequests, send_request
 from minimcp.server.lowlevel.era import LEGACY, Era, era_of_version
+from minimcp.server.lowlevel.shares import session_principal
 from minimcp.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -128,6 +129,9 @@ class Connection:
         self.expose_errors = False
         #: The authenticated user that opened this legacy session over HTTP; only they may use its id.
         self.principal: str | None = None
+        #: Whom this connection's questions count against (``lowlevel/shares.py``): set when the HTTP
+        #: edge keeps it among other clients' sessions; ``None`` on a one-client transport.
+        self.share_principal: str | None = None
         #: Per-connection scratch state of the application's, kept across its requests.
         self.state: dict[str, Any] = {}
         #: Cleanups pushed by handlers or middleware, run (last first) when the connection ends.
@@ -324,7 +328,12 @@ class Connection:
         # load, waited for a worker) is not time the client had to answer. Set before the question
         # is pending, while the call still counts as working, so no sweep sees the old value.
         self.last_seen = time.monotonic()
-        return send_request(self.pending, channel, method, params, self._server.back_channel_timeout)
+        shares = self._server.question_shares
+        shares.take(self.share_principal)
+        try:
+            return send_request(self.pending, channel, method, params, self._server.back_channel_timeout)
+        finally:
+            shares.give_back(self.share_principal)
 
     # --- the official ``Connection``'s standalone-stream API --------------------------------------
     def send_raw_request(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> dict[str, Any]:
@@ -554,6 +563,7 @@ class SessionManager:
                 return None
             session.id = secrets.token_hex(16)
             session.pending.limit = self.max_pending_per_session
+            session.share_principal = session_principal(session)
             self._sessions[session.id] = session
         return session.id
 

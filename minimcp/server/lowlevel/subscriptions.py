@@ -20,6 +20,7 @@ stdio pipe), untagged, resource updates only for the URIs they subscribed to: on
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
 from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.shares import Shares, fair_share
 from minimcp.shared.subscriptions import ResourceUpdated, ServerEvent, event_method
 from minimcp.types import INTERNAL_ERROR, META_SUBSCRIPTION_ID, RequestId, SubscriptionFilter
 
@@ -109,9 +111,14 @@ class Listen:
 class Listens:
     """The open listens and standalone channels of one server, shared by every transport and thread."""
 
-    def __init__(self, max_open: int = 1024, max_backlog: int = 1024) -> None:
+    def __init__(self, max_open: int = 1024, max_backlog: int = 1024, max_per_principal: int | None = None) -> None:
         self.max_open = max_open
         self.max_backlog = max_backlog
+        #: The listens one principal may hold open (``lowlevel/shares.py``; default a sixteenth of
+        #: ``max_open``: a client needs one or two, and sixteen principals at their full share still
+        #: leave the server's bound to reach).
+        self.shares = Shares(fair_share(max_open, 16) if max_per_principal is None else max_per_principal,
+                             "Too many open subscriptions for this caller (limit {limit}); close one first")
         # _lock guards _open, _legacy and _followed.
         self._lock = threading.Lock()
         self._open: list[Listen] = []
@@ -145,21 +152,27 @@ class Listens:
             self._legacy.discard(connection)
 
     def open(self, listen_id: RequestId, requested: SubscriptionFilter, outbox: Outbox,
-             extra: dict[str, Any] | None = None, limit: int | None = None, max_backlog: int | None = None) -> Listen:
+             extra: dict[str, Any] | None = None, limit: int | None = None, max_backlog: int | None = None,
+             principal: str | None = None) -> Listen:
         """Acknowledge a listen on ``outbox`` and start delivering to it.
 
         The acknowledgement is queued before the listen is registered, so no notification can
-        precede it on the stream. ``limit`` (default ``max_open``) is a soft bound on the listens
-        open at once (checked, then registered); ``max_backlog`` (default ``max_backlog``) bounds
-        what may wait unread on the stream. ``extra`` holds filter entries an extension honours (the
-        tasks extension's ``taskIds``).
+        precede it on the stream. ``principal`` (``shares.principal_of`` the request) may hold at
+        most its share of listens, counted until the stream ends; ``limit`` (default ``max_open``)
+        is a soft bound on the listens open at once (checked, then registered); ``max_backlog``
+        (default ``max_backlog``) bounds what may wait unread on the stream. ``extra`` holds filter
+        entries an extension honours (the tasks extension's ``taskIds``).
         """
         listen = Listen(listen_id, {**honoured(requested), **(extra or {})}, outbox,
                         self.max_backlog if max_backlog is None else max_backlog)
+        self.shares.take(principal)
         with self._lock:
             self._open = [kept for kept in self._open if kept.open]
-            if len(self._open) >= (self.max_open if limit is None else limit):
-                raise MCPError(INTERNAL_ERROR, "Too many open subscriptions; try again later")
+            full = len(self._open) >= (self.max_open if limit is None else limit)
+        if full:
+            self.shares.give_back(principal)
+            raise MCPError(INTERNAL_ERROR, "Too many open subscriptions; try again later")
+        outbox.on_end(functools.partial(self.shares.give_back, principal))
         outbox.send(listen.tagged("notifications/subscriptions/acknowledged", {"notifications": listen.notifications}))
         with self._lock:
             self._open.append(listen)

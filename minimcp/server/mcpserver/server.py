@@ -30,6 +30,7 @@ from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.era import MODERN
 from minimcp.server.lowlevel.questions import NoQuestions
 from minimcp.server.lowlevel.server import Server, require_sync_handler, require_sync_lifespan
+from minimcp.server.lowlevel.shares import principal_of
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.mcpserver.context import Context
 from minimcp.server.mcpserver.exceptions import (
@@ -195,11 +196,16 @@ class MCPServer(Generic[LifespanT]):
         max_workers: int = 32,
         worker_wait_timeout: float = 30.0,
         back_channel_timeout: float = 600.0,
+        max_calls_per_principal: int | None = None,
+        max_questions_per_principal: int | None = None,
         elicit_replay: bool = True,
         auth: AuthSettings | None = None,
         token_verifier: TokenVerifier | None = None,
         auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
         task_store: TaskStore | None = None,
+        max_task_workers: int = 16,
+        max_task_workers_per_principal: int | None = None,
+        max_listens_per_principal: int | None = None,
         subscriptions: SubscriptionBus | Literal[False] | None = None,
         resource_security: ResourceSecurity = DEFAULT_RESOURCE_SECURITY,
         cache_hints: Mapping[CacheableMethod, CacheHint] | None = None,
@@ -242,6 +248,7 @@ class MCPServer(Generic[LifespanT]):
             cache_hints=cache_hints,
             get_tool_input_schema=self._tool_input_schema, max_workers=max_workers,
             worker_wait_timeout=worker_wait_timeout, back_channel_timeout=back_channel_timeout,
+            max_calls_per_principal=max_calls_per_principal, max_questions_per_principal=max_questions_per_principal,
             on_list_tools=self._list_tools, on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates, on_list_prompts=self._list_prompts,
             on_subscribe_resource=_subscribe, on_unsubscribe_resource=_unsubscribe,
@@ -254,6 +261,8 @@ class MCPServer(Generic[LifespanT]):
         #: legacy clients.
         self.subscriptions: SubscriptionBus = subscriptions or InMemorySubscriptionBus()
         low.dispatcher.listens.follow(self.subscriptions)
+        if max_listens_per_principal is not None:
+            low.dispatcher.listens.shares.limit = max_listens_per_principal
         # Advertised as the official MCPServer advertises: no legacy listChanged, subscribe or logging
         # (the legacy methods are answered all the same); on 2026-07-28 what subscriptions/listen serves.
         low.unadvertised.update(("logging/setLevel", "resources/subscribe", "resources/unsubscribe"))
@@ -266,7 +275,8 @@ class MCPServer(Generic[LifespanT]):
         low.list_tool_scopes = self.tool_scopes
         low.listings_vary = lambda: bool(self.listings_vary_by_user)
         low.call_scope = self.call_scope
-        self.tasks = TaskManager(self, task_store)
+        self.tasks = TaskManager(self, task_store, max_running=max_task_workers,
+                                 max_running_per_principal=max_task_workers_per_principal)
         for method in ("tasks/get", "tasks/update", "tasks/cancel"):
             low.add_request_handler(method, RequestParams, self._task_handler(method))
         for tool in tools or []:
@@ -385,7 +395,8 @@ class MCPServer(Generic[LifespanT]):
     def _listen(self, ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams) -> None:
         assert ctx.outbox is not None and ctx.request_id is not None
         tasks = self.tasks.listen_filter((ctx.params or {}).get("notifications"), Context(ctx, self))
-        self.dispatcher.listens.open(ctx.request_id, params.notifications, ctx.outbox, extra=tasks)
+        self.dispatcher.listens.open(ctx.request_id, params.notifications, ctx.outbox, extra=tasks,
+                                     principal=principal_of(ctx.transport, ctx.session.connection))
 
     def _tool_required_scopes(self, name: str) -> list[str]:
         tool = self.get_tool(name)

@@ -29,11 +29,13 @@ that named the task in ``taskIds``; a listen may name only its caller's own task
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import secrets
 import threading
 import time
 from collections import OrderedDict, deque
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
@@ -41,10 +43,10 @@ from typing import TYPE_CHECKING, Any, Callable
 from pydantic import BaseModel
 
 from minimcp.jsonrpc import MCPError
-from minimcp.server.auth.middleware.auth_context import acting_for
 from minimcp.server.lowlevel.calls import Outbox, WorkerPool
 from minimcp.server.lowlevel.questions import Questions
 from minimcp.server.lowlevel.rounds import InputRequired, digest, validated_answer
+from minimcp.server.lowlevel.shares import Shares, fair_share, principal_of
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.mcpserver.context import Context
@@ -145,6 +147,20 @@ class _Live:
     deadline: float
 
 
+@dataclass
+class _Turn:
+    """One run of a body, as its caller submitted it: the context it was submitted in (a copy,
+    so the caller's context variables, access token and host user among them), the host's call
+    scope (``MCPServer.call_scope``), built on the submitting thread and entered on the worker, and
+    the principal whose share of the workers it counts against."""
+
+    task_id: str
+    live: _Live
+    context: contextvars.Context
+    scope: AbstractContextManager[Any]
+    principal: str | None
+
+
 def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -174,10 +190,18 @@ class TaskManager:
     clients are told to wait between polls, ``max_running`` how many bodies run at once: a body
     that finds them all busy waits its turn in a queue (its task stays ``working``), and each worker
     takes the next queued body when its own ends, so a burst of tasks costs no more threads.
+    Each body runs in its own caller's context, whichever worker takes it: the ``contextvars``
+    context and the host's call scope of the request that started (or resumed) it.
+
+    ``max_running_per_principal`` (default a quarter of ``max_running``) is how many of those
+    workers one principal's bodies may hold (``lowlevel/shares.py``): a principal's further bodies
+    queue while other principals' bodies run, and a freed worker takes the first queued body whose
+    principal is under its share.
     """
 
     def __init__(self, server: MCPServer[Any], store: TaskStore | None = None, *, ttl: float = 3600.0,
-                 poll_interval: float = 0.5, max_running: int = 16) -> None:
+                 poll_interval: float = 0.5, max_running: int = 16,
+                 max_running_per_principal: int | None = None) -> None:
         if ttl <= 0 or poll_interval <= 0:
             raise ValueError("task ttl and poll_interval must be positive")
         self.server = server
@@ -186,12 +210,16 @@ class TaskManager:
         self.poll_interval = poll_interval
         self.pool = WorkerPool(max_running, wait_timeout=60.0)
         self.max_running = max_running
+        share = fair_share(max_running, 4) if max_running_per_principal is None else max_running_per_principal
+        #: The workers each principal's bodies hold; taken and given back under ``_lock`` (its own
+        #: lock is innermost), so a body is counted exactly while it has a worker.
+        self.worker_shares = Shares(share, "Too many task bodies running for this caller (limit {limit})")
         # _lock guards _live (task id -> _Live, in creation order), _queue (bodies waiting for a
         # worker) and _running (workers busy with bodies, at most max_running). Never held while
         # calling the store, the pool or a body.
         self._lock = threading.Lock()
         self._live: OrderedDict[str, _Live] = OrderedDict()
-        self._queue: deque[tuple[str, _Live]] = deque()
+        self._queue: deque[_Turn] = deque()
         self._running = 0
 
     @property
@@ -239,32 +267,53 @@ class TaskManager:
         return CreateTaskResult(**_task_fields(record))
 
     def _submit(self, task_id: str, live: _Live) -> None:
-        """Run the body on a free worker, or queue it for the next worker that frees up."""
+        """Run the body on a free worker, or queue it for the next worker that frees up.
+
+        Called on the thread of the request that starts (or resumes) the body, while its caller's
+        context is current: the turn captures it, and the body runs in it whichever worker takes it.
+        """
+        turn = _Turn(task_id, live, contextvars.copy_context(), self.server.call_scope(),
+                     principal_of(live.transport, live.connection))
         with self._lock:
-            if self._running >= self.max_running:
-                self._queue.append((task_id, live))
+            if self._running >= self.max_running or not self.worker_shares.try_take(turn.principal):
+                self._queue.append(turn)
                 return
             self._running += 1
         try:
-            self.pool.submit(lambda: self._work(task_id, live))
+            self.pool.submit(lambda: self._work(turn))
         except MCPError as busy:  # the pool is ours alone and sized to max_running: only when closed
             with self._lock:
                 self._running -= 1
+                self.worker_shares.give_back(turn.principal)
             self._settle(task_id, "failed", error=busy.to_wire())
 
-    def _work(self, task_id: str, live: _Live) -> None:
-        """One worker's loop: this body, then every body queued meanwhile."""
+    def _work(self, turn: _Turn) -> None:
+        """One worker's loop: this body, then every body queued meanwhile, each in its own caller's
+        context (host user, access token, context variables), never in the one before it."""
         while True:
             try:
-                with acting_for(live.transport.access_token):  # bodies queued on this worker have other callers
-                    self._run(task_id, live)
+                turn.context.run(self._run_turn, turn)
             except BaseException:  # a failing store must not cost the manager a worker slot
-                logger.exception("task %s could not be run", task_id)
+                logger.exception("task %s could not be run", turn.task_id)
             with self._lock:
-                if not self._queue:
+                self.worker_shares.give_back(turn.principal)
+                following = self._next_turn()
+                if following is None:
                     self._running -= 1
                     return
-                task_id, live = self._queue.popleft()
+                turn = following
+
+    def _next_turn(self) -> _Turn | None:
+        """Under ``_lock``: take the first queued body whose principal is under its share, counted."""
+        for index, turn in enumerate(self._queue):
+            if self.worker_shares.try_take(turn.principal):
+                del self._queue[index]
+                return turn
+        return None
+
+    def _run_turn(self, turn: _Turn) -> None:
+        with turn.scope:
+            self._run(turn.task_id, turn.live)
 
     # --- running a body --------------------------------------------------------------------------
     def _run(self, task_id: str, live: _Live) -> None:
@@ -466,5 +515,6 @@ def _declares(ctx: Context) -> bool:
 
 
 def _owner(rc: ServerRequestContext[Any, Any]) -> str | None:
-    """The principal a task belongs to, as the transport's principal hook found it."""
-    return rc.transport.principal
+    """The principal a task belongs to (``lowlevel/shares.py``): its user, else its legacy session,
+    else its client address; so an anonymous caller's task is also bound to who created it."""
+    return principal_of(rc.transport, rc.session.connection)

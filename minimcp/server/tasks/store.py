@@ -12,6 +12,11 @@ a store they share (a database, Redis): implement ``TaskStore`` with the same th
 (``create`` refuses past the limits, ``get`` says ``TaskExpired`` or ``TaskNotFound``, ``update``
 is an atomic read-modify-write), and route ``tasks/*`` requests on their ``Mcp-Name`` header (the
 task id) to the process running the task, so that a cancellation reaches its body.
+
+The limits' rule, which every store follows (see ``TaskStore.create``): **every record counts
+against its owner until it expires**, finished or not. A finished task still occupies the store
+for its TTL, so if finishing freed the owner's place, one caller could churn through quick tasks
+until the store's total was full for everyone.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from minimcp.server.lowlevel.shares import Shares
 from minimcp.shared.tasks import TERMINAL
 
 
@@ -41,15 +47,17 @@ class TaskExpired(TaskNotFound):
 
 
 class TaskLimitReached(RuntimeError):
-    """The store is full, or the owner already has as many live tasks as allowed."""
+    """The store is full, or the owner already holds as many tasks as allowed (finished ones count
+    until they expire)."""
 
 
 @dataclass(frozen=True)
 class TaskRecord:
     """One task as a client observes it. Frozen: a change is a new record, stored atomically.
 
-    ``owner`` is the principal the task belongs to (``None`` for anonymous callers, whose task id
-    is then the only secret). ``expires_at`` is wall-clock seconds. ``answers`` maps each input
+    ``owner`` is the principal the task belongs to, as ``minimcp.server.lowlevel.shares`` keys it
+    (``user:<subject>``, else ``session:<legacy session id>``, else ``address:<client address>``;
+    ``None`` on a one-client transport such as stdio). ``expires_at`` is wall-clock seconds. ``answers`` maps each input
     request key to ``{"d": digest of the question, "r": the client's answer}``; ``state`` is the
     ``requestState`` a hand-built ``InputRequiredResult`` carried into the next run.
     """
@@ -88,7 +96,11 @@ class TaskStore(ABC):
     def create(self, record: TaskRecord) -> None:
         """Keep ``record``; raise ``TaskLimitReached`` when the store or its owner is full.
 
-        Must be durable when it returns: a ``get`` that follows, from any process, finds it."""
+        Full means: the store holds its maximum of records, or ``record.owner`` holds its maximum.
+        Every record counts, finished or not, until its TTL elapses and the store drops it; an owner
+        of ``None`` (a one-client transport) is bound by the total only. Keep the owner's maximum a
+        small part of the total, so that one owner at its maximum leaves room for the others. Must
+        be durable when it returns: a ``get`` that follows, from any process, finds it."""
 
     @abstractmethod
     def get(self, task_id: str) -> TaskRecord:
@@ -104,28 +116,42 @@ class TaskStore(ABC):
 
 
 class InMemoryTaskStore(TaskStore):
-    """Tasks in a dict: at most ``max_tasks`` in all and ``max_live_per_owner`` unfinished per owner.
+    """Tasks in a dict: at most ``max_tasks`` in all and ``max_tasks_per_owner`` per owner, each
+    counted until it expires (``max_live_per_owner`` is the old name of the latter).
 
     Expired records are dropped as the store is used (a heap orders them by expiry), and their ids
     are remembered (the newest ``max_tombstones``) so that a late poll hears "expired" rather than
     "not found".
     """
 
-    def __init__(self, *, max_tasks: int = 10_000, max_live_per_owner: int = 100,
-                 max_tombstones: int = 10_000, clock: Callable[[], float] = time.time) -> None:
-        if max_tasks < 1 or max_live_per_owner < 1:
-            raise ValueError("max_tasks and max_live_per_owner must be at least 1")
+    def __init__(self, *, max_tasks: int = 10_000, max_tasks_per_owner: int = 100,
+                 max_tombstones: int = 10_000, clock: Callable[[], float] = time.time,
+                 max_live_per_owner: int | None = None) -> None:
+        per_owner = max_tasks_per_owner if max_live_per_owner is None else max_live_per_owner
+        if max_tasks < 1 or per_owner < 1:
+            raise ValueError("max_tasks and max_tasks_per_owner must be at least 1")
         self.max_tasks = max_tasks
-        self.max_live_per_owner = max_live_per_owner
         self.max_tombstones = max_tombstones
         self._clock = clock
-        # _lock guards every attribute below. Nothing is called while it is held but dict, heap and
-        # arithmetic operations and the caller's ``change`` (pure: it builds a new record).
+        # _lock guards every attribute below; _per_owner's own lock is taken only inside it. Nothing
+        # is called while it is held but dict, heap and arithmetic operations, _per_owner and the
+        # caller's ``change`` (pure: it builds a new record).
         self._lock = threading.Lock()
         self._records: dict[str, TaskRecord] = {}
         self._expiry: list[tuple[float, str]] = []
-        self._live: dict[str | None, int] = {}
+        self._per_owner = Shares(per_owner, "Too many tasks kept for this caller (limit {limit}; finished ones count "
+                                            "until they expire); try again when some have expired")
         self._tombstones: OrderedDict[str, str | None] = OrderedDict()  # expired id -> its owner
+
+    @property
+    def max_tasks_per_owner(self) -> int:
+        return self._per_owner.limit
+
+    @max_tasks_per_owner.setter
+    def max_tasks_per_owner(self, value: int) -> None:
+        self._per_owner.limit = value
+
+    max_live_per_owner = max_tasks_per_owner
 
     def create(self, record: TaskRecord) -> None:
         with self._lock:
@@ -133,14 +159,10 @@ class InMemoryTaskStore(TaskStore):
             if len(self._records) >= self.max_tasks:
                 raise TaskLimitReached(f"The server holds its maximum of {self.max_tasks} tasks; "
                                        "try again when some have expired")
-            live = self._live.get(record.owner, 0)
-            if not record.terminal and live >= self.max_live_per_owner:
-                raise TaskLimitReached(f"Too many unfinished tasks for this caller (limit {self.max_live_per_owner}); "
-                                       "wait for one to finish or cancel one")
+            if not self._per_owner.try_take(record.owner):
+                raise TaskLimitReached(self._per_owner.refusal.format(limit=self._per_owner.limit))
             self._records[record.task_id] = record
             heapq.heappush(self._expiry, (record.expires_at, record.task_id))
-            if not record.terminal:
-                self._live[record.owner] = live + 1
 
     def get(self, task_id: str) -> TaskRecord:
         with self._lock:
@@ -162,21 +184,12 @@ class InMemoryTaskStore(TaskStore):
             if new is None:
                 return None
             self._records[task_id] = new
-            if new.terminal and not current.terminal:
-                self._finished(current.owner)
             return new
 
     def __len__(self) -> int:
         with self._lock:
             self._sweep()
             return len(self._records)
-
-    def _finished(self, owner: str | None) -> None:
-        left = self._live.get(owner, 0) - 1
-        if left > 0:
-            self._live[owner] = left
-        else:
-            self._live.pop(owner, None)
 
     def _sweep(self) -> None:
         """Drop every record whose TTL elapsed (caller holds ``_lock``)."""
@@ -186,8 +199,7 @@ class InMemoryTaskStore(TaskStore):
             record = self._records.pop(task_id, None)
             if record is None:
                 continue
-            if not record.terminal:
-                self._finished(record.owner)
+            self._per_owner.give_back(record.owner)
             self._tombstones[task_id] = record.owner
             if len(self._tombstones) > self.max_tombstones:
                 self._tombstones.popitem(last=False)

@@ -3,8 +3,9 @@
 The HTTP edge sets it around the dispatch of each authenticated request; a call's worker thread
 runs in a copy of the dispatching thread's context, so a tool, a resolver, or anything they call
 reads the caller's token with ``get_access_token()``. Code that runs a body later, on a thread of
-its own choosing (a task's body, after others on the same worker), re-establishes its caller with
-``acting_for(token)``. Threads a tool starts itself do not inherit it (use ``ctx.access_token``).
+its own choosing, re-establishes its caller with ``acting_for(token)``, or runs the body in a copy
+of the caller's context, as the tasks extension does. Threads a tool starts itself do not inherit
+it (use ``ctx.access_token``).
 """
 
 from __future__ import annotations
