@@ -56,7 +56,7 @@ from minimcp.server.lowlevel.rounds import RequestStateSecurity
 from minimcp.server.mcpserver.signature import read_signature, require_sync
 from minimcp.server.mcpserver.tools import TaskSupport, Tool, failure_result
 from minimcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus
-from minimcp.server.tasks import TaskManager, TaskStore
+from minimcp.server.tasks import TaskChannel, TaskManager, TaskStore
 from minimcp.shared.extension import declares_extension, extension_required_data, validate_extension_identifier
 from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
@@ -203,6 +203,7 @@ class MCPServer(Generic[LifespanT]):
         token_verifier: TokenVerifier | None = None,
         auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
         task_store: TaskStore | None = None,
+        task_channel: TaskChannel | None = None,
         max_task_workers: int = 16,
         max_task_workers_per_principal: int | None = None,
         max_listens_per_principal: int | None = None,
@@ -275,8 +276,10 @@ class MCPServer(Generic[LifespanT]):
         low.list_tool_scopes = self.tool_scopes
         low.listings_vary = lambda: bool(self.listings_vary_by_user)
         low.call_scope = self.call_scope
+        #: The tasks of this server: ``task_store`` keeps them, ``task_channel`` carries word between the
+        #: processes sharing that store (``RedisTaskStore`` and ``RedisTaskChannel``; see ``TaskManager``).
         self.tasks = TaskManager(self, task_store, max_running=max_task_workers,
-                                 max_running_per_principal=max_task_workers_per_principal)
+                                 max_running_per_principal=max_task_workers_per_principal, channel=task_channel)
         for method in ("tasks/get", "tasks/update", "tasks/cancel"):
             low.add_request_handler(method, RequestParams, self._task_handler(method))
         for tool in tools or []:

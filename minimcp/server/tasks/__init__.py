@@ -4,9 +4,13 @@
 call answers at once with a task handle, the body runs on a worker thread of its own pool, and the
 client polls ``tasks/get``, answers questions with ``tasks/update`` and stops it with
 ``tasks/cancel``. ``manager.py`` runs tasks; ``store.py`` keeps them (``TaskStore``, and the
-bounded in-memory default ``InMemoryTaskStore``).
+bounded in-memory default ``InMemoryTaskStore``); ``channel.py`` carries word between the processes
+sharing a store (``TaskChannel``, and the one-process ``LocalTaskChannel``). Several processes
+share ``RedisTaskStore`` (``redis_store.py``) and ``RedisTaskChannel`` (``redis_channel.py``),
+which need redis-py (``pip install 'minimcp[redis]'``) and are imported from their modules.
 """
 
+from minimcp.server.tasks.channel import LocalTaskChannel, TaskChannel
 from minimcp.server.tasks.manager import TaskManager
 from minimcp.server.tasks.store import (
     InMemoryTaskStore,
@@ -15,14 +19,18 @@ from minimcp.server.tasks.store import (
     TaskNotFound,
     TaskRecord,
     TaskStore,
+    TaskStoreUnavailable,
 )
 
 __all__ = [
     "InMemoryTaskStore",
+    "LocalTaskChannel",
+    "TaskChannel",
     "TaskExpired",
     "TaskLimitReached",
     "TaskManager",
     "TaskNotFound",
     "TaskRecord",
     "TaskStore",
+    "TaskStoreUnavailable",
 ]

@@ -25,6 +25,13 @@ A task belongs to the principal that created it; every ``tasks/*`` request for s
 is answered exactly as for an unknown id. Each change a client can observe is also published as
 ``notifications/tasks`` (what ``tasks/get`` would answer) to the ``subscriptions/listen`` streams
 that named the task in ``taskIds``; a listen may name only its caller's own tasks.
+
+Several processes. With a shared store and a shared ``TaskChannel`` (``RedisTaskStore`` and
+``RedisTaskChannel``), any process answers ``tasks/*``: the record says which process holds the body
+(``runner``), a cancellation or a resumption is told to that process over the channel and acted on
+there exactly as a local one, and status notifications are announced on the channel to every
+process's listens. A reader that finds an unfinished task whose process no longer beats fails it
+("the server process running this task stopped"), so no task stays ``working`` forever.
 """
 
 from __future__ import annotations
@@ -35,7 +42,8 @@ import secrets
 import threading
 import time
 from collections import OrderedDict, deque
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
@@ -52,6 +60,7 @@ from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.mcpserver.context import Context
 from minimcp.server.mcpserver.exceptions import ToolError
 from minimcp.server.mcpserver.tools import failure_result
+from minimcp.server.tasks.channel import LocalTaskChannel, TaskChannel
 from minimcp.server.tasks.store import (
     InMemoryTaskStore,
     TaskExpired,
@@ -59,6 +68,7 @@ from minimcp.server.tasks.store import (
     TaskNotFound,
     TaskRecord,
     TaskStore,
+    TaskStoreUnavailable,
 )
 from minimcp.shared.tasks import (
     CreateTaskResult,
@@ -145,6 +155,7 @@ class _Live:
     transport: TransportContext
     outbox: TaskOutbox
     deadline: float
+    context: contextvars.Context  # of the creating request, for a resumption from another process
 
 
 @dataclass
@@ -191,21 +202,30 @@ class TaskManager:
     that finds them all busy waits its turn in a queue (its task stays ``working``), and each worker
     takes the next queued body when its own ends, so a burst of tasks costs no more threads.
     Each body runs in its own caller's context, whichever worker takes it: the ``contextvars``
-    context and the host's call scope of the request that started (or resumed) it.
+    context and the host's call scope of the request that started (or resumed) it; a body resumed
+    from another process runs in the context of the request that created it.
 
     ``max_running_per_principal`` (default a quarter of ``max_running``) is how many of those
     workers one principal's bodies may hold (``lowlevel/shares.py``): a principal's further bodies
     queue while other principals' bodies run, and a freed worker takes the first queued body whose
     principal is under its share.
+
+    ``store`` keeps the records (default: an ``InMemoryTaskStore`` of this process); ``channel``
+    carries status notifications, cancellations, resumptions and heartbeats between the processes
+    sharing that store (default: a ``LocalTaskChannel``, every message a direct call). A deployment
+    of several processes passes a shared pair, e.g. ``RedisTaskStore(client)`` and
+    ``RedisTaskChannel(client)`` over one ``redis.Redis``.
     """
 
     def __init__(self, server: MCPServer[Any], store: TaskStore | None = None, *, ttl: float = 3600.0,
                  poll_interval: float = 0.5, max_running: int = 16,
-                 max_running_per_principal: int | None = None) -> None:
+                 max_running_per_principal: int | None = None, channel: TaskChannel | None = None) -> None:
         if ttl <= 0 or poll_interval <= 0:
             raise ValueError("task ttl and poll_interval must be positive")
         self.server = server
         self.store = store if store is not None else InMemoryTaskStore()
+        self.channel = channel if channel is not None else LocalTaskChannel()
+        self.channel.attach(self._deliver, self._catch_up)
         self.ttl = ttl
         self.poll_interval = poll_interval
         self.pool = WorkerPool(max_running, wait_timeout=60.0)
@@ -214,11 +234,15 @@ class TaskManager:
         #: The workers each principal's bodies hold; taken and given back under ``_lock`` (its own
         #: lock is innermost), so a body is counted exactly while it has a worker.
         self.worker_shares = Shares(share, "Too many task bodies running for this caller (limit {limit})")
-        # _lock guards _live (task id -> _Live, in creation order), _queue (bodies waiting for a
+        # _lock guards _live (task id -> _Live, in creation order), _active (ids of the bodies queued
+        # or running: a body is never submitted twice), _again (the next turn of an active body
+        # resumed meanwhile: it runs when the current run ends), _queue (bodies waiting for a
         # worker) and _running (workers busy with bodies, at most max_running). Never held while
-        # calling the store, the pool or a body.
+        # calling the store, the channel, the pool or a body.
         self._lock = threading.Lock()
         self._live: OrderedDict[str, _Live] = OrderedDict()
+        self._active: set[str] = set()
+        self._again: dict[str, _Turn] = {}
         self._queue: deque[_Turn] = deque()
         self._running = 0
 
@@ -251,14 +275,17 @@ class TaskManager:
         ttl_ms = round(self.ttl * 1000)
         record = TaskRecord(task_id=secrets.token_urlsafe(24), owner=_owner(rc), status="working", created_at=now,
                             updated_at=now, ttl_ms=ttl_ms, expires_at=now + self.ttl,
-                            poll_interval_ms=max(1, round(self.poll_interval * 1000)))
+                            poll_interval_ms=max(1, round(self.poll_interval * 1000)),
+                            runner=self.channel.process_id)
         deadline = time.monotonic() + self.ttl
         task_id = record.task_id
         outbox = TaskOutbox(deadline, lambda text: self._describe(task_id, text))
         meta = {**(rc.meta or {}), "progressToken": task_id}  # so ctx.report_progress reaches the outbox
-        live = _Live(tool, values, meta, rc.session.connection, rc.transport, outbox, deadline)
+        live = _Live(tool, values, meta, rc.session.connection, rc.transport, outbox, deadline,
+                     contextvars.copy_context())
         try:
-            self.store.create(record)
+            with _reachable():
+                self.store.create(record)
         except TaskLimitReached as full:
             raise MCPError(INTERNAL_ERROR, str(full)) from None
         with self._lock:
@@ -272,9 +299,32 @@ class TaskManager:
         Called on the thread of the request that starts (or resumes) the body, while its caller's
         context is current: the turn captures it, and the body runs in it whichever worker takes it.
         """
-        turn = _Turn(task_id, live, contextvars.copy_context(), self.server.call_scope(),
-                     principal_of(live.transport, live.connection))
+        self._enqueue(_Turn(task_id, live, contextvars.copy_context(), self.server.call_scope(),
+                            principal_of(live.transport, live.connection)))
+
+    def _submit_as_created(self, task_id: str, live: _Live) -> None:
+        """``_submit`` for a resumption heard from another process (or caught up with), where no
+        request of this process stands behind it: the body runs in the context of the request that
+        created it, and the host's call scope is built in that context."""
+        context = live.context.copy()
+        try:
+            scope = context.run(self.server.call_scope)
+        except Exception:  # without its caller's scope the body must not run at all
+            logger.exception("task %s: the host's call scope could not be rebuilt", task_id)
+            self._settle(task_id, "failed", error={"code": INTERNAL_ERROR, "message": "Internal error"})
+            return
+        self._enqueue(_Turn(task_id, live, context, scope, principal_of(live.transport, live.connection)))
+
+    def _enqueue(self, turn: _Turn) -> None:
+        """Hand ``turn`` to a free worker, or queue it. A body already queued or running takes it as
+        its next turn, run when the current one ends (its record then decides whether there is
+        anything to do: a resumption may be heard twice)."""
+        task_id = turn.task_id
         with self._lock:
+            if task_id in self._active:
+                self._again[task_id] = turn
+                return
+            self._active.add(task_id)
             if self._running >= self.max_running or not self.worker_shares.try_take(turn.principal):
                 self._queue.append(turn)
                 return
@@ -284,6 +334,7 @@ class TaskManager:
         except MCPError as busy:  # the pool is ours alone and sized to max_running: only when closed
             with self._lock:
                 self._running -= 1
+                self._active.discard(task_id)
                 self.worker_shares.give_back(turn.principal)
             self._settle(task_id, "failed", error=busy.to_wire())
 
@@ -295,6 +346,7 @@ class TaskManager:
                 turn.context.run(self._run_turn, turn)
             except BaseException:  # a failing store must not cost the manager a worker slot
                 logger.exception("task %s could not be run", turn.task_id)
+            self._idle(turn.task_id)
             with self._lock:
                 self.worker_shares.give_back(turn.principal)
                 following = self._next_turn()
@@ -315,6 +367,14 @@ class TaskManager:
         with turn.scope:
             self._run(turn.task_id, turn.live)
 
+    def _idle(self, task_id: str) -> None:
+        """A run of the body ended: submit it again if it was resumed meanwhile."""
+        with self._lock:
+            self._active.discard(task_id)
+            turn = self._again.pop(task_id, None)
+        if turn is not None:
+            self._enqueue(turn)
+
     # --- running a body --------------------------------------------------------------------------
     def _run(self, task_id: str, live: _Live) -> None:
         try:
@@ -324,6 +384,8 @@ class TaskManager:
             return
         if record.terminal:
             self._forget(task_id)
+            return
+        if record.status != "working":  # a resumption heard twice: the body waits for answers again
             return
         questions = TaskQuestions(record.answers)
         answers = {key: answer["r"] for key, answer in record.answers.items()}
@@ -370,27 +432,89 @@ class TaskManager:
 
     def _settle(self, task_id: str, status: str, *, result: dict[str, Any] | None = None,
                 error: dict[str, Any] | None = None, message: str | None = None) -> None:
+        """The body of this process is done: the task ends as ``status`` and this process lets it go."""
+        self._finish(task_id, status, result=result, error=error, message=message)
+        self._forget(task_id)
+
+    def _finish(self, task_id: str, status: str, *, result: dict[str, Any] | None = None,
+                error: dict[str, Any] | None = None, message: str | None = None) -> TaskRecord | None:
+        """End the task as ``status`` unless it has ended already; the record as it ends, if it did."""
         def change(record: TaskRecord) -> TaskRecord | None:
             if record.terminal:
                 return None
             return record.changed(status=status, input_requests={}, result=result, error=error,
                                   status_message=message)
 
-        self._publish(self.store.update(task_id, change))
-        self._forget(task_id)
+        ended = self.store.update(task_id, change)
+        self._publish(ended)
+        return ended
 
     def _describe(self, task_id: str, text: str) -> None:
         """A running body's progress message, shown as the task's ``statusMessage``."""
         def change(record: TaskRecord) -> TaskRecord | None:
             return record.changed(status_message=text) if record.status == "working" else None
 
-        self._publish(self.store.update(task_id, change))
+        try:
+            self._publish(self.store.update(task_id, change))
+        except TaskStoreUnavailable as down:  # a lost progress message must not fail the body
+            logger.warning("task %s: status message not kept (%s)", task_id, down)
 
     def _publish(self, record: TaskRecord | None) -> None:
-        """Tell the listens that asked about this task (``notifications/tasks``): what ``tasks/get`` says now."""
+        """Tell the listens that asked about this task (``notifications/tasks``), in every process:
+        what ``tasks/get`` says now."""
         if record is not None:
             params = {key: value for key, value in detailed(record).items() if key != "resultType"}
-            self.server.dispatcher.listens.publish("notifications/tasks", params, uri=record.task_id)
+            self.channel.announce(record.task_id, params)
+
+    # --- what the channel brings ----------------------------------------------------------------
+    def _deliver(self, kind: str, task_id: str, params: dict[str, Any] | None) -> None:
+        """A message of the channel: a status for this process's listens, or word for a body held here."""
+        if kind == "status":
+            self.server.dispatcher.listens.publish("notifications/tasks", params, uri=task_id)
+        elif kind == "cancel":
+            self._stop(task_id)
+        elif kind == "resume":
+            self._resume(task_id, on_request=False)
+
+    def _here(self, record: TaskRecord) -> bool:
+        """Whether this process holds the body of ``record``'s task."""
+        return record.runner in (None, self.channel.process_id)
+
+    def _stop(self, task_id: str) -> None:
+        """Set the cancel flag of the body held here (a cancellation, local or heard from elsewhere)."""
+        live = self._forget(task_id)
+        if live is not None:
+            live.outbox.abort()
+
+    def _resume(self, task_id: str, *, on_request: bool) -> None:
+        """Run the body held here again: in the resuming request's context when ``on_request`` (this
+        thread is that request's), else in the creating request's."""
+        with self._lock:
+            live = self._live.get(task_id)
+        if live is None:
+            self._settle(task_id, "failed", error={
+                "code": INTERNAL_ERROR, "message": "The task's body is no longer held by this server process"})
+        elif on_request:
+            self._submit(task_id, live)
+        else:
+            self._submit_as_created(task_id, live)
+
+    def _catch_up(self) -> None:
+        """A shared channel's periodic tick: act on the records of the bodies held here, in case the
+        message of a cancellation or a resumption was lost (pub/sub keeps nothing for an absent listener)."""
+        self._sweep()
+        with self._lock:
+            held = [(task_id, task_id in self._active) for task_id in self._live]
+        for task_id, active in held:
+            try:
+                record = self.store.get(task_id)
+            except TaskNotFound:
+                self._stop(task_id)
+                continue
+            if record.terminal:
+                self._stop(task_id)
+            elif record.status == "working" and not active:
+                self._resume(task_id, on_request=False)
 
     def _forget(self, task_id: str) -> _Live | None:
         with self._lock:
@@ -422,7 +546,8 @@ class TaskManager:
         self._sweep()
         caller = _owner(ctx.request_context)
         try:
-            record = self.store.get(task_id)
+            with _reachable():
+                record = self.store.get(task_id)
         except TaskExpired as expired:
             if expired.owner != caller:
                 raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found") from None
@@ -431,7 +556,19 @@ class TaskManager:
             record = None
         if record is None or record.owner != caller:
             raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
-        return record
+        with _reachable():
+            return self._unless_orphaned(record)
+
+    def _unless_orphaned(self, record: TaskRecord) -> TaskRecord:
+        """``record``, or the same task failed when the process holding its body stopped beating."""
+        if record.terminal or self.channel.heartbeat is None or self._here(record) \
+                or self.channel.alive(str(record.runner)):
+            return record
+        message = ("The server process running this task stopped (no heartbeat within "
+                   f"{self.channel.heartbeat:g} s); start the task again")
+        ended = self._finish(record.task_id, "failed", error={"code": INTERNAL_ERROR, "message": message},
+                             message=message)
+        return ended if ended is not None else self.store.get(record.task_id)
 
     def get(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         return detailed(self._visible(params.get("taskId"), ctx))
@@ -455,23 +592,22 @@ class TaskManager:
             return current.changed(status="input_required" if pending else "working", input_requests=pending,
                                    answers={**current.answers, **answered})
 
-        self._publish(self.store.update(record.task_id, change))
-        if resumed:
-            with self._lock:
-                live = self._live.get(record.task_id)
-            if live is None:
-                self._settle(record.task_id, "failed", error={
-                    "code": INTERNAL_ERROR, "message": "The task's body is no longer held by this server process"})
-            else:
-                self._submit(record.task_id, live)
+        with _reachable():
+            self._publish(self.store.update(record.task_id, change))
+        if resumed and self._here(record):
+            self._resume(record.task_id, on_request=True)
+        elif resumed:
+            self.channel.tell(str(record.runner), "resume", record.task_id)
         return {"resultType": "complete"}
 
     def cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         record = self._visible(params.get("taskId"), ctx)
-        live = self._forget(record.task_id)
-        self._settle(record.task_id, "cancelled", message="Cancelled by the client")
-        if live is not None:
-            live.outbox.abort()
+        with _reachable():
+            self._finish(record.task_id, "cancelled", message="Cancelled by the client")
+        if self._here(record):
+            self._stop(record.task_id)
+        else:
+            self.channel.tell(str(record.runner), "cancel", record.task_id)
         return {"resultType": "complete"}
 
     def listen_filter(self, notifications: Any, ctx: Context) -> dict[str, Any] | None:
@@ -486,11 +622,13 @@ class TaskManager:
                            "Client did not declare the io.modelcontextprotocol/tasks extension",
                            tasks_required_data())
         owner = _owner(ctx.request_context)
+        self.channel.listen()  # the status of a task held by another process arrives over the channel
         honoured = []
         for task_id in wanted:
             try:
-                if self.store.get(task_id).owner == owner:
-                    honoured.append(task_id)
+                with _reachable():
+                    if self.store.get(task_id).owner == owner:
+                        honoured.append(task_id)
             except TaskNotFound:
                 continue
         return {"taskIds": honoured}
@@ -500,9 +638,21 @@ class TaskManager:
         with self._lock:
             held, self._live = list(self._live.values()), OrderedDict()
             self._queue.clear()
+            self._active.clear()
+            self._again.clear()
         for live in held:
             live.outbox.abort()
+        self.channel.close()
         self.pool.close()
+
+
+@contextmanager
+def _reachable() -> Iterator[None]:
+    """A shared store or channel out of reach, answered as a -32603 to retry (never "not found")."""
+    try:
+        yield
+    except TaskStoreUnavailable as down:
+        raise MCPError(INTERNAL_ERROR, f"{down}; try again") from None
 
 
 def _declares(ctx: Context) -> bool:

@@ -3,15 +3,16 @@
 A store keeps what a client can observe of a task (status, timestamps, the pending input requests,
 the answers given, the final result or error) as plain JSON-able data in a ``TaskRecord``. What
 cannot be stored (the running thread, the tool's resolved arguments) stays with the ``TaskManager``
-of the process that runs the body.
+of the process that runs the body; the record names that process (``runner``), so that any other
+process can send it a cancellation or a resumption over the manager's ``TaskChannel``.
 
 The in-memory store is what one process needs: bounded in total and per owner, expired by TTL,
 safe to share between threads. Its records vanish with the process: a restart forgets every task,
-and a client polling one gets -32602 "Task not found". Several processes behind one endpoint need
-a store they share (a database, Redis): implement ``TaskStore`` with the same three rules
-(``create`` refuses past the limits, ``get`` says ``TaskExpired`` or ``TaskNotFound``, ``update``
-is an atomic read-modify-write), and route ``tasks/*`` requests on their ``Mcp-Name`` header (the
-task id) to the process running the task, so that a cancellation reaches its body.
+and a client polling one gets -32602 "Task not found". Several processes behind one endpoint share
+a store (``RedisTaskStore`` in ``redis_store.py``, or your own ``TaskStore``) with the same three
+rules: ``create`` refuses past the limits, ``get`` says ``TaskExpired`` (naming the owner) or
+``TaskNotFound``, ``update`` is an atomic read-modify-write. A shared store that cannot be reached
+raises ``TaskStoreUnavailable``, which a client hears as a -32603 to retry, never as "not found".
 
 The limits' rule, which every store follows (see ``TaskStore.create``): **every record counts
 against its owner until it expires**, finished or not. A finished task still occupies the store
@@ -34,6 +35,12 @@ from minimcp.server.lowlevel.shares import Shares
 from minimcp.shared.tasks import TERMINAL
 
 
+#: What ``create`` says when the store is full, and when the record's owner is (``{limit}`` filled in).
+STORE_FULL = "The server holds its maximum of {limit} tasks; try again when some have expired"
+OWNER_FULL = ("Too many tasks kept for this caller (limit {limit}; finished ones count until they expire); "
+              "try again when some have expired")
+
+
 class TaskNotFound(LookupError):
     """No task with this id is visible to the caller (unknown, purged, or someone else's)."""
 
@@ -51,6 +58,13 @@ class TaskLimitReached(RuntimeError):
     until they expire)."""
 
 
+class TaskStoreUnavailable(RuntimeError):
+    """The shared state behind the tasks (a store or a channel over the network) did not answer.
+
+    Distinct from ``TaskNotFound`` on purpose: a client told "not found" starts over, while this is
+    a -32603 that a retry may get past."""
+
+
 @dataclass(frozen=True)
 class TaskRecord:
     """One task as a client observes it. Frozen: a change is a new record, stored atomically.
@@ -59,7 +73,8 @@ class TaskRecord:
     (``user:<subject>``, else ``session:<legacy session id>``, else ``address:<client address>``;
     ``None`` on a one-client transport such as stdio). ``expires_at`` is wall-clock seconds. ``answers`` maps each input
     request key to ``{"d": digest of the question, "r": the client's answer}``; ``state`` is the
-    ``requestState`` a hand-built ``InputRequiredResult`` carried into the next run.
+    ``requestState`` a hand-built ``InputRequiredResult`` carried into the next run. ``runner`` is
+    the ``TaskChannel.process_id`` of the process holding the body (``None``: this process).
     """
 
     task_id: str
@@ -76,6 +91,7 @@ class TaskRecord:
     state: str | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
+    runner: str | None = None
 
     @property
     def terminal(self) -> bool:
@@ -111,7 +127,8 @@ class TaskStore(ABC):
         """Apply ``change`` to the current record atomically and keep what it returns.
 
         ``change`` returns ``None`` to leave the record as it is. The answer is the record as
-        stored afterwards (``None`` when ``change`` declined, or the task is gone).
+        stored afterwards (``None`` when ``change`` declined, or the task is gone or expired).
+        ``change`` must be pure: an optimistic store calls it again when another writer won.
         """
 
 
@@ -139,8 +156,7 @@ class InMemoryTaskStore(TaskStore):
         self._lock = threading.Lock()
         self._records: dict[str, TaskRecord] = {}
         self._expiry: list[tuple[float, str]] = []
-        self._per_owner = Shares(per_owner, "Too many tasks kept for this caller (limit {limit}; finished ones count "
-                                            "until they expire); try again when some have expired")
+        self._per_owner = Shares(per_owner, OWNER_FULL)
         self._tombstones: OrderedDict[str, str | None] = OrderedDict()  # expired id -> its owner
 
     @property
@@ -157,8 +173,7 @@ class InMemoryTaskStore(TaskStore):
         with self._lock:
             self._sweep()
             if len(self._records) >= self.max_tasks:
-                raise TaskLimitReached(f"The server holds its maximum of {self.max_tasks} tasks; "
-                                       "try again when some have expired")
+                raise TaskLimitReached(STORE_FULL.format(limit=self.max_tasks))
             if not self._per_owner.try_take(record.owner):
                 raise TaskLimitReached(self._per_owner.refusal.format(limit=self._per_owner.limit))
             self._records[record.task_id] = record
