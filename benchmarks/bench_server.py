@@ -1,4 +1,4 @@
-"""The minimcp benchmark server: the tools /work/shared/bench/load.py drives.
+"""The minimcp benchmark server: the tools ``load.py`` drives.
 
 Tools (exactly load.py's contract, and the same as the official SDK's ``official_server.py``):
 
@@ -9,13 +9,13 @@ Tools (exactly load.py's contract, and the same as the official SDK's ``official
                                 answer; 2026-07-28 = ``input_required`` -> retry with ``inputResponses``.
 
 Usage:
-    python benchmarks/bench_server.py PORT [--server httpd|gunicorn] [--threads 32] [--max-workers N] [--auth]
+    python benchmarks/bench_server.py PORT [--server httpd|gunicorn|granian|waitress|uwsgi] [--threads 32] [--max-workers N] [--auth]
                                            [--max-connections N]
 
     httpd     ``mcp.run(transport="streamable-http")``: minimcp's keep-alive HTTP server (what
               ``mcp.run`` uses; the library's own ``serve_http``).
-    gunicorn  ``gunicorn --worker-class gthread --threads 32 -w 1 --chdir benchmarks bench_server:app``
-              (this process execs gunicorn, so the PID stays the gunicorn master's).
+    gunicorn, granian, waitress, uwsgi   that server with 32 request threads in one process, as
+              ``serving.py`` starts it (this process execs it, so the PID stays the server's).
 
 ``--auth`` (httpd only) protects the endpoint: every call needs an RS256 JWT that ``JWTVerifier``
 checks against the JWKS in the file ``BENCH_JWKS_FILE`` names, which this server also serves at
@@ -41,7 +41,7 @@ from pydantic import BaseModel  # noqa: E402
 
 from minimcp.server import MCPServer  # noqa: E402
 from minimcp.server.mcpserver import Context  # noqa: E402
-from serving import exec_gunicorn, server_arguments  # noqa: E402  (this folder is on sys.path)
+from serving import exec_server, server_arguments  # noqa: E402  (this folder is on sys.path)
 
 
 class Confirmation(BaseModel):
@@ -115,8 +115,8 @@ def main() -> None:
         return
     if args.max_workers:
         os.environ["BENCH_MAX_WORKERS"] = str(args.max_workers)  # gunicorn's worker builds its own
-    if args.server == "gunicorn":
-        exec_gunicorn("bench_server:app", args.host, args.port, args.threads)
+    if args.server != "httpd":
+        exec_server(args.server, "bench_server:app", args.host, args.port, args.threads)
     server = build_server(args.max_workers) if args.max_workers else mcp
     limits = {"max_connections": args.max_connections} if args.max_connections else {}
     server.run(transport="streamable-http", host=args.host, port=args.port,

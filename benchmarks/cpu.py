@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Server CPU time per request: a load-independent measure of the request path's cost.
 
-    python benchmarks/cpu.py [--baseline REV ...] [-n 3000] [-c 8] [--repeats 3] [--only echo|elicit]
+    python benchmarks/cpu.py [--baseline REV ...] [-n 3000] [-c 8[,32]] [--repeats 3] [--only echo|elicit]
+                             [--servers httpd[,gunicorn,granian,waitress,uwsgi]] [--peer-h11]
 
 Wall-clock requests/s swing several-fold when other work shares the machine; the CPU time the
 server process spends per request does not (much). Every server runs as a subprocess (as in
@@ -12,9 +13,12 @@ medians and same-repeat ratios against the official SDK and, with ``--baseline``
 from git revision REV; the wall-clock calls/s of the same runs are shown beside them (those swing
 with the machine's load, the CPU figures much less).
 
-Servers: minimcp/httpd (this tree), minimcp/httpd@REV (each --baseline), null/httpd (``null_wsgi.py``: the
-cost of the HTTP server alone, echo rows), official/fast (2026-07-28 rows), official/stateful
-(legacy rows), as ``run.py`` starts them. The official server is the last name of each row group.
+Servers: minimcp/S for each WSGI server S of ``--servers`` (``serving.py`` starts them: 32 request
+threads, one process), minimcp/httpd@REV (each --baseline), null/S (``null_wsgi.py`` on the same
+server: the cost of that HTTP server alone, echo rows; the difference is minimcp's own share),
+official/fast (2026-07-28 rows) and official/stateful (legacy rows): the official SDK on uvicorn
+with httptools and uvloop, as ``uvicorn[standard]`` installs it (``--peer-h11`` adds it on h11 and
+asyncio too). The official server is the last name of each row group.
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ import os
 import sys
 from pathlib import Path
 
-from run import (HERE, LEGACY, MODERN, PY, Loader, Server, checkout, find_ref_dir, git_describe, loadavg, log, med,
-                 process_tree)
+from run import HERE, LEGACY, MODERN, PY, Loader, Server, checkout, git_describe, loadavg, log, med, process_tree
+from serving import SERVERS
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -49,20 +53,29 @@ def main() -> None:
                     help="also measure the server of git revision REV (or of a checkout folder REV); repeatable, "
                          "the first is the one the 'this / base' columns compare with")
     ap.add_argument("-n", type=int, default=3000, help="calls per measured run (echo; elicit runs n/3 round trips)")
-    ap.add_argument("-c", type=int, default=8, help="load.py concurrency")
+    ap.add_argument("-c", type=lambda text: [int(c) for c in text.split(",")], default=[8],
+                    help="load.py concurrency; several, comma-separated, make a row group each")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", choices=["echo", "elicit"])
-    ap.add_argument("--ref-dir", help="directory holding load.py and official_server.py")
+    ap.add_argument("--servers", type=lambda text: text.split(","), default=["httpd"],
+                    help=f"the WSGI servers minimcp and the null app run on, comma-separated, of {', '.join(SERVERS)}")
+    ap.add_argument("--peer-h11", action="store_true", help="also the official SDK on uvicorn with h11 and asyncio")
     args = ap.parse_args()
-    ref = find_ref_dir(args.ref_dir)
-    loader = Loader(ref, 1)
+    loader = Loader(1)
     bench = str(HERE / "bench_server.py")
-    specs = {
-        "minimcp/httpd": ([PY, bench, "{PORT}"], None),
-        "official/fast": ([PY, str(ref / "official_server.py"), "{PORT}", "--profile", "fast"], None),
-        "official/stateful": ([PY, str(ref / "official_server.py"), "{PORT}", "--profile", "stateful"], None),
-        "null/httpd": ([PY, str(HERE / "null_wsgi.py"), "{PORT}"], None),
-    }
+    official = [PY, str(HERE / "official_server.py"), "{PORT}"]
+    specs: dict[str, tuple[list[str], Path | None]] = {}
+    for server in args.servers:
+        specs[f"minimcp/{server}"] = ([PY, bench, "{PORT}", "--server", server], None)
+        specs[f"null/{server}"] = ([PY, str(HERE / "null_wsgi.py"), "{PORT}", "--server", server], None)
+    specs["official/fast"] = ([*official, "--profile", "fast"], None)
+    specs["official/stateful"] = ([*official, "--profile", "stateful"], None)
+    peers = {MODERN: ["official/fast"], LEGACY: ["official/stateful"]}
+    if args.peer_h11:
+        for era, profile in ((MODERN, "fast"), (LEGACY, "stateful")):
+            specs[f"official/{profile}-h11"] = ([*official, "--profile", profile, "--http", "h11", "--loop", "asyncio"],
+                                                None)
+            peers[era].insert(0, f"official/{profile}-h11")
     bases = []
     for rev in args.baseline:
         if Path(rev).is_dir():
@@ -76,56 +89,65 @@ def main() -> None:
         bases.append(name)
     servers = {name: Server(name, argv, root=root) if root else Server(name, argv)
                for name, (argv, root) in specs.items()}
-    minis = ["minimcp/httpd", *bases]
-    configs = [(mode, era, minis + (["null/httpd"] if mode == "echo" else [])
-                + ["official/fast" if era == MODERN else "official/stateful"])
-               for mode in (["echo", "elicit"] if not args.only else [args.only]) for era in (MODERN, LEGACY)]
-    us: dict[tuple[str, str, str], list[float]] = {}
-    rps: dict[tuple[str, str, str], list[float]] = {}
+    minis = [f"minimcp/{server}" for server in args.servers] + bases
+    nulls = [f"null/{server}" for server in args.servers]
+    configs = [(mode, era, c, minis + (nulls if mode == "echo" else []) + peers[era])
+               for c in args.c for mode in (["echo", "elicit"] if not args.only else [args.only])
+               for era in (MODERN, LEGACY)]
+    us: dict[tuple[str, str, int, str], list[float]] = {}
+    rps: dict[tuple[str, str, int, str], list[float]] = {}
+    p99: dict[tuple[str, str, int, str], list[float]] = {}
     try:
         for s in servers.values():
             s.start()
         for s in servers.values():
             s.wait_ready()
-        for mode, era, names in configs:  # warm-up: imports, pools, caches
+        for mode, era, c, names in configs:  # warm-up: imports, pools, caches
             for name in names:
-                loader.run(servers[name].url, era, mode, 300, args.c)
+                loader.run(servers[name].url, era, mode, 300, c)
         for rep in range(args.repeats):
             log(f"== repeat {rep + 1}/{args.repeats} (load average {loadavg()})")
-            for mode, era, names in configs:
+            for mode, era, c, names in configs:
                 n = args.n if mode == "echo" else max(args.n // 3, 100)
                 for name in names[rep % len(names):] + names[:rep % len(names)]:
                     s = servers[name]
                     before = cpu_seconds(s.pid)
-                    r = loader.run(s.url, era, mode, n, args.c, warmup=0)
+                    r = loader.run(s.url, era, mode, n, c, warmup=0)
                     spent = cpu_seconds(s.pid) - before
                     if r["errors"]:
                         log(f"  {name} {mode} {era}: {r['errors']} errors {r.get('first_error')}")
-                    us.setdefault((mode, era, name), []).append(spent / n * 1e6)
-                    rps.setdefault((mode, era, name), []).append(r["rps"])
-                    log(f"  {mode:6} {era} {name:20} {spent / n * 1e6:7.0f} us/call  ({r['rps']:.0f}/s wall)")
+                    calls = max(r["ok"], 1)
+                    us.setdefault((mode, era, c, name), []).append(spent / calls * 1e6)
+                    rps.setdefault((mode, era, c, name), []).append(r["rps"])
+                    p99.setdefault((mode, era, c, name), []).append(r["p99_ms"])
+                    log(f"  {mode:6} {era} c={c:<2} {name:22} {spent / calls * 1e6:7.0f} us/call  "
+                        f"({r['rps']:.0f}/s wall, p99 {r['p99_ms']:.1f} ms)")
     finally:
         for s in servers.values():
             s.stop()
-    log(f"\n### server CPU per call, c={args.c}, medians of {args.repeats} (lower is better)\n")
-    log(f"base: {bases[0] if bases else '-'}\n")
-    log("| mode | era | server | us/call | official / this | this / base | wall calls/s | / official | / base |")
-    log("|---|---|---|---|---|---|---|---|---|")
-    for mode, era, names in configs:
+    log(f"\n### server CPU per call, medians of {args.repeats} (lower is better)\n")
+    log(f"base: {bases[0] if bases else '-'}; own: minimcp's echo minus the null app's on the same server\n")
+    log("| mode | era | c | server | us/call | own us | official / this | this / base | wall calls/s | / official "
+        "| / base | p99 ms |")
+    log("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for mode, era, c, names in configs:
         official = names[-1]
         for name in names:
-            vals = us[(mode, era, name)]
-            vs_official = med([o / v for o, v in zip(us[(mode, era, official)], vals)]) if name != official else None
-            vs_base = (med([v / b for v, b in zip(vals, us[(mode, era, bases[0])])])
-                       if name != bases[0] and name in minis and bases else None)
-            walls = rps[(mode, era, name)]
-            wall_official = med([w / o for w, o in zip(walls, rps[(mode, era, official)])]) if name != official else None
-            wall_base = (med([w / b for w, b in zip(walls, rps[(mode, era, bases[0])])])
-                         if name != bases[0] and name in minis and bases else None)
-            log(f"| {mode} | {era} | {name} | {med(vals):.0f} | "
+            vals = us[(mode, era, c, name)]
+            vs_official = med([o / v for o, v in zip(us[(mode, era, c, official)], vals)]) if name != official else None
+            vs_base = (med([v / b for v, b in zip(vals, us[(mode, era, c, bases[0])])])
+                       if bases and name != bases[0] and name in minis else None)
+            null = (mode, era, c, "null/" + name.split("/", 1)[1])
+            own = med([v - z for v, z in zip(vals, us[null])]) if name in minis and null in us else None
+            walls = rps[(mode, era, c, name)]
+            wall_official = (med([w / o for w, o in zip(walls, rps[(mode, era, c, official)])])
+                             if name != official else None)
+            wall_base = (med([w / b for w, b in zip(walls, rps[(mode, era, c, bases[0])])])
+                         if bases and name != bases[0] and name in minis else None)
+            log(f"| {mode} | {era} | {c} | {name} | {med(vals):.0f} | {'' if own is None else f'{own:.0f}'} | "
                 f"{'' if vs_official is None else f'{vs_official:.2f}x'} | {'' if vs_base is None else f'{vs_base:.2f}'} | "
                 f"{med(walls):.0f} | {'' if wall_official is None else f'{wall_official:.2f}x'} | "
-                f"{'' if wall_base is None else f'{wall_base:.2f}x'} |")
+                f"{'' if wall_base is None else f'{wall_base:.2f}x'} | {med(p99[(mode, era, c, name)]):.1f} |")
 
 
 if __name__ == "__main__":

@@ -1,23 +1,22 @@
 """Protocol-free ceiling: a raw WSGI app on the same WSGI servers minimcp runs on.
 
-The WSGI twin of /work/shared/bench/null_asgi.py. It is not an MCP server (no validation, no
-sessions, no schema): it parses the JSON-RPC body and answers ``tools/call echo`` with the same
-result shape the SDKs send, ``initialize`` with a minimal result, and notifications with 202. Its
-throughput is the ceiling that the WSGI server + load.py reach on this machine; minimcp's number
-divided by it is the share of the budget left after the MCP layer.
+It is not an MCP server (no validation, no sessions, no schema): it parses the JSON-RPC body and
+answers ``tools/call echo`` with the same result shape the SDKs send, ``initialize`` with a
+minimal result, and notifications with 202. A server's figure with it is the cost of that HTTP
+server (and load.py) alone; minimcp's figure on the same server, minus this one, is minimcp's own.
 
 Usage:
-    python benchmarks/null_wsgi.py PORT [--server httpd|gunicorn] [--threads 32]
+    python benchmarks/null_wsgi.py PORT [--server httpd|gunicorn|granian|waitress|uwsgi] [--threads 32]
 
-``app`` is the WSGI application (``gunicorn --worker-class gthread --threads 32 -w 1
---chdir benchmarks null_wsgi:app``).
+``app`` is the WSGI application; ``answer`` is shared with ``null_asgi.py``.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from serving import exec_gunicorn, serve_httpd, server_arguments  # this folder is on sys.path
+from serving import serve, server_arguments  # this folder is on sys.path
 
 _JSON_HEADERS = [("Content-Type", "application/json")]
 
@@ -42,29 +41,31 @@ def _result(msg: dict) -> dict:
     return {}
 
 
-def app(environ, start_response):
-    if environ["REQUEST_METHOD"] != "POST":
-        start_response("405 Method Not Allowed", [("Content-Length", "0")])
-        return [b""]
+def answer(method: str, body: bytes) -> tuple[str, list[tuple[str, str]], bytes]:
+    """(status, headers, body) for one request."""
+    if method != "POST":
+        return "405 Method Not Allowed", [("Content-Length", "0")], b""
+    msg = json.loads(body)
+    if "id" not in msg:
+        return "202 Accepted", [("Content-Length", "0")], b""
+    out = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": _result(msg)}, separators=(",", ":")).encode()
+    return "200 OK", [*_JSON_HEADERS, ("Content-Length", str(len(out)))], out
+
+
+def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
     except ValueError:
         length = 0
     body = environ["wsgi.input"].read(length) if length > 0 else b""
-    msg = json.loads(body)
-    if "id" not in msg:
-        start_response("202 Accepted", [("Content-Length", "0")])
-        return [b""]
-    out = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": _result(msg)}, separators=(",", ":")).encode()
-    start_response("200 OK", [*_JSON_HEADERS, ("Content-Length", str(len(out)))])
+    status, headers, out = answer(environ["REQUEST_METHOD"], body)
+    start_response(status, headers)
     return [out]
 
 
 def main() -> None:
-    args = server_arguments(__doc__).parse_args()
-    if args.server == "gunicorn":
-        exec_gunicorn("null_wsgi:app", args.host, args.port, args.threads)
-    serve_httpd(app, args.host, args.port)
+    serve(app, "null_wsgi:app", server_arguments(__doc__).parse_args())
+
 
 if __name__ == "__main__":
     main()

@@ -4,8 +4,8 @@
     pip install -e '.[bench]'
     python benchmarks/run.py [--rounds 3] [--duration 3] [--quick] [--only echo|elicit|auth|footprint]
 
-Every server runs as a subprocess on a free loopback port, all at once, and load.py (the project's
-reference load generator, ``--json`` output) drives one at a time; the rounds are interleaved (each
+Every server runs as a subprocess on a free loopback port, all at once, and ``load.py`` (the
+project's load generator, ``--json`` output) drives one at a time; the rounds are interleaved (each
 round runs every configuration once, servers in a rotating order), and the table shows medians over
 rounds. Ratios are computed per round (same-run), then their median is shown.
 
@@ -13,12 +13,13 @@ Servers:
     minimcp/httpd      benchmarks/bench_server.py PORT                    (minimcp's keep-alive HTTP server,
                        what mcp.run uses)
     minimcp/gunicorn   benchmarks/bench_server.py PORT --server gunicorn  (gthread, 32 threads, 1 worker)
-    official/fast      official_server.py PORT --profile fast       (2026-07-28 rows; stateless JSON)
-    official/stateful  official_server.py PORT --profile stateful   (2025-11-25 rows; sessions + SSE)
+    official/fast      benchmarks/official_server.py PORT --profile fast       (2026-07-28 rows; stateless
+                       JSON; uvicorn with httptools and uvloop, as uvicorn[standard] installs it)
+    official/stateful  benchmarks/official_server.py PORT --profile stateful   (2025-11-25 rows; sessions + SSE)
     null/httpd, null/gunicorn   benchmarks/null_wsgi.py: the WSGI ceiling under the same servers
     minimcp/httpd+jwt  benchmarks/bench_server.py PORT --auth            (RS256 JWTs, JWTVerifier)
     official/fast+jwt  benchmarks/official_auth_server.py PORT           (RS256 JWTs, PyJWT verifier)
-    (with --null-asgi also /work/shared/bench/null_asgi.py: the uvicorn ceiling)
+    (with --null-asgi also benchmarks/null_asgi.py: the ceiling of uvicorn with httptools and uvloop)
     minimcp/httpd@base, null/httpd@base   with --baseline REV: the same two servers from git revision
                        REV (``git archive`` into a temporary folder), to measure a change of the server
 
@@ -33,8 +34,7 @@ Measured:
                 many 2026-07-28 input_required rounds; ``import minimcp`` vs ``import mcp.server``
                 wall time (median of 5); installed size of the runtime dependency closures.
 
-The reference scripts (load.py, official_server.py, null_asgi.py) are looked up in --ref-dir, then
-$MCP_BENCH_REF, then /work/shared/bench, then this directory.
+Everything it runs is in this folder: a fresh clone with ``pip install -e '.[bench]'`` has it all.
 """
 
 from __future__ import annotations
@@ -77,22 +77,6 @@ def loadavg() -> str:
 
 def log(*args: object) -> None:
     print(*args, flush=True)
-
-
-# --- reference scripts ---------------------------------------------------------------------------
-def find_ref_dir(explicit: str | None) -> Path:
-    candidates = [explicit, os.environ.get("MCP_BENCH_REF"), "/work/shared/bench", str(HERE)]
-    for c in candidates:
-        if c and (Path(c) / "load.py").is_file() and (Path(c) / "official_server.py").is_file():
-            return Path(c).resolve()
-    raise SystemExit("cannot find load.py and official_server.py: pass --ref-dir or set MCP_BENCH_REF")
-
-
-def import_load(ref: Path):
-    spec = importlib.util.spec_from_file_location("bench_load", ref / "load.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
 
 
 # --- processes -----------------------------------------------------------------------------------
@@ -236,8 +220,8 @@ def git_describe(rev: str) -> str:
 
 # --- load.py -------------------------------------------------------------------------------------
 class Loader:
-    def __init__(self, ref: Path, procs: int):
-        self.script = str(ref / "load.py")
+    def __init__(self, procs: int):
+        self.script = str(HERE / "load.py")
         self.procs = procs
         self.bearer: str | None = None  # the token the "auth" rows send (set when they run)
 
@@ -752,7 +736,6 @@ def main() -> None:
     ap.add_argument("--only", choices=["echo", "elicit", "auth", "footprint"])
     ap.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=list(ECHO_CONCURRENCY))
     ap.add_argument("--procs", type=int, default=1, help="load.py --procs")
-    ap.add_argument("--ref-dir", help="directory holding load.py, official_server.py, null_asgi.py")
     ap.add_argument("--outstanding", type=int, default=1000, help="legacy elicitations held open at once")
     ap.add_argument("--official-fast-legacy", action="store_true",
                     help="also run legacy echo against official/fast (stateless JSON)")
@@ -763,17 +746,16 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.rounds, args.duration = 1, 1.5
-    missing = [name for name in ("mcp", "uvicorn", "gunicorn") if importlib.util.find_spec(name) is None]
+    missing = [name for name in ("mcp", "uvicorn", "gunicorn", "httptools", "uvloop") if importlib.util.find_spec(name) is None]
     if missing:
         sys.exit(f"benchmarks/run.py needs {', '.join(missing)}: run  pip install -e '.[bench]'  first")
-    ref = find_ref_dir(args.ref_dir)
-    load = import_load(ref)
-    loader = Loader(ref, args.procs)
+    import load  # benchmarks/load.py: this folder is the script's
+
+    loader = Loader(args.procs)
     modes = [args.only] if args.only else ["echo", "elicit", "auth", "footprint"]
     if "auth" in modes and importlib.util.find_spec("jwt") is None:
         sys.exit("benchmarks/run.py needs PyJWT for the auth rows: run  pip install -e '.[bench]'  first")
-    log(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {loadavg()}; "
-        f"reference scripts from {ref}")
+    log(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {loadavg()}")
     with contextlib.suppress(Exception):
         from importlib import metadata
 
@@ -781,7 +763,7 @@ def main() -> None:
                                      ("mcp", "uvicorn", "gunicorn", "werkzeug", "pydantic")))
         for extra in ("uvloop", "httptools"):
             with contextlib.suppress(metadata.PackageNotFoundError):
-                log(f"note: {extra} {metadata.version(extra)} is installed; uvicorn 'auto' will use it")
+                log(f"{extra} {metadata.version(extra)}: the official peer runs on it")
 
     results: dict = {}
     rss: dict = {}
@@ -795,8 +777,8 @@ def main() -> None:
             specs.update({
                 "minimcp/httpd": [PY, bench, "{PORT}"],
                 "minimcp/gunicorn": [PY, bench, "{PORT}", "--server", "gunicorn"],
-                "official/fast": [PY, str(ref / "official_server.py"), "{PORT}", "--profile", "fast"],
-                "official/stateful": [PY, str(ref / "official_server.py"), "{PORT}", "--profile", "stateful"],
+                "official/fast": [PY, str(HERE / "official_server.py"), "{PORT}", "--profile", "fast"],
+                "official/stateful": [PY, str(HERE / "official_server.py"), "{PORT}", "--profile", "stateful"],
             })
         if "auth" in modes:
             sys.path.insert(0, str(HERE))
@@ -810,7 +792,7 @@ def main() -> None:
             specs["null/httpd"] = [PY, null, "{PORT}"]
             specs["null/gunicorn"] = [PY, null, "{PORT}", "--server", "gunicorn"]
             if args.null_asgi:
-                specs["null/uvicorn"] = [PY, str(ref / "null_asgi.py"), "{PORT}"]
+                specs["null/uvicorn"] = [PY, str(HERE / "null_asgi.py"), "{PORT}"]
         roots: dict[str, Path] = {}
         if args.baseline:
             base = checkout(args.baseline)

@@ -1,4 +1,4 @@
-"""Test keys, tokens and a key server for the authorization tests.
+"""Test keys, tokens and a key server for the authorization tests, and a registration flood.
 
 Keys are generated per test session (nothing secret is stored in the repository); tokens are real
 JWTs signed with them by PyJWT. ``KeyServer`` is a WSGI app serving a JWKS whose behaviour a test
@@ -16,7 +16,9 @@ from functools import lru_cache
 from typing import Any
 
 import jwt
+import requests
 from cryptography.hazmat.primitives import serialization
+from conftest import TIMEOUT
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 
@@ -98,3 +100,15 @@ class KeyServer:
                 return
             yield b" "
         yield b"]}"
+
+
+def until_limited(registration_endpoint: str, redirect_uri: str, attempts: int = 40) -> tuple[int, requests.Response]:
+    """Register until the rate limit answers: how many were accepted first, and the refusal. The
+    bucket holds ten and refills one every six seconds, so a slow machine may see a few more."""
+    accepted = 0
+    for _ in range(attempts):
+        answer = requests.post(registration_endpoint, json={"redirect_uris": [redirect_uri]}, timeout=TIMEOUT)
+        if answer.status_code != 201:
+            return accepted, answer
+        accepted += 1
+    raise AssertionError(f"{attempts} registrations in a row were accepted")

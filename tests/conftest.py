@@ -18,9 +18,10 @@ server test checks is exactly what any client would see; the client fixtures are
 - ``wait_for(predicate, seconds)``: a bounded wait for what server threads do after an answer;
 - ``server_process(command)`` / ``run_server_process(command)``: a server program in its own
   process, on the port it bound and announced (a context manager / a fixture body);
+- ``next_line(lines, wanted, seconds, what)``: the next wanted line of a server process's output (bounded);
 - ``refusing_port()``: a loopback port held so that connecting to it is refused;
-- ``load_example(name)`` / ``run_readme_example(heading)`` / ``readme_block(heading)``: the examples and
-  the README's programs.
+- ``load_example(name)`` / ``run_readme_example(heading)`` / ``readme_block(heading, language)``: the
+  examples, the README's programs and its other blocks (the command line's).
 """
 
 from __future__ import annotations
@@ -75,10 +76,10 @@ def load_example(name: str) -> Any:
         sys.path.remove(str(EXAMPLES))
 
 
-def readme_block(heading: str) -> str:
-    """The first Python block under the README's ``heading``, as printed."""
+def readme_block(heading: str, language: str = "python") -> str:
+    """The first ``language`` block under the README's ``heading``, as printed."""
     section = (ROOT / "README.md").read_text().split(heading, 1)[1]
-    return section.split("```python\n", 1)[1].split("```", 1)[0]
+    return section.split(f"```{language}\n", 1)[1].split("```", 1)[0]
 
 
 def run_readme_example(heading: str) -> None:
@@ -168,19 +169,29 @@ def _read_lines(stream: Any, lines: queue.Queue[str]) -> None:
 
 
 def _announced_port(command: list[str], lines: queue.Queue[str]) -> tuple[int, list[str]]:
-    deadline = time.monotonic() + STARTUP
+    line, seen = next_line(lines, lambda text: _ANNOUNCED.search(text) is not None, STARTUP,
+                           f"a line of {command} announcing its URL")
+    announced = _ANNOUNCED.search(line)
+    assert announced is not None
+    return int(announced[1]), seen
+
+
+def next_line(lines: queue.Queue[str], wanted: Callable[[str], bool], seconds: float,
+              what: str) -> tuple[str, list[str]]:
+    """The next line of a process's output (``ServerProcess.lines``) that is ``wanted``, and the lines
+    read up to it; bounded by ``seconds``, and failing with what was read when it never comes."""
+    deadline = time.monotonic() + seconds
     seen: list[str] = []
     while True:
         try:
             line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
-            raise AssertionError(f"{command} announced no URL within {STARTUP:.0f}s:\n{''.join(seen)}") from None
+            raise AssertionError(f"no {what} within {seconds:.0f}s:\n{''.join(seen)}") from None
         if not line:
-            raise AssertionError(f"{command} ended before announcing its URL:\n{''.join(seen)}")
+            raise AssertionError(f"the output ended before {what}:\n{''.join(seen)}")
         seen.append(line)
-        announced = _ANNOUNCED.search(line)
-        if announced:
-            return int(announced[1]), seen
+        if wanted(line):
+            return line, seen
 
 
 @contextlib.contextmanager

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import http.client
+import json
 import secrets
 import threading
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
+from auth_support import until_limited
 from conftest import TIMEOUT, load_example, modern_post, final_message
 
 from minimcp.server.httpd import WSGIServer
@@ -59,7 +63,7 @@ def register(server: Running, **metadata: Any) -> dict[str, Any]:
 
 
 def authorize(server: Running, client_id: str, challenge: str, *, state: str = "st", scope: str | None = None,
-              password: str = "demo") -> requests.Response:
+              username: str = "demo", password: str | None = None) -> requests.Response:
     """The browser's part: /authorize, the login page, the login; the last redirect is returned unfollowed."""
     params = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "state": state,
               "code_challenge": challenge, "code_challenge_method": "S256", "resource": server.base + "/mcp"}
@@ -71,8 +75,9 @@ def authorize(server: Running, client_id: str, challenge: str, *, state: str = "
     page = browser.get(first.headers["Location"], timeout=TIMEOUT)
     assert page.status_code == 200 and "Sign in" in page.text
     request_id = parse_qs(urlsplit(first.headers["Location"]).query)["request"][0]
-    return browser.post(server.base + "/login", data={"request": request_id, "username": "demo",
-                                                      "password": password}, allow_redirects=False, timeout=TIMEOUT)
+    return browser.post(server.base + "/login", data={"request": request_id, "username": username,
+                                                      "password": username if password is None else password},
+                        allow_redirects=False, timeout=TIMEOUT)
 
 
 def code_from(redirect: requests.Response) -> dict[str, str]:
@@ -136,6 +141,66 @@ def test_registration_issues_credentials_and_refuses_what_it_cannot_honour(serve
         assert reason in response.json()["error_description"]
     garbage = requests.post(server.base + "/register", data=b"\xff{", timeout=TIMEOUT)
     assert garbage.status_code == 400
+
+
+def test_a_registration_is_bounded_in_size(server):
+    def post(**metadata: Any) -> requests.Response:
+        return requests.post(server.base + "/register", json={"redirect_uris": [REDIRECT], **metadata},
+                             timeout=TIMEOUT)
+
+    huge = post(client_name="x" * 60_000)
+    assert huge.status_code == 413 and huge.json()["error"] == "invalid_client_metadata"
+    for metadata, reason in [({"client_name": "x" * 201}, "client_name"),
+                             ({"redirect_uris": [f"{REDIRECT}{n}" for n in range(11)]}, "redirect_uris"),
+                             ({"contacts": ["a@b.test"] * 11}, "contacts"),
+                             ({"client_uri": "https://app.test/" + "x" * 2000}, "client_uri")]:
+        refused = post(**metadata)
+        assert refused.status_code == 400 and refused.json()["error"] == "invalid_client_metadata", metadata
+        assert reason in refused.json()["error_description"]
+    assert post(client_name="x" * 200, redirect_uris=[f"{REDIRECT}{n}" for n in range(10)]).status_code == 201
+
+
+@pytest.mark.parametrize("uri", ["javascript:alert(1)", "data:text/html,hi", "file:///etc/passwd",
+                                 "http://attacker.example/cb", "com.example.app:/cb", "https://app.test@attacker.test/cb",
+                                 "https://app.test/cb#frag"])
+def test_a_redirect_uri_that_could_leak_the_code_is_refused(server, uri):
+    refused = requests.post(server.base + "/register", json={"redirect_uris": [REDIRECT, uri]}, timeout=TIMEOUT)
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_redirect_uri", refused.text
+
+
+def test_https_and_loopback_http_redirect_uris_are_accepted(server):
+    uris = ["https://app.example/cb", "http://localhost:3030/callback", "http://[::1]:5/cb", "http://127.0.0.1/cb"]
+    assert register(server, redirect_uris=uris)["redirect_uris"] == uris
+
+
+def test_registrations_are_rate_limited_per_address(server):
+    accepted, limited = until_limited(server.base + "/register", REDIRECT)
+    assert accepted >= 10
+    assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1
+    assert "Too many registrations" in limited.json()["error_description"]
+    port = urlsplit(server.base).port
+    other = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT, source_address=("127.0.0.2", 0))
+    other.request("POST", "/register", body=json.dumps({"redirect_uris": [REDIRECT]}),
+                  headers={"Content-Type": "application/json"})
+    assert other.getresponse().status == 201  # another address has a rate of its own
+    other.close()
+    assert requests.get(server.base + "/.well-known/oauth-authorization-server", timeout=TIMEOUT).status_code == 200
+
+
+def test_the_rate_limiter_refills_and_remembers_a_bounded_number_of_addresses():
+    from minimcp.server.auth.rate_limit import RateLimiter
+
+    now = [0.0]
+    limiter = RateLimiter(10, 60, max_keys=3, clock=lambda: now[0])
+    assert [limiter.retry_after("a") for _ in range(10)] == [None] * 10
+    assert limiter.retry_after("a") == 6  # one more every six seconds
+    now[0] += 6
+    assert limiter.retry_after("a") is None and limiter.retry_after("a") == 6
+    for other in ("b", "c", "d"):  # three newer addresses push "a" out of the table
+        assert limiter.retry_after(other) is None
+    assert limiter.retry_after("a") is None
+    with pytest.raises(ValueError):
+        RateLimiter(0, 60)
 
 
 # --- the code grant ------------------------------------------------------------------------------------
@@ -208,23 +273,21 @@ def test_pkce_code_reuse_and_redirect_mismatch_are_refused(server):
     assert unknown.json()["error"] == "unsupported_grant_type"
 
 
+def refresh(server: Running, client: dict[str, Any], refresh_token: str, **form: str) -> requests.Response:
+    return token(server, {"grant_type": "refresh_token", "refresh_token": refresh_token,
+                          "client_id": client["client_id"], "client_secret": client["client_secret"], **form})
+
+
 def test_refresh_rotates_and_revocation_ends_both_tokens(server):
     client = register(server)
     first = flow(server, client)
-    refreshed = token(server, {"grant_type": "refresh_token", "refresh_token": first["refresh_token"],
-                               "client_id": client["client_id"], "client_secret": client["client_secret"],
-                               "scope": "mcp:tools"})
+    refreshed = refresh(server, client, first["refresh_token"], scope="mcp:tools")
     assert refreshed.status_code == 200, refreshed.text
     second = refreshed.json()
     assert second["refresh_token"] != first["refresh_token"] and second["scope"] == "mcp:tools"
     assert call(server, first["access_token"], "whoami").status_code == 401  # rotated out
     assert call(server, second["access_token"], "whoami").status_code == 200
-    reuse = token(server, {"grant_type": "refresh_token", "refresh_token": first["refresh_token"],
-                           "client_id": client["client_id"], "client_secret": client["client_secret"]})
-    assert reuse.json()["error"] == "invalid_grant"
-    widen = token(server, {"grant_type": "refresh_token", "refresh_token": second["refresh_token"],
-                           "client_id": client["client_id"], "client_secret": client["client_secret"],
-                           "scope": "mcp:tools mcp:admin"})
+    widen = refresh(server, client, second["refresh_token"], scope="mcp:tools mcp:admin")
     assert widen.json()["error"] == "invalid_scope"
     revoked = requests.post(server.base + "/revoke", data={"token": second["access_token"],
                                                            "client_id": client["client_id"],
@@ -232,9 +295,50 @@ def test_refresh_rotates_and_revocation_ends_both_tokens(server):
                             timeout=TIMEOUT)
     assert revoked.status_code == 200
     assert call(server, second["access_token"], "whoami").status_code == 401
-    gone = token(server, {"grant_type": "refresh_token", "refresh_token": second["refresh_token"],
-                          "client_id": client["client_id"], "client_secret": client["client_secret"]})
+    assert refresh(server, client, second["refresh_token"]).json()["error"] == "invalid_grant"
+
+
+def test_a_replayed_rotated_refresh_token_revokes_its_whole_family(server):
+    client = register(server)
+    first = flow(server, client)
+    second = refresh(server, client, first["refresh_token"]).json()
+    third = refresh(server, client, second["refresh_token"]).json()
+    other = flow(server, client)  # another sign-in of the same client: another family
+    assert call(server, third["access_token"], "whoami").status_code == 200
+    reuse = refresh(server, client, first["refresh_token"])
+    assert reuse.status_code == 400 and reuse.json()["error"] == "invalid_grant"
+    assert call(server, third["access_token"], "whoami").status_code == 401
+    assert refresh(server, client, third["refresh_token"]).json()["error"] == "invalid_grant"
+    assert call(server, other["access_token"], "whoami").status_code == 200
+
+
+def test_a_replayed_code_revokes_the_tokens_it_bought(server):
+    client = register(server, token_endpoint_auth_method="none")
+    verifier, challenge = pkce()
+    code = code_from(authorize(server, client["client_id"], challenge))["code"]
+    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
+            "client_id": client["client_id"], "code_verifier": verifier}
+    bought = token(server, form).json()
+    assert call(server, bought["access_token"], "whoami").status_code == 200
+    replay = token(server, form)
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+    assert call(server, bought["access_token"], "whoami").status_code == 401
+    gone = token(server, {"grant_type": "refresh_token", "refresh_token": bought["refresh_token"],
+                          "client_id": client["client_id"]})
     assert gone.json()["error"] == "invalid_grant"
+
+
+def test_only_an_admin_gets_the_admin_scope(server):
+    client = register(server)
+    verifier, challenge = pkce()
+    got = code_from(authorize(server, client["client_id"], challenge, scope="mcp:tools mcp:admin", username="guest"))
+    answer = token(server, {"grant_type": "authorization_code", "code": got["code"], "redirect_uri": REDIRECT,
+                            "code_verifier": verifier, "client_id": client["client_id"],
+                            "client_secret": client["client_secret"]}).json()
+    assert answer["scope"] == "mcp:tools"  # narrowed, and the answer says so (RFC 6749 §3.3)
+    refused = call(server, answer["access_token"], "reset_counter")
+    assert refused.status_code == 403 and "insufficient_scope" in refused.headers["WWW-Authenticate"]
+    assert "mcp:admin" in flow(server, client, scope="mcp:tools mcp:admin")["scope"].split()  # demo is an admin
 
 
 def test_a_tool_scope_beyond_the_grant_is_a_403_until_reauthorized(server):
@@ -249,7 +353,9 @@ def test_a_tool_scope_beyond_the_grant_is_a_403_until_reauthorized(server):
 
 
 # --- the authorize endpoint's errors -------------------------------------------------------------------
-def test_authorize_errors_go_to_the_user_until_the_client_is_known_then_back_to_it(server):
+def test_authorize_errors_are_shown_to_the_user_and_never_redirected(server):
+    """The user has not seen the client at /authorize, so no error goes to its redirect URI: an
+    anonymously registered client would otherwise turn this origin into an open redirector."""
     _, challenge = pkce()
     good = {"response_type": "code", "client_id": "demo-client", "redirect_uri": REDIRECT, "state": "s1",
             "code_challenge": challenge}
@@ -258,14 +364,63 @@ def test_authorize_errors_go_to_the_user_until_the_client_is_known_then_back_to_
         params = {k: v for k, v in {**good, **changes}.items() if v is not None}
         return requests.get(server.base + "/authorize", params=params, allow_redirects=False, timeout=TIMEOUT)
 
-    for shown in (get(client_id="nobody"), get(redirect_uri="http://evil.test/cb")):
-        assert shown.status_code == 400 and shown.json()["error"] == "invalid_request"
-    for changes, error in [({"code_challenge": None}, "invalid_request"),
+    for changes, error in [({"client_id": "nobody"}, "invalid_request"),
+                           ({"redirect_uri": "http://evil.test/cb"}, "invalid_request"),
+                           ({"code_challenge": None}, "invalid_request"),
                            ({"code_challenge_method": "plain"}, "invalid_request"),
                            ({"response_type": "token"}, "unsupported_response_type"),
                            ({"scope": "root"}, "invalid_scope")]:
-        back = code_from(get(**changes))
-        assert (back["error"], back["state"], back["iss"]) == (error, "s1", server.base), changes
+        shown = get(**changes)
+        assert shown.status_code == 400 and "Location" not in shown.headers, changes
+        assert shown.json()["error"] == error and shown.json()["error_description"], changes
+    phisher = register(server, redirect_uris=["http://127.0.0.1:9/phish"], token_endpoint_auth_method="none")
+    bounced = get(client_id=phisher["client_id"], redirect_uri="http://127.0.0.1:9/phish", scope="no-such-scope")
+    assert bounced.status_code == 400 and "Location" not in bounced.headers
+    assert "no-such-scope" in bounced.json()["error_description"]
+    assert code_from(authorize(server, "demo-client", challenge))["code"]  # a good request still signs in
+
+
+def test_the_example_bounds_and_expires_what_anonymous_callers_leave_behind(serve_wsgi):
+    from minimcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+    from minimcp.server.mcpserver import MCPServer
+
+    example = load_example("oauth_server")
+    now = [1_000_000.0]
+    holder: dict[str, Any] = {}
+    base = serve_wsgi(lambda environ, start: holder["app"](environ, start))
+    provider = example.InMemoryProvider(base, base + "/mcp", {"demo": "demo"}, max_unused_clients=2, max_waiting=2,
+                                        clock=lambda: now[0])
+    mcp = MCPServer("bounded", auth_server_provider=provider, auth=AuthSettings(
+        issuer_url=base, resource_server_url=base + "/mcp", validate_token_resource=True,
+        client_registration_options=ClientRegistrationOptions(enabled=True)))
+    mcp.custom_route("/login", ["GET", "POST"])(provider.login_route)
+    holder["app"] = mcp.wsgi_app()
+    provider.provision_client(example.OAuthClientInformationFull(
+        client_id="provisioned", token_endpoint_auth_method="none", redirect_uris=[REDIRECT]))
+    bounded = SimpleNamespace(base=base)  # what register() and authorize() read of a running server
+    _, challenge = pkce()
+
+    def start(client_id: str) -> requests.Response:
+        return requests.get(base + "/authorize", params={
+            "response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "code_challenge": challenge},
+            allow_redirects=False, timeout=TIMEOUT)
+
+    def login_page(started: requests.Response) -> int:
+        return requests.get(started.headers["Location"], timeout=TIMEOUT).status_code
+
+    used = register(bounded)["client_id"]
+    assert code_from(authorize(bounded, used, challenge))["code"]  # demo signed in through it: it stays
+    pushed_out, _, kept = (register(bounded)["client_id"] for _ in range(3))
+    assert start(pushed_out).status_code == 400  # a third unused registration pushed out the oldest
+    links = [start(kept) for _ in range(3)]
+    assert [login_page(link) for link in links] == [400, 200, 200]  # at most two sign-ins wait
+    now[0] += example.LOGIN_LIFETIME
+    assert login_page(links[2]) == 400  # a sign-in link expires
+    now[0] += example.UNUSED_CLIENT_LIFETIME
+    assert start(kept).status_code == 400 and "not found" in start(kept).json()["error_description"]
+    assert start(used).status_code == 302
+    assert start("provisioned").status_code == 302  # the operator's own client is never pushed out
+    holder["app"].close()
 
 
 # --- a client no one here wrote ------------------------------------------------------------------------

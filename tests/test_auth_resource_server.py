@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
-from auth_support import KeyServer, mint, public_jwk, rsa_key
+from auth_support import KeyServer, mint, public_jwk, rsa_key, unsigned
 from conftest import (
     LEGACY,
     TIMEOUT,
@@ -149,8 +149,8 @@ def test_no_token_is_a_401_that_says_where_to_get_one(url, era):
     response = (modern_post(url, "tools/list")[0] if era == "modern"
                 else post(url, request_message("initialize", initialize_params())))
     assert response.status_code == 401
-    assert challenge(response) == {"error": "invalid_token", "error_description": "Authentication required",
-                                   "resource_metadata": METADATA_URL, "scope": "mcp:read"}
+    # RFC 6750 §3.1: a request without credentials gets no error code in the challenge
+    assert challenge(response) == {"resource_metadata": METADATA_URL, "scope": "mcp:read"}
     assert response.json() == {"error": "invalid_token", "error_description": "Authentication required"}
 
 
@@ -231,7 +231,23 @@ def test_bad_jwts_are_401s_that_say_why(url, claims, options, description, caplo
 def test_malformed_authorization_headers(url, header, status, description):
     response = modern_post(url, "tools/list", headers={"Authorization": header})[0]
     assert response.status_code == status
-    assert challenge(response)["error_description"] == description
+    assert response.json()["error_description"] == description
+    if header.startswith("Bearer "):
+        assert challenge(response)["error_description"] == description
+    else:  # no bearer token at all (RFC 6750 §3.1): the challenge names no error
+        assert "error" not in challenge(response) and "error_description" not in challenge(response)
+
+
+@pytest.mark.parametrize("alg", ["\u2603", "RS256\u00e9", 'R"S\\256'])
+def test_an_alg_the_header_cannot_carry_is_a_401_with_a_readable_reason(url, alg):
+    token = unsigned({"sub": "alice", "aud": RESOURCE, "iss": ISSUER}, {"alg": alg, "kid": "k1"})
+    response = modern_post(url, "tools/list", headers=bearer(token))[0]
+    assert response.status_code == 401
+    reason = challenge(response)["error_description"]
+    assert reason.startswith("Token algorithm '") and reason.endswith("' is not accepted")
+    assert reason.isascii() and '"' not in reason and "\\" not in reason
+    assert response.json()["error"] == "invalid_token"
+    assert text_of(call(url, "modern", "whoami", token=mint({"sub": "bob"}))).startswith("bob")  # still serving
 
 
 def test_a_token_in_the_query_string_is_refused_even_beside_a_good_header(url):

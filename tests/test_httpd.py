@@ -467,6 +467,22 @@ BAD_REQUESTS = {
     "absolute-form target of another scheme": (b"GET ftp://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n", 400),
     "authority-form target": (b"GET example.com:80 HTTP/1.1\r\nHost: example.com\r\n\r\n", 400),
     "method with a non-token character": (b"G@T / HTTP/1.1\r\nHost: t\r\n\r\n", 400),
+    # Refused as gunicorn refuses them (issue 25): each is a desync risk behind a front end that
+    # reads it the other way.
+    "two identical content-length fields": (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n"
+                                            b"Content-Length: 5\r\n\r\nhello", 400),
+    "content-length beside Content-Length": (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n"
+                                             b"content-length: 5\r\n\r\nhello", 400),
+    "content-length list of one value": (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 5, 5\r\n\r\nhello", 400),
+    "lower-case method": (b"get / HTTP/1.1\r\nHost: t\r\n\r\n", 400),
+    "mixed-case method": (b"Get / HTTP/1.1\r\nHost: t\r\n\r\n", 400),
+    "method with a #": (b"G#T / HTTP/1.1\r\nHost: t\r\n\r\n", 400),
+    "method of two characters": (b"GE / HTTP/1.1\r\nHost: t\r\n\r\n", 400),
+    "DEL in a header value": (b"GET / HTTP/1.1\r\nHost: t\r\nX-A: a\x7fb\r\n\r\n", 400),
+    "control character in a header value": (b"GET / HTTP/1.1\r\nHost: t\r\nX-A: a\x01b\r\n\r\n", 400),
+    "two content-type fields": (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Type: a/b\r\nContent-Type: c/d\r\n"
+                                b"Content-Length: 0\r\n\r\n", 400),
+    "expectation other than 100-continue": (b"GET / HTTP/1.1\r\nHost: t\r\nExpect: teapot\r\n\r\n", 417),
 }
 
 
@@ -502,6 +518,18 @@ BAD_CHUNKED_FRAMING = {
     "bare LF ending a trailer line": b"2\r\nxx\r\n0\r\nX-T: a\nX-U: b\r\n\r\n",
     "bare LF ending the trailer section": b"2\r\nxx\r\n0\r\n\nGET /smuggled HTTP/1.1\r\nHost: t\r\n\r\n",
     "folded trailer line": b"2\r\nxx\r\n0\r\nX-T: a\r\n b\r\n\r\n",
+    # Refused as gunicorn refuses them (issue 25).
+    "whitespace after a chunk size": b"2 \r\nxx\r\n0\r\n\r\n",
+    "tab after a chunk size": b"2\t\r\nxx\r\n0\r\n\r\n",
+    "whitespace after a later chunk size": b"2\r\nxx\r\n1 \r\ny\r\n0\r\n\r\n",
+    "whitespace after the last chunk size": b"2\r\nxx\r\n0 \r\n\r\n",
+    "whitespace after a chunk extension": b"2;a=b \r\nxx\r\n0\r\n\r\n",
+    "chunk extension with a space in its name": b"2;a b\r\nxx\r\n0\r\n\r\n",
+    "unterminated quoted chunk extension": b'2;a="b\r\nxx\r\n0\r\n\r\n',
+    "trailer line without a colon": b"2\r\nxx\r\n0\r\nNoColon\r\n\r\n",
+    "content-length in the trailers": b"2\r\nxx\r\n0\r\nContent-Length: 2\r\n\r\n",
+    "transfer-encoding in the trailers": b"2\r\nxx\r\n0\r\nTransfer-Encoding: chunked\r\n\r\n",
+    "host in the trailers": b"2\r\nxx\r\n0\r\nHost: elsewhere\r\n\r\n",
 }
 
 
@@ -520,6 +548,47 @@ def test_malformed_chunked_framing_is_refused_and_nothing_after_it_is_served(ser
     assert (reply.status, reply.header("connection")) == (400, "close"), reply
     assert wire.closed_by_server()
     assert paths == ["/"]
+    assert_served(server)
+
+
+@pytest.mark.parametrize("chunks", BAD_CHUNKED_FRAMING.values(), ids=BAD_CHUNKED_FRAMING.keys())
+def test_malformed_chunked_framing_left_unread_ends_the_connection_after_the_answer(serve, chunks):
+    """The app answered without reading: skipping the body for the next request finds the framing
+    bad, so the connection closes there, and what follows is not taken for a request."""
+    paths = []
+
+    def app(environ, start_response):
+        paths.append(environ["PATH_INFO"])
+        return ignore_body(environ, start_response)
+
+    server = serve(app)
+    wire = Wire(server.port)
+    wire.send(b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks + get("/next"))
+    assert wire.read_response().status == 200
+    assert wire.closed_by_server()
+    assert paths == ["/"]
+    assert_served(server)
+
+
+@pytest.mark.parametrize("lengths", [("Content-Length: 5", "Content-Length: 5"), ("Content-Length: 5", "content-length: 5"),
+                                     ("Content-Length: 5, 5",), ("Content-Length: 5,5",)],
+                         ids=["two fields", "two spellings", "a list", "a list without space"])
+def test_repeated_content_length_is_refused_and_the_pipelined_request_is_not_served(serve, lengths):
+    paths = []
+
+    def app(environ, start_response):
+        paths.append(environ["PATH_INFO"])
+        return echo(environ, start_response)
+
+    server = serve(app)
+    wire = Wire(server.port)
+    head = "\r\n".join(["POST /first HTTP/1.1", "Host: t", *lengths]).encode()
+    wire.send(head + b"\r\n\r\nhello" + get("/second"))
+    reply = wire.read_response()
+    assert (reply.status, reply.header("connection")) == (400, "close"), reply
+    assert b"Content-Length" in reply.body  # the message names the field
+    assert wire.closed_by_server()
+    assert paths == []
     assert_served(server)
 
 
@@ -776,11 +845,35 @@ def test_app_raising_after_headers_were_sent_closes_the_connection(serve):
 
 
 # --- limits and lifecycle -------------------------------------------------------------------------
-def test_max_connections_refuses_with_503_until_one_closes(serve):
-    server = serve(hello, max_connections=2)
+class Holding:
+    """An app whose ``/hold`` requests wait (each at most ``WAIT``) until ``release()``: connections
+    that hold a request in progress. Other paths answer at once, as ``hello``."""
+
+    def __init__(self) -> None:
+        self.released = threading.Event()
+        self.held = threading.Semaphore(0)
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        if environ["PATH_INFO"] == "/hold":
+            self.held.release()
+            self.released.wait(WAIT)
+        return hello(environ, start_response)
+
+    def wait_held(self, count: int) -> None:
+        for _ in range(count):
+            assert self.held.acquire(timeout=WAIT), "a /hold request did not reach the app"
+
+    def release(self) -> None:
+        self.released.set()
+
+
+def test_max_connections_refuses_with_503_only_when_every_connection_holds_a_request(serve):
+    app = Holding()
+    server = serve(app, max_connections=2)
     first, second = Wire(server.port), Wire(server.port)
     for wire in (first, second):
-        assert wire.request(get("/")).status == 200  # both accepted and idle now
+        wire.send(get("/hold"))
+    app.wait_held(2)
     third = Wire(server.port)
     third.send(get("/third"))
     reply = third.read_response()
@@ -788,19 +881,88 @@ def test_max_connections_refuses_with_503_until_one_closes(serve):
     assert reply.header("connection") == "close"
     assert reply.header("retry-after") == "1"
     assert third.closed_by_server()
-    assert second.request(get("/still")).body == b"hello /still"  # the open ones are unaffected
+    app.release()
+    for wire in (first, second):  # the requests in progress were not cut short
+        assert wire.read_response().body == b"hello /hold"
+    assert second.request(get("/still")).body == b"hello /still"
+    fourth = Wire(server.port)  # the two are idle now: one makes room
+    assert fourth.request(get("/fourth")).body == b"hello /fourth"
+    for wire in (first, second, fourth):
+        wire.close()
 
-    first.close()
 
-    def served_again() -> bool:
+def test_at_max_connections_the_longest_idle_connection_makes_room(serve, caplog):
+    server = serve(hello, max_connections=3)
+    a, b, c = Wire(server.port), Wire(server.port), Wire(server.port)
+    for wire in (a, b, c):
+        assert wire.request(get("/")).status == 200
+    assert a.request(get("/again")).status == 200  # a is busy or idle since now: b has been idle longest
+    with caplog.at_level(logging.WARNING, logger="minimcp.server.httpd"):
+        d = Wire(server.port)
+        assert d.request(get("/d")).body == b"hello /d"
+    assert b.closed_by_server()  # closed with nothing sent: it held no request
+    assert [r.getMessage() for r in caplog.records if "longest-idle" in r.getMessage()], caplog.records
+    e = Wire(server.port)
+    assert e.request(get("/e")).body == b"hello /e"
+    assert c.closed_by_server()  # now c has: a's last request came after c's
+    for wire in (a, d):  # the others keep their connections
+        assert wire.request(get("/more")).status == 200
+    for wire in (a, b, c, d, e):
+        wire.close()
+
+
+def test_a_request_head_still_arriving_is_not_taken_for_idle(serve):
+    server = serve(hello, max_connections=2)
+    idle, arriving = Wire(server.port), Wire(server.port)
+    assert idle.request(get("/")).status == 200
+    assert arriving.request(get("/")).status == 200
+    arriving.send(b"GET /slow HTTP/1.1\r\nHo")  # younger than idle's answer, but begun
+    assert wait_for(lambda: Wire(server.port).request(get("/new")).status == 200)
+    assert idle.closed_by_server()
+    arriving.send(b"st: t\r\n\r\n")
+    assert arriving.read_response().body == b"hello /slow"
+    for wire in (idle, arriving):
+        wire.close()
+
+
+def test_only_begun_heads_at_max_connections_refuse_the_newcomer(serve):
+    server = serve(hello, max_connections=1)
+    arriving = Wire(server.port)
+    arriving.send(b"GET /slow HTTP/1.1\r\n")
+
+    def refused() -> bool:
         wire = Wire(server.port)
         try:
-            return wire.request(get("/again")).status == 200
+            return wire.request(get("/new")).status == 503
         finally:
             wire.close()
 
-    assert wait_for(served_again)
-    second.close()
+    assert wait_for(refused)  # once the loop has read the begun head
+    arriving.send(b"Host: t\r\n\r\n")
+    assert arriving.read_response().body == b"hello /slow"
+    arriving.close()
+
+
+def test_idle_connections_from_many_addresses_within_their_caps_do_not_lock_out_a_new_client(serve):
+    """Issue 25's flood, scaled down: every connection the server allows, from four addresses at
+    their per-address cap, each idle after one request; a client from a fifth address is served."""
+    server = serve(hello, max_connections=8, max_connections_per_peer=2)
+    held = []
+    for address in ("127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"):
+        for _ in range(2):
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=WAIT, source_address=(address, 0))
+            sock.sendall(get("/"))
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200 OK\r\n")
+            held.append(sock)
+    newcomer = socket.create_connection(("127.0.0.1", server.port), timeout=WAIT, source_address=("127.0.0.6", 0))
+    try:
+        newcomer.sendall(get("/new"))
+        assert newcomer.recv(65536).startswith(b"HTTP/1.1 200 OK\r\n")
+        assert held[0].recv(65536) == b""  # the first of the idle ones was closed for it
+    finally:
+        newcomer.close()
+        for sock in held:
+            sock.close()
 
 
 def test_per_peer_cap_refuses_one_address_and_serves_another(serve):
@@ -824,7 +986,7 @@ def test_per_peer_cap_refuses_one_address_and_serves_another(serve):
 
 
 def test_refusals_are_logged_once_per_interval_with_a_count(serve, caplog):
-    server = serve(hello, max_connections=1)
+    server = serve(hello, max_connections_per_peer=1)
     held = Wire(server.port)
     assert held.request(get("/")).status == 200
     with caplog.at_level(logging.WARNING, logger="minimcp.server.httpd"):
@@ -840,7 +1002,7 @@ def test_refusals_are_logged_once_per_interval_with_a_count(serve, caplog):
 def test_a_refused_client_that_trickles_bytes_does_not_hold_up_accepting(serve):
     """The lingering read of a refused connection is the selector's, bounded in total: a refused
     client sending a byte every 50 ms while it lasts delays nobody else."""
-    server = serve(hello, max_connections=1)
+    server = serve(hello, max_connections_per_peer=1)
     held = Wire(server.port)
     assert held.request(get("/")).status == 200
     trickler = Wire(server.port)

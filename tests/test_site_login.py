@@ -10,6 +10,7 @@ OAuth with ``requests`` for what a client would never send.
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import html
 import os
@@ -24,6 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
+from auth_support import until_limited
 from browser_support import Chromium, SiteUser
 from conftest import TIMEOUT
 from host_support import ERAS, PROJECT, DjangoSite, Site, project_env, start_site, stop_site, text
@@ -36,6 +38,7 @@ from minimcp.client.auth import browser_login
 from minimcp.client.auth.exceptions import OAuthFlowError
 from minimcp.flask import MCP
 from minimcp.jsonrpc import MCPError
+from minimcp.shared.auth import OAuthClientInformationFull
 from minimcp.site_auth import MemoryGrantStore, digest
 
 
@@ -156,10 +159,14 @@ def test_an_unregistered_redirect_uri_is_refused_on_the_site_and_never_redirecte
     assert "not registered" in answer.json()["error_description"]
 
 
-def test_plain_pkce_is_refused(site: Site, serve_wsgi: Callable[[Any], str]) -> None:
-    answer = HandMadeClient(site, serve_wsgi).authorize(code_challenge_method="plain")
-    assert answer.status_code == 302
-    assert parse_qs(urlsplit(answer.headers["Location"]).query)["error"] == ["invalid_request"]
+@pytest.mark.parametrize("overrides, error", [({"code_challenge_method": "plain"}, "invalid_request"),
+                                              ({"scope": "no-such-scope"}, "invalid_scope"),
+                                              ({"resource": "https://elsewhere.example/mcp"}, "invalid_target")])
+def test_an_authorization_error_is_a_page_and_never_a_redirect_to_the_client(
+        site: Site, serve_wsgi: Callable[[Any], str], overrides: dict[str, str], error: str) -> None:
+    answer = HandMadeClient(site, serve_wsgi).authorize(**overrides)
+    assert answer.status_code == 400 and "Location" not in answer.headers
+    assert answer.json()["error"] == error
 
 
 def test_a_code_works_once_and_its_replay_revokes_the_token_it_bought(site: Site, serve_wsgi: Callable[[Any], str], chromium: Chromium) -> None:
@@ -191,6 +198,49 @@ def test_a_refresh_rotates_both_tokens_and_the_old_ones_stop_working(
     assert stale.status_code == 401
     replay = requests.post(client.metadata["token_endpoint"], data=refresh, timeout=TIMEOUT)
     assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+
+
+def test_a_replayed_rotated_refresh_token_revokes_its_whole_family(
+        site: Site, chromium: Chromium, serve_wsgi: Callable[[Any], str]) -> None:
+    client = HandMadeClient(site, serve_wsgi)
+    first = client.token(code_from(chromium, client, "alice")).json()
+
+    def refresh(token: str) -> requests.Response:
+        return requests.post(client.metadata["token_endpoint"], timeout=TIMEOUT, data={
+            "grant_type": "refresh_token", "refresh_token": token, "client_id": client.client_id})
+
+    second = refresh(first["refresh_token"]).json()
+    third = refresh(second["refresh_token"]).json()
+    with Client(site.url, auth=_Bearer(third["access_token"])) as mcp:
+        assert text(mcp.call_tool("whoami", {})) == "alice"
+    replay = refresh(first["refresh_token"])  # two rotations old: a thief's copy, or the client's
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+    revoked = requests.post(site.url, json={}, headers={"Authorization": f"Bearer {third['access_token']}"},
+                            timeout=TIMEOUT)
+    assert revoked.status_code == 401 and 'error="invalid_token"' in revoked.headers["WWW-Authenticate"]
+    assert refresh(third["refresh_token"]).json()["error"] == "invalid_grant"
+    other = HandMadeClient(site, serve_wsgi)  # the family only: another sign-in keeps working
+    fresh = other.token(code_from(chromium, other, "alice")).json()
+    with Client(site.url, auth=_Bearer(fresh["access_token"])) as mcp:
+        assert text(mcp.call_tool("whoami", {})) == "alice"
+
+
+def _registration_endpoint(site: Site) -> str:
+    return site.url.rstrip("/") + "/register"
+
+
+def test_registration_on_the_site_is_bounded_and_refuses_unsafe_redirect_uris(site: Site) -> None:
+    endpoint = _registration_endpoint(site)
+    huge = requests.post(endpoint, json={"redirect_uris": ["http://127.0.0.1:9/cb"], "client_name": "x" * 60_000},
+                         timeout=TIMEOUT)
+    assert huge.status_code == 413
+    for uri in ("javascript:alert(1)", "http://attacker.example/cb", "https://site.example@attacker.example/cb"):
+        refused = requests.post(endpoint, json={"redirect_uris": [uri]}, timeout=TIMEOUT)
+        assert refused.status_code == 400 and refused.json()["error"] == "invalid_redirect_uri", uri
+    accepted, limited = until_limited(endpoint, "http://127.0.0.1:9/cb")
+    assert accepted >= 6  # ten a minute from one address, the four refusals above included
+    assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1
+    assert requests.post(site.url, json={}, timeout=TIMEOUT).status_code == 401  # the site keeps serving
 
 
 def test_an_altered_consent_link_is_refused(site: Site, serve_wsgi: Callable[[Any], str]) -> None:
@@ -273,13 +323,35 @@ def test_django_keeps_only_digests_and_a_grant_deleted_in_the_admin_signs_the_cl
     assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
 
 
+def test_django_expires_and_caps_the_clients_no_user_allowed(
+        django_site: DjangoSite, chromium: Chromium, serve_wsgi: Callable[[Any], str]) -> None:
+    used = HandMadeClient(django_site, serve_wsgi)
+    code_from(chromium, used, "bob")  # bob allowed it
+    unused = HandMadeClient(django_site, serve_wsgi)
+    with sqlite3.connect(django_site.database) as db:  # two days pass
+        db.execute("UPDATE minimcp_oauthclient SET created = '2020-01-01 00:00:00'")
+    assert unused.authorize().status_code == 400 and "not found" in unused.authorize().json()["error_description"]
+    assert used.authorize().status_code == 302
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    with sqlite3.connect(django_site.database) as db:  # a flood of 1,000 fresh registrations, the first oldest
+        db.executemany("INSERT INTO minimcp_oauthclient (client_id, name, registration, created, used) "
+                       "VALUES (?, '', '{}', ?, 0)",
+                       [(f"flood-{n}", str(now - datetime.timedelta(seconds=1000 - n))) for n in range(1000)])
+    newest = HandMadeClient(django_site, serve_wsgi)
+    assert newest.authorize().status_code == 302
+    with sqlite3.connect(django_site.database) as db:
+        left = {row[0] for row in db.execute("SELECT client_id FROM minimcp_oauthclient")}
+    assert len(left) == 1001 and "flood-0" not in left and "flood-999" in left  # 1,000 unused and bob's
+    assert {used.client_id, newest.client_id} <= left and unused.client_id not in left
+
+
 # --- Flask without Flask-Login: the site's own rule for who is signed in ---------------------------
-def test_a_flask_site_without_flask_login_gives_its_login_url_and_user_rules(
-        serve_wsgi: Callable[[Any], str]) -> None:
+def plain_site(serve_wsgi: Callable[[Any], str], store: MemoryGrantStore) -> Site:
+    """A Flask site without Flask-Login: its own rule for who is signed in (carol, once she has
+    visited ``/signin``), its own login URL, and ``store`` for its clients and grants."""
     users = {"carol"}  # a user is its name here: principal_of gives the name, load_user takes it back
     app = Flask("plain")
     app.secret_key = secrets.token_hex(16)
-    store = MemoryGrantStore()
     mcp = MCP(app, oauth=True, user=lambda: session.get("who"), load_user=lambda name: name if name in users else None,
               login_url="/signin", oauth_store=store)
 
@@ -292,24 +364,101 @@ def test_a_flask_site_without_flask_login_gives_its_login_url_and_user_rules(
         session["who"] = "carol"
         return redirect(request.args["next"])
 
-    site = Site(serve_wsgi(app) + "/mcp", {}, list)
+    return Site(serve_wsgi(app) + "/mcp", {}, list)
+
+
+def consent_page(site: Site, client: HandMadeClient, browser: requests.Session) -> requests.Response:
+    """Carol's browser from /authorize to the consent page, through the sign-in the first time."""
+    consent = browser.get(client.authorize().headers["Location"], timeout=TIMEOUT, allow_redirects=False)
+    if consent.status_code == 200:  # signed in already
+        return consent
+    assert consent.status_code == 302 and consent.headers["Location"].startswith("/signin?next=%2Fmcp%2Fconsent")
+    return browser.get(site.url.removesuffix("/mcp") + consent.headers["Location"], timeout=TIMEOUT)
+
+
+def allow(page: requests.Response, browser: requests.Session) -> requests.Response:
+    form = {"request": _field(page.text, "request"), "decision": "allow", "csrf_token": _field(page.text, "csrf_token")}
+    return browser.post(page.url, data=form, timeout=TIMEOUT, allow_redirects=False)
+
+
+def test_a_flask_site_without_flask_login_gives_its_login_url_and_user_rules(
+        serve_wsgi: Callable[[Any], str]) -> None:
+    store = MemoryGrantStore()
+    site = plain_site(serve_wsgi, store)
     client = HandMadeClient(site, serve_wsgi)
     browser = requests.Session()
-    consent = browser.get(client.authorize().headers["Location"], timeout=TIMEOUT, allow_redirects=False)
-    assert consent.status_code == 302 and consent.headers["Location"].startswith("/signin?next=%2Fmcp%2Fconsent")
-    page = browser.get(site.url.removesuffix("/mcp") + consent.headers["Location"], timeout=TIMEOUT)
+    page = consent_page(site, client, browser)
     assert "Allow hand-made to use plain as carol?" in page.text
     form = {"request": _field(page.text, "request"), "decision": "allow"}
     forged = browser.post(page.url, data=form, timeout=TIMEOUT, allow_redirects=False)
     assert forged.status_code == 400 and "not sent from this site" in forged.text
-    allowed = browser.post(page.url, data={**form, "csrf_token": _field(page.text, "csrf_token")}, timeout=TIMEOUT,
-                           allow_redirects=False)
+    allowed = allow(page, browser)
     code = parse_qs(urlsplit(allowed.headers["Location"]).query)["code"][0]
     access = client.token(code).json()["access_token"]
     with Client(site.url, auth=_Bearer(access)) as mcp_client:
         assert text(mcp_client.call_tool("whoami", {})) == "carol"
     grant = store.find_grant("access_digest", digest(access))
     assert grant is not None and grant.subject == "carol" and grant.code_used
+
+
+def test_the_memory_store_caps_and_expires_clients_no_user_allowed(serve_wsgi: Callable[[Any], str]) -> None:
+    now = [1_000_000.0]
+    store = MemoryGrantStore(max_unused_clients=3, unused_client_lifetime=3600, clock=lambda: now[0])
+    site = plain_site(serve_wsgi, store)
+    used = HandMadeClient(site, serve_wsgi)
+    browser = requests.Session()
+    assert allow(consent_page(site, used, browser), browser).status_code == 302  # carol allowed it
+    clients = [HandMadeClient(site, serve_wsgi) for _ in range(4)]
+    assert clients[0].authorize().status_code == 400  # the oldest of four unused went for the fourth
+    assert "not found" in clients[0].authorize().json()["error_description"]
+    assert [c.authorize().status_code for c in clients[1:]] == [302, 302, 302]
+    now[0] += 3601
+    assert [c.authorize().status_code for c in clients[1:]] == [400, 400, 400]  # expired unused
+    assert used.authorize().status_code == 302  # a client someone allowed stays
+
+
+def test_the_memory_store_keeps_a_bounded_number_of_grants(serve_wsgi: Callable[[Any], str]) -> None:
+    store = MemoryGrantStore(max_grants=2)
+    site = plain_site(serve_wsgi, store)
+    client = HandMadeClient(site, serve_wsgi)
+    browser = requests.Session()
+    codes = [parse_qs(urlsplit(allow(consent_page(site, client, browser), browser).headers["Location"]).query)
+             ["code"][0] for _ in range(3)]
+    assert client.token(codes[0]).json()["error"] == "invalid_grant"  # the oldest of three went
+    assert [client.token(code).status_code for code in codes[1:]] == [200, 200]
+
+
+def moved(client: OAuthClientInformationFull, redirect_uri: str) -> OAuthClientInformationFull:
+    """``client`` as an operator re-registers it, with another redirect URI."""
+    return OAuthClientInformationFull.model_validate({**client.model_dump(), "redirect_uris": [redirect_uri]})
+
+
+def test_allow_rechecks_the_clients_registration(serve_wsgi: Callable[[Any], str]) -> None:
+    store = MemoryGrantStore()
+    site = plain_site(serve_wsgi, store)
+    client = HandMadeClient(site, serve_wsgi)
+    browser = requests.Session()
+    page = consent_page(site, client, browser)
+    registered = store.get_client(client.client_id)
+    assert registered is not None  # the operator moves the client elsewhere while carol reads the page
+    store.add_client(moved(registered, "https://moved.example/callback"))
+    answer = allow(page, browser)
+    assert answer.status_code == 400 and "Location" not in answer.headers
+    assert "expired or was changed" in answer.text
+
+
+def test_the_consent_page_names_the_real_redirect_host(serve_wsgi: Callable[[Any], str]) -> None:
+    store = MemoryGrantStore()
+    site = plain_site(serve_wsgi, store)
+    client = HandMadeClient(site, serve_wsgi)
+    registered = store.get_client(client.client_id)
+    assert registered is not None  # registered before the rule against user information existed
+    disguised = "https://assistant.example.com@attacker.example:8443/cb"
+    store.add_client(moved(registered, disguised))
+    client.redirect_uri = disguised
+    page = consent_page(site, client, requests.Session())
+    assert "goes to <strong>attacker.example:8443</strong>" in page.text
+    assert "assistant.example.com" not in page.text
 
 
 def _field(page: str, name: str) -> str:

@@ -8,26 +8,20 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import pty
-import select
 import socket
-import subprocess
 import sys
 import textwrap
 import threading
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import load_example
+from terminal_support import Terminal
 
 from minimcp import Client
 from minimcp.client.terminal import TerminalElicitation, terminal_elicitation
 from minimcp.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def ask_form(schema: dict[str, Any], *lines: str, message: str = "Tell me more") -> tuple[ElicitResult, str]:
@@ -367,53 +361,9 @@ PTY_SCHEMA = obj({
 }, ["party", "terrace"])
 
 
-class Terminal:
-    """A child Python process whose stdin, stdout and controlling terminal are a fresh pty."""
-
-    def __init__(self, script: str, *args: str) -> None:
-        import fcntl
-        import termios
-
-        self.master, slave = pty.openpty()
-        env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", script, *args], stdin=slave, stdout=slave, stderr=slave, env=env,
-            start_new_session=True, preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0), close_fds=True)
-        os.close(slave)
-        self.screen = ""
-        self._seen = 0
-
-    def expect(self, text: str, timeout: float = 20.0) -> None:
-        """Read until ``text`` appears after the previous match; bounded by ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        while text not in self.screen[self._seen:]:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise AssertionError(f"{text!r} never appeared; screen so far:\n{self.screen}")
-            ready, _, _ = select.select([self.master], [], [], remaining)
-            if ready:
-                try:
-                    chunk = os.read(self.master, 4096)
-                except OSError:  # EIO: the child closed the terminal
-                    chunk = b""
-                if not chunk:
-                    raise AssertionError(f"terminal closed before {text!r}; screen:\n{self.screen}")
-                self.screen += chunk.decode(errors="replace")
-        self._seen = self.screen.index(text, self._seen) + len(text)
-
-    def type(self, keys: str) -> None:
-        os.write(self.master, keys.encode())
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(10)
-        os.close(self.master)
-
-
 def run_on_pty(steps: list[tuple[str, str]]) -> tuple[dict[str, Any], str]:
     """Wait for each prompt text, type the answer; return the child's printed result and the screen."""
-    term = Terminal(PTY_SCRIPT, json.dumps(PTY_SCHEMA))
+    term = Terminal([sys.executable, "-c", PTY_SCRIPT, json.dumps(PTY_SCHEMA)])
     try:
         for prompt, keys in steps:
             term.expect(prompt)
@@ -448,7 +398,7 @@ def test_ctrl_c_on_a_real_terminal_cancels() -> None:
     A SIGINT that lands after the prompt is printed but before the read starts is only noticed
     when the read returns (a CPython limitation); like a user, the test presses Ctrl-C again.
     """
-    term = Terminal(PTY_SCRIPT, json.dumps(PTY_SCHEMA))
+    term = Terminal([sys.executable, "-c", PTY_SCRIPT, json.dumps(PTY_SCHEMA)])
     try:
         term.expect("Party size (required)")
         term.type("2\r")

@@ -29,9 +29,10 @@ class APITokenAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 @admin.register(OAuthClient)
 class OAuthClientAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("__str__", "client_id", "created")
+    list_display = ("__str__", "client_id", "created", "used")
+    list_filter = ("used",)
     search_fields = ("name", "client_id")
-    readonly_fields = ("client_id", "name", "registration", "created")
+    readonly_fields = ("client_id", "name", "registration", "created", "used")
 
     def has_add_permission(self, request: Any) -> bool:
         return False  # clients register themselves

@@ -69,6 +69,9 @@ class OAuthClient(models.Model):
     name = models.CharField(max_length=200, blank=True, editable=False)
     registration = models.JSONField(editable=False, help_text="What the client registered, as it registered it.")
     created = models.DateTimeField(auto_now_add=True)
+    #: Whether a user ever allowed it: registration is anonymous, so a client no one allowed
+    #: expires and is capped (``DatabaseGrantStore.add_client``); one that was used stays.
+    used = models.BooleanField(default=False, editable=False)
 
     class Meta:
         verbose_name = "OAuth client"

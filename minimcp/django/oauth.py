@@ -18,6 +18,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
 from django.core import signing
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.template import TemplateDoesNotExist, loader
@@ -26,36 +27,58 @@ from django.utils.cache import add_never_cache_headers
 from werkzeug.wrappers import Request
 
 from minimcp.hosting import for_the_asker_only, principal_of
-from minimcp.site_auth import TEMPLATES, Grant, GrantKey, SiteAuthorizationServer
+from minimcp.site_auth import (
+    MAX_UNUSED_CLIENTS,
+    TEMPLATES,
+    UNUSED_CLIENT_LIFETIME,
+    Grant,
+    GrantKey,
+    SiteAuthorizationServer,
+    registration_limiter,
+)
 from minimcp.shared.auth import OAuthClientInformationFull
 
 _SALT = "minimcp.oauth.consent"
 _CONSENT_TEMPLATE = "minimcp/consent.html"
 #: The engine that reads the default consent page; the project's own engines are asked first.
 _DEFAULT_PAGES = DjangoTemplates({"NAME": "minimcp", "DIRS": [TEMPLATES], "APP_DIRS": False, "OPTIONS": {}})
+#: Registrations per client address, counted in this process (one project per process).
+_REGISTRATIONS = registration_limiter()
 
 
 class DatabaseGrantStore:
     """``GrantStore`` on the app's models; ``update_grant`` is one conditional UPDATE, so the
-    database decides which of two racing requests spends a code."""
+    database decides which of two racing requests spends a code.
+
+    Registration is anonymous, so a client no user has allowed (``used`` false) expires after
+    ``UNUSED_CLIENT_LIFETIME`` and at most ``MAX_UNUSED_CLIENTS`` of them are kept, the oldest going
+    first; each new registration and each grant sweeps what is dead."""
 
     def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         from minimcp.django.models import OAuthClient
 
-        row = OAuthClient.objects.filter(client_id=client_id).first()
+        row = OAuthClient.objects.filter(Q(used=True) | Q(created__gt=_unused_cutoff()), client_id=client_id).first()
         return None if row is None else OAuthClientInformationFull.model_validate(row.registration)
 
     def add_client(self, client: OAuthClientInformationFull) -> None:
         from minimcp.django.models import OAuthClient
 
+        unused = OAuthClient.objects.filter(used=False)
+        unused.filter(created__lte=_unused_cutoff()).delete()
+        surplus = unused.order_by("-created", "-pk").values_list("pk", flat=True)[MAX_UNUSED_CLIENTS - 1:]
+        OAuthClient.objects.filter(pk__in=list(surplus), used=False).delete()
         OAuthClient.objects.create(client_id=client.client_id, name=client.client_name or "",
                                    registration=client.model_dump(mode="json", exclude_none=True))
 
     def add_grant(self, grant: Grant) -> None:
         from minimcp.django.models import OAuthClient, OAuthGrant
 
+        now = datetime.datetime.now(datetime.timezone.utc)
+        OAuthGrant.objects.filter(Q(code_used=False, code_expires_at__lt=now) | Q(
+            code_used=True, access_expires_at__lt=now, refresh_expires_at__lt=now)).delete()
         fields = _columns({name: getattr(grant, name) for name in Grant.__dataclass_fields__})
         fields.pop("client_id")
+        OAuthClient.objects.filter(client_id=grant.client_id).update(used=True)
         OAuthGrant.objects.create(client=OAuthClient.objects.get(client_id=grant.client_id),
                                   user_id=fields.pop("subject"), **fields)
 
@@ -82,6 +105,11 @@ class DatabaseGrantStore:
         from minimcp.django.models import OAuthGrant
 
         OAuthGrant.objects.filter(**{key: value}).delete()
+
+
+def _unused_cutoff() -> datetime.datetime:
+    """Clients registered before this instant and never allowed have expired."""
+    return datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=UNUSED_CLIENT_LIFETIME)
 
 
 def _columns(fields: dict[str, Any]) -> dict[str, Any]:
@@ -114,7 +142,7 @@ class _Signer:
 def authorization_server(request: HttpRequest, endpoint_path: str, name: str | None) -> SiteAuthorizationServer:
     """The project's authorization server as this request reaches it (its scheme and host)."""
     return SiteAuthorizationServer(DatabaseGrantStore(), _Signer(), request.build_absolute_uri("/"), endpoint_path,
-                                   name)
+                                   name, _REGISTRATIONS)
 
 
 def token_user(server: SiteAuthorizationServer, token: str) -> Any:

@@ -50,7 +50,8 @@ one built from a forged ``Host`` for others (``hosting.for_the_asker_only``; the
 the same). A request over plain http under a public name gets a 400 saying that sign-in needs
 HTTPS.
 
-``flask mcp stdio`` serves the same tools over stdio. There is no HTTP request there: each call
+``flask mcp stdio`` serves the same tools over stdio; ``flask mcp inspect|call|install`` are the
+``minimcp`` verbs for it (``minimcp.flask.commands``). There is no HTTP request there: each call
 runs in an application context and a stand-in request context for the endpoint's URL, signed in
 (Flask-Login) as the user given with ``--user ID``, anonymous otherwise: then every tool with an
 ``allowed=`` rule is hidden and refused.
@@ -107,6 +108,7 @@ from minimcp.site_auth import (
     TEMPLATES,
     SiteAuthorizationServer,
     bearer_token,
+    registration_limiter,
 )
 
 __all__ = ["MCP"]
@@ -180,6 +182,7 @@ class MCP(HostedServer):
         """The site as its own authorization server: metadata, the AS tier's endpoints and the
         consent page, in a blueprint whose template the application may override."""
         app.extensions["minimcp.grants"] = self._oauth_store if self._oauth_store is not None else MemoryGrantStore()
+        app.extensions["minimcp.registrations"] = registration_limiter()
         pages = Blueprint("minimcp_oauth", __name__, template_folder=TEMPLATES)
         paths = [prefix + path for path in ENDPOINT_PATHS]
         paths += [f"/.well-known/oauth-protected-resource{prefix}", "/.well-known/oauth-protected-resource",
@@ -244,7 +247,8 @@ class MCP(HostedServer):
     # --- signing in with the site's login (oauth=True) ------------------------------------------
     def _authorization_server(self) -> SiteAuthorizationServer:
         return SiteAuthorizationServer(current_app.extensions["minimcp.grants"], _Signer(current_app.secret_key),
-                                       self._site_url(), request.script_root + self.url_prefix, self.name)
+                                       self._site_url(), request.script_root + self.url_prefix, self.name,
+                                       current_app.extensions["minimcp.registrations"])
 
     def _site_url(self) -> str:
         """The site's own name when the application configures one, else the request's host."""
@@ -365,6 +369,9 @@ class MCP(HostedServer):
             self.run("stdio")
 
         group.add_command(token_command(self))
+        from minimcp.flask.commands import add_commands  # inspect, call, install: minimcp's verbs for this app
+
+        add_commands(group, self)
         return group
 
 

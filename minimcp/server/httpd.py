@@ -9,17 +9,21 @@ send request after request on it; this server keeps the connection for the next 
 How it is built:
 
 - Requests are parsed by h11 (sans-I/O, strict RFC 9112). Where h11 is lenient, ``_Parser`` is
-  strict: CR, LF and NUL appear in a request head or in chunked framing only as CRLF line ends;
-  a few empty lines before a request line are skipped, more are refused; one Content-Length or
-  one chunked Transfer-Encoding, never both, and no Transfer-Encoding in HTTP/1.0.
+  strict, refusing with ``400`` what gunicorn refuses: CR and LF appear in a request head or in
+  chunked framing only as CRLF line ends, and no other control byte appears there at all; a few
+  empty lines before a request line are skipped, more are refused; one Content-Length field with
+  one number, or one chunked Transfer-Encoding, never both, and no Transfer-Encoding in HTTP/1.0;
+  a chunk-size line is the size and well-formed extensions only; trailers carry no framing,
+  routing or credentials field; a method is an upper-case token.
 - One thread, the loop (``serve_forever``), owns the listening socket and every connection that is
   not running a request. Idle keep-alive connections, and requests whose head is still arriving,
   wait in a ``selectors`` selector: they cost a descriptor and no thread, and the loop reads their
   bytes without blocking. A complete head goes to a worker thread, which runs the app, reads the
   body as the app asks for it, sends the answer, and hands the connection back to the loop.
-- The loop never waits for a client. A connection over ``max_connections``, over
-  ``max_connections_per_peer`` from one address, or arriving when no descriptor is left, is
-  answered ``503`` with ``Retry-After`` by a non-blocking send; a closing connection's lingering
+- The loop never waits for a client. At ``max_connections`` a new connection closes the
+  longest-idle keep-alive one to take its place; it is answered ``503`` with ``Retry-After``, by a
+  non-blocking send, when every connection holds a request, when its address is at
+  ``max_connections_per_peer``, or when no descriptor is left; a closing connection's lingering
   read (so the kernel does not reset away the last response) is done by the selector, bounded in
   time and bytes. Such events are logged at most once per interval, with a count.
 - Time limits: a request head must be complete ``header_timeout`` seconds after its first byte (or
@@ -43,6 +47,7 @@ import io
 import itertools
 import logging
 import os
+import re
 import selectors
 import socket
 import sys
@@ -91,8 +96,23 @@ _OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errn
 _NO_BODY_STATUS = (204, 304)
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "upgrade"})
 _STATUS = {400: "400 Bad Request", 408: "408 Request Timeout", 414: "414 URI Too Long",
-           431: "431 Request Header Fields Too Large", 501: "501 Not Implemented",
+           417: "417 Expectation Failed", 431: "431 Request Header Fields Too Large", 501: "501 Not Implemented",
            503: "503 Service Unavailable", 505: "505 HTTP Version Not Supported"}
+#: Bytes that framing never holds (RFC 9110 §5.5 allows SP and HTAB, no other control, in a field
+#: value); CR and LF are checked apart, as line ends.
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: A method as gunicorn accepts one: an RFC 9110 token, upper case (methods are case-sensitive, and
+#: a lower-case one is a front end's casefolding away from another), 3 to 20 characters, no ``#``.
+_METHOD = re.compile(rb"[!$%&'*+\-.^_`|~0-9A-Z]{3,20}")
+_TOKEN = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_QUOTED = rb'"(?:[\t !#-\[\]-~\x80-\xff]|\\[\t -~\x80-\xff])*"'
+#: A chunk-size line without its CRLF (RFC 9112 §7.1.1): h11 takes anything after a ``;`` and
+#: whitespace before the CRLF, which a strict front end reads as no chunk size at all.
+_CHUNK_LINE = re.compile(rb"[0-9A-Fa-f]+(?:[ \t]*;[ \t]*" + _TOKEN
+                         + rb"(?:[ \t]*=[ \t]*(?:" + _TOKEN + rb"|" + _QUOTED + rb"))?)*")
+#: Fields a trailer may not carry (RFC 9110 §6.5.1): they route, frame or authenticate the message,
+#: and a front end that merges trailers into the head would act on them.
+_FORBIDDEN_TRAILERS = frozenset({b"host", b"content-length", b"transfer-encoding", b"trailer", b"authorization", b"te"})
 
 
 
@@ -203,18 +223,35 @@ class _Parser:
         kind = type(event)
         if kind is h11.Data:
             del framing[len(framing) - len(event.data):]  # a chunk's data follows its framing
-        if b"\0" in framing or not framing.count(b"\r") == framing.count(b"\n") == framing.count(b"\r\n"):
-            raise BadRequest(_STATUS[400], "CR, LF or NUL in a request head or chunked framing, "
-                                           "other than as a CRLF line end")
+        if not framing.count(b"\r") == framing.count(b"\n") == framing.count(b"\r\n"):
+            raise BadRequest(_STATUS[400], "CR or LF in a request head or chunked framing, other than as a CRLF line end")
+        if _CONTROL.search(framing):
+            raise BadRequest(_STATUS[400], "a control character in a request head or chunked framing")
         if b"\n " in framing or b"\n\t" in framing:
             raise BadRequest(_STATUS[400], "obsolete line folding (a field line that starts with whitespace)")
         if kind is h11.Request:
-            self._check_head(event)
+            self._check_head(event, framing)
             if self.content_length is not None:
                 self._framing = None
+        elif kind is h11.Data:
+            if event.chunk_start:
+                self._check_chunk_line(framing)
         elif kind is h11.EndOfMessage:
+            self._check_chunk_line(framing)
+            for name, _ in event.headers:
+                if name in _FORBIDDEN_TRAILERS:
+                    raise BadRequest(_STATUS[400], f"a {name.decode()} field in the trailers")
             self._framing = None
         return event
+
+    @staticmethod
+    def _check_chunk_line(framing: bytearray) -> None:
+        """The chunk-size line in ``framing`` (after the CRLF that ends the previous chunk's data,
+        if any) is a size and well-formed extensions, nothing else."""
+        start = 2 if framing[:2] == b"\r\n" else 0
+        if not _CHUNK_LINE.fullmatch(framing, start, framing.find(b"\r\n", start)):
+            raise BadRequest(_STATUS[400], "malformed chunk-size line (whitespace after the size, "
+                                           "or an extension that is not name[=value])")
 
     def _refusal(self, exc: h11.RemoteProtocolError) -> BadRequest:
         status = exc.error_status_hint
@@ -222,10 +259,13 @@ class _Parser:
             status = 414  # it is the request line that never ended
         return BadRequest(_STATUS.get(status, _STATUS[400]), str(exc))
 
-    def _check_head(self, request: h11.Request) -> None:
-        """What RFC 9112 lets a server refuse and h11 accepts."""
+    def _check_head(self, request: h11.Request, head: bytearray) -> None:
+        """What RFC 9112 lets a server refuse and h11 accepts; ``head`` is the head as received."""
         if request.http_version not in (b"1.1", b"1.0"):
             raise BadRequest(_STATUS[505], "HTTP/1.0 and HTTP/1.1 only")
+        if not _METHOD.fullmatch(request.method):
+            raise BadRequest(_STATUS[400], "the method must be an upper-case token of 3 to 20 characters")
+        self._check_content_length(head)
         if len(request.target) > MAX_LINE:
             raise BadRequest(_STATUS[414], "request target too long")
         fields = request.headers.raw_items()
@@ -237,15 +277,38 @@ class _Parser:
                 raise BadRequest(_STATUS[431], "header line too long")
             key = _ENVIRON_KEYS.get(name) or _environ_key(name)
             text = value.decode("latin-1")
-            # h11 refused a second Host and merged repeated Content-Lengths; others are joined.
-            headers[key] = headers[key] + "," + text if key in headers else text
+            # h11 refused a second Host; a field of one value (Content-Type) may not repeat either,
+            # and the others are joined.
+            if key in headers:
+                if key == "CONTENT_TYPE":
+                    raise BadRequest(_STATUS[400], "more than one Content-Type field")
+                headers[key] = headers[key] + "," + text
+            else:
+                headers[key] = text
+        expect = headers.get("HTTP_EXPECT")
+        if expect is not None and expect.lower() != "100-continue":
+            raise BadRequest(_STATUS[417], "the only expectation understood is 100-continue")
         chunked = "HTTP_TRANSFER_ENCODING" in headers  # h11 accepts "chunked" only, once
         if chunked and "CONTENT_LENGTH" in headers:
             raise BadRequest(_STATUS[400], "both Content-Length and Transfer-Encoding")
         if chunked and request.http_version == b"1.0":
             raise BadRequest(_STATUS[400], "Transfer-Encoding in an HTTP/1.0 request")
-        # h11 checked the length: digits, at most 20 of them, repeated only with one value.
+        # h11 checked the length: digits, at most 20 of them; _check_content_length, that it came once.
         self.content_length = None if chunked else int(headers.get("CONTENT_LENGTH", 0))
+
+    @staticmethod
+    def _check_content_length(head: bytearray) -> None:
+        """One Content-Length field holding one number. h11 merges repeats of one value (two fields,
+        or the list ``5, 5``) into one; a front end that refuses them, or reads the first of
+        two, frames the body differently, so both are refused, as gunicorn does."""
+        lowered = head.lower()
+        at = lowered.find(b"\ncontent-length:")
+        if at < 0:
+            return
+        if lowered.find(b"\ncontent-length:", at + 1) >= 0:
+            raise BadRequest(_STATUS[400], "more than one Content-Length field")
+        if b"," in head[at:head.find(b"\r\n", at)]:
+            raise BadRequest(_STATUS[400], "a list in the Content-Length field")
 
 
 class _Connection:
@@ -434,8 +497,14 @@ class WSGIServer:
     ``max_connections`` worker threads, started on demand. ``max_connections_per_peer=None`` lifts
     the per-address cap (behind a proxy every connection comes from the proxy's address).
 
-    Threads: the loop alone touches the selector, ``_conns``, ``_per_peer``, ``_timers`` and
-    ``_lingering``. ``_handback_lock`` guards ``_handback`` (connections workers return),
+    At ``max_connections`` a newcomer closes the longest-idle keep-alive connection (parked, with no
+    byte of a next request): such a connection holds no request, so closing it loses nothing, and
+    thousands of them held open from a few addresses cannot lock every other client out. Only when
+    every connection holds a request is the newcomer answered ``503`` (a connection whose worker
+    waits ``KEEP_ALIVE_GRACE`` for its next request counts as holding one meanwhile).
+
+    Threads: the loop alone touches the selector, ``_conns``, ``_resting``, ``_per_peer``, ``_timers``
+    and ``_lingering``. ``_handback_lock`` guards ``_handback`` (connections workers return),
     ``_wake_pending`` and ``_loop_done``; ``_busy_lock`` (with ``_idle``) guards ``_busy``, the
     requests running on workers, which ``shutdown()`` waits for.
     """
@@ -473,6 +542,9 @@ class WSGIServer:
         self._busy = 0
         self._selector: selectors.BaseSelector | None = None
         self._conns: set[_Connection] = set()
+        # The parked connections holding no request, in the order they became so: the first one has
+        # been idle longest (a dict keeps insertion order; re-parking moves a connection to the end).
+        self._resting: dict[_Connection, None] = {}
         self._per_peer: Counter[Any] = Counter()
         self._lingering: set[_Lingering] = set()
         self._timers: list[tuple[float, int, Any]] = []  # (deadline, tie-break, connection or lingering)
@@ -480,6 +552,7 @@ class WSGIServer:
         self._accept_resumes: float | None = None  # accepting paused until then (no descriptor left)
         self._reserve: int | None = os.open(os.devnull, os.O_RDONLY)  # spent to answer when none is left
         self._refusals = _Tally("refusing connections")
+        self._evictions = _Tally(f"closing the longest-idle connection for a new one ({max_connections} connections open)")
         self._shortage = _Tally("out of file descriptors: answering new connections 503")
         self._date = _Date()
         self._base_environ = {
@@ -574,10 +647,10 @@ class WSGIServer:
                     self._refusals.add(f"accept failed: {exc}")
                 return
             peer = address[0]
-            if len(self._conns) >= self.max_connections:
-                self._refuse(sock, f"{len(self._conns)} connections are open")
-            elif self.max_connections_per_peer is not None and self._per_peer[peer] >= self.max_connections_per_peer:
+            if self.max_connections_per_peer is not None and self._per_peer[peer] >= self.max_connections_per_peer:
                 self._refuse(sock, f"{peer} has {self._per_peer[peer]} connections open")
+            elif len(self._conns) >= self.max_connections and not self._make_room():
+                self._refuse(sock, f"{len(self._conns)} connections are open, each with a request")
             else:
                 sock.setblocking(False)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -585,6 +658,32 @@ class WSGIServer:
                 self._conns.add(conn)
                 self._per_peer[peer] += 1
                 self._park(conn)
+
+    def _make_room(self) -> bool:
+        """Close the longest-idle connection for a newcomer; ``False`` when every one holds a request.
+
+        A connection whose next request is already in its socket is not idle: its bytes are read
+        first (it moves to the end of the order, or leaves it with a request begun). Connections
+        workers have handed back count too, so they are taken back first.
+        """
+        self._take_back()
+        for _ in range(len(self._resting)):
+            conn = next(iter(self._resting))
+            try:
+                pending = conn.sock.recv(1, socket.MSG_PEEK)
+            except OSError:  # nothing to read (or the connection failed): it is idle
+                pending = b""
+            if pending:
+                self._read_head(conn)
+                if conn in self._resting:  # only empty lines came: it is the youngest now
+                    del self._resting[conn]
+                    self._resting[conn] = None
+                continue
+            self._evictions.add()
+            self._unpark(conn)
+            self._close_connection(conn)
+            return True
+        return False
 
     def _refuse(self, sock: socket.socket, reason: str) -> None:
         self._refusals.add(reason)
@@ -627,6 +726,8 @@ class WSGIServer:
         """Wait in the selector for the connection's next bytes, until ``conn.deadline``."""
         assert self._selector is not None
         conn.parked = True
+        if not conn.parser.started:
+            self._resting[conn] = None
         self._selector.register(conn.sock, selectors.EVENT_READ, conn)
         self._add_timer(conn)
 
@@ -666,6 +767,7 @@ class WSGIServer:
         assert self._selector is not None
         self._selector.unregister(conn.sock)
         conn.parked = False
+        self._resting.pop(conn, None)
 
     def _read_head(self, conn: _Connection) -> None:
         """The loop's part of a request: take what arrived, and hand a complete head to a worker."""
@@ -688,6 +790,7 @@ class WSGIServer:
             return
         if request is h11.NEED_DATA:
             if parser.started and not started:  # the head's clock starts with its first byte
+                del self._resting[conn]
                 conn.deadline = min(conn.deadline, time.monotonic() + self.header_timeout)
                 self._add_timer(conn)
             return
@@ -788,6 +891,7 @@ class WSGIServer:
         for lingering in self._lingering:
             lingering.sock.close()
         self._conns.clear()
+        self._resting.clear()
         self._lingering.clear()
         self._timers.clear()
         self._listener.close()

@@ -1,8 +1,10 @@
-"""Resource indicators (RFC 8707), token lifetimes and the sync check, shared by the client and server halves."""
+"""Resource indicators (RFC 8707), loopback hosts, token lifetimes and the sync check, shared by the
+client and server halves."""
 
 from __future__ import annotations
 
 import inspect
+import ipaddress
 import time
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -14,6 +16,17 @@ def resource_url_from_server_url(url: str | AnyUrl) -> str:
     """The canonical resource identifier of an MCP server URL: lower-case scheme and host, no fragment."""
     parts = urlsplit(str(url))
     return urlunsplit(parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower(), fragment=""))
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (a URL's host: ``localhost``, ``127.0.0.1``, ``[::1]``) is this machine, where
+    plain HTTP never crosses the network (RFC 8252 §7.3, RFC 8414 §2's development exception)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def check_resource_allowed(requested_resource: str, configured_resource: str) -> bool:

@@ -127,7 +127,9 @@ class RegistrationError(Exception):
 
 @dataclass(frozen=True)
 class AuthorizeError(Exception):
-    """Raised by ``provider.authorize`` to refuse an authorization request (RFC 6749 §4.1.2.1)."""
+    """Raised by ``provider.authorize`` to refuse an authorization request (RFC 6749 §4.1.2.1); the
+    endpoint shows it to the user as a 400 page, never redirects it to the client (see
+    ``handlers/authorize.py``)."""
 
     error: AuthorizationErrorCode
     error_description: str | None = None
@@ -183,7 +185,11 @@ class OAuthAuthorizationServerProvider(Protocol, Generic[AuthorizationCodeT, Ref
 
     def get_client(self, client_id: str) -> OAuthClientInformationFull | None: ...
 
-    def register_client(self, client_info: OAuthClientInformationFull) -> None: ...
+    def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        """Keep a dynamically registered client. Registration is anonymous: bound how many
+        registrations no user has allowed yet are kept, and let them expire (the endpoint already
+        bounds each one's size and the rate per address)."""
+        ...
 
     def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str: ...
 
@@ -195,7 +201,11 @@ class OAuthAuthorizationServerProvider(Protocol, Generic[AuthorizationCodeT, Ref
         self, client: OAuthClientInformationFull, authorization_code: AuthorizationCodeT
     ) -> OAuthToken: ...
 
-    def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshTokenT | None: ...
+    def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshTokenT | None:
+        """The refresh token, or ``None``. One already rotated out is a stolen token in use (OAuth
+        2.1 §6.1): revoke its whole family (every token rotated from the same grant, and their
+        access tokens) before answering ``None``; a spent code's replay likewise revokes what it bought."""
+        ...
 
     def exchange_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: RefreshTokenT, scopes: list[str]

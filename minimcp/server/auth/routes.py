@@ -26,8 +26,10 @@ from minimcp.server.auth.handlers.revoke import RevocationHandler
 from minimcp.server.auth.handlers.token import TokenHandler
 from minimcp.server.auth.middleware.client_auth import ClientAuthenticator
 from minimcp.server.auth.provider import OAuthAuthorizationServerProvider
+from minimcp.server.auth.rate_limit import RateLimiter
 from minimcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from minimcp.shared.auth import JWT_BEARER_GRANT_TYPE, OAuthMetadata, ProtectedResourceMetadata
+from minimcp.shared.auth_utils import is_loopback_host
 
 logger = logging.getLogger("minimcp.server.auth")
 
@@ -38,7 +40,6 @@ REVOCATION_PATH = "/revoke"
 ID_JAG_GRANT_PROFILE = "urn:ietf:params:oauth:grant-profile:id-jag"
 #: An authorization form or a registration is a few kilobytes.
 MAX_FORM_BYTES = 64 * 1024
-_LOOPBACK = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 Handler = Callable[[Request], Response]
 
@@ -51,7 +52,7 @@ class Route(NamedTuple):
 
 def validate_issuer_url(url: AnyHttpUrl) -> None:
     """RFC 8414 §2: an issuer is HTTPS (loopback HTTP allowed for development) with no query or fragment."""
-    if url.scheme != "https" and url.host not in _LOOPBACK:
+    if url.scheme != "https" and not is_loopback_host(url.host or ""):
         raise ValueError("Issuer URL must be HTTPS")
     if url.fragment:
         raise ValueError("Issuer URL must not have a fragment")
@@ -129,8 +130,13 @@ def create_auth_routes(
     client_registration_options: ClientRegistrationOptions | None = None,
     revocation_options: RevocationOptions | None = None,
     identity_assertion_enabled: bool = False,
+    registration_limiter: RateLimiter | None = None,
 ) -> list[Route]:
-    """The built-in authorization server's routes, at the issuer's path (RFC 8414 §3.1 for the metadata)."""
+    """The built-in authorization server's routes, at the issuer's path (RFC 8414 §3.1 for the metadata).
+
+    ``registration_limiter`` counts registrations per client address; routes rebuilt for every
+    request (a site's, whose issuer is the request's host) pass one that outlives them.
+    """
     validate_issuer_url(issuer_url)
     registration = client_registration_options or ClientRegistrationOptions()
     revocation = revocation_options or RevocationOptions()
@@ -149,7 +155,8 @@ def create_auth_routes(
     ]
     if registration.enabled:
         routes.append(Route(issuer_path + REGISTRATION_PATH, ["POST", "OPTIONS"],
-                            _guarded(RegistrationHandler(provider, registration).handle, ["POST", "OPTIONS"])))
+                            _guarded(RegistrationHandler(provider, registration, registration_limiter).handle,
+                                     ["POST", "OPTIONS"])))
     if revocation.enabled:
         routes.append(Route(issuer_path + REVOCATION_PATH, ["POST", "OPTIONS"],
                             _guarded(RevocationHandler(provider, authenticator).handle, ["POST", "OPTIONS"])))

@@ -14,12 +14,21 @@ from minimcp.shared.exceptions import MCPDeprecationWarning
 
 
 class ClientRegistrationOptions(BaseModel):
-    """Dynamic client registration (RFC 7591) on the built-in authorization server."""
+    """Dynamic client registration (RFC 7591) on the built-in authorization server.
+
+    Registration is anonymous, so it is bounded: at most ``max_redirect_uris`` redirect URIs per
+    client, and ``max_registrations_per_minute`` registrations from one client address (``None``:
+    no rate; behind a reverse proxy, make the proxy's client address the WSGI ``REMOTE_ADDR``).
+    The body and field sizes are fixed (``handlers/register.py``); how many registrations are kept,
+    and for how long while no user has allowed them, is the provider's to bound.
+    """
 
     enabled: bool = False
     client_secret_expiry_seconds: int | None = None
     valid_scopes: list[str] | None = None
     default_scopes: list[str] | None = None
+    max_redirect_uris: int = Field(default=10, ge=1)
+    max_registrations_per_minute: int | None = Field(default=10, ge=1)
 
 
 class RevocationOptions(BaseModel):

@@ -1,9 +1,16 @@
 """The authorization endpoint (RFC 6749 §4.1.1, PKCE S256 required).
 
-Errors go where RFC 6749 §4.1.2.1 says: while the client or its redirect URI is unknown or invalid,
-to the user, as a 400 JSON page (redirecting would make this server an open redirector); once both
-are known good, back to the client's redirect URI with ``error``, ``state`` and ``iss``. A good
-request goes to ``provider.authorize``, whose URL the browser is sent to.
+A good request goes to ``provider.authorize``, whose URL the browser is sent to: the login or
+consent page, where the user first sees which client is asking.
+
+Every error found here is answered to the user, as a 400 JSON page, and never redirected to the
+client. RFC 6749 §4.1.2.1 forbids the redirect while the client or its redirect URI is unknown or
+invalid; this endpoint goes further, because here the user has not seen the client yet: anyone may
+register a client with a redirect URI of theirs, and an error sent there would bounce a victim from
+this trusted origin to the attacker's page with no login or consent on the way (an open
+redirector, RFC 9700 §4.11.2). So the rule is: a client hears of a refusal only after the user saw
+it on the consent page (Deny sends ``access_denied`` back); a request that is wrong before that
+(a bad scope, no PKCE, a resource this server does not serve) shows its reason to the user.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from minimcp.server.auth.provider import (
     OAuthAuthorizationServerProvider,
     construct_redirect_uri,
 )
-from minimcp.shared.auth import InvalidRedirectUriError, InvalidScopeError, OAuthClientInformationFull
+from minimcp.shared.auth import InvalidRedirectUriError, InvalidScopeError
 
 logger = logging.getLogger("minimcp.server.auth")
 
@@ -68,8 +75,8 @@ class AuthorizationHandler:
         except ValidationError as invalid:
             wrong_type = any(e["loc"] == ("response_type",) and e["type"] == "literal_error"
                              for e in invalid.errors())
-            return self._refuse_early(params.to_dict(), state, "unsupported_response_type" if wrong_type
-                                      else "invalid_request", stringify_pydantic_error(invalid))
+            return self._page("unsupported_response_type" if wrong_type else "invalid_request",
+                              stringify_pydantic_error(invalid), state)
         client = self.provider.get_client(auth_request.client_id)
         if client is None:
             return self._page("invalid_request", f"Client ID '{auth_request.client_id}' not found", state)
@@ -80,7 +87,7 @@ class AuthorizationHandler:
         try:
             scopes = client.validate_scope(auth_request.scope)
         except InvalidScopeError as bad:
-            return self._back(str(redirect_uri), "invalid_scope", bad.message, state)
+            return self._page("invalid_scope", bad.message, state)
         params_for_provider = AuthorizationParams(
             state=auth_request.state, scopes=scopes, code_challenge=auth_request.code_challenge,
             redirect_uri=redirect_uri, redirect_uri_provided_explicitly=auth_request.redirect_uri is not None,
@@ -89,7 +96,7 @@ class AuthorizationHandler:
         try:
             target = self.provider.authorize(client, params_for_provider)
         except AuthorizeError as refused:
-            return self._back(str(redirect_uri), refused.error, refused.error_description, state)
+            return self._page(refused.error, refused.error_description, state)
         return _redirect(self._with_issuer(target, str(redirect_uri)))
 
     def _with_issuer(self, target: str, redirect_uri: str) -> str:
@@ -102,28 +109,6 @@ class AuthorizationHandler:
             return target
         return construct_redirect_uri(target, iss=self.issuer)
 
-    def _refuse_early(self, params: dict[str, str], state: str | None, error: AuthorizationErrorCode,
-                      description: str) -> Response:
-        """A malformed request: back to the client only when its client id and redirect URI check out."""
-        client_id = params.get("client_id")
-        client = self.provider.get_client(client_id) if client_id else None
-        redirect_uri = _known_redirect_uri(client, params.get("redirect_uri")) if client else None
-        if redirect_uri is None:
-            return self._page(error, description, state)
-        return self._back(redirect_uri, error, description, state)
-
     def _page(self, error: AuthorizationErrorCode, description: str | None, state: str | None) -> Response:
         body = AuthorizationErrorResponse(error=error, error_description=description, state=state)
         return json_response(body, 400, {"Cache-Control": "no-store"})
-
-    def _back(self, redirect_uri: str, error: AuthorizationErrorCode, description: str | None,
-              state: str | None) -> Response:
-        return _redirect(construct_redirect_uri(redirect_uri, error=error, error_description=description,
-                                                state=state, iss=self.issuer))
-
-
-def _known_redirect_uri(client: OAuthClientInformationFull, raw: str | None) -> str | None:
-    try:
-        return str(client.validate_redirect_uri(None if raw is None else AnyUrl(raw)))
-    except (ValidationError, InvalidRedirectUriError):
-        return None

@@ -5,6 +5,17 @@ client (``none``) gets none. Registration is refused for what this server could 
 ``private_key_jwt`` client (it holds no client keys), a client without the ``code`` response type
 or the ``authorization_code`` grant, scopes outside ``valid_scopes``, and the jwt-bearer grant
 (an identity-assertion client is provisioned out of band).
+
+Anyone may register, so what one registration may hold is bounded: the body (``MAX_BODY_BYTES``),
+each text field (``FIELD_CHARS`` for ``client_name`` and ``scope``, ``MAX_FIELD_CHARS`` for the others), each
+list (``MAX_LIST_ITEMS``; redirect URIs ``options.max_redirect_uris``), and the registrations one
+address may make (``options.max_registrations_per_minute``, then 429 with ``Retry-After``).
+
+A redirect URI is ``https``, or ``http`` on a loopback address (RFC 8252 §7.3, a native client's
+local listener), without user information or a fragment (RFC 6749 §3.1.2). Other schemes are
+refused (``javascript:``, ``data:``, ``file:``, and private-use schemes too: this server cannot
+tell which application owns a scheme, so a code sent there may reach another one); so is plain
+``http`` to any other host, where the code would cross the network in the clear.
 """
 
 from __future__ import annotations
@@ -12,8 +23,9 @@ from __future__ import annotations
 import secrets
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 from werkzeug.wrappers import Request, Response
@@ -21,10 +33,20 @@ from werkzeug.wrappers import Request, Response
 from minimcp.server.auth.errors import stringify_pydantic_error
 from minimcp.server.auth.json_response import NO_STORE, json_response
 from minimcp.server.auth.provider import OAuthAuthorizationServerProvider, RegistrationError, RegistrationErrorCode
+from minimcp.server.auth.rate_limit import RateLimiter
 from minimcp.server.auth.settings import ClientRegistrationOptions
 from minimcp.shared.auth import JWT_BEARER_GRANT_TYPE, OAuthClientInformationFull, OAuthClientMetadata
+from minimcp.shared.auth_utils import is_loopback_host
 
 RegistrationRequest = OAuthClientMetadata
+
+#: A real registration is a few hundred bytes; this leaves room for long URIs and several of them.
+MAX_BODY_BYTES = 8 * 1024
+#: The fields a site stores in columns of their own (Django: ``OAuthClient.name``, ``OAuthGrant.scope``);
+#: ``client_name`` is also shown on the consent page.
+FIELD_CHARS = {"client_name": 200, "scope": 500}
+MAX_FIELD_CHARS = 2000
+MAX_LIST_ITEMS = 10
 
 
 class RegistrationErrorResponse(BaseModel):
@@ -32,20 +54,84 @@ class RegistrationErrorResponse(BaseModel):
     error_description: str | None = None
 
 
-def _refuse(description: str, error: RegistrationErrorCode = "invalid_client_metadata") -> Response:
-    return json_response(RegistrationErrorResponse(error=error, error_description=description), 400, NO_STORE)
+def _refuse(description: str, error: RegistrationErrorCode = "invalid_client_metadata",
+            status: int = 400) -> Response:
+    return json_response(RegistrationErrorResponse(error=error, error_description=description), status, NO_STORE)
+
+
+def redirect_uri_problem(uri: str) -> str | None:
+    """Why ``uri`` may not be a registered redirect URI (see the module's docstring), or ``None``."""
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        return (f"Redirect URI scheme '{scheme}' is not allowed: use https, or http on a loopback address "
+                "(RFC 8252)")
+    if not parts.hostname:
+        return f"Redirect URI '{uri}' has no host"
+    if scheme == "http" and not is_loopback_host(parts.hostname):
+        return (f"Redirect URI '{uri}' is plain http to a host other than this machine: use https, "
+                "or http on 127.0.0.1, [::1] or localhost (RFC 8252)")
+    if "@" in parts.netloc:
+        return f"Redirect URI '{uri}' must not carry user information"
+    if parts.fragment or uri.endswith("#"):
+        return f"Redirect URI '{uri}' must not have a fragment (RFC 6749 §3.1.2)"
+    return None
+
+
+def _oversized(metadata: OAuthClientMetadata, max_redirect_uris: int) -> str | None:
+    """Which field of ``metadata`` is longer than this server keeps, or ``None``."""
+    if metadata.redirect_uris is not None and len(metadata.redirect_uris) > max_redirect_uris:
+        return f"At most {max_redirect_uris} redirect_uris may be registered"
+    for name, value in metadata.model_dump(mode="json").items():
+        if name == "jwks":  # a key set is bounded by the body alone
+            continue
+        items = value if isinstance(value, list) else [value]
+        if isinstance(value, list) and name != "redirect_uris" and len(value) > MAX_LIST_ITEMS:
+            return f"{name} may hold at most {MAX_LIST_ITEMS} entries"
+        limit = FIELD_CHARS.get(name, MAX_FIELD_CHARS)
+        if any(isinstance(item, str) and len(item) > limit for item in items):
+            return f"{name} is longer than {limit} characters"
+    return None
 
 
 @dataclass
 class RegistrationHandler:
     provider: OAuthAuthorizationServerProvider[Any, Any, Any]
     options: ClientRegistrationOptions
+    #: Registrations per client address; ``None`` builds one from the options.
+    limiter: RateLimiter | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.limiter is None and self.options.max_registrations_per_minute is not None:
+            self.limiter = RateLimiter(self.options.max_registrations_per_minute, 60)
 
     def handle(self, request: Request) -> Response:
+        wait = None if self.limiter is None else self.limiter.retry_after(request.remote_addr or "")
+        if wait is not None:
+            response = json_response({"error": "temporarily_unavailable", "error_description":
+                                      f"Too many registrations from this address; try again in {wait} s"},
+                                     429, NO_STORE)
+            response.headers["Retry-After"] = str(wait)
+            return response
+        if (request.content_length or 0) > MAX_BODY_BYTES:
+            return _refuse(f"A registration is at most {MAX_BODY_BYTES} bytes", status=413)
+        body = request.get_data()
+        if len(body) > MAX_BODY_BYTES:
+            return _refuse(f"A registration is at most {MAX_BODY_BYTES} bytes", status=413)
         try:
-            metadata = OAuthClientMetadata.model_validate_json(request.get_data())
+            metadata = OAuthClientMetadata.model_validate_json(body)
         except ValidationError as invalid:
             return _refuse(stringify_pydantic_error(invalid))
+        too_long = _oversized(metadata, self.options.max_redirect_uris)
+        if too_long is not None:
+            return _refuse(too_long)
+        for uri in metadata.redirect_uris or []:
+            problem = redirect_uri_problem(str(uri))
+            if problem is not None:
+                return _refuse(problem, "invalid_redirect_uri")
+        return self._register(metadata)
+
+    def _register(self, metadata: OAuthClientMetadata) -> Response:
         method = metadata.token_endpoint_auth_method or "client_secret_post"
         if method == "private_key_jwt":
             return _refuse("token_endpoint_auth_method 'private_key_jwt' is not supported")

@@ -34,30 +34,41 @@ _B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 
 
 class AuthChallenge(Exception):
-    """A refused request: the HTTP status, the RFC 6750 error code, and the scopes to ask for."""
+    """A refused request: the HTTP status, the RFC 6750 error code, and the scopes to ask for.
 
-    def __init__(self, status: int, error: str, description: str, scopes: list[str] | None = None) -> None:
+    ``names_error=False`` is the challenge to a request that sent no bearer token at all: RFC 6750
+    §3.1 says its header carries no error code or description (the client did nothing wrong, it
+    did not know it had to authenticate), only where to get a token.
+    """
+
+    def __init__(self, status: int, error: str, description: str, scopes: list[str] | None = None, *,
+                 names_error: bool = True) -> None:
         super().__init__(description)
         self.status = status
         self.error = error
         self.description = description
         self.scopes = scopes
+        self.names_error = names_error
 
     def www_authenticate(self, resource_metadata_url: str | None) -> str:
-        parts = [f'error="{self.error}"', f'error_description="{_quotable(self.description)}"']
+        parts: list[str] = []
+        if self.names_error:
+            parts += [f'error="{self.error}"', f'error_description="{_quotable(self.description)}"']
         if resource_metadata_url:
             parts.append(f'resource_metadata="{resource_metadata_url}"')
         if self.scopes:
             parts.append(f'scope="{" ".join(self.scopes)}"')
-        return "Bearer " + ", ".join(parts)
+        return " ".join(["Bearer", ", ".join(parts)]) if parts else "Bearer"
 
     def body(self) -> bytes:
         return json.dumps({"error": self.error, "error_description": self.description}).encode()
 
 
 def _quotable(text: str) -> str:
-    """``text`` fit for a quoted-string: a verifier's reason must not break the header."""
-    return "".join(c for c in text if c.isprintable() and c not in '"\\')
+    """``text`` in the characters RFC 6750 §3 allows in ``error_description`` (printable ASCII but
+    ``"`` and ``\\``, each other one shown as ``?``): a verifier's reason may quote what the token
+    said (a non-ASCII ``alg``), and must neither break the header nor be unencodable in it."""
+    return "".join(c if " " <= c <= "~" and c not in '"\\' else "?" for c in text)
 
 
 def _same_resource(a: str | None, b: str) -> bool:
@@ -113,6 +124,10 @@ class BearerAuthBackend:
     def _invalid(self, description: str) -> AuthChallenge:
         return AuthChallenge(401, "invalid_token", description, self.required_scopes)
 
+    def _unauthenticated(self, description: str) -> AuthChallenge:
+        """No bearer token (none at all, or credentials of another scheme, RFC 6750 §3.1's example)."""
+        return AuthChallenge(401, "invalid_token", description, self.required_scopes, names_error=False)
+
     def _bearer(self, environ: dict[str, Any]) -> str:
         query = environ.get("QUERY_STRING", "")
         if "access_token" in query and any(key == "access_token" for key, _ in parse_qsl(query)):
@@ -121,11 +136,11 @@ class BearerAuthBackend:
                                 self.required_scopes)
         header = environ.get("HTTP_AUTHORIZATION")
         if not header:
-            raise self._invalid("Authentication required")
+            raise self._unauthenticated("Authentication required")
         scheme, _, token = header.strip().partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
-            raise self._invalid("Authorization must be a Bearer token")
+            raise self._unauthenticated("Authorization must be a Bearer token")
         if "," in token:  # a WSGI server joins repeated headers with commas
             raise AuthChallenge(400, "invalid_request", "Send exactly one Authorization header",
                                 self.required_scopes)

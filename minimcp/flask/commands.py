@@ -1,0 +1,81 @@
+"""``flask mcp inspect|call|install``: the ``minimcp`` verbs for the application's own server.
+
+Each starts ``flask --app APP mcp stdio [--user ID]`` and talks to it (see ``minimcp.cli.hosted``);
+``install`` writes that command, with APP made absolute, since a host starts it from anywhere.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+from flask import current_app
+from flask.cli import AppGroup, ScriptInfo
+
+from minimcp.cli.hosted import EXAMPLES, HOSTED_VERBS, App, run_verb, unknown_user
+
+if TYPE_CHECKING:
+    from minimcp.flask import MCP
+
+PROG = "flask mcp"
+HELP = {
+    "inspect": "Show the tools, resources and prompts this application serves (as --user).",
+    "call": "Call one of this application's tools (as --user) and print its result.",
+    "install": "Add this application's stdio server to an MCP host (claude-desktop, cursor, ...).",
+}
+
+
+def add_commands(group: AppGroup, mcp: MCP) -> None:
+    for verb in HOSTED_VERBS:
+        _add(group, mcp, verb)
+
+
+def _add(group: AppGroup, mcp: MCP, verb: str) -> None:
+    @group.command(verb, help=HELP[verb] + f" Example: {EXAMPLES[verb].format(prog=PROG)}. --help lists the options.",
+                   add_help_option=False, context_settings={"ignore_unknown_options": True})
+    @click.argument("words", nargs=-1, type=click.UNPROCESSED)
+    @click.pass_context
+    def command(context: click.Context, words: tuple[str, ...]) -> None:
+        app = App(PROG, mcp.name, _stdio_command(context), _check_user)
+        context.exit(run_verb(app, verb, words))
+
+
+def _stdio_command(context: click.Context) -> Any:
+    located = _app_location(context)
+
+    def command(user: str | None) -> tuple[list[str], dict[str, str]]:
+        return ([sys.executable, "-m", "flask", "--app", located, "mcp", "stdio",
+                 *(["--user", user] if user is not None else [])], {})
+
+    return command
+
+
+def _app_location(context: click.Context) -> str:
+    """``--app`` as given, its module turned into a file path, so the command works from any directory."""
+    given = context.ensure_object(ScriptInfo).app_import_path
+    if not given:
+        return os.path.abspath(sys.modules[current_app.import_name].__file__ or current_app.import_name)
+    path, colon, rest = _split_app(given)
+    if path.endswith(".py") or os.sep in path:
+        file = os.path.abspath(path)
+    else:
+        spec = importlib.util.find_spec(path)
+        file = os.path.abspath(spec.origin) if spec is not None and spec.origin else path
+    return file + colon + rest
+
+
+def _split_app(given: str) -> tuple[str, str, str]:
+    """``module:factory(args)`` into the module, ``:`` and the rest, as Flask splits it."""
+    parts = re.split(r":(?![\\/])", given, maxsplit=1)
+    return (parts[0], ":", parts[1]) if len(parts) == 2 else (parts[0], "", "")
+
+
+def _check_user(user_id: str) -> None:
+    from minimcp.flask import _load_user
+
+    if _load_user(user_id) is None:
+        raise unknown_user(PROG, user_id)
