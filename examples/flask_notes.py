@@ -4,16 +4,18 @@ Run it with ``python examples/flask_notes.py``: it creates ``flask_notes.db`` (S
 file with two users, alice (an admin) and bob, prints each one's API token once, and serves
 ``http://127.0.0.1:5000/``. Paste ``http://127.0.0.1:5000/mcp`` into an MCP client: it sends you to
 the site's login page (password = user name) and then asks you to allow it (``oauth=True``). Or
-send the header ``Authorization: Bearer <API token>``. Tools see ``current_user`` and ``db.session``; ``delete_note`` asks before it deletes (in
-both protocol eras) and ``all_notes`` is for admins only.
+send the header ``Authorization: Bearer <API token>``; ``flask --app flask_notes mcp token 1``
+(from this folder) issues another for user 1, ``--list`` and ``--revoke N`` manage them. Tools see
+``current_user`` and ``db.session``; ``delete_note`` asks before it deletes (in both protocol eras)
+and ``all_notes`` is for admins only.
 """
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from flask import Flask, redirect, request
 from flask_login import LoginManager, UserMixin, current_user, login_user
@@ -37,7 +39,6 @@ class User(UserMixin, db.Model):  # type: ignore[name-defined,misc]
     username: Mapped[str] = mapped_column(unique=True)
     password_hash: Mapped[str]
     is_admin: Mapped[bool] = mapped_column(default=False)
-    token_digest: Mapped[str | None] = mapped_column(unique=True)
 
     def __str__(self) -> str:
         return self.username
@@ -49,22 +50,9 @@ class Note(db.Model):  # type: ignore[name-defined,misc]
     text: Mapped[str]
 
 
-def digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 @login_manager.user_loader
 def load_user(user_id: str) -> User | None:
     return db.session.get(User, int(user_id))
-
-
-@login_manager.request_loader
-def load_user_from_token(req: object) -> User | None:
-    """``Authorization: Bearer <token>``: an MCP client's way in, beside the browser's cookie."""
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not token:
-        return None
-    return db.session.scalar(select(User).where(User.token_digest == digest(token.strip())))
 
 
 # --- the MCP tools -------------------------------------------------------------------------------
@@ -121,7 +109,7 @@ def wait_for_note(text: str, ctx: Context, seconds: float = 60.0) -> str:
         time.sleep(0.1)
 
 
-@mcp.tool(allowed=lambda user: user is not None and user.is_admin, requirement="an admin account")
+@mcp.tool(allowed=lambda user: user.is_admin, requirement="an admin account")  # never asked about nobody
 def all_notes() -> list[str]:
     """Every user's notes (admins only)."""
     rows = db.session.execute(select(User.username, Note.text).join(Note, Note.owner_id == User.id).order_by(Note.id))
@@ -135,14 +123,21 @@ LOGIN_PAGE = """<!doctype html><title>Sign in</title><h1>Sign in to Notes</h1><p
 
 
 def _local(target: str | None) -> str:
-    """Where to go after signing in: a path on this site, never another site (an open redirect)."""
-    if target and target.startswith("/") and not target.startswith(("//", "/\\")):
-        return target
-    return "/"
+    """Where to go after signing in: a path on this site, never another site (an open redirect).
+
+    A browser reads ``//host``, ``/\\host`` and ``/<TAB>/host`` (it drops tabs and newlines) as
+    another host, so only a plain path with none of those passes."""
+    if (not target or not target.startswith("/") or target.startswith("//") or "\\" in target
+            or not target.isprintable() or any(char.isspace() for char in target)):
+        return "/"
+    parts = urlsplit(target)
+    return "/" if parts.scheme or parts.netloc else target
 
 
-def create_app(database_uri: str | None = None) -> Flask:
-    app = Flask(__name__)
+def create_app(database_uri: str | None = None, instance_path: str | None = None) -> Flask:
+    """The site on ``database_uri``; its API tokens live in ``instance_path`` (default: ``instance/``
+    beside this file)."""
+    app = Flask(__name__, instance_path=instance_path)
     app.config["SECRET_KEY"] = secrets.token_hex(16)
     app.config["SQLALCHEMY_DATABASE_URI"] = database_uri or f"sqlite:///{Path(__file__).with_suffix('.db')}"
     db.init_app(app)
@@ -171,11 +166,10 @@ def create_app(database_uri: str | None = None) -> Flask:
 
 def add_user(username: str, *, admin: bool = False) -> str:
     """Create a user whose password is its name; return its API token (only its digest is stored)."""
-    token = secrets.token_urlsafe(32)
-    db.session.add(User(username=username, password_hash=generate_password_hash(username), is_admin=admin,
-                        token_digest=digest(token)))
+    user = User(username=username, password_hash=generate_password_hash(username), is_admin=admin)
+    db.session.add(user)
     db.session.commit()
-    return token
+    return mcp.tokens.create(user.get_id(), "demo")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,9 @@ things follow from that:
 - **where user code runs.** Tools, resolvers, resources and prompts run on worker threads; the
   host's ``call_scope`` re-establishes its context there (Flask's app and request contexts,
   Django's database connection hygiene) around every call.
-- **what a user may use.** ``@mcp.tool(allowed=rule)`` limits a tool to the users ``rule`` admits:
-  the others do not see it in ``tools/list`` and a call is refused with a clear error.
+- **what a user may use.** ``@mcp.tool(allowed=rule)`` limits a tool to the signed-in users ``rule``
+  admits: the others, and a caller with no user, do not see it in ``tools/list``, and a call is
+  refused with a clear error that names the tool and what it requires, never the user.
 
 This module knows no framework; each host module adapts it to its own request and user objects.
 """
@@ -19,16 +20,23 @@ This module knows no framework; each host module adapts it to its own request an
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from urllib.parse import urlsplit
+
+from pydantic import AnyHttpUrl
 
 from minimcp.jsonrpc import MCPError
 from minimcp.server import MCPServer
+from minimcp.server.auth.routes import validate_issuer_url
 from minimcp.server.transport_security import TransportSecuritySettings
 from minimcp.types import INVALID_PARAMS, CallToolResult, InputRequiredResult
 from minimcp.types import Tool as ToolDefinition
+
+if TYPE_CHECKING:
+    from werkzeug.wrappers import Response
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -81,8 +89,10 @@ class HostedServer(MCPServer):
 
     # --- using ---------------------------------------------------------------------------------
     def may_use(self, tool: str, user: Any) -> bool:
+        """A rule speaks about the site's users (``user.is_admin``): nobody is never one of them,
+        so a limited tool is denied to a caller with no user without asking its rule."""
         access = self._access.get(tool)
-        return access is None or bool(access.rule(user))
+        return access is None or (principal_of(user) is not None and bool(access.rule(user)))
 
     def list_tools(self) -> list[ToolDefinition]:
         user = self.host_user()
@@ -93,7 +103,7 @@ class HostedServer(MCPServer):
         user = self.host_user()
         if not self.may_use(name, user):
             access = self._access[name]
-            why = f", which {user} lacks" if principal_of(user) is not None else "; sign in first"
+            why = "" if principal_of(user) is not None else "; sign in first"
             raise MCPError(INVALID_PARAMS, f"Permission denied: tool '{name}' requires {access.requirement}{why}",
                            {"tool": name, "requires": access.requirement})
         return super().call_tool(name, arguments, context)
@@ -162,13 +172,53 @@ def principal_of(user: Any) -> str | None:
     return str(pk if pk is not None else user)
 
 
-def unauthorized(realm: str, challenge: str | None = None) -> Forwarded:
+def unauthorized(realm: str, challenge: str | None = None, ways: Sequence[str] = ()) -> Forwarded:
     """The 401 a client gets before it signs in; ``challenge`` replaces the plain ``Bearer realm``
-    when the site is its own authorization server (it says where the client signs in)."""
-    text = (b'{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Authentication required: sign in to '
-            b'this site (or send an API token) to use its MCP endpoint"}}')
+    when the site is its own authorization server (it says where the client signs in). ``ways``
+    are the ways in that this site offers, in words: the person who reads the error learns what
+    to do, and is never offered what the site cannot issue."""
+    offered = "; or ".join(ways) if ways else "sign in to this site"
+    message = f"Authentication required to use this site's MCP endpoint: {offered}"
+    text = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}).encode()
     return Forwarded(401, [("Content-Type", "application/json"), ("Content-Length", str(len(text))),
                            ("WWW-Authenticate", challenge or f'Bearer realm="{realm}"')], [text])
+
+
+#: The ways in, as ``unauthorized`` words them.
+SIGN_IN_WITH_CLIENT = "let your MCP client sign you in (it opens this site's login page)"
+
+
+def api_token_way(command: str) -> str:
+    """How to use an API token, and how one is issued on this site (``command``)."""
+    return f"send 'Authorization: Bearer <API token>', a token the site issues with '{command}'"
+
+
+def sign_in_unavailable(issuer: str) -> Forwarded | None:
+    """Why this site cannot be an authorization server at ``issuer``, as a 400, or ``None`` when it can.
+
+    RFC 8414 wants an HTTPS issuer (plain http on loopback, for development). A request over plain
+    http under a public name, or with a ``Host`` that makes no URL, cannot have its sign-in
+    documents built: that is the request's or the deployment's problem, and it is said so, never
+    answered with a 500.
+    """
+    if not urlsplit(issuer).hostname:  # werkzeug drops a Host header that is not a host name
+        return _plain(400, b"The request's Host header names no host this site's MCP sign-in can live at.")
+    try:
+        validate_issuer_url(AnyHttpUrl(issuer))
+    except ValueError:
+        return _plain(400, b"Signing in to this site's MCP endpoint needs HTTPS (plain http only on localhost). "
+                           b"Behind a proxy that ends TLS, the site must be told the original scheme and host.")
+    return None
+
+
+def for_the_asker_only(reply: Response) -> Response:
+    """A sign-in document built from the request's ``Host``: the asker's to keep, never a shared
+    cache's, which could hand one that a forged ``Host`` (or ``X-Forwarded-Host``) built to others."""
+    if reply.cache_control.public:
+        reply.cache_control.public = False
+        reply.cache_control.private = True
+        reply.vary.add("Host")
+    return reply
 
 
 def forbidden_origin() -> Forwarded:

@@ -54,11 +54,23 @@ def text(result: Any) -> str:
 
 
 class FlaskSite(Site):
-    def __init__(self, module: Any, app: Flask, base: str, tokens: dict[str, str]) -> None:
+    def __init__(self, module: Any, app: Flask, base: str, tokens: dict[str, str], app_spec: str) -> None:
         super().__init__(base + "/mcp", tokens, self._notes)
         self.module = module
         self.app = app
         self.base = base
+        self.app_spec = app_spec  # ``flask --app`` for the same site (database, instance folder) in another process
+
+    def user_id(self, username: str) -> str:
+        with self.app.app_context():
+            User = self.module.User
+            return str(self.module.db.session.scalar(self.module.select(User.id).where(User.username == username)))
+
+    def flask(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``flask --app <this site> ARGS`` in a process of its own."""
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLES), *sys.path])}
+        return subprocess.run([sys.executable, "-m", "flask", "--app", self.app_spec, *args], env=env,
+                              capture_output=True, text=True, timeout=TIMEOUT)
 
     def _notes(self) -> list[str]:
         with self.app.app_context():
@@ -68,10 +80,11 @@ class FlaskSite(Site):
 def flask_site(tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> FlaskSite:
     """``examples/flask_notes.py`` on a fresh SQLite file, served on a loopback port."""
     module = load_example("flask_notes")
-    app = module.create_app(f"sqlite:///{tmp_path / 'notes.db'}")
+    database, instance = f"sqlite:///{tmp_path / 'notes.db'}", str(tmp_path / "instance")
+    app = module.create_app(database, instance)
     with app.app_context():
         tokens = {"alice": module.add_user("alice", admin=True), "bob": module.add_user("bob")}
-    return FlaskSite(module, app, serve_wsgi(app), tokens)
+    return FlaskSite(module, app, serve_wsgi(app), tokens, f"flask_notes:create_app({database!r}, {instance!r})")
 
 
 PROJECT = EXAMPLES / "django_notes"
@@ -95,6 +108,11 @@ class DjangoSite(Site):
     def _notes(self) -> list[str]:
         with sqlite3.connect(self.database) as db:
             return [row[0] for row in db.execute("SELECT text FROM notes_note ORDER BY id")]
+
+    def manage(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``manage.py ARGS`` on this site's database, in a process of its own."""
+        return subprocess.run([sys.executable, "manage.py", *args], cwd=PROJECT, capture_output=True, text=True,
+                              env=project_env(self.database), timeout=TIMEOUT)
 
     def open_connections(self) -> int:
         """How many SQLite connections the server process holds open on its database file right now."""

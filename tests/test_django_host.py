@@ -23,7 +23,7 @@ import requests
 
 from conftest import TIMEOUT, final_message, modern_headers, modern_params, request_message
 from host_support import ERAS, PROJECT, DjangoSite, project_env, start_site, stop_site, text
-from minimcp import Client
+from minimcp import Client, MCPError
 from minimcp.client.stdio import StdioServerParameters
 
 
@@ -131,6 +131,12 @@ def test_manage_py_mcp_stdio(site: DjangoSite) -> None:
         assert "all_notes" in [tool.name for tool in client.list_tools().tools]
     with Client(stdio("--user", "bob")) as client:
         assert "all_notes" not in [tool.name for tool in client.list_tools().tools]
+    with Client(stdio()) as nobody:  # the README's permission_required tool, with no user: denied, never a crash
+        assert "all_notes" not in [tool.name for tool in nobody.list_tools().tools]
+        with pytest.raises(MCPError) as refused:
+            nobody.call_tool("all_notes", {})
+        assert refused.value.message == (
+            "Permission denied: tool 'all_notes' requires the permission notes.view_all_notes; sign in first")
     refused = subprocess.run([sys.executable, *command, "--user", "nobody"], env=env, cwd=PROJECT,
                              capture_output=True, text=True, timeout=TIMEOUT)
     assert refused.returncode != 0 and "No user named 'nobody'" in refused.stderr

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import runpy
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -21,12 +23,14 @@ import requests
 from flask import Flask, current_app, g, request
 from pydantic import BaseModel
 
-from conftest import EXAMPLES, TIMEOUT, load_example
+from conftest import EXAMPLES, TIMEOUT, load_example, readme_block
 from host_support import ERAS, FlaskSite, flask_site, text
-from minimcp import Client
+from minimcp import Client, MCPError
 from minimcp.client.stdio import StdioServerParameters
 from minimcp.client.streamable_http import streamable_http_client
+from minimcp.api_tokens import digest, issue
 from minimcp.flask import MCP
+from minimcp.flask.tokens import TokenInfo
 from minimcp.server.mcpserver import Context
 from minimcp.types import ElicitResult
 
@@ -129,13 +133,14 @@ def test_request_is_the_post_that_carried_the_call(serve_wsgi: Callable[[Any], s
 # --- stdio ---------------------------------------------------------------------------------------
 def test_flask_mcp_stdio(tmp_path: Path) -> None:
     module = load_example("flask_notes")
-    database = f"sqlite:///{tmp_path / 'notes.db'}"
-    app = module.create_app(database)
+    database, instance = f"sqlite:///{tmp_path / 'notes.db'}", str(tmp_path / "instance")
+    app = module.create_app(database, instance)
     with app.app_context():
         module.add_user("alice", admin=True)
         alice = str(module.db.session.scalar(module.select(module.User.id)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLES), *sys.path])}
-    command = [sys.executable, "-m", "flask", "--app", f"flask_notes:create_app({database!r})", "mcp", "stdio"]
+    command = [sys.executable, "-m", "flask", "--app", f"flask_notes:create_app({database!r}, {instance!r})", "mcp",
+               "stdio"]
     with Client(StdioServerParameters(command=command[0], args=[*command[1:], "--user", alice], env=env)) as client:
         assert text(client.call_tool("whoami", {})) == "alice"
         assert "all_notes" in [tool.name for tool in client.list_tools().tools]
@@ -143,3 +148,225 @@ def test_flask_mcp_stdio(tmp_path: Path) -> None:
         assert "all_notes" not in [tool.name for tool in client.list_tools().tools]
     refused = subprocess.run([*command, "--user", "999"], env=env, capture_output=True, text=True, timeout=TIMEOUT)
     assert refused.returncode != 0 and "no user with id '999'" in refused.stderr
+
+
+# --- the README's snippet, with and without a user --------------------------------------------------
+#: What the README's Flask snippet takes from "your app": a Flask-SQLAlchemy site with Flask-Login,
+#: user 1 an admin and user 2 not.
+README_APP = '''
+from flask import Flask
+from flask_login import LoginManager, UserMixin
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import select
+from sqlalchemy.orm import Mapped, mapped_column
+
+app = Flask("readme")
+app.config["SQLALCHEMY_DATABASE_URI"] = "sqlite:///" + __file__.removesuffix(".py") + ".db"
+db = SQLAlchemy(app)
+login_manager = LoginManager(app)
+
+
+class User(UserMixin, db.Model):
+    id: Mapped[int] = mapped_column(primary_key=True)
+    is_admin: Mapped[bool]
+
+
+class Note(db.Model):
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner_id: Mapped[int]
+    text: Mapped[str]
+
+
+@login_manager.user_loader
+def load_user(user_id):
+    return db.session.get(User, int(user_id))
+
+
+with app.app_context():
+    db.create_all()
+    if db.session.get(User, 1) is None:
+        db.session.add_all([User(id=1, is_admin=True), User(id=2, is_admin=False)])
+        db.session.commit()
+'''
+
+
+def test_the_readme_snippet_over_stdio_denies_nobody_and_names_no_user(tmp_path: Path) -> None:
+    """``allowed=lambda user: user.is_admin`` as the README prints it: with no ``--user`` the tool
+    is hidden and refused (its rule is never asked about nobody), and a refusal names the tool and
+    its requirement, not the user."""
+    (tmp_path / "readme_site.py").write_text(README_APP + readme_block("## In a Flask app"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+
+    def stdio(*args: str) -> StdioServerParameters:
+        return StdioServerParameters(command=sys.executable, env=env, cwd=str(tmp_path),
+                                     args=["-m", "flask", "--app", "readme_site", "mcp", "stdio", *args])
+
+    with Client(stdio()) as nobody:
+        assert [tool.name for tool in nobody.list_tools().tools] == ["my_notes"]
+        with pytest.raises(MCPError) as refused:
+            nobody.call_tool("all_notes", {})
+        assert refused.value.message == "Permission denied: tool 'all_notes' requires an admin account; sign in first"
+    with Client(stdio("--user", "2")) as user:
+        assert [tool.name for tool in user.list_tools().tools] == ["my_notes"]
+        with pytest.raises(MCPError) as refused:
+            user.call_tool("all_notes", {})
+        assert refused.value.message == "Permission denied: tool 'all_notes' requires an admin account"
+    with Client(stdio("--user", "1")) as admin:
+        assert [tool.name for tool in admin.list_tools().tools] == ["my_notes", "all_notes"]
+
+
+# --- the example's login page -------------------------------------------------------------------------
+@pytest.mark.parametrize("target", [
+    "/%09/attacker/", "/%0a/attacker/", "/%0d%0a/attacker/", "//attacker/", "/%5Cattacker/", "/%5C/attacker/",
+    "/x%5C..%5C%5Cattacker", "https://attacker/", "javascript:alert(1)", "%20//attacker/", "/%00/attacker/",
+    "attacker/", ""])
+def test_login_sends_the_browser_only_to_a_path_of_this_site(site: FlaskSite, target: str) -> None:
+    signed_in = requests.post(f"{site.base}/login?next={target}", data={"username": "bob", "password": "bob"},
+                              timeout=TIMEOUT, allow_redirects=False)
+    assert signed_in.status_code == 302 and signed_in.headers["Location"] == "/"
+
+
+def test_login_sends_the_browser_back_to_the_page_it_came_from(site: FlaskSite) -> None:
+    target = "/mcp/consent?request=abc.def"
+    signed_in = requests.post(f"{site.base}/login", params={"next": target}, timeout=TIMEOUT, allow_redirects=False,
+                              data={"username": "bob", "password": "bob"})
+    assert signed_in.status_code == 302 and signed_in.headers["Location"] == target
+
+
+# --- the sign-in documents and the Host header -------------------------------------------------------
+DOCUMENTS = ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server/mcp")
+
+
+def _cache_control(response: requests.Response) -> set[str]:
+    return {part.strip() for part in response.headers["Cache-Control"].split(",")}
+
+
+# (Without SERVER_NAME the documents follow the Host header: test_host_sites checks that they stay private.)
+
+
+@pytest.mark.parametrize("host, reason", [("notes.example", "needs HTTPS"), ("a b", "names no host")])
+def test_a_public_name_over_plain_http_gets_a_clear_400_not_a_500(site: FlaskSite, host: str, reason: str) -> None:
+    for path in DOCUMENTS:
+        answer = requests.get(site.base + path, headers={"Host": host}, timeout=TIMEOUT)
+        assert answer.status_code == 400 and reason in answer.text
+    endpoint = requests.post(site.url, json={}, headers={"Host": host}, timeout=TIMEOUT)
+    assert endpoint.status_code == 401 and "Authentication required" in endpoint.json()["error"]["message"]
+    assert endpoint.headers["WWW-Authenticate"] == 'Bearer realm="flask_notes"'  # no pointer to a broken document
+    with site.client("alice", "auto") as alice:  # and the site keeps serving
+        assert text(alice.call_tool("whoami", {})) == "alice"
+
+
+def test_with_server_name_the_documents_name_the_site_whatever_the_host(serve_wsgi: Callable[[Any], str]) -> None:
+    app = Flask("named")
+    app.config.update(SECRET_KEY="test", SERVER_NAME="notes.example.com", PREFERRED_URL_SCHEME="https")
+    MCP(app, oauth=True, user=lambda: None, load_user=lambda user_id: None, login_url="/login")
+    base = serve_wsgi(app)
+    for host in ("evil.example", "127.0.0.1"):
+        prm = requests.get(base + DOCUMENTS[0], headers={"Host": host}, timeout=TIMEOUT)
+        assert prm.status_code == 200 and prm.json()["resource"] == "https://notes.example.com/mcp"
+        assert prm.json()["authorization_servers"] == ["https://notes.example.com/mcp"]
+        assert _cache_control(prm) == {"public", "max-age=3600"}
+        challenge = requests.post(base + "/mcp", json={}, headers={"Host": host}, timeout=TIMEOUT)
+        assert challenge.headers["WWW-Authenticate"] == (
+            'Bearer resource_metadata="https://notes.example.com/.well-known/oauth-protected-resource/mcp"')
+
+
+# --- what the 401 offers -------------------------------------------------------------------------------
+def test_the_401_offers_only_what_the_site_can_issue(serve_wsgi: Callable[[Any], str]) -> None:
+    """A site whose users come from a rule of its own cannot turn a token back into a user: no API
+    tokens are offered (nor taken), and no sign-in through the client without ``oauth=True``."""
+    app = Flask("plain")
+    MCP(app, user=lambda: None)
+    answer = requests.post(serve_wsgi(app) + "/mcp", json={}, headers={"Authorization": "Bearer mcp_x"},
+                           timeout=TIMEOUT)
+    assert answer.status_code == 401
+    assert answer.json()["error"]["message"] == (
+        "Authentication required to use this site's MCP endpoint: sign in to this site")
+
+
+# --- API tokens on a site of its own making -------------------------------------------------------------
+TOKENS_APP = '''
+from flask import Flask
+from minimcp.flask import MCP
+
+USERS = {"carol", "dave"}  # a user is their name here: load_user takes it back
+app = Flask("tokens")
+app.config["MINIMCP_TOKEN_DATABASE"] = __file__.removesuffix(".py") + "-tokens.sqlite3"
+mcp = MCP(app, user=lambda: None, load_user=lambda name: name if name in USERS else None)
+
+
+@mcp.tool()
+def whoami() -> str:
+    return str(mcp.host_user())
+'''
+
+
+def test_tokens_live_where_the_config_says_and_serve_a_site_without_flask_login(
+        tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> None:
+    program = tmp_path / "tokens_site.py"
+    program.write_text(TOKENS_APP)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    issued = subprocess.run([sys.executable, "-m", "flask", "--app", "tokens_site", "mcp", "token", "carol"], env=env,
+                            cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT)
+    assert issued.returncode == 0, issued.stderr
+    assert (tmp_path / "tokens_site-tokens.sqlite3").exists() and not (tmp_path / "instance").exists()
+    url = serve_wsgi(runpy.run_path(str(program))["app"]) + "/mcp"
+    http = requests.Session()
+    http.headers["Authorization"] = f"Bearer {issued.stdout.strip()}"
+    with Client(streamable_http_client(url, http_client=http)) as carol:
+        assert text(carol.call_tool("whoami", {})) == "carol"
+    refused = requests.post(url, json={}, headers={"Authorization": "Bearer mcp_not-issued"}, timeout=TIMEOUT)
+    assert refused.status_code == 401 and "'flask mcp token USER'" in refused.json()["error"]["message"]
+    nobody = subprocess.run([sys.executable, "-m", "flask", "--app", "tokens_site", "mcp", "token", "erin"], env=env,
+                            cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT)
+    assert nobody.returncode != 0 and "no user with id 'erin'" in nobody.stderr
+
+
+class MemoryTokens:
+    """A token store of the site's own (the ``TokenStore`` methods), as one over a shared database
+    would be: digests only, here in a dictionary."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, TokenInfo] = {}
+        self.digests: dict[str, int] = {}
+
+    def create(self, user_id: str, label: str) -> str:
+        token = issue()
+        number = len(self.rows) + 1
+        self.rows[number] = TokenInfo(number, user_id, label, token.hint, time.time(), None)
+        self.digests[token.digest] = number
+        return token.secret
+
+    def tokens(self, user_id: str) -> list[TokenInfo]:
+        return [info for info in self.rows.values() if info.user_id == user_id]
+
+    def revoke(self, user_id: str, number: int) -> bool:
+        found = self.rows.get(number)
+        if found is None or found.user_id != user_id:
+            return False
+        del self.rows[number]
+        return True
+
+    def user_id_for(self, token: str) -> str | None:
+        found = self.rows.get(self.digests.get(digest(token), 0))
+        return None if found is None else found.user_id
+
+
+def test_a_token_store_of_the_sites_own_decides_whose_token_it_is(serve_wsgi: Callable[[Any], str]) -> None:
+    app = Flask("own-store")
+    store = MemoryTokens()
+    mcp = MCP(app, user=lambda: None, load_user=lambda name: name, token_store=store)
+
+    @mcp.tool()
+    def whoami() -> str:
+        return str(mcp.host_user())
+
+    with app.app_context():
+        token = mcp.tokens.create("dave", "laptop")
+    url = serve_wsgi(app) + "/mcp"
+    http = requests.Session()
+    http.headers["Authorization"] = f"Bearer {token}"
+    with Client(streamable_http_client(url, http_client=http)) as dave:
+        assert text(dave.call_tool("whoami", {})) == "dave"
+    assert store.revoke("dave", 1)
+    assert requests.post(url, json={}, headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT).status_code == 401

@@ -1,14 +1,18 @@
 """What both hosts promise, checked on both example sites over real HTTP in both eras: the host's
-login gates MCP, a tool sees the right user and database, a delete asks first, listings and calls
-follow each user's permission, and one user can neither use another's legacy session nor replay
-their ``requestState``."""
+login gates MCP (and its 401 says how to get in), a tool sees the right user and database, a
+delete asks first, listings and calls follow each user's permission, API tokens issued by the
+host's command work until revoked, and one user can neither use another's legacy session nor
+replay their ``requestState``."""
 
 from __future__ import annotations
 
+import sqlite3
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -17,16 +21,41 @@ from conftest import TIMEOUT, final_message, modern_headers, modern_params, requ
 from host_support import ACCEPT, ERAS, DjangoSite, FlaskSite, Site, flask_site, start_site, stop_site, text
 from minimcp import Client, MCPError
 from minimcp.client.streamable_http import streamable_http_client
+from minimcp.site_auth import digest
 from minimcp.types import ElicitResult
 
 REQUIREMENTS = {FlaskSite: "an admin account", DjangoSite: "the permission notes.view_all_notes"}
+#: How each host issues API tokens, as its 401 says it.
+TOKEN_COMMANDS = {FlaskSite: "'flask mcp token USER'", DjangoSite: "'python manage.py mcp_token USERNAME'"}
+
+
+def token_command(site: Site, username: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The host's token command for ``username``, in a process of its own, on the site's storage."""
+    if isinstance(site, FlaskSite):
+        return site.flask("mcp", "token", site.user_id(username), *args)
+    assert isinstance(site, DjangoSite)
+    return site.manage("mcp_token", username, *args)
+
+
+def token_rows(site: Site) -> list[Any]:
+    """Every stored row of the site's API tokens."""
+    if isinstance(site, FlaskSite):
+        path = site.app.config.get("MINIMCP_TOKEN_DATABASE") or f"{site.app.instance_path}/minimcp-tokens.sqlite3"
+        table = "api_token"
+    else:
+        assert isinstance(site, DjangoSite)
+        path, table = str(site.database), "minimcp_apitoken"
+    with sqlite3.connect(path) as db:
+        return db.execute(f"SELECT * FROM {table}").fetchall()
 
 
 def test_login_gates_the_endpoint(site: Site) -> None:
     refused = requests.post(site.url, json=request_message("tools/list", modern_params()), timeout=TIMEOUT,
                             headers={**modern_headers("tools/list"), "Accept": ACCEPT})
     assert refused.status_code == 401
-    assert "Authentication required" in refused.json()["error"]["message"]
+    message = refused.json()["error"]["message"]
+    assert message.startswith("Authentication required to use this site's MCP endpoint: ")
+    assert "let your MCP client sign you in" in message and TOKEN_COMMANDS[type(site)] in message
     assert refused.headers["WWW-Authenticate"].startswith("Bearer")
     wrong = requests.Session()
     wrong.headers["Authorization"] = "Bearer not-a-token"
@@ -75,10 +104,26 @@ def test_listing_and_calls_follow_the_users_permission(site: Site, mode: str) ->
         assert "all_notes" in [tool.name for tool in alice.list_tools().tools]
         assert "all_notes" not in [tool.name for tool in bob.list_tools().tools]
         assert alice.call_tool("all_notes", {}).structured_content == {"result": ["alice: mine"]}
-        with pytest.raises(MCPError, match=f"Permission denied: tool 'all_notes' requires {requirement}"):
+        with pytest.raises(MCPError) as refused:
             bob.call_tool("all_notes", {})
+    # The tool and what it requires, never the user (their name, their object's repr).
+    assert refused.value.message == f"Permission denied: tool 'all_notes' requires {requirement}"
     listing = site.raw("bob", request_message("tools/list", modern_params()), **modern_headers("tools/list"))
     assert listing.json()["result"]["cacheScope"] == "private"  # it depends on who asks
+
+
+def test_sign_in_documents_built_from_the_host_header_are_never_shared(site: Site) -> None:
+    """Each host names itself after the request's Host (a loopback one here): a shared cache must
+    never keep such a document for others, so it is private and varies with Host."""
+    assert isinstance(site, (FlaskSite, DjangoSite))
+    port, path = urlsplit(site.base).port, urlsplit(site.url).path
+    for document in (f"/.well-known/oauth-protected-resource{path}",
+                     f"/.well-known/oauth-authorization-server{path.rstrip('/')}"):
+        answer = requests.get(site.base + document, headers={"Host": f"localhost:{port}"}, timeout=TIMEOUT)
+        assert answer.status_code == 200, answer.text
+        assert f'"http://localhost:{port}/mcp' in answer.text
+        assert {part.strip() for part in answer.headers["Cache-Control"].split(",")} == {"private", "max-age=3600"}
+        assert "Host" in {name.strip() for name in answer.headers["Vary"].split(",")}
 
 
 def test_a_second_user_cannot_use_the_firsts_legacy_session(site: Site) -> None:
@@ -109,6 +154,37 @@ def test_a_second_user_cannot_replay_the_firsts_request_state(site: Site) -> Non
     assert site.notes() == ["keep me"]
     done = final_message(site.raw("alice", request_message("tools/call", modern_params(retry, capabilities)), **headers))
     assert done["result"]["content"][0]["text"] == f"Deleted note {note}."
+
+
+def test_an_api_token_from_the_hosts_command_works_until_revoked(site: Site) -> None:
+    issued = token_command(site, "bob", "--label", "bob's laptop")
+    assert issued.returncode == 0, issued.stderr
+    token = issued.stdout.strip()
+    assert token.startswith("mcp_") and len(token) > 40
+    site.tokens["bob's laptop"] = token
+    with site.client("bob's laptop", "auto") as client:
+        assert text(client.call_tool("whoami", {})) == "bob"
+    rows = token_rows(site)
+    assert not any(token in str(row) for row in rows) and any(digest(token) in row for row in rows)
+
+    listed = token_command(site, "bob", "--list")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert len(lines) == 2 and token not in listed.stdout  # the demo token and this one, by hint only
+    (laptop,) = [line for line in lines if "bob's laptop" in line]
+    number, hint = laptop.split("\t")[:2]
+    assert hint == token[:8] + "\u2026" and "never used" not in laptop  # it was just used
+    assert token_command(site, "alice", "--revoke", number).returncode != 0  # not alice's token
+
+    revoked = token_command(site, "bob", "--revoke", number)
+    assert revoked.returncode == 0, revoked.stderr
+    refused = site.raw("bob's laptop", request_message("tools/list", modern_params()), **modern_headers("tools/list"))
+    assert refused.status_code == 401
+    with site.client("bob", "auto") as client:  # bob's other token still works
+        assert text(client.call_tool("whoami", {})) == "bob"
+    assert len(token_command(site, "bob", "--list").stdout.splitlines()) == 1
+    unknown = token_command(site, "bob", "--revoke", number)
+    assert unknown.returncode != 0 and f"no token {number}" in unknown.stderr
 
 
 # --- tasks: each body runs as its own caller --------------------------------------------------------

@@ -478,3 +478,48 @@ def test_manage_py_check_says_when_clients_could_not_find_the_sign_in(tmp_path: 
     complete = subprocess.run([sys.executable, "manage.py", "check"], cwd=PROJECT, capture_output=True, text=True,
                               env=project_env(tmp_path / "db.sqlite3"), timeout=TIMEOUT)
     assert complete.returncode == 0 and "minimcp.W" not in complete.stderr + complete.stdout
+
+
+# --- Django: a project of other settings ---------------------------------------------------------------
+def start_variant(tmp_path: Path, settings: str) -> DjangoSite:
+    """The example project with ``settings`` (Python) on top of its own, in a process of its own."""
+    (tmp_path / "variant_settings.py").write_text("from notesite.settings import *  # noqa: F403\n" + settings)
+    pythonpath = project_env(tmp_path)["PYTHONPATH"] + os.pathsep + str(tmp_path)
+    return start_site(tmp_path, DJANGO_SETTINGS_MODULE="variant_settings", PYTHONPATH=pythonpath)
+
+
+def test_django_consent_is_csrf_protected_without_the_projects_csrf_middleware(
+        tmp_path: Path, serve_wsgi: Callable[[Any], str]) -> None:
+    site = start_variant(tmp_path, "MIDDLEWARE = [m for m in MIDDLEWARE if 'Csrf' not in m]\n")
+    try:
+        client = HandMadeClient(site, serve_wsgi)
+        browser = requests.Session()
+        login = browser.get(client.authorize().headers["Location"], timeout=TIMEOUT)  # to the login page, and back
+        assert "Sign in to Notes" in login.text
+        page = browser.post(login.url, timeout=TIMEOUT, data={
+            "username": "alice", "password": "alice", "next": _field(login.text, "next"),
+            "csrfmiddlewaretoken": _field(login.text, "csrfmiddlewaretoken")})
+        assert "Allow hand-made to use" in page.text, page.text
+        form = {"request": _field(page.text, "request"), "decision": "allow"}
+        forged = browser.post(page.url, data=form, timeout=TIMEOUT, allow_redirects=False)
+        assert forged.status_code == 403 and "Location" not in forged.headers
+        allowed = browser.post(page.url, timeout=TIMEOUT, allow_redirects=False,
+                               data={**form, "csrfmiddlewaretoken": _field(page.text, "csrfmiddlewaretoken")})
+        assert allowed.status_code == 302 and allowed.headers["Location"].startswith(client.redirect_uri)
+        assert "code" in parse_qs(urlsplit(allowed.headers["Location"]).query)
+    finally:
+        stop_site(site)
+
+
+def test_django_sign_in_over_plain_http_under_a_public_name_is_a_clear_400(tmp_path: Path) -> None:
+    site = start_variant(tmp_path, "ALLOWED_HOSTS = [*ALLOWED_HOSTS, 'notes.example']\n")
+    try:
+        for path in ("/.well-known/oauth-protected-resource/mcp/", "/.well-known/oauth-authorization-server/mcp"):
+            answer = requests.get(site.base + path, headers={"Host": "notes.example"}, timeout=TIMEOUT)
+            assert answer.status_code == 400 and "needs HTTPS" in answer.text
+        endpoint = requests.post(site.url, json={}, headers={"Host": "notes.example"}, timeout=TIMEOUT)
+        assert endpoint.status_code == 401 and endpoint.headers["WWW-Authenticate"] == 'Bearer realm="notes.example"'
+        with site.client("alice", "auto") as alice:
+            assert text(alice.call_tool("whoami", {})) == "alice"
+    finally:
+        stop_site(site)

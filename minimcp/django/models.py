@@ -1,26 +1,21 @@
 """Per-user API tokens: how an MCP client acts as a user without the site's login page.
 
 Only a SHA-256 digest of a token is stored; the token itself is shown once, when it is issued (in
-the admin, or by ``manage.py mcp_token``). A token carries 256 random bits, so a fast digest is
-enough: there is nothing to guess from it.
+the admin, or by ``manage.py mcp_token``; ``--list`` and ``--revoke N`` manage them). Why a fast
+digest is enough: ``minimcp.api_tokens``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-#: Every token starts with this, so a leaked one is recognisable (secret scanners, logs).
-TOKEN_PREFIX = "mcp_"
+from minimcp.api_tokens import TOKEN_PREFIX, describe, digest, issue
 
-
-def digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
+__all__ = ["TOKEN_PREFIX", "APIToken", "OAuthClient", "OAuthGrant", "digest"]
 
 
 class APIToken(models.Model):
@@ -40,10 +35,14 @@ class APIToken(models.Model):
 
     def issue(self) -> str:
         """Give this token a fresh secret and return it; only its digest is kept."""
-        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        self.digest = digest(token)
-        self.hint = token[:len(TOKEN_PREFIX) + 4]
-        return token
+        token = issue()
+        self.digest = token.digest
+        self.hint = token.hint
+        return token.secret
+
+    def describe(self) -> str:
+        """One line of ``manage.py mcp_token --list``."""
+        return describe(self.pk, self.hint, self.name, self.created, self.last_used)
 
     @classmethod
     def create(cls, user: Any, name: str) -> str:

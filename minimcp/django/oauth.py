@@ -4,8 +4,9 @@
 Registered clients and grants live in the project's database (``OAuthClient``, ``OAuthGrant``,
 digests only; delete a grant in the admin to sign that client out). The pending request is signed
 with ``SECRET_KEY`` (``django.core.signing``). The consent page is the template
-``minimcp/consent.html``, rendered behind ``LOGIN_URL`` and protected by the project's CSRF
-middleware; a project overrides it like any app template.
+``minimcp/consent.html``, rendered behind ``LOGIN_URL`` and CSRF-protected by its own view
+(``csrf_protect``, with or without the project's ``CsrfViewMiddleware``); a project overrides it
+like any app template.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from django.template.backends.django import DjangoTemplates
 from django.utils.cache import add_never_cache_headers
 from werkzeug.wrappers import Request
 
-from minimcp.hosting import principal_of
+from minimcp.hosting import for_the_asker_only, principal_of
 from minimcp.site_auth import (
     MAX_UNUSED_CLIENTS,
     TEMPLATES,
@@ -153,11 +154,13 @@ def token_user(server: SiteAuthorizationServer, token: str) -> Any:
 
 
 def answer(server: SiteAuthorizationServer, request: HttpRequest) -> HttpResponse:
-    """One of the AS tier's endpoints or metadata documents, through its werkzeug handler."""
+    """One of the AS tier's endpoints or metadata documents, through its werkzeug handler; the
+    documents name the request's host (``ALLOWED_HOSTS`` vets it, but may be ``*``): private."""
     environ = {**request.META, "wsgi.input": io.BytesIO(request.body), "CONTENT_LENGTH": str(len(request.body))}
     reply = server.answer(Request(environ))
     if reply is None:
         return HttpResponse("Not found", status=404, content_type="text/plain")
+    for_the_asker_only(reply)
     response = HttpResponse(reply.get_data(), status=reply.status_code)
     for name, value in reply.headers.items():
         response[name] = value
@@ -174,7 +177,7 @@ def _consent_page() -> Any:
 
 
 def consent(server: SiteAuthorizationServer, request: HttpRequest) -> HttpResponse:
-    """The page where a signed-in user allows or denies an MCP client (CSRF: the project's middleware)."""
+    """The page where a signed-in user allows or denies an MCP client (CSRF: ``csrf_protect`` in ``MCP.urls``)."""
     sealed = request.POST.get("request", "") if request.method == "POST" else request.GET.get("request", "")
     pending = server.pending(sealed)
     if pending is None:

@@ -10,16 +10,19 @@ from typing import Any, Callable, TypeVar
 from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.urls import path, re_path, reverse
-from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from minimcp.hosting import (
+    SIGN_IN_WITH_CLIENT,
     AccessRule,
     Forwarded,
     HostedServer,
+    api_token_way,
     forbidden_origin,
     forward,
     origin_allowed,
     principal_of,
+    sign_in_unavailable,
     unauthorized,
 )
 from minimcp.site_auth import CONSENT_PATH, ENDPOINT_PATHS, SiteAuthorizationServer, bearer_token
@@ -94,7 +97,8 @@ class MCP(HostedServer):
         if self.oauth:
             oauth = csrf_exempt(self._oauth_view)  # clients post these; none is a form of the site's
             patterns += [path(name.strip("/"), oauth, name=name.strip("/")) for name in ENDPOINT_PATHS]
-            patterns.append(path(CONSENT_PATH.strip("/"), self._consent_view, name="consent"))
+            # A form of the site's: CSRF-protected by itself, whether or not the project runs CsrfViewMiddleware.
+            patterns.append(path(CONSENT_PATH.strip("/"), csrf_protect(self._consent_view), name="consent"))
         return patterns, "minimcp"
 
     @property
@@ -147,8 +151,17 @@ class MCP(HostedServer):
         return None
 
     def _unauthorized(self, request: HttpRequest, error: str | None) -> HttpResponseBase:
-        challenge = self._authorization_server(request).www_authenticate(error) if self.oauth else None
-        return _response(unauthorized(request.get_host(), challenge))
+        """The 401, offering the ways in this project has: its sign-in, its API tokens, its login."""
+        ways = []
+        challenge = None
+        if self.oauth:
+            ways.append(SIGN_IN_WITH_CLIENT)
+            server = self._authorization_server(request)
+            if sign_in_unavailable(server.issuer) is None:
+                challenge = server.www_authenticate(error)
+        if self.api_tokens:
+            ways.append(api_token_way("python manage.py mcp_token USERNAME") + " or in the admin")
+        return _response(unauthorized(request.get_host(), challenge, ways))
 
     # --- signing in with the project's login (oauth) ---------------------------------------------
     def _authorization_server(self, request: HttpRequest) -> SiteAuthorizationServer:
@@ -159,7 +172,9 @@ class MCP(HostedServer):
     def _oauth_view(self, request: HttpRequest, *args: Any) -> HttpResponseBase:
         from minimcp.django.oauth import answer
 
-        return answer(self._authorization_server(request), request)
+        server = self._authorization_server(request)
+        refused = sign_in_unavailable(server.issuer)
+        return _response(refused) if refused is not None else answer(server, request)
 
     def _consent_view(self, request: HttpRequest) -> HttpResponseBase:
         from minimcp.django.oauth import consent

@@ -38,10 +38,23 @@ then acts as that user: ``current_user`` in tools, and the MCP principal. Client
 kept in memory unless ``oauth_store=`` names a ``minimcp.site_auth.GrantStore``; the pending
 request is signed with the application's ``SECRET_KEY``. See ``minimcp.site_auth``.
 
+API tokens (``api_tokens=True``, the default, on a site that can load a user from its id): ``flask
+mcp token USER`` prints one, ``--list`` and ``--revoke N`` manage them (``minimcp.flask.tokens``,
+which says where they are kept); a request to the endpoint with ``Authorization: Bearer <token>``
+acts as that user.
+
+The sign-in documents name the site by ``SERVER_NAME`` (and ``PREFERRED_URL_SCHEME``) when the
+application sets it, and are then public and cacheable. Otherwise they follow the request's host,
+which the client chose, so they are served ``private`` with ``Vary: Host``: no shared cache keeps
+one built from a forged ``Host`` for others (``hosting.for_the_asker_only``; the Django host does
+the same). A request over plain http under a public name gets a 400 saying that sign-in needs
+HTTPS.
+
 ``flask mcp stdio`` serves the same tools over stdio; ``flask mcp inspect|call|install`` are the
 ``minimcp`` verbs for it (``minimcp.flask.commands``). There is no HTTP request there: each call
 runs in an application context and a stand-in request context for the endpoint's URL, signed in
-(Flask-Login) as the user given with ``--user ID``, anonymous otherwise.
+(Flask-Login) as the user given with ``--user ID``, anonymous otherwise: then every tool with an
+``allowed=`` rule is hidden and refused.
 """
 
 from __future__ import annotations
@@ -72,13 +85,18 @@ from flask.cli import AppGroup
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.wrappers import Request
 
+from minimcp.flask.tokens import TokenStore, default_store, token_command
 from minimcp.hosting import (
+    SIGN_IN_WITH_CLIENT,
     Forwarded,
     HostedServer,
+    api_token_way,
+    for_the_asker_only,
     forbidden_origin,
     forward,
     origin_allowed,
     principal_of,
+    sign_in_unavailable,
     too_large,
     unauthorized,
 )
@@ -113,14 +131,18 @@ class MCP(HostedServer):
     ``oauth=True`` lets MCP clients sign in with the site's own login (see the module's docs);
     ``login_url`` is where a visitor signs in when the site does not use Flask-Login's
     ``login_view`` (``?next=`` brings them back), ``load_user`` turns a user id back into a user
-    when the site does not use Flask-Login's ``user_loader``. ``http_options`` configure the endpoint (``json_response``, ``session_idle_timeout``, ...); every
-    other keyword configures the server, as for ``MCPServer``.
+    when the site does not use Flask-Login's ``user_loader``. ``api_tokens`` lets users' API tokens
+    (``flask mcp token``) in, kept by ``token_store`` (default: a SQLite file in the instance
+    folder, see ``minimcp.flask.tokens``). ``http_options`` configure the endpoint
+    (``json_response``, ``session_idle_timeout``, ...); every other keyword configures the server,
+    as for ``MCPServer``.
     """
 
     def __init__(self, app: Flask | None = None, name: str | None = None, *, url_prefix: str = "/mcp",
                  user: Callable[[], Any] | None = None, login_required: bool | None = None,
                  allowed_origins: Sequence[str] = (), oauth: bool = False, login_url: str | None = None,
                  load_user: Callable[[str], Any] | None = None, oauth_store: GrantStore | None = None,
+                 api_tokens: bool = True, token_store: TokenStore | None = None,
                  http_options: dict[str, Any] | None = None, **options: Any) -> None:
         if isinstance(app, str):
             raise TypeError(f"MCP's first argument is the Flask app; name the server with MCP(app, name={app!r})")
@@ -134,6 +156,8 @@ class MCP(HostedServer):
         self.login_url = login_url
         self._user_loader = load_user
         self._oauth_store = oauth_store
+        self.api_tokens = api_tokens
+        self._token_store = token_store
         self._stdio_user: str | None = None  # the user id ``flask mcp stdio --user`` runs as
         self._http_options = dict(http_options or {})
         self._endpoint = self.endpoint(**self._http_options)
@@ -155,6 +179,9 @@ class MCP(HostedServer):
             csrf.exempt(self._view)
         if self.oauth:
             self._add_authorization_server(app, prefix)
+        if self.oauth or self.api_tokens:
+            # First of the application's hooks, so that its own see the token's user as current_user.
+            app.before_request_funcs.setdefault(None, []).insert(0, self._sign_in_token)
         app.cli.add_command(self._commands())
 
     def _add_authorization_server(self, app: Flask, prefix: str) -> None:
@@ -175,8 +202,6 @@ class MCP(HostedServer):
         csrf = app.extensions.get("csrf")  # the consent form carries a token of its own; the rest is for clients
         if csrf is not None:
             csrf.exempt(pages)
-        # First of the application's hooks, so that its own see the token's user as current_user.
-        app.before_request_funcs.setdefault(None, []).insert(0, self._sign_in_token)
 
     # --- who is calling ------------------------------------------------------------------------
     def host_user(self) -> Any:
@@ -185,7 +210,7 @@ class MCP(HostedServer):
         if has_request_context() and g.get(_TOKEN_USER) is not None:
             return g.get(_TOKEN_USER)
         if self._stdio_user is not None and not has_request_context():
-            return _load_user(self._stdio_user)
+            return self._load(self._stdio_user)
         if self._user_rule is not None:
             return self._user_rule()
         if has_request_context() and hasattr(current_app, "login_manager"):
@@ -206,23 +231,47 @@ class MCP(HostedServer):
             return _response(forbidden_origin())
         principal = principal_of(self.host_user())
         if principal is None and self._needs_login():
-            challenge = None
-            if self.oauth:
-                sent = bearer_token(request.headers.get("Authorization", "")) is not None
-                challenge = self._authorization_server().www_authenticate("invalid_token" if sent else None)
-            return _response(unauthorized(current_app.name, challenge))
+            return _response(self._unauthorized())
         if (request.content_length or 0) > self._endpoint.max_request_body_size:
             return _response(too_large())
         return _response(forward(self._endpoint, request.environ, request.get_data(cache=True), principal))
 
+    def _unauthorized(self) -> Forwarded:
+        """The 401, offering the ways in this site has: its sign-in, its API tokens, its login."""
+        ways = []
+        challenge = None
+        if self.oauth:
+            ways.append(SIGN_IN_WITH_CLIENT)
+            server = self._authorization_server()
+            if sign_in_unavailable(server.issuer) is None:
+                sent = bearer_token(request.headers.get("Authorization", "")) is not None
+                challenge = server.www_authenticate("invalid_token" if sent else None)
+        if self._takes_api_tokens():
+            ways.append(api_token_way("flask mcp token USER"))
+        return unauthorized(current_app.name, challenge, ways)
+
     # --- signing in with the site's login (oauth=True) ------------------------------------------
     def _authorization_server(self) -> SiteAuthorizationServer:
-        return SiteAuthorizationServer(current_app.extensions["minimcp.grants"], _Signer(current_app.secret_key), request.host_url,
-                                       request.script_root + self.url_prefix, self.name,
+        return SiteAuthorizationServer(current_app.extensions["minimcp.grants"], _Signer(current_app.secret_key),
+                                       self._site_url(), request.script_root + self.url_prefix, self.name,
                                        current_app.extensions["minimcp.registrations"])
 
+    def _site_url(self) -> str:
+        """The site's own name when the application configures one, else the request's host."""
+        name = current_app.config.get("SERVER_NAME")
+        if name:
+            return f"{current_app.config.get('PREFERRED_URL_SCHEME') or 'http'}://{name}/"
+        return request.host_url
+
     def _oauth_view(self) -> Any:
-        return self._authorization_server().answer(Request(request.environ)) or ("Not found", 404)
+        server = self._authorization_server()
+        refused = sign_in_unavailable(server.issuer)
+        if refused is not None:
+            return _response(refused)
+        reply = server.answer(Request(request.environ))
+        if reply is None:
+            return "Not found", 404
+        return reply if current_app.config.get("SERVER_NAME") else for_the_asker_only(reply)
 
     def _consent_view(self) -> Any:
         """The page where a signed-in user allows or denies an MCP client."""
@@ -257,22 +306,45 @@ class MCP(HostedServer):
         return manager.unauthorized()
 
     def _sign_in_token(self) -> None:
-        """A request to the endpoint with an access token this site issued acts as the token's user."""
+        """A request to the endpoint with an access token this site issued, or one of its users'
+        API tokens, acts as the token's user."""
         if request.endpoint != "minimcp":
             return
         token = bearer_token(request.headers.get("Authorization", ""))
-        access = self._authorization_server().load_access_token(token) if token else None
-        if access is None or access.subject is None:
+        user_id = self._token_subject(token) if token else None
+        if user_id is None:
             return
-        user = self._load(access.subject)
+        user = self._load(user_id)
         if user is None or not getattr(user, "is_active", True):
             return
         setattr(g, _TOKEN_USER, user)
         if hasattr(current_app, "login_manager"):
             setattr(g, _FLASK_LOGIN_USER, user)
 
+    def _token_subject(self, token: str) -> str | None:
+        if self.oauth:
+            access = self._authorization_server().load_access_token(token)
+            if access is not None and access.subject is not None:
+                return access.subject
+        return self.tokens.user_id_for(token) if self._takes_api_tokens() else None
+
     def _load(self, user_id: str) -> Any:
         return self._user_loader(user_id) if self._user_loader is not None else _load_user(user_id)
+
+    # --- API tokens ----------------------------------------------------------------------------
+    @property
+    def tokens(self) -> TokenStore:
+        """The current application's API tokens (``token_store``, or its SQLite file)."""
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        store = app.extensions.get("minimcp.tokens")
+        if store is None:
+            store = app.extensions["minimcp.tokens"] = self._token_store or default_store(app)
+        return store  # type: ignore[no-any-return]
+
+    def _takes_api_tokens(self) -> bool:
+        """Whether a token's user can be loaded: API tokens need the site's way from an id to a user."""
+        manager = getattr(current_app, "login_manager", None)
+        return self.api_tokens and (self._user_loader is not None or getattr(manager, "_user_callback", None) is not None)
 
     # --- where the calls run -------------------------------------------------------------------
     def call_scope(self) -> contextlib.AbstractContextManager[Any]:
@@ -283,10 +355,10 @@ class MCP(HostedServer):
             environ["CONTENT_LENGTH"] = str(len(body))
             values = {k: v for k, v in vars(g).items() if k not in (_FLASK_LOGIN_USER, _TOKEN_USER)}
             return _request_scope(current_app._get_current_object(), environ, values,  # type: ignore[attr-defined]
-                                  self._sign_in_token if self.oauth else None)
+                                  self._sign_in_token if self.oauth or self.api_tokens else None)
         if has_app_context():
             return _command_scope(current_app._get_current_object(), self.url_prefix,  # type: ignore[attr-defined]
-                                  self._stdio_user)
+                                  self._stdio_user, self._load)
         return contextlib.nullcontext()
 
     # --- the command line ----------------------------------------------------------------------
@@ -294,14 +366,15 @@ class MCP(HostedServer):
         group = AppGroup("mcp", help="Serve this application's MCP tools.")
 
         @group.command("stdio")
-        @click.option("--user", "user_id", default=None, help="Run every call as this user id (Flask-Login).")
+        @click.option("--user", "user_id", default=None, help="Run every call as this user id.")
         def stdio(user_id: str | None) -> None:
             """Serve the tools over stdin/stdout (for an MCP client that starts this command)."""
-            if user_id is not None and _load_user(user_id) is None:
+            if user_id is not None and self._load(user_id) is None:
                 raise click.BadParameter(f"no user with id {user_id!r}", param_hint="--user")
             self._stdio_user = user_id
             self.run("stdio")
 
+        group.add_command(token_command(self))
         from minimcp.flask.commands import add_commands  # inspect, call, install: minimcp's verbs for this app
 
         add_commands(group, self)
@@ -323,14 +396,15 @@ def _request_scope(app: Flask, environ: dict[str, Any], values: dict[str, Any],
 
 
 @contextlib.contextmanager
-def _command_scope(app: Flask, path: str, user_id: str | None) -> Iterator[None]:
+def _command_scope(app: Flask, path: str, user_id: str | None, load: Callable[[str], Any]) -> Iterator[None]:
     """On the worker, for a call with no HTTP request (``flask mcp stdio``): an app context and a
-    stand-in request for ``path``, signed in as ``user_id`` when there is one."""
+    stand-in request for ``path``, signed in as ``user_id`` when there is one. The user is loaded
+    there, with the call's own ``db.session``, and put where Flask-Login looks for the request's
+    user: not through ``login_user``, which writes a session cookie that nobody receives here (and
+    needs a ``SECRET_KEY`` the site may not have)."""
     with app.app_context(), app.test_request_context(path):
         if user_id is not None:
-            from flask_login import login_user
-
-            login_user(_load_user(user_id))
+            setattr(g, _FLASK_LOGIN_USER, load(user_id))
         yield
 
 
@@ -339,7 +413,8 @@ def _load_user(user_id: str) -> Any:
     manager = getattr(current_app, "login_manager", None)
     loader = getattr(manager, "_user_callback", None)
     if loader is None:
-        raise click.UsageError("--user needs Flask-Login with a user_loader on this application")
+        raise click.UsageError("finding a user by id needs Flask-Login's user_loader on this application "
+                               "(or MCP(load_user=...))")
     return loader(user_id)
 
 
