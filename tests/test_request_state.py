@@ -137,9 +137,22 @@ def test_garbage_input_responses_are_errors_not_results(serve_http: Callable[...
             answer = final_message(response, message["id"])
             assert answer.get("result", {}).get("resultType") != "complete"
             continue
+        params["requestState"] = first_round(url)["requestState"]  # the round that asked elicit:0
         response, message = modern_post(url, "tools/call", params, capabilities=CAPS)
         answer = final_message(response, message["id"])
         assert "error" in answer and answer["error"]["code"] == -32602, answer
+
+
+def test_an_answer_to_a_question_never_asked_is_not_used(serve_http: Callable[..., str]) -> None:
+    """A first call carrying inputResponses (no requestState: nothing was asked yet) gets the
+    question asked; the answer it brought along is not taken for one."""
+    url = serve_http(server())
+    params = {"name": "open_vault", "arguments": {"door": "front"},
+              "inputResponses": {"elicit:0": {"action": "accept", "content": {"ok": True}}}}
+    result = modern_rpc(url, "tools/call", params, capabilities=CAPS)["result"]
+    assert result["resultType"] == "input_required"
+    assert list(result["inputRequests"]) == ["elicit:0"]
+    assert retry(url, result["requestState"])["result"]["content"][0]["text"] == "front: accept"
 
 
 def test_extra_and_missing_answers(serve_http: Callable[..., str]) -> None:

@@ -357,8 +357,8 @@ class AnswerBook:
                 raise _changed_question(key)
             return recorded["r"]
         asked = self._asked.get(key)
-        if key in self._fresh:
-            if asked is not None and asked["d"] != question:
+        if key in self._fresh and asked is not None:  # an answer counts only to a question asked last round
+            if asked["d"] != question:
                 raise _changed_question(key)
             response = validated_answer(method, key, self._fresh.pop(key))
             self._answers[key] = {"d": question, "r": response}
