@@ -217,6 +217,7 @@ class MCPServer(Generic[LifespanT]):
         middleware: Sequence[ServerMiddleware[Any]] | None = None,
         component_filter: ComponentFilter | None = None,
         backend: BackendSpec = None,
+        subscription_filter: Callable[[Context, str], bool] | None = None,
     ) -> None:
         require_sync_lifespan(lifespan)
         if request_state_security is not None and request_state_security.explicit and not name \
@@ -252,6 +253,9 @@ class MCPServer(Generic[LifespanT]):
         self.visibility = Visibility()
         #: ``(ctx, component) -> bool``: whether this request's caller sees and may use ``component``.
         self.component_filter = component_filter
+        #: ``(ctx, uri) -> bool``: whether this request's caller may hear ``uri``'s updates (a listen
+        #: leaves the others out of what it honours; a legacy ``resources/subscribe`` is refused).
+        self.subscription_filter = subscription_filter
         self._lowlevel_server: Server[Any] = Server(
             self.name, version=version, title=title, description=description, instructions=instructions,
             website_url=website_url, icons=icons, lifespan=(lambda _: lifespan(self)) if lifespan else None,
@@ -261,7 +265,7 @@ class MCPServer(Generic[LifespanT]):
             max_calls_per_principal=max_calls_per_principal, max_questions_per_principal=max_questions_per_principal,
             on_list_tools=self._list_tools, on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates, on_list_prompts=self._list_prompts,
-            on_subscribe_resource=_subscribe, on_unsubscribe_resource=_unsubscribe,
+            on_subscribe_resource=self._subscribe, on_unsubscribe_resource=_unsubscribe,
             on_subscriptions_listen=None if subscriptions is False else self._listen, backend=backend,
         )
         low = self._lowlevel_server
@@ -496,9 +500,21 @@ class MCPServer(Generic[LifespanT]):
 
     def _listen(self, ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams) -> None:
         assert ctx.outbox is not None and ctx.request_id is not None
-        tasks = self.tasks.listen_filter((ctx.params or {}).get("notifications"), Context(ctx, self))
-        self.dispatcher.listens.open(ctx.request_id, params.notifications, ctx.outbox, extra=tasks,
+        context = Context(ctx, self)
+        tasks = self.tasks.listen_filter((ctx.params or {}).get("notifications"), context)
+        wanted = params.notifications
+        if self.subscription_filter is not None and wanted.resource_subscriptions:
+            allowed = [uri for uri in wanted.resource_subscriptions if self.subscription_filter(context, uri)]
+            wanted = wanted.model_copy(update={"resource_subscriptions": allowed})
+        self.dispatcher.listens.open(ctx.request_id, wanted, ctx.outbox, extra=tasks,
                                      principal=principal_of(ctx.transport, ctx.session.connection))
+
+    def _subscribe(self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> dict[str, Any]:
+        uri = str(params.uri)
+        if self.subscription_filter is not None and not self.subscription_filter(Context(ctx, self), uri):
+            raise MCPError(INVALID_PARAMS, f"Not allowed to subscribe to {uri}")
+        ctx.session.connection.subscriptions.add(uri)
+        return {}
 
     def _tool_required_scopes(self, name: str) -> list[str]:
         tool = self.get_tool(name)
@@ -888,11 +904,6 @@ class MCPServer(Generic[LifespanT]):
         if transport == "streamable-http":
             options.setdefault("debug", self.settings.debug)
         self._lowlevel_server.run(transport=transport, **options)
-
-
-def _subscribe(ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> dict[str, Any]:
-    ctx.session.connection.subscriptions.add(str(params.uri))
-    return {}
 
 
 def _unsubscribe(ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams) -> dict[str, Any]:
