@@ -429,7 +429,7 @@ BAD_REQUESTS = {
     "content-length and chunked": (
         b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
         b"0\r\n\r\n", 400),
-    "transfer coding other than chunked": (b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\nab", 501),
+    "transfer coding other than chunked": (b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\nab", 400),
     "invalid content-length": (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: abc\r\n\r\n", 400),
     "negative content-length": (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: -1\r\n\r\n", 400),
     "non-ascii digit content-length": (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: \xb2\r\n\r\nab", 400),
@@ -452,9 +452,9 @@ BAD_REQUESTS = {
     "bare LF ending the request line": (b"GET / HTTP/1.1\nHost: t\r\n\r\n", 400),
     "bare CR in a header value": (b"GET / HTTP/1.1\r\nHost: t\r\nX-A: a\rb\r\n\r\n", 400),
     "NUL in a header value": (b"GET / HTTP/1.1\r\nHost: t\r\nX-A: a\x00b\r\n\r\n", 400),
-    "gzip before chunked": (b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501),
+    "gzip before chunked": (b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 400),
     "two transfer-encoding fields": (b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n"
-                                     b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 501),
+                                     b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400),
     "transfer-encoding in HTTP/1.0": (b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400),
     "content-length of 5000 digits": (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n",
                                       400),

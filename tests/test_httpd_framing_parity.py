@@ -65,6 +65,11 @@ PROBES = {
     "two Content-Type fields": POST + b"Content-Type: a/b\r\nContent-Type: c/d\r\nContent-Length: 0\r\n\r\n",
     "an expectation other than 100-continue": b"GET /first HTTP/1.1\r\nHost: t\r\nExpect: teapot\r\n\r\n",
     # Strictness minimcp had before, checked against gunicorn's all the same.
+    "Transfer-Encoding gzip": POST + b"Transfer-Encoding: gzip\r\n\r\nhello",
+    "Transfer-Encoding identity": POST + b"Transfer-Encoding: identity\r\n\r\nhello",
+    "Transfer-Encoding chunked, gzip": POST + b"Transfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n",
+    "two Transfer-Encoding fields": POST + b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                    b"0\r\n\r\n",
     "Content-Length and chunked": POST + b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
     "conflicting Content-Length fields": POST + b"Content-Length: 1\r\nContent-Length: 5\r\n\r\nhello",
     "Content-Length with a sign": POST + b"Content-Length: +5\r\n\r\nhello",

@@ -255,6 +255,10 @@ class _Parser:
 
     def _refusal(self, exc: h11.RemoteProtocolError) -> BadRequest:
         status = exc.error_status_hint
+        if status == 501:
+            # h11's hint for a Transfer-Encoding other than one "chunked": chunked is then not the
+            # final coding, and RFC 9112 section 6.3 says 400 (as gunicorn answers).
+            status = 400
         if status == 431 and self._framing is not None and b"\n" not in self._framing[:MAX_LINE]:
             status = 414  # it is the request line that never ended
         return BadRequest(_STATUS.get(status, _STATUS[400]), str(exc))
