@@ -33,26 +33,18 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (REPO, os.environ.
 PAIRS = [("minimcp", "mcp"), ("minimcp.server", "mcp.server"), ("minimcp.client", "mcp.client")]
 READY = re.compile(r"http://127\.0\.0\.1:(\d+)")
 
-MINIMCP_SERVER = """
-from minimcp.server import MCPServer
+#: The same 100 tools on both SDKs; each program then serves them its own way on a port it picks.
+TOOLS = """
+from mcp_sdk.server import MCPServer
 mcp = MCPServer("tools", log_level="INFO")
 for i in range(100):
     def tool(text: str, n: int = 0) -> str:
         return text
     mcp.tool(name=f"tool_{i}", description=f"Tool number {i}")(tool)
-mcp.run(transport="streamable-http", port=0)
 """
-
-OFFICIAL_SERVER = """
-import uvicorn
-from mcp.server import MCPServer
-mcp = MCPServer("tools", log_level="WARNING")
-for i in range(100):
-    def tool(text: str, n: int = 0) -> str:
-        return text
-    mcp.tool(name=f"tool_{i}", description=f"Tool number {i}")(tool)
-uvicorn.run(mcp.streamable_http_app(), host="127.0.0.1", port=0, log_level="info", access_log=False)
-"""
+MINIMCP_SERVER = TOOLS.replace("mcp_sdk", "minimcp") + 'mcp.run(transport="streamable-http", port=0)\n'
+OFFICIAL_SERVER = ("import uvicorn\n" + TOOLS.replace("mcp_sdk", "mcp")
+                   + 'uvicorn.run(mcp.streamable_http_app(), host="127.0.0.1", port=0, log_level="info", access_log=False)\n')
 
 
 def import_seconds(module: str, repeats: int) -> float:
