@@ -105,7 +105,7 @@ def test_each_user_sees_exactly_the_tools_their_permissions_allow(library: Libra
 
 def test_a_call_without_the_permission_is_refused_and_the_server_keeps_serving(library: Library) -> None:
     with library.client("carol") as client:
-        with pytest.raises(MCPError, match=r"requires the permission library\.view_book, which carol lacks"):
+        with pytest.raises(MCPError, match=r"Permission denied: tool .* requires the permission library\.view_book$"):
             client.call_tool("list_books", {})
         with pytest.raises(MCPError, match="BookViewSet's permission classes"):
             client.call_tool("api_books_create", {"title": "Mine", "author": 1, "year": 2000})

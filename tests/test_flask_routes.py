@@ -96,7 +96,7 @@ def test_error_handlers_and_before_request_hooks_apply(library: Library) -> None
 def test_a_tool_limited_to_some_users_is_hidden_from_the_others_and_refused(library: Library) -> None:
     with library.client("rae") as client:
         assert "add_book" not in {tool.name for tool in client.list_tools().tools}
-        with pytest.raises(MCPError, match="requires a librarian account, which rae lacks"):
+        with pytest.raises(MCPError, match="requires a librarian account$"):
             client.call_tool("add_book", {"title": "Mine", "author": "Me"})
 
 
@@ -125,7 +125,7 @@ def test_an_anonymous_caller_sees_only_the_routes_opened_to_anyone(serve_wsgi: C
     from flask_login import LoginManager, login_required
 
     from minimcp.flask import MCP
-    from minimcp.flask.routes import publish_route
+    from minimcp.flask.routes import ANYONE, publish_route
 
     app = Flask("open")
     app.config["SECRET_KEY"] = "test"
@@ -147,9 +147,9 @@ def test_an_anonymous_caller_sees_only_the_routes_opened_to_anyone(serve_wsgi: C
         return "sign in here"
 
     MCP(app, login_required=False)
-    publish_route(app, "hours", allowed=lambda user: True)
+    publish_route(app, "hours", allowed=ANYONE)
     publish_route(app, "account")
-    publish_route(app, "account", name="account_anyway", allowed=lambda user: True)
+    publish_route(app, "account", name="account_anyway", allowed=ANYONE)
     with Client(serve_wsgi(app) + "/mcp", mode=mode) as client:
         assert {tool.name for tool in client.list_tools().tools} == {"hours", "account_anyway"}
         assert answer(client.call_tool("hours", {})) == {"open": "9-17"}

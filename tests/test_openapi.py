@@ -191,7 +191,7 @@ def test_in_a_web_application_only_the_users_allowed_see_and_call_the_api(api: s
         with Client(streamable_http_client(url, http_client=http)) as client:
             seen[user] = {tool.name for tool in client.list_tools().tools} & set(names)
             if user == "rae":
-                with pytest.raises(MCPError, match="requires a librarian account, which rae lacks"):
+                with pytest.raises(MCPError, match="requires a librarian account$"):
                     client.call_tool("listPets", {})
             else:
                 assert [pet["name"] for pet in body(client.call_tool("listPets", {}))] == ["Tom", "Rex"]

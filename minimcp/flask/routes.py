@@ -17,7 +17,8 @@ the caller's ``Authorization`` and ``Cookie`` headers are passed on). An answer 
 redirect (to a login page, say), is an error result with the status and the start of the body.
 In an application with Flask-Login a route's tool is for signed-in users unless ``allowed=`` says
 otherwise, so an anonymous caller (``MCP(app, login_required=False)``) never sees a tool whose
-route would send it to the login page.
+route would send it to the login page. A rule speaks about users, so it is never asked about a
+caller with none; ``allowed=ANYONE`` publishes a tool with no rule, for anonymous callers too.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from minimcp.server.mcpserver.exceptions import ToolError
 from minimcp.server.mcpserver.generated import Argument, http_answer, tool_function
 from minimcp.server.mcpserver.signature import type_hints
 
-__all__ = ["publish_route"]
+__all__ = ["ANYONE", "publish_route"]
 
 #: The environ key that carries the MCP caller into the inner request (no client can set it: a
 #: client's headers arrive as HTTP_* keys).
@@ -47,6 +48,12 @@ _QUERY = ("GET", "DELETE", "HEAD")
 _PASSED_ON = ("Authorization", "Cookie")
 
 
+def ANYONE(user: Any) -> bool:
+    """``publish_route(..., allowed=ANYONE)``: no rule at all, so a caller with no user sees the
+    tool too (a rule of your own is never asked about one)."""
+    return True
+
+
 def publish_route(app: Flask, view: str | Callable[..., Any], *, name: str | None = None,
                   method: str | None = None, arguments: type[BaseModel] | None = None,
                   description: str | None = None, allowed: AccessRule | None = None,
@@ -54,7 +61,7 @@ def publish_route(app: Flask, view: str | Callable[..., Any], *, name: str | Non
     """Publish the route of ``view`` (an endpoint name or the view function) on the application's
     MCP server (``MCP(app)``, initialised first) as a tool; its name (default: the endpoint's).
     ``method`` picks one of a route's methods; ``allowed`` limits who sees and calls the tool (with
-    Flask-Login, by default, signed-in users: ``allowed=lambda user: True`` opens it to anyone)."""
+    Flask-Login, by default, signed-in users: ``allowed=ANYONE`` opens it to anyone)."""
     mcp = app.extensions.get("minimcp")
     if mcp is None:
         raise RuntimeError("publish_route needs the application's MCP server: call MCP(app) or mcp.init_app(app) first")
@@ -82,7 +89,9 @@ def publish_route(app: Flask, view: str | Callable[..., Any], *, name: str | Non
     doc = description or inspect.getdoc(fn) or ""
     words = f"{verb} {rule.rule}" + (f": {doc}" if doc else "")
     _adopt_callers(app, mcp)
-    if allowed is None and hasattr(app, "login_manager"):  # safe by default: the route may need a login
+    if allowed is ANYONE:
+        allowed = None
+    elif allowed is None and hasattr(app, "login_manager"):  # safe by default: the route may need a login
         allowed, requirement = _signed_in, requirement or "a signed-in user"
     mcp.add_tool(tool_function(tool_name, listed, body, description=words), tool_name, allowed=allowed,
                  requirement=requirement)
