@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Union
 
-from minimcp.server.backends.base import Backend, BackendUnavailable, SessionListener
+from minimcp.server.backends.base import Backend, BackendUnavailable, SessionListener, SharedBackend
 from minimcp.server.backends.memory import MemoryBackend
 
 if TYPE_CHECKING:
@@ -51,4 +51,5 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["Backend", "BackendSpec", "BackendUnavailable", "MemoryBackend", "RedisBackend", "SessionListener",
+           "SharedBackend",
            "resolve_backend"]

@@ -81,75 +81,82 @@ class Backend(ABC):
         heartbeats); ``None``: one process, nothing to hear."""
         return None
 
-    # --- legacy sessions (shared backends only) -------------------------------------------------
+    def close(self) -> None:
+        """Release connections and threads; the backend may be used again afterwards."""
+
+
+class SharedBackend(Backend):
+    """A backend other processes see too (``RedisBackend``): legacy sessions, the questions their
+    workers wait on and the streams they feed then travel through it, so any process serves any
+    request of any session."""
+
+    shared = True
+
+    @abstractmethod
     def save_session(self, session_id: str, record: dict[str, Any], ttl: float) -> None:
         """Store a session's record; it expires ``ttl`` seconds after its last use."""
-        raise NotImplementedError
 
+    @abstractmethod
     def load_session(self, session_id: str, ttl: float) -> dict[str, Any] | None:
         """The record, its expiry renewed; ``None`` when the session ended or expired."""
-        raise NotImplementedError
 
+    @abstractmethod
     def renew_session(self, session_id: str, ttl: float) -> bool:
         """Push a live session's expiry back (a call of it still computes); whether it is still there."""
-        raise NotImplementedError
 
+    @abstractmethod
     def session_alive(self, session_id: str) -> bool:
         """Whether the session is still there (without renewing it)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def delete_session(self, session_id: str) -> bool:
         """End the session for every process; whether it existed."""
-        raise NotImplementedError
 
+    @abstractmethod
     def next_request_id(self, session_id: str) -> int:
         """A server-to-client request id no process of this deployment has used in the session."""
-        raise NotImplementedError
 
+    @abstractmethod
     def append_event(self, session_id: str, stream_id: str, seq: int, message: dict[str, Any] | None,
                      final: bool, origin: dict[str, Any], ttl: float) -> None:
         """Keep event ``seq`` of one of the session's resumable streams for ``ttl`` seconds;
         ``origin`` says which process sends it and for which request."""
-        raise NotImplementedError
 
+    @abstractmethod
     def read_events(self, session_id: str, stream_id: str, after: int,
                     timeout: float) -> list[tuple[int, dict[str, Any] | None, bool]]:
         """The events of the stream after ``after``, as ``(seq, message, final)``; waits up to
         ``timeout`` seconds for one when there is none yet (a stream still running elsewhere)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def last_event(self, session_id: str, stream_id: str) -> tuple[int, dict[str, Any]] | None:
         """The newest event's ``seq`` of the session's stream and its ``origin``; ``None`` when the
         session has no such stream (or it expired)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def process_id(self) -> str:
         """This process's name in the deployment, kept alive by a heartbeat while it runs."""
-        raise NotImplementedError
 
+    @abstractmethod
     def process_alive(self, process_id: str) -> bool:
         """Whether the process ``process_id`` still beats (a killed one stops within seconds)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def send(self, kind: str, session_id: str, body: dict[str, Any]) -> None:
         """Tell every process something about a session (an answer, a cancel, a notification, its end).
 
         Only the processes listening now hear it. A listener that lost the channel a while hears
         ``("resync", "", {})`` once it is back, and reads the answers it may have missed
         (``kept_answers``)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def keep_answer(self, session_id: str, message: dict[str, Any], ttl: float) -> None:
         """Keep a client's answer for ``ttl`` seconds, for a worker whose process missed its ``send``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def kept_answers(self, session_id: str, request_ids: list[Any]) -> list[dict[str, Any]]:
         """The kept answers to these requests of the session (each handed out once)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def listen(self, listener: SessionListener) -> Callable[[], None]:
         """Hear what ``send`` tells, from every process; returns the way to stop."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Release connections and threads; the backend may be used again afterwards."""

@@ -31,7 +31,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from minimcp.server.backends.base import Backend, BackendUnavailable, SessionListener
+from minimcp.server.backends.base import BackendUnavailable, SessionListener, SharedBackend
 from minimcp.shared.subscriptions import ResourceUpdated, ServerEvent, event_from_wire, event_method
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def _event(entry_id: bytes | str, fields: dict[Any, Any]) -> tuple[int, dict[str
             json.loads(origin) if origin else {})
 
 
-class RedisBackend(Backend):
+class RedisBackend(SharedBackend):
     """Shared state on Redis: ``RedisBackend("redis://host:6379/0")`` or ``RedisBackend(client)``.
 
     ``prefix`` names every key and the channel, so several servers may share one database;
@@ -81,8 +81,6 @@ class RedisBackend(Backend):
     A client passed in is used as it is (its timeouts and retries are yours); one made from a URL
     times out a command after 5 s and retries a broken connection with backoff.
     """
-
-    shared = True
 
     def __init__(self, client: str | redis.Redis, *, prefix: str = "minimcp", retry_after: int = 1) -> None:
         if isinstance(client, str):

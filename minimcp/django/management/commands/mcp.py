@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from minimcp.cli.hosted import EXAMPLES, HOSTED_VERBS, App, run_verb, unknown_user
 
@@ -47,7 +47,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         """Unused: ``run_from_argv`` runs every verb (``call_command("mcp", ...)`` has no stdin or exit code)."""
-        raise NotImplementedError("run manage.py mcp VERB from the command line")
+        raise CommandError("manage.py mcp runs from the command line only (python manage.py mcp VERB ...): "
+                           "call_command has no terminal for its questions nor an exit code for its answer")
 
 
 def _stdio_command(user: str | None) -> tuple[list[str], dict[str, str]]:
