@@ -81,7 +81,7 @@ def serve(app: Any, app_ref: str, args: argparse.Namespace) -> None:
 
 def serve_httpd(app: Any, host: str, port: int) -> None:
     """Serve ``app`` with minimcp's keep-alive HTTP server (what ``mcp.run`` uses) until interrupted."""
-    from minimcp.server.httpd import WSGIServer
+    from minimcp.httpd import WSGIServer
 
     try:
         WSGIServer(app, host, port).run()

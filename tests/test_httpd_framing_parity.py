@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import pytest
 from conftest import ROOT, server_process
 
-from minimcp.server.httpd import WSGIServer
+from minimcp.httpd import WSGIServer
 
 sys.path.insert(0, str(ROOT / "tests" / "servers"))
 from framing_app import app  # noqa: E402

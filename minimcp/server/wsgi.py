@@ -757,9 +757,9 @@ def serve_http(server: Server[Any], host: str = "127.0.0.1", port: int = 8000, *
     """Serve ``server`` on minimcp's keep-alive HTTP/1.1 server until interrupted.
 
     ``max_connections``, ``max_connections_per_peer`` and the timeouts configure the HTTP server (see
-    ``minimcp.server.httpd``); every other option goes to :class:`MCPWSGIApp`.
+    ``minimcp.httpd``); every other option goes to :class:`MCPWSGIApp`.
     """
-    from minimcp.server.httpd import WSGIServer
+    from minimcp.httpd import WSGIServer
 
     app = MCPWSGIApp(server, **options)
     httpd = WSGIServer(app, host, port, max_connections=max_connections,
