@@ -23,6 +23,7 @@ import h11
 
 from minimcp.httpd.limits import MAX_DRAIN, RECV_SIZE, RETRY_AFTER, STATUS
 from minimcp.httpd.parsing import BadRequest, Parser
+from minimcp.httpd.sockets import recv_within
 
 logger = logging.getLogger("minimcp.httpd")
 
@@ -39,12 +40,11 @@ class Body(io.RawIOBase):
     ``None`` for a chunked one.
     """
 
-    def __init__(self, parser: Parser, sock: socket.socket, deadline: float, send_timeout: float) -> None:
+    def __init__(self, parser: Parser, sock: socket.socket, deadline: float) -> None:
         super().__init__()
         self._parser = parser
         self._sock = sock
         self._deadline = deadline
-        self._send_timeout = send_timeout
         self.remaining = parser.content_length
         self._pending = memoryview(b"")
         self._done = False
@@ -110,12 +110,9 @@ class Body(io.RawIOBase):
             try:
                 if left <= 0:
                     raise TimeoutError
-                sock.settimeout(left)
-                data = sock.recv(RECV_SIZE)
+                data = recv_within(sock, left)
             except TimeoutError:
                 raise BadRequest(STATUS[408], "the request body did not arrive in time") from None
-            finally:
-                sock.settimeout(self._send_timeout)
             if not data:
                 raise ConnectionError("client closed the connection mid-body")
             parser.feed(data)
@@ -168,9 +165,8 @@ class WSGIBridge:
     per-connection state, so every worker shares one."""
 
     def __init__(self, app: Callable[..., Iterable[bytes]], host: str, port: int, *,
-                 idle_timeout: float, body_timeout: float) -> None:
+                 body_timeout: float) -> None:
         self.app = app
-        self.idle_timeout = idle_timeout
         self.body_timeout = body_timeout
         self.date = Date()
         self._base_environ = {
@@ -187,7 +183,7 @@ class WSGIBridge:
         except BadRequest as bad:
             self.send_error(sock, bad.status, str(bad))
             return False
-        body = Body(parser, sock, time.monotonic() + self.body_timeout, self.idle_timeout)
+        body = Body(parser, sock, time.monotonic() + self.body_timeout)
         environ["wsgi.input"] = body
         keep = self._respond(sock, environ, self._wants_keep_alive(environ))
         return keep and body.drain()

@@ -24,6 +24,7 @@ from typing import Any
 
 import h11
 
+from minimcp.httpd import sockets
 from minimcp.httpd.bridge import WSGIBridge
 from minimcp.httpd.limits import (ACCEPT_BATCH, ACCEPT_PAUSE, KEEP_ALIVE_GRACE, LINGER, LOG_INTERVAL, MAX_DRAIN,
                                   MAX_LINGERING, RECV_SIZE, STATUS, WORKER_IDLE)
@@ -156,7 +157,7 @@ class WSGIServer:
         self._refusals = _Tally("refusing connections")
         self._evictions = _Tally(f"closing the longest-idle connection for a new one ({max_connections} connections open)")
         self._shortage = _Tally("out of file descriptors: answering new connections 503")
-        self._bridge = WSGIBridge(app, host, self.port, idle_timeout=idle_timeout, body_timeout=body_timeout)
+        self._bridge = WSGIBridge(app, host, self.port, body_timeout=body_timeout)
 
     # --- lifecycle ---------------------------------------------------------------------------------
     def serve_forever(self) -> None:
@@ -517,7 +518,7 @@ class WSGIServer:
         hands the connection back to the loop)."""
         keep = False
         try:
-            conn.sock.settimeout(self.idle_timeout)
+            sockets.take(conn.sock, self.idle_timeout)
             while True:
                 keep = (self._bridge.exchange(conn.sock, conn.parser, request, conn.address)
                         and not self._stopping.is_set())
@@ -554,13 +555,10 @@ class WSGIServer:
     def _next_request_soon(self, conn: _Connection) -> Any:
         """The next request if its bytes arrive within ``KEEP_ALIVE_GRACE``, else ``h11.NEED_DATA``
         (nothing came, or only part of a head); ``ConnectionError`` when the client closed."""
-        conn.sock.settimeout(KEEP_ALIVE_GRACE)
         try:
-            data = conn.sock.recv(RECV_SIZE)
+            data = sockets.recv_within(conn.sock, KEEP_ALIVE_GRACE)
         except TimeoutError:
             return h11.NEED_DATA
-        finally:
-            conn.sock.settimeout(self.idle_timeout)
         if not data:
             raise ConnectionError("the client closed the connection")
         conn.parser.feed(data)
