@@ -26,6 +26,7 @@ import pytest
 from conftest import server_process, wait_for
 
 from minimcp.httpd import WSGIServer
+from minimcp.httpd.parsing import PARSERS
 
 WAIT = 5.0  # every blocking wait in this file is bounded by this
 
@@ -180,13 +181,14 @@ def ignore_body(environ: dict[str, Any], start_response: Any) -> list[bytes]:
     return [body]
 
 
-@pytest.fixture
-def serve() -> Iterator[Callable[..., WSGIServer]]:
-    """Start ``WSGIServer(app, "127.0.0.1", 0, **options)`` on a thread; shut down at teardown."""
+@pytest.fixture(params=list(PARSERS))
+def serve(request: pytest.FixtureRequest) -> Iterator[Callable[..., WSGIServer]]:
+    """Start ``WSGIServer(app, "127.0.0.1", 0, **options)`` on a thread; shut down at teardown.
+    Every test that serves runs once per request parser: both must give the same verdicts."""
     running: list[tuple[WSGIServer, threading.Thread]] = []
 
     def start(app: Any, **options: Any) -> WSGIServer:
-        server = WSGIServer(app, "127.0.0.1", 0, **options)
+        server = WSGIServer(app, "127.0.0.1", 0, parser=request.param, **options)
         thread = threading.Thread(target=server.serve_forever, name="test-httpd", daemon=True)
         thread.start()
         running.append((server, thread))

@@ -19,10 +19,8 @@ from email.utils import formatdate
 from typing import Any
 from urllib.parse import unquote_to_bytes, urlsplit
 
-import h11
-
 from minimcp.httpd.limits import MAX_DRAIN, RECV_SIZE, RETRY_AFTER, STATUS
-from minimcp.httpd.parsing import BadRequest, Parser
+from minimcp.httpd.parsing import NEED_DATA, BadRequest, Event, Head, Parser
 from minimcp.httpd.sockets import recv_within
 
 logger = logging.getLogger("minimcp.httpd")
@@ -85,26 +83,26 @@ class Body(io.RawIOBase):
             if self._done or size == 0:
                 return b""
             event = self._next_event()
-            if type(event) is h11.Data:
-                self._pending = memoryview(event.data)
+            if type(event) is bytes:
+                self._pending = memoryview(event)
                 if self.remaining is not None:
-                    self.remaining -= len(event.data)
-            else:  # EndOfMessage
+                    self.remaining -= len(event)
+            else:  # END
                 self._done = True
         data = bytes(self._pending[:size])
         self._pending = self._pending[size:]
         return data
 
-    def _next_event(self) -> Any:
+    def _next_event(self) -> Event:
         parser = self._parser
         sock = self._sock
         if not self._continue_sent:
             self._continue_sent = True
-            if parser.h11.they_are_waiting_for_100_continue:
+            if parser.waiting_for_continue:
                 sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
         while True:
             event = parser.next_event()
-            if event is not h11.NEED_DATA:
+            if event is not NEED_DATA:
                 return event
             left = self._deadline - time.monotonic()
             try:
@@ -118,7 +116,7 @@ class Body(io.RawIOBase):
             parser.feed(data)
 
     def waiting_for_continue(self) -> bool:
-        return not self._continue_sent and self._parser.h11.they_are_waiting_for_100_continue
+        return not self._continue_sent and self._parser.waiting_for_continue
 
     def can_drain(self) -> bool:
         """Whether what the app left unread may be skipped for the next request: not more than
@@ -176,7 +174,7 @@ class WSGIBridge:
             "wsgi.input_terminated": True,
         }
 
-    def exchange(self, sock: socket.socket, parser: Parser, request: h11.Request, address: tuple[Any, ...]) -> bool:
+    def exchange(self, sock: socket.socket, parser: Parser, request: Head, address: tuple[Any, ...]) -> bool:
         """Serve one request; ``True`` when the connection may carry another."""
         try:
             environ = self._environ(request, parser.headers, address)
@@ -188,7 +186,7 @@ class WSGIBridge:
         keep = self._respond(sock, environ, self._wants_keep_alive(environ))
         return keep and body.drain()
 
-    def _environ(self, request: h11.Request, headers: dict[str, str], address: tuple[Any, ...]) -> dict[str, Any]:
+    def _environ(self, request: Head, headers: dict[str, str], address: tuple[Any, ...]) -> dict[str, Any]:
         environ = dict(self._base_environ)
         target = request.target.decode("ascii")  # h11 allows only visible ASCII in it
         authority = None

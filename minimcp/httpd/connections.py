@@ -22,13 +22,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import h11
-
 from minimcp.httpd import sockets
 from minimcp.httpd.bridge import WSGIBridge
 from minimcp.httpd.limits import (ACCEPT_BATCH, ACCEPT_PAUSE, KEEP_ALIVE_GRACE, LINGER, LOG_INTERVAL, MAX_DRAIN,
                                   MAX_LINGERING, RECV_SIZE, STATUS, WORKER_IDLE)
-from minimcp.httpd.parsing import BadRequest, Parser
+from minimcp.httpd.parsing import NEED_DATA, PARSERS, BadRequest, Event, Head, Parser
 from minimcp.httpd.workers import Busy, Workers
 
 logger = logging.getLogger("minimcp.httpd")
@@ -53,10 +51,10 @@ class _Connection:
 
     __slots__ = ("sock", "address", "parser", "parked", "deadline", "served", "keep")
 
-    def __init__(self, sock: socket.socket, address: tuple[Any, ...], deadline: float) -> None:
+    def __init__(self, sock: socket.socket, address: tuple[Any, ...], deadline: float, parser: Parser) -> None:
         self.sock = sock
         self.address = address
-        self.parser = Parser()
+        self.parser = parser
         self.parked = False
         self.deadline = deadline
         self.served = 0  # requests answered: the worker's (see KEEP_ALIVE_GRACE)
@@ -99,6 +97,8 @@ class WSGIServer:
     ``serve_forever()`` runs the loop in the calling thread; requests run on up to
     ``max_connections`` worker threads, started on demand. ``max_connections_per_peer=None`` lifts
     the per-address cap (behind a proxy every connection comes from the proxy's address).
+    ``parser`` names the request parser (see ``minimcp.httpd.parsing.PARSERS``): by default
+    httptools's when it is installed, else h11's; both give the same verdicts.
 
     At ``max_connections`` a newcomer closes the longest-idle keep-alive connection (parked, with no
     byte of a next request): such a connection holds no request, so closing it loses nothing, and
@@ -114,7 +114,11 @@ class WSGIServer:
 
     def __init__(self, app: Callable[..., Iterable[bytes]], host: str = "127.0.0.1", port: int = 0, *,
                  max_connections: int = 4096, max_connections_per_peer: int | None = 256,
-                 idle_timeout: float = 75.0, header_timeout: float = 10.0, body_timeout: float = 30.0) -> None:
+                 idle_timeout: float = 75.0, header_timeout: float = 10.0, body_timeout: float = 30.0,
+                 parser: str | None = None) -> None:
+        if parser is not None and parser not in PARSERS:
+            raise ValueError(f"no parser {parser!r} here; these are: {', '.join(PARSERS)}")
+        self._parser: type[Parser] = PARSERS[parser] if parser is not None else next(iter(PARSERS.values()))
         self.app = app
         self.max_connections = max_connections
         self.max_connections_per_peer = max_connections_per_peer
@@ -251,7 +255,7 @@ class WSGIServer:
             else:
                 sock.setblocking(False)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                conn = _Connection(sock, address, time.monotonic() + self.header_timeout)
+                conn = _Connection(sock, address, time.monotonic() + self.header_timeout, self._parser())
                 self._conns.add(conn)
                 self._per_peer[peer] += 1
                 self._park(conn)
@@ -385,7 +389,7 @@ class WSGIServer:
             self._send_now(conn.sock, bad.status, str(bad))
             self._close_connection(conn)
             return
-        if request is h11.NEED_DATA:
+        if request is NEED_DATA:
             if parser.started and not started:  # the head's clock starts with its first byte
                 del self._resting[conn]
                 conn.deadline = min(conn.deadline, time.monotonic() + self.header_timeout)
@@ -394,7 +398,7 @@ class WSGIServer:
         self._unpark(conn)
         self._start(conn, request)
 
-    def _start(self, conn: _Connection, request: h11.Request) -> None:
+    def _start(self, conn: _Connection, request: Head) -> None:
         with self._busy_lock:
             self._busy += 1
         try:
@@ -513,7 +517,7 @@ class WSGIServer:
         if wake:
             self._wake()
 
-    def _serve(self, conn: _Connection, request: h11.Request) -> None:
+    def _serve(self, conn: _Connection, request: Head) -> None:
         """Worker: answer ``request``, and the requests already received after it (``_finish`` then
         hands the connection back to the loop)."""
         keep = False
@@ -525,11 +529,11 @@ class WSGIServer:
                 if not keep:
                     break
                 conn.served += 1
-                conn.parser = Parser(conn.parser.leftover())
+                conn.parser = self._parser(conn.parser.leftover())
                 request = conn.parser.next_event()
-                if request is h11.NEED_DATA and not conn.parser.started and conn.served > 1:
+                if request is NEED_DATA and not conn.parser.started and conn.served > 1:
                     request = self._next_request_soon(conn)
-                if request is h11.NEED_DATA:
+                if request is NEED_DATA:
                     break  # the loop waits for the rest (a started head, within header_timeout)
         except BadRequest as bad:  # the next pipelined head
             keep = False
@@ -552,13 +556,13 @@ class WSGIServer:
             if not self._busy:
                 self._idle.notify_all()
 
-    def _next_request_soon(self, conn: _Connection) -> Any:
-        """The next request if its bytes arrive within ``KEEP_ALIVE_GRACE``, else ``h11.NEED_DATA``
+    def _next_request_soon(self, conn: _Connection) -> Event:
+        """The next request if its bytes arrive within ``KEEP_ALIVE_GRACE``, else ``NEED_DATA``
         (nothing came, or only part of a head); ``ConnectionError`` when the client closed."""
         try:
             data = sockets.recv_within(conn.sock, KEEP_ALIVE_GRACE)
         except TimeoutError:
-            return h11.NEED_DATA
+            return NEED_DATA
         if not data:
             raise ConnectionError("the client closed the connection")
         conn.parser.feed(data)
