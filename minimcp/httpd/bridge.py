@@ -19,7 +19,7 @@ from email.utils import formatdate
 from typing import Any
 from urllib.parse import unquote_to_bytes, urlsplit
 
-from minimcp.httpd.limits import MAX_DRAIN, RECV_SIZE, RETRY_AFTER, STATUS
+from minimcp.httpd.limits import KEEP_ALIVE_GRACE, MAX_DRAIN, RECV_SIZE, RETRY_AFTER, STATUS
 from minimcp.httpd.parsing import NEED_DATA, BadRequest, Event, Head, Parser
 from minimcp.httpd.sockets import recv_within
 
@@ -108,7 +108,7 @@ class Body(io.RawIOBase):
             try:
                 if left <= 0:
                     raise TimeoutError
-                data = recv_within(sock, left)
+                data = recv_within(sock, left, then=KEEP_ALIVE_GRACE)
             except TimeoutError:
                 raise BadRequest(STATUS[408], "the request body did not arrive in time") from None
             if not data:

@@ -522,7 +522,7 @@ class WSGIServer:
         hands the connection back to the loop)."""
         keep = False
         try:
-            sockets.take(conn.sock, self.idle_timeout)
+            sockets.take(conn.sock, self.idle_timeout, KEEP_ALIVE_GRACE)  # the read bound: for the next request
             while True:
                 keep = (self._bridge.exchange(conn.sock, conn.parser, request, conn.address)
                         and not self._stopping.is_set())
@@ -560,7 +560,7 @@ class WSGIServer:
         """The next request if its bytes arrive within ``KEEP_ALIVE_GRACE``, else ``NEED_DATA``
         (nothing came, or only part of a head); ``ConnectionError`` when the client closed."""
         try:
-            data = sockets.recv_within(conn.sock, KEEP_ALIVE_GRACE)
+            data = sockets.recv(conn.sock)
         except TimeoutError:
             return NEED_DATA
         if not data:

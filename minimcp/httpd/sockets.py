@@ -24,17 +24,26 @@ def _bound(seconds: float) -> bytes:
     return struct.pack("ll", micros // 1_000_000, micros % 1_000_000)  # struct timeval
 
 
-def take(sock: socket.socket, send_timeout: float) -> None:
+def take(sock: socket.socket, send_timeout: float, recv_timeout: float) -> None:
     """Make ``sock`` a worker's: blocking, each send bounded by ``send_timeout`` (a client that stops
-    reading for that long fails the send with an ``OSError``)."""
+    reading for that long fails the send with an ``OSError``), each read by ``recv_timeout``."""
     sock.setblocking(True)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, _bound(send_timeout))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _bound(recv_timeout))
 
 
-def recv_within(sock: socket.socket, timeout: float) -> bytes:
-    """What arrives within ``timeout`` seconds (``b""``: the peer closed); ``TimeoutError`` if nothing."""
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _bound(timeout))
+def recv(sock: socket.socket) -> bytes:
+    """What arrives within the socket's read bound (``b""``: the peer closed); ``TimeoutError`` if nothing."""
     try:
         return sock.recv(RECV_SIZE)
     except BlockingIOError:  # the kernel's bound passed
         raise TimeoutError from None
+
+
+def recv_within(sock: socket.socket, timeout: float, then: float) -> bytes:
+    """``recv`` bounded by ``timeout`` for this read, the read bound ``then`` after it."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _bound(timeout))
+    try:
+        return recv(sock)
+    finally:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _bound(then))
