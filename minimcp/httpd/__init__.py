@@ -8,12 +8,14 @@ send request after request on it; this server keeps the connection for the next 
 
 How it is built:
 
-- ``parsing``: requests are parsed by h11 (sans-I/O, strict RFC 9112), and refused with ``400``
-  where h11 is lenient and gunicorn is not (the rules are listed there).
+- ``parsing``: requests are parsed by llhttp (through httptools, when installed) or by h11, and
+  refused with ``400`` where either is lenient and gunicorn is not (the rules are listed there);
+  both parsers give the same verdicts.
 - ``limits``: every bound (bytes, fields, connections, seconds) in one place.
 - ``bridge``: one parsed request through the WSGI app, its body read as the app asks, its answer
   framed and sent.
-- ``workers``: the threads requests run on, the server's own.
+- ``workers``: the threads requests run on, the server's own; ``sockets``: how a worker reads
+  and sends, each wait bounded by the kernel.
 - ``connections``: one thread, the loop (``serve_forever``), owns the listening socket and every connection that is
   not running a request. Idle keep-alive connections, and requests whose head is still arriving,
   wait in a ``selectors`` selector: they cost a descriptor and no thread, and the loop reads their
