@@ -1147,6 +1147,16 @@ def test_shutdown_of_a_server_that_never_served_is_immediate():
         Wire(server.port, timeout=1).request(get("/"))
 
 
+def test_a_parser_this_process_lacks_is_refused_by_name():
+    with pytest.raises(ValueError, match="no parser 'llhttp2'.*h11"):
+        WSGIServer(hello, "127.0.0.1", 0, parser="llhttp2")
+
+
+def test_the_test_extra_brings_both_parsers():
+    """The test extra installs httptools, so both parsers run every test here."""
+    assert list(PARSERS) == ["httptools", "h11"]
+
+
 # --- environ and headers ------------------------------------------------------------------------------
 def test_environ_contents(serve):
     seen: list[dict[str, Any]] = []
