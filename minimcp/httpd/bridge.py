@@ -188,7 +188,7 @@ class WSGIBridge:
 
     def _environ(self, request: Head, headers: dict[str, str], address: tuple[Any, ...]) -> dict[str, Any]:
         environ = dict(self._base_environ)
-        target = request.target.decode("ascii")  # h11 allows only visible ASCII in it
+        target = request.target.decode("ascii")  # either parser lets only visible ASCII through
         authority = None
         if target[0] == "/":
             path, _, query = target.partition("?")

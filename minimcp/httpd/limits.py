@@ -38,5 +38,5 @@ RECV_SIZE = 65536
 WORKER_IDLE = 60.0
 #: The status lines the server sends without the app.
 STATUS = {400: "400 Bad Request", 408: "408 Request Timeout", 414: "414 URI Too Long",
-          417: "417 Expectation Failed", 431: "431 Request Header Fields Too Large", 501: "501 Not Implemented",
+          417: "417 Expectation Failed", 431: "431 Request Header Fields Too Large",
           500: "500 Internal Server Error", 503: "503 Service Unavailable", 505: "505 HTTP Version Not Supported"}
