@@ -1,10 +1,11 @@
 """Cache hints for 2026-07-28 results, at the official import path ``mcp.server.caching``.
 
 Cacheable results (the ``*/list`` methods, ``resources/read``, ``server/discover``: the method
-table's ``cacheable`` rows, ``minimcp.types.methods``) carry ``ttlMs`` and ``cacheScope``. Unless told otherwise they are immediately stale and private (the
-models' defaults); ``cache_hints={"tools/list": CacheHint(ttl_ms=60_000, scope="public")}`` on
-``MCPServer`` or the low-level ``Server`` fills them for one method, and a handler that sets a
-field itself keeps its value.
+table's ``cacheable`` rows, ``minimcp.types.methods``) carry ``ttlMs`` and ``cacheScope``. Unless
+told otherwise they are immediately stale and private (the models' defaults);
+``cache_hints={"tools/list": CacheHint(ttl_ms=60_000, scope="public")}`` on ``MCPServer`` or the
+low-level ``Server`` fills them for one method, and a handler that sets a field itself keeps its
+value.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ each a column. The dispatcher reads ``eras``, ``worker`` and ``stream``; the low
 the ``params`` a handler's arguments are validated against and the ``capability`` serving it
 advertises; the request-state rounds ``asks`` and ``target``; the 2026-07-28 headers ``target``
 (``Mcp-Name``); the caches ``cacheable`` (a result model with ``ttlMs``/``cacheScope``) and
-``evicted_by``; the tasks extension ``extension``. A new method is a row here plus its handler.
+``evicted_by``; the tasks extension ``extension`` (its methods are the rows naming it). A new method is a row here plus its handler.
 
 It must not know how any of that is done: no era objects, sessions, transports, headers or
 caches, only the names the layers look up. An era is named here (``"legacy"``, ``"modern"``) and
@@ -93,9 +93,8 @@ class Method:
     target: str | None = None
     #: The ``ServerCapabilities`` member a server serving this method advertises.
     capability: str | None = None
-    #: May be answered with a task handle instead of its result (the tasks extension).
-    task: bool = False
-    #: The extension the method belongs to (``None``: the protocol itself defines it).
+    #: The extension the method belongs to (``None``: the protocol itself defines it): the tasks
+    #: extension's methods are the rows naming it.
     extension: str | None = None
     #: The server notifications after which a cached result of this method is stale.
     evicted_by: tuple[str, ...] = ()
@@ -130,7 +129,7 @@ _REQUESTS: Final = (
     _M("tools/list",               PaginatedRequestParams,           ListToolsResult, capability="tools",
        evicted_by=(_TOOLS_CHANGED,)),
     _M("tools/call",               CallToolRequestParams,            CallToolResult, worker=True, asks=True,
-       target="name", task=True),
+       target="name"),
     _M("resources/list",           PaginatedRequestParams,           ListResourcesResult, capability="resources",
        evicted_by=(_RESOURCES_CHANGED,)),
     _M("resources/templates/list", PaginatedRequestParams,           ListResourceTemplatesResult,
