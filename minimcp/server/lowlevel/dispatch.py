@@ -31,30 +31,20 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.caching import hinted
 from minimcp.server.context import ServerRequestContext
-from minimcp.server.headers import check_param_headers
 from minimcp.server.lowlevel.calls import Outbox
-from minimcp.server.lowlevel.era import LEGACY, MODERN, Era
-from minimcp.server.lowlevel.sessions import LOG_LEVELS, Connection, ServerSession
+from minimcp.server.lowlevel.era import LEGACY, MODERN, Era, era_of_message
+from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.lowlevel.shares import principal_of
 from minimcp.server.lowlevel.subscriptions import Listens
-from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from minimcp.shared.tasks import TASK_METHODS
 from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
-    HANDSHAKE_PROTOCOL_VERSIONS,
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    LATEST_HANDSHAKE_VERSION,
     REQUEST_TIMEOUT,
-    META_CLIENT_CAPABILITIES,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
     METHOD_NOT_FOUND,
-    MODERN_PROTOCOL_VERSIONS,
-    ClientCapabilities,
     DiscoverResult,
     ErrorData,
-    Implementation,
     InitializeRequestParams,
     InitializeResult,
     dump,
@@ -85,45 +75,16 @@ class Dispatcher:
     # --- which era, which session ----------------------------------------------------------------
     @staticmethod
     def era_of(message: Message, header_version: str | None = None) -> Era:
-        """Modern when the request says so in ``_meta`` or a non-legacy version header, or uses a
-        modern-only method; legacy otherwise (protocol.md §1.2)."""
-        params = message.get("params")
-        if isinstance(params, dict) and isinstance(params.get("_meta"), dict) and META_PROTOCOL_VERSION in params["_meta"]:
-            return MODERN
-        if header_version is not None and header_version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            return MODERN
-        name = message.get("method")
-        method = METHODS.get(name) if isinstance(name, str) else None
-        if method is not None and method.eras == MODERN_ONLY:
-            return MODERN
-        return LEGACY
+        """The era ``message`` belongs to (``era_of_message``), by which eras serve its method."""
+        return era_of_message(message, header_version, _eras_serving)
 
     def modern_session(self, message: Message, headers: Mapping[str, str] | None = None) -> Connection:
-        """Run a 2026-07-28 request through the envelope ladder (over HTTP, with its headers) and
-        describe it; the method's existence is checked when it runs, inside the middleware chain."""
-        route = classify_inbound_request(message, headers=headers)
-        if isinstance(route, InboundLadderRejection):
-            raise MCPError(route.code, route.message, route.data)
-        if not isinstance(route.client_capabilities, dict):
-            raise MCPError(INVALID_PARAMS, f"_meta must carry '{META_CLIENT_CAPABILITIES}' as an object")
-        if headers is not None:
-            check_param_headers(message, headers, self.server)
-        meta = message["params"]["_meta"]
-        log_level = meta.get(META_LOG_LEVEL)
-        if log_level is not None and log_level not in LOG_LEVELS:
-            raise MCPError(INVALID_PARAMS, f"Invalid log level in _meta: {log_level!r}")
-        try:
-            client_capabilities = ClientCapabilities.model_validate(route.client_capabilities)
-            info = route.client_info
-            client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
-        except ValidationError:
-            raise MCPError(INVALID_PARAMS, "Invalid clientCapabilities or clientInfo in _meta") from None
-        return Connection(self.server, protocol_version=route.protocol_version, client_capabilities=client_capabilities,
-                          client_info=client_info, era=MODERN, log_level=log_level)
+        """The connection of a 2026-07-28 request, described by its envelope (``ModernEra.connection``)."""
+        return MODERN.connection(self.server, message, headers)
 
     def new_legacy_session(self) -> Connection:
         """A session for a connection about to ``initialize``; the handshake fills it in."""
-        return Connection(self.server, protocol_version=LATEST_HANDSHAKE_VERSION, era=LEGACY)
+        return LEGACY.connection(self.server)
 
     @staticmethod
     def streams(message: Message) -> bool:
@@ -365,7 +326,7 @@ def _initialize(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> Initializ
     session = ctx.session.connection
     session.initialized = False  # until the client's notifications/initialized, also on a second initialize
     requested = request.protocol_version
-    session.protocol_version = requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
+    session.protocol_version = LEGACY.negotiate(requested)
     session.client_capabilities = request.capabilities
     session.client_info = request.client_info
     server = d.server
@@ -376,7 +337,7 @@ def _initialize(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> Initializ
 
 def _discover(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> DiscoverResult:
     server = d.server
-    return DiscoverResult(supported_versions=list(MODERN_PROTOCOL_VERSIONS),
+    return DiscoverResult(supported_versions=list(MODERN.versions),
                           capabilities=server.get_capabilities(protocol_version=ctx.protocol_version),
                           instructions=server.instructions)
 
@@ -395,6 +356,12 @@ CORE: dict[str, Callable[[Dispatcher, ServerRequestContext[Any, Any]], Any]] = {
 BOTH = frozenset({LEGACY, MODERN})
 LEGACY_ONLY = frozenset({LEGACY})
 MODERN_ONLY = frozenset({MODERN})
+
+def _eras_serving(name: str) -> frozenset[Era]:
+    """The eras whose core serves method ``name`` (a method the protocol does not define: either)."""
+    method = METHODS.get(name)
+    return method.eras if method is not None else BOTH
+
 
 #: A method the server registered that the protocol does not define: either era, on a worker.
 CUSTOM = Method(BOTH, worker=True)
