@@ -31,6 +31,7 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.caching import hinted
 from minimcp.server.context import ServerRequestContext
+from minimcp.server.headers import check_param_headers
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.era import LEGACY, MODERN, Era, era_of_message
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
@@ -79,8 +80,12 @@ class Dispatcher:
         return era_of_message(message, header_version, _eras_serving)
 
     def modern_session(self, message: Message, headers: Mapping[str, str] | None = None) -> Connection:
-        """The connection of a 2026-07-28 request, described by its envelope (``ModernEra.connection``)."""
-        return MODERN.connection(self.server, message, headers)
+        """The connection of a 2026-07-28 request, described by its envelope (``ModernEra.connection``),
+        whose ``Mcp-Param-*`` headers (over HTTP) repeat its arguments."""
+        connection = MODERN.connection(self.server, message, headers)
+        if headers is not None:
+            check_param_headers(message, headers, self.server)
+        return connection
 
     def new_legacy_session(self) -> Connection:
         """A session for a connection about to ``initialize``; the handshake fills it in."""

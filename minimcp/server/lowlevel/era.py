@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pydantic import ValidationError
 
 from minimcp.jsonrpc import InProcessError, MCPError, Message, error_from
-from minimcp.server.headers import check_param_headers
 from minimcp.server.lowlevel.questions import AskClient, NoQuestions, Questions, ReplayQuestions
 from minimcp.server.lowlevel.rounds import InputRequired, RequestStateSecurity, binding_for, open_book, seal
 from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
@@ -263,7 +262,8 @@ class ModernEra(Era):
     def connection(self, server: Server[Any] | None, message: Message | None = None,
                    headers: Mapping[str, str] | None = None) -> Connection:
         """The request described by its envelope, run through the ladder (over HTTP, with its
-        headers); the method's existence is checked when it runs, inside the middleware chain.
+        routing headers); the method's existence is checked when it runs, inside the middleware
+        chain, and a ``tools/call``'s ``Mcp-Param-*`` headers by the HTTP edge.
         Without a ``message`` (an in-process call, ``mcp.call_tool``) nothing is declared."""
         connection_type = _connection_type()
         if message is None:
@@ -273,8 +273,6 @@ class ModernEra(Era):
             raise MCPError(route.code, route.message, route.data)
         if not isinstance(route.client_capabilities, dict):
             raise MCPError(INVALID_PARAMS, f"_meta must carry '{META_CLIENT_CAPABILITIES}' as an object")
-        if headers is not None and server is not None:
-            check_param_headers(message, headers, server)
         meta = message["params"]["_meta"]
         log_level = meta.get(META_LOG_LEVEL)
         if log_level is not None and log_level not in _log_levels():
