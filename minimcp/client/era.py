@@ -234,16 +234,22 @@ def negotiate(session: ClientSession, mode: str, prior_discover: DiscoverResult 
         session.initialize()
     elif mode != "auto":
         session.use_version(mode, prior_discover)
-    else:
-        try:
-            session.discover()
-            return MODERN
-        except NetworkError:
-            raise
-        except MCPError as failure:
-            if failure.code == UNSUPPORTED_PROTOCOL_VERSION and not LEGACY.named_in(failure.data):
-                raise
-        except ValidationError:
-            pass
+    elif not _discovered(session):
         session.initialize()
     return session.era
+
+
+def _discovered(session: ClientSession) -> bool:
+    """``auto``'s probe: whether ``server/discover`` settled ``session`` on 2026-07-28 (``False``:
+    the server is a legacy one, so the handshake comes next)."""
+    try:
+        session.discover()
+        return True
+    except NetworkError:
+        raise
+    except MCPError as failure:
+        if failure.code == UNSUPPORTED_PROTOCOL_VERSION and not LEGACY.named_in(failure.data):
+            raise
+    except ValidationError:
+        pass
+    return False
