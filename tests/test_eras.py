@@ -60,7 +60,7 @@ def test_era_of_message_reads_the_envelope_then_the_version_header(message: dict
 def test_a_method_only_2026_serves_is_2026_by_the_methods_table() -> None:
     discover = _plain("server/discover")
     assert era_of_message(discover) is LEGACY  # no table given: every method is served by both eras
-    assert era_of_message(discover, None, lambda method: (MODERN,)) is MODERN
+    assert era_of_message(discover, None, lambda method, era: era is MODERN) is MODERN
     assert Dispatcher.era_of(discover) is MODERN
     assert Dispatcher.era_of(_plain("subscriptions/listen")) is MODERN
     assert Dispatcher.era_of(_plain("com.example/custom")) is LEGACY  # a method the protocol does not define

@@ -368,16 +368,16 @@ def era_of_version(protocol_version: str | None) -> Era:
     return MODERN if MODERN.speaks(protocol_version) else LEGACY
 
 
-def _every_era(method: str) -> Collection[Era]:
-    return (LEGACY, MODERN)
+def _exists_everywhere(method: str, era: Era) -> bool:
+    return True
 
 
 def era_of_message(message: Message, header_version: str | None = None,
-                   eras_serving: Callable[[str], Collection[Era]] = _every_era) -> Era:
+                   exists_in: Callable[[str, Era], bool] = _exists_everywhere) -> Era:
     """The era an incoming message belongs to, for every transport (protocol.md §1.2): 2026-07-28
     when it says so in ``_meta``, or its ``MCP-Protocol-Version`` header (``header_version``, HTTP
-    only) names a version outside the handshake's, or its method is one only 2026-07-28 serves
-    (``eras_serving``: the eras that serve a method); legacy otherwise."""
+    only) names a version outside the handshake's, or its method is one legacy does not have
+    (``exists_in(method, era)``: the method table's say); legacy otherwise."""
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
@@ -385,7 +385,7 @@ def era_of_message(message: Message, header_version: str | None = None,
     if header_version is not None and not LEGACY.speaks(header_version):
         return MODERN
     method = message.get("method")
-    if isinstance(method, str) and LEGACY not in eras_serving(method):
+    if isinstance(method, str) and not exists_in(method, LEGACY):
         return MODERN
     return LEGACY
 
