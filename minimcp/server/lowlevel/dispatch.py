@@ -32,32 +32,23 @@ from minimcp.server.caching import hinted
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.headers import check_param_headers
 from minimcp.server.lowlevel.calls import Outbox
-from minimcp.server.lowlevel.era import LEGACY, MODERN, Era
-from minimcp.server.lowlevel.sessions import LOG_LEVELS, Connection, ServerSession
+from minimcp.server.lowlevel.era import LEGACY, MODERN, Era, era_of_message
+from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.lowlevel.shares import principal_of
 from minimcp.server.lowlevel.subscriptions import Listens
-from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
-    HANDSHAKE_PROTOCOL_VERSIONS,
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    LATEST_HANDSHAKE_VERSION,
     REQUEST_TIMEOUT,
-    META_CLIENT_CAPABILITIES,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
     METHOD_NOT_FOUND,
-    MODERN_PROTOCOL_VERSIONS,
-    ClientCapabilities,
     DiscoverResult,
     ErrorData,
-    Implementation,
     InitializeRequestParams,
     InitializeResult,
     dump,
 )
-from minimcp.types.methods import BOTH, METHODS, MODERN_ONLY, Method
+from minimcp.types.methods import BOTH, METHODS, Method
 
 if TYPE_CHECKING:
     from minimcp.server.lowlevel.server import Server
@@ -75,45 +66,20 @@ class Dispatcher:
     # --- which era, which session ----------------------------------------------------------------
     @staticmethod
     def era_of(message: Message, header_version: str | None = None) -> Era:
-        """Modern when the request says so in ``_meta`` or a non-legacy version header, or uses a
-        modern-only method; legacy otherwise (protocol.md §1.2)."""
-        params = message.get("params")
-        if isinstance(params, dict) and isinstance(params.get("_meta"), dict) and META_PROTOCOL_VERSION in params["_meta"]:
-            return MODERN
-        if header_version is not None and header_version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            return MODERN
-        name = message.get("method")
-        method = METHODS.get(name) if isinstance(name, str) else None
-        if method is not None and method.eras == MODERN_ONLY:
-            return MODERN
-        return LEGACY
+        """The era ``message`` belongs to (``era_of_message``), by the eras its method exists in."""
+        return era_of_message(message, header_version, _exists_in)
 
     def modern_session(self, message: Message, headers: Mapping[str, str] | None = None) -> Connection:
-        """Run a 2026-07-28 request through the envelope ladder (over HTTP, with its headers) and
-        describe it; the method's existence is checked when it runs, inside the middleware chain."""
-        route = classify_inbound_request(message, headers=headers)
-        if isinstance(route, InboundLadderRejection):
-            raise MCPError(route.code, route.message, route.data)
-        if not isinstance(route.client_capabilities, dict):
-            raise MCPError(INVALID_PARAMS, f"_meta must carry '{META_CLIENT_CAPABILITIES}' as an object")
+        """The connection of a 2026-07-28 request, described by its envelope (``ModernEra.connection``),
+        whose ``Mcp-Param-*`` headers (over HTTP) repeat its arguments."""
+        connection = MODERN.connection(self.server, message, headers)
         if headers is not None:
             check_param_headers(message, headers, self.server)
-        meta = message["params"]["_meta"]
-        log_level = meta.get(META_LOG_LEVEL)
-        if log_level is not None and log_level not in LOG_LEVELS:
-            raise MCPError(INVALID_PARAMS, f"Invalid log level in _meta: {log_level!r}")
-        try:
-            client_capabilities = ClientCapabilities.model_validate(route.client_capabilities)
-            info = route.client_info
-            client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
-        except ValidationError:
-            raise MCPError(INVALID_PARAMS, "Invalid clientCapabilities or clientInfo in _meta") from None
-        return Connection(self.server, protocol_version=route.protocol_version, client_capabilities=client_capabilities,
-                          client_info=client_info, era=MODERN, log_level=log_level)
+        return connection
 
     def new_legacy_session(self) -> Connection:
         """A session for a connection about to ``initialize``; the handshake fills it in."""
-        return Connection(self.server, protocol_version=LATEST_HANDSHAKE_VERSION, era=LEGACY)
+        return LEGACY.connection(self.server)
 
     @staticmethod
     def streams(message: Message) -> bool:
@@ -355,7 +321,7 @@ def _initialize(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> Initializ
     session = ctx.session.connection
     session.initialized = False  # until the client's notifications/initialized, also on a second initialize
     requested = request.protocol_version
-    session.protocol_version = requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
+    session.protocol_version = LEGACY.negotiate(requested)
     session.client_capabilities = request.capabilities
     session.client_info = request.client_info
     server = d.server
@@ -366,7 +332,7 @@ def _initialize(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> Initializ
 
 def _discover(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> DiscoverResult:
     server = d.server
-    return DiscoverResult(supported_versions=list(MODERN_PROTOCOL_VERSIONS),
+    return DiscoverResult(supported_versions=list(MODERN.versions),
                           capabilities=server.get_capabilities(protocol_version=ctx.protocol_version),
                           instructions=server.instructions)
 
@@ -381,6 +347,12 @@ CORE: dict[str, Callable[[Dispatcher, ServerRequestContext[Any, Any]], Any]] = {
     "server/discover": _discover,
     "ping": _ping,
 }
+
+def _exists_in(name: str, era: Era) -> bool:
+    """Whether method ``name`` is served in ``era`` (one the protocol does not define: in either)."""
+    method = METHODS.get(name)
+    return method is None or method.exists_in(era)
+
 
 #: A method the server registered that the protocol does not define: either era, on a worker.
 CUSTOM = Method("custom", eras=BOTH, worker=True)

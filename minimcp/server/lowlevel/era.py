@@ -21,18 +21,29 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
+
+from pydantic import ValidationError
 
 from minimcp.jsonrpc import InProcessError, MCPError, Message, error_from
 from minimcp.server.lowlevel.questions import AskClient, NoQuestions, Questions, ReplayQuestions
 from minimcp.server.lowlevel.rounds import InputRequired, RequestStateSecurity, binding_for, open_book, seal
+from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from minimcp.types import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
+    LATEST_HANDSHAKE_VERSION,
+    META_CLIENT_CAPABILITIES,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     MODERN_PROTOCOL_VERSIONS,
     CacheableResult,
+    ClientCapabilities,
+    Implementation,
     InputRequiredResult,
     RequestId,
 )
@@ -40,7 +51,7 @@ from minimcp.types import (
 if TYPE_CHECKING:
     from minimcp.server.context import ServerRequestContext
     from minimcp.server.lowlevel.calls import Outbox
-    from minimcp.server.lowlevel.server import NotificationOptions
+    from minimcp.server.lowlevel.server import NotificationOptions, Server
     from minimcp.server.lowlevel.sessions import Connection, ServerSession
     from minimcp.shared.transport_context import TransportContext
 
@@ -64,6 +75,26 @@ class Era(ABC):
     log_by_default: bool
     #: Whether the capabilities carry ``extensions`` (SEP-2133): the 2025-11-25 schema has no such member.
     advertises_extensions: bool
+    #: The protocol versions of this era, oldest first.
+    versions: tuple[str, ...]
+    #: The newest of ``versions``: what a connection speaks when nobody asked for another.
+    latest: str
+
+    # --- which era, which connection -------------------------------------------------------------
+    def speaks(self, version: object) -> bool:
+        """Whether ``version`` is one of this era's."""
+        return version in self.versions
+
+    @abstractmethod
+    def connection(self, server: Server[Any] | None, message: Message | None = None,
+                   headers: Mapping[str, str] | None = None) -> Connection:
+        """A new connection for ``message`` (``headers``: its HTTP headers, ``None`` off HTTP); raises
+        ``MCPError`` for a message this era refuses to describe."""
+
+    @abstractmethod
+    def on_stream(self, server: Server[Any], stream: Connection, message: Message) -> Connection:
+        """The connection a request on an ordered stream (stdio, in memory) is served on; ``stream``
+        is the stream's own legacy session, which also tracks every call in flight."""
 
     # --- asking the client -----------------------------------------------------------------------
     @abstractmethod
@@ -140,6 +171,22 @@ class LegacyEra(Era):
     ask_back = True
     log_by_default = True
     advertises_extensions = False
+    versions = HANDSHAKE_PROTOCOL_VERSIONS
+    latest = LATEST_HANDSHAKE_VERSION
+
+    # --- which era, which connection -------------------------------------------------------------
+    def connection(self, server: Server[Any] | None, message: Message | None = None,
+                   headers: Mapping[str, str] | None = None) -> Connection:
+        """A session about to ``initialize``: the handshake fills it in."""
+        return _connection_type()(server, protocol_version=self.latest, era=self)
+
+    def on_stream(self, server: Server[Any], stream: Connection, message: Message) -> Connection:
+        return stream  # the stream is the session
+
+    def negotiate(self, requested: object) -> str:
+        """The version an ``initialize`` asking for ``requested`` settles on: that one if we speak
+        it, else our latest (the client then decides whether to go on)."""
+        return requested if isinstance(requested, str) and self.speaks(requested) else self.latest
 
     def questions(self, session: ServerSession, request_id: RequestId | None) -> Questions:
         return AskClient(session, request_id)
@@ -208,6 +255,44 @@ class ModernEra(Era):
     ask_back = False
     log_by_default = False
     advertises_extensions = True
+    versions = MODERN_PROTOCOL_VERSIONS
+    latest = MODERN_PROTOCOL_VERSIONS[-1]
+
+    # --- which era, which connection -------------------------------------------------------------
+    def connection(self, server: Server[Any] | None, message: Message | None = None,
+                   headers: Mapping[str, str] | None = None) -> Connection:
+        """The request described by its envelope, run through the ladder (over HTTP, with its
+        routing headers); the method's existence is checked when it runs, inside the middleware
+        chain, and a ``tools/call``'s ``Mcp-Param-*`` headers by the HTTP edge.
+        Without a ``message`` (an in-process call, ``mcp.call_tool``) nothing is declared."""
+        connection_type = _connection_type()
+        if message is None:
+            return connection_type(server, protocol_version=self.latest, era=self)
+        route = classify_inbound_request(message, headers=headers, supported_modern_versions=self.versions)
+        if isinstance(route, InboundLadderRejection):
+            raise MCPError(route.code, route.message, route.data)
+        if not isinstance(route.client_capabilities, dict):
+            raise MCPError(INVALID_PARAMS, f"_meta must carry '{META_CLIENT_CAPABILITIES}' as an object")
+        meta = message["params"]["_meta"]
+        log_level = meta.get(META_LOG_LEVEL)
+        if log_level is not None and log_level not in _log_levels():
+            raise MCPError(INVALID_PARAMS, f"Invalid log level in _meta: {log_level!r}")
+        try:
+            client_capabilities = ClientCapabilities.model_validate(route.client_capabilities)
+            info = route.client_info
+            client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
+        except ValidationError:
+            raise MCPError(INVALID_PARAMS, "Invalid clientCapabilities or clientInfo in _meta") from None
+        return connection_type(server, protocol_version=route.protocol_version, client_capabilities=client_capabilities,
+                               client_info=client_info, era=self, log_level=log_level)
+
+    def on_stream(self, server: Server[Any], stream: Connection, message: Message) -> Connection:
+        """A fresh connection per request, seeing what the stream's driver gave it (its lifespan
+        state, whether internal errors are shown)."""
+        connection = self.connection(server, message)
+        connection.expose_errors = stream.expose_errors
+        connection.lifespan_state = stream.lifespan_state
+        return connection
 
     def questions(self, session: ServerSession, request_id: RequestId | None) -> Questions:
         return NoQuestions()
@@ -280,4 +365,39 @@ MODERN = ModernEra()
 
 def era_of_version(protocol_version: str | None) -> Era:
     """The era a negotiated (or requested) protocol version belongs to."""
-    return MODERN if protocol_version in MODERN_PROTOCOL_VERSIONS else LEGACY
+    return MODERN if MODERN.speaks(protocol_version) else LEGACY
+
+
+def _exists_everywhere(method: str, era: Era) -> bool:
+    return True
+
+
+def era_of_message(message: Message, header_version: str | None = None,
+                   exists_in: Callable[[str, Era], bool] = _exists_everywhere) -> Era:
+    """The era an incoming message belongs to, for every transport (protocol.md §1.2): 2026-07-28
+    when it says so in ``_meta``, or its ``MCP-Protocol-Version`` header (``header_version``, HTTP
+    only) names a version outside the handshake's, or its method is one legacy does not have
+    (``exists_in(method, era)``: the method table's say); legacy otherwise."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
+        return MODERN
+    if header_version is not None and not LEGACY.speaks(header_version):
+        return MODERN
+    method = message.get("method")
+    if isinstance(method, str) and not exists_in(method, LEGACY):
+        return MODERN
+    return LEGACY
+
+
+# sessions.py gives its connections these eras, so it is imported when first needed, not at the top.
+def _connection_type() -> type[Connection]:
+    from minimcp.server.lowlevel.sessions import Connection
+
+    return Connection
+
+
+def _log_levels() -> Collection[str]:
+    from minimcp.server.lowlevel.sessions import LOG_LEVELS
+
+    return LOG_LEVELS
