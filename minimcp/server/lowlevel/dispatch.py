@@ -14,7 +14,8 @@ going away or the server shutting down). The handlers are the ``Server``'s (``on
 friends, or what ``MCPServer`` registers); the core answers ``initialize``, ``server/discover``
 and ``ping`` itself unless the server registered its own.
 Rejections that happen before a handler runs raise ``MCPError``; what HTTP status such a refusal
-(or an answer) travels with is the HTTP edge's decision (``wsgi.http_status``), never the core's.
+(or an answer) travels with is the HTTP edge's decision (``server/streamable_http/errors.py``), never
+the core's; so are a tool's scopes and its ``Mcp-Param-*`` headers, which the edge checks itself.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.caching import hinted
 from minimcp.server.context import ServerRequestContext
-from minimcp.server.headers import check_param_headers
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.era import LEGACY, MODERN, Era
 from minimcp.server.lowlevel.sessions import LOG_LEVELS, Connection, ServerSession
@@ -106,8 +106,6 @@ class Dispatcher:
             raise MCPError(route.code, route.message, route.data)
         if not isinstance(route.client_capabilities, dict):
             raise MCPError(INVALID_PARAMS, f"_meta must carry '{META_CLIENT_CAPABILITIES}' as an object")
-        if headers is not None:
-            check_param_headers(message, headers, self.server)
         meta = message["params"]["_meta"]
         log_level = meta.get(META_LOG_LEVEL)
         if log_level is not None and log_level not in LOG_LEVELS:
@@ -131,16 +129,6 @@ class Dispatcher:
         name = message.get("method")
         method = METHODS.get(name) if isinstance(name, str) else None
         return method is not None and method.stream
-
-    def required_scopes(self, message: Message) -> list[str]:
-        """The OAuth scopes a request needs beyond its endpoint's: a called tool's ``required_scopes``.
-        The transport decides what a missing scope costs (over HTTP, a 403)."""
-        if message.get("method") != "tools/call":
-            return []
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        lookup = self.server.get_tool_required_scopes
-        return lookup(name) if lookup is not None and isinstance(name, str) else []
 
     def _lookup(self, name: Any, era: Era) -> Method | None:
         """How the core treats ``name`` in ``era``; ``None`` when it is not served there."""
