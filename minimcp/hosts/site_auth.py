@@ -84,7 +84,7 @@ CONSENT_PATH = "/consent"
 #: Where the hosts' default consent page lives (``minimcp/consent.html``): one file that Jinja and
 #: Django's engine both read, given ``pending``, ``sealed``, ``site``, ``username``, ``csrf_field``
 #: and ``csrf_token``.
-TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = Path(__file__).parent.parent / "templates"
 
 GrantKey = Literal["code_digest", "access_digest", "refresh_digest"]
 
