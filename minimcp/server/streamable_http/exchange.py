@@ -60,6 +60,8 @@ if TYPE_CHECKING:
     from minimcp.server.lowlevel.era import Era
     from minimcp.server.lowlevel.server import Server
 
+#: The name the endpoint's warnings have always been logged under (from when it was wsgi.py), which
+#: deployments filter on.
 logger = logging.getLogger("minimcp.server.wsgi")
 
 SESSION_HEADER = "Mcp-Session-Id"
