@@ -42,6 +42,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger("minimcp.server.wsgi")
 
 
+#: The two request headers CGI keeps without the ``HTTP_`` prefix.
+_UNPREFIXED = ("CONTENT_TYPE", "CONTENT_LENGTH")
+_MISSING = object()
+
+
 class EnvironHeaders(Mapping[str, str]):
     """Request headers by case-insensitive name, read straight from a WSGI (or CGI-style, as
     Django's ``request.META``) environ: werkzeug's ``EnvironHeaders`` costs ten times as much per
@@ -53,22 +58,20 @@ class EnvironHeaders(Mapping[str, str]):
         self._environ = environ
 
     def __getitem__(self, name: str) -> str:
-        key = name.upper().replace("-", "_")
-        if key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-            return self._environ[key]  # type: ignore[no-any-return]
-        return self._environ["HTTP_" + key]  # type: ignore[no-any-return]
+        value = self.get(name, _MISSING)
+        if value is _MISSING:
+            raise KeyError(name)
+        return value  # type: ignore[no-any-return]
 
-    def get(self, name: str, default: Any = None) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            return default
+    def get(self, name: str, default: Any = None) -> Any:  # inline: the exchange reads several per request
+        key = name.upper().replace("-", "_")
+        return self._environ.get(key if key in _UNPREFIXED else "HTTP_" + key, default)
 
     def __iter__(self) -> Iterator[str]:
         for key in self._environ:
             if key.startswith("HTTP_"):
                 yield key[5:].replace("_", "-").title()
-            elif key in ("CONTENT_TYPE", "CONTENT_LENGTH") and self._environ[key]:
+            elif key in _UNPREFIXED and self._environ[key]:
                 yield key.replace("_", "-").title()
 
     def __len__(self) -> int:
