@@ -46,7 +46,7 @@ acts as that user.
 The sign-in documents name the site by ``SERVER_NAME`` (and ``PREFERRED_URL_SCHEME``) when the
 application sets it, and are then public and cacheable. Otherwise they follow the request's host,
 which the client chose, so they are served ``private`` with ``Vary: Host``: no shared cache keeps
-one built from a forged ``Host`` for others (``hosting.for_the_asker_only``; the Django host does
+one built from a forged ``Host`` for others (``minimcp.hosts.hosted.for_the_asker_only``; the Django host does
 the same). A request over plain http under a public name gets a 400 saying that sign-in needs
 HTTPS.
 
