@@ -14,7 +14,8 @@ going away or the server shutting down). The handlers are the ``Server``'s (``on
 friends, or what ``MCPServer`` registers); the core answers ``initialize``, ``server/discover``
 and ``ping`` itself unless the server registered its own.
 Rejections that happen before a handler runs raise ``MCPError``; what HTTP status such a refusal
-(or an answer) travels with is the HTTP edge's decision (``wsgi.http_status``), never the core's.
+(or an answer) travels with is the HTTP edge's decision (``server/streamable_http/errors.py``), never
+the core's; so are a tool's scopes and its ``Mcp-Param-*`` headers, which the edge checks itself.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.caching import hinted
 from minimcp.server.context import ServerRequestContext
-from minimcp.server.headers import check_param_headers
 from minimcp.server.lowlevel.calls import Outbox
 from minimcp.server.lowlevel.era import LEGACY, MODERN, Era, era_of_message
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
@@ -70,12 +70,9 @@ class Dispatcher:
         return era_of_message(message, header_version, _exists_in)
 
     def modern_session(self, message: Message, headers: Mapping[str, str] | None = None) -> Connection:
-        """The connection of a 2026-07-28 request, described by its envelope (``ModernEra.connection``),
-        whose ``Mcp-Param-*`` headers (over HTTP) repeat its arguments."""
-        connection = MODERN.connection(self.server, message, headers)
-        if headers is not None:
-            check_param_headers(message, headers, self.server)
-        return connection
+        """The connection of a 2026-07-28 request, described by its envelope (``ModernEra.connection``);
+        its ``Mcp-Param-*`` headers are the HTTP edge's to check (``streamable_http.param_headers``)."""
+        return MODERN.connection(self.server, message, headers)
 
     def new_legacy_session(self) -> Connection:
         """A session for a connection about to ``initialize``; the handshake fills it in."""
@@ -87,16 +84,6 @@ class Dispatcher:
         name = message.get("method")
         method = METHODS.get(name) if isinstance(name, str) else None
         return method is not None and method.stream
-
-    def required_scopes(self, message: Message) -> list[str]:
-        """The OAuth scopes a request needs beyond its endpoint's: a called tool's ``required_scopes``.
-        The transport decides what a missing scope costs (over HTTP, a 403)."""
-        if message.get("method") != "tools/call":
-            return []
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        lookup = self.server.get_tool_required_scopes
-        return lookup(name) if lookup is not None and isinstance(name, str) else []
 
     def _lookup(self, name: Any, era: Era) -> Method | None:
         """How the core treats ``name`` in ``era``; ``None`` when it is not served there."""

@@ -14,7 +14,9 @@ classifies them, and the core asks the object instead of branching on a flag:
   (``elicitationId``), ``change_notifications`` (the ``listChanged``/``subscribe`` capabilities),
   ``advertises_extensions``;
 - where a message goes: ``channel`` (a related request's stream, or the standalone channel),
-  ``log_stream``, ``send_elicit_complete``, ``log_by_default``.
+  ``log_stream``, ``send_elicit_complete``, ``log_by_default``;
+- the HTTP edge: ``http_sessions`` (whether ``Mcp-Session-Id`` applies), ``error_statuses`` (an
+  error answer's status by its code, or 200), ``resumable`` (SSE event ids and ``Last-Event-ID``).
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ RoundBody = Callable[[Questions, "dict[str, Any] | None", "str | None"], Any]
 
 #: What a 2026-07-28 ``input_required`` elicitation keeps of a resolver model's schema.
 _INPUT_REQUEST_SCHEMA_KEYS = ("type", "properties", "required")
+
+#: The first legacy revision whose clients expect priming events and resume with ``Last-Event-ID``.
+RESUMABLE_SINCE = "2025-11-25"
 
 
 class Era(ABC):
@@ -162,6 +167,16 @@ class Era(ABC):
                              related_request_id: RequestId | None) -> None:
         """Tell the client a URL elicitation finished, where the era has a way to."""
 
+    # --- HTTP edge rules (asked by server/streamable_http/exchange.py) ----------------------------
+    #: Whether a request belongs to a session that ``initialize`` opened (``Mcp-Session-Id``).
+    http_sessions: bool
+    #: Whether an error answer's HTTP status follows its JSON-RPC code (else 200, the error in the body).
+    error_statuses: bool
+
+    @abstractmethod
+    def resumable(self, connection: Connection) -> bool:
+        """Whether this connection's SSE answers get event ids and can be resumed with ``Last-Event-ID``."""
+
 
 class LegacyEra(Era):
     """2024-11-05 to 2025-11-25: a session, server-to-client requests, the official SDK's error parity."""
@@ -245,6 +260,14 @@ class LegacyEra(Era):
                              related_request_id: RequestId | None) -> None:
         session.send_notification("notifications/elicitation/complete", related_request_id,
                                   {"elicitationId": elicitation_id})
+
+    # --- HTTP edge rules ---------------------------------------------------------------------------
+    http_sessions = True
+    error_statuses = False
+
+    def resumable(self, connection: Connection) -> bool:
+        # Older clients may not expect the empty priming event; a session-less one has nothing to resume.
+        return connection.id is not None and connection.protocol_version >= RESUMABLE_SINCE
 
 
 class ModernEra(Era):
@@ -357,6 +380,13 @@ class ModernEra(Era):
     def send_elicit_complete(self, session: ServerSession, elicitation_id: str,
                              related_request_id: RequestId | None) -> None:
         logger.debug("send_elicit_complete(%r) ignored: 2026-07-28 has no completion notification", elicitation_id)
+
+    # --- HTTP edge rules ---------------------------------------------------------------------------
+    http_sessions = False
+    error_statuses = True
+
+    def resumable(self, connection: Connection) -> bool:
+        return False  # a broken 2026-07-28 stream is simply re-issued: no ids, nothing to resume against
 
 
 LEGACY = LegacyEra()
