@@ -62,7 +62,7 @@ from urllib.parse import unquote_to_bytes, urlsplit
 import h11
 
 from minimcp.jsonrpc import MCPError
-from minimcp.server.lowlevel.calls import WorkerPool
+from minimcp.server.lowlevel.workers import WorkerPool
 
 logger = logging.getLogger("minimcp.server.httpd")
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.context import CallNext, ServerMiddleware
-from minimcp.server.lowlevel.calls import QueueOutbox
+from minimcp.server.lowlevel.outbox import QueueOutbox
 from minimcp.server.lowlevel.server import InitializationOptions, Server
 from minimcp.server.lowlevel.sessions import Connection
 from minimcp.server.stdio import serve_stdio

@@ -43,7 +43,7 @@ from werkzeug.wrappers import Request
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import EnvelopeError, MCPError, Message
-from minimcp.server.lowlevel.calls import LogEntry, EventLog, QueueOutbox
+from minimcp.server.lowlevel.outbox import EventLog, LogEntry, QueueOutbox
 from minimcp.server.backends import BackendUnavailable
 from minimcp.server.streamable_http import EventStore, StoredEventLog, replay
 from minimcp.server.lowlevel.dispatch import MODERN, Dispatcher

@@ -32,7 +32,7 @@ from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.caching import hinted
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.headers import check_param_headers
-from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.lowlevel.era import LEGACY, MODERN, Era
 from minimcp.server.lowlevel.sessions import LOG_LEVELS, Connection, ServerSession
 from minimcp.server.lowlevel.shares import principal_of

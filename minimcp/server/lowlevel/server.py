@@ -13,7 +13,6 @@ import atexit
 import contextlib
 import inspect
 import logging
-import threading
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -26,11 +25,10 @@ from typing_extensions import TypeVar
 from minimcp.server.backends import BackendSpec, resolve_backend
 from minimcp.server.caching import CacheableMethod, CacheHint, validate_cache_hints
 from minimcp.server.context import ServerMiddleware
-from minimcp.server.lowlevel.calls import WorkerPool
-from minimcp.server.lowlevel.deadlines import Deadlines
 from minimcp.server.lowlevel.dispatch import Dispatcher
 from minimcp.server.lowlevel.era import era_of_version
 from minimcp.server.lowlevel.shares import Shares, fair_share
+from minimcp.server.lowlevel.workers import Deadlines, Lock, WorkerPool
 from minimcp.server.otel import default_middleware
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.types import (
@@ -240,7 +238,7 @@ class Server(Generic[LifespanResultT]):
         self._request_handlers: dict[str, HandlerEntry] = {}
         self._notification_handlers: dict[str, HandlerEntry] = {}
         # _lifespan_lock guards _lifespan_cm and _lifespan_value: the lifespan is entered once.
-        self._lifespan_lock = threading.Lock()
+        self._lifespan_lock = Lock()
         self._lifespan_cm: AbstractContextManager[Any] | None = None
         self._lifespan_value: Any = {}
         self.dispatcher = Dispatcher(self)

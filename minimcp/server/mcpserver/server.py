@@ -27,7 +27,7 @@ from minimcp.server.backends import Backend, BackendSpec, resolve_backend
 from minimcp.server.caching import CacheableMethod, CacheHint
 from minimcp.server.context import ServerMiddleware, ServerRequestContext
 from minimcp.server.extension import Extension, compose_tool_call_handler, intercepts_tool_calls
-from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.lowlevel.era import MODERN
 from minimcp.server.lowlevel.questions import NoQuestions
 from minimcp.server.lowlevel.server import Server, require_sync_handler, require_sync_lifespan
