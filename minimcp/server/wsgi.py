@@ -749,24 +749,3 @@ class MCPWSGIApp:
         if session.id is None or not self.sessions.remove(session.id):
             return _json(jsonrpc.error(None, INVALID_REQUEST, "Session not found"), 404)
         return _empty(200)
-
-
-def serve_http(server: Server[Any], host: str = "127.0.0.1", port: int = 8000, *, max_connections: int = 4096,
-               max_connections_per_peer: int | None = 256, idle_timeout: float = 75.0, header_timeout: float = 10.0,
-               body_timeout: float = 30.0, **options: Any) -> None:
-    """Serve ``server`` on minimcp's keep-alive HTTP/1.1 server until interrupted.
-
-    ``max_connections``, ``max_connections_per_peer`` and the timeouts configure the HTTP server (see
-    ``minimcp.server.httpd``); every other option goes to :class:`MCPWSGIApp`.
-    """
-    from minimcp.server.httpd import WSGIServer
-
-    app = MCPWSGIApp(server, **options)
-    httpd = WSGIServer(app, host, port, max_connections=max_connections,
-                       max_connections_per_peer=max_connections_per_peer, idle_timeout=idle_timeout,
-                       header_timeout=header_timeout, body_timeout=body_timeout)
-    logger.info("serving MCP on http://%s:%s%s", host, httpd.port, app.path)
-    try:
-        httpd.run()
-    finally:
-        app.sessions.close()

@@ -21,6 +21,7 @@ stdio pipe), untagged, resource updates only for the URIs they subscribed to: on
 from __future__ import annotations
 
 import functools
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -106,6 +107,16 @@ class Listen:
     def tagged(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """A notification for this listen, carrying its ``subscriptionId``."""
         return jsonrpc.notification(method, {**(params or {}), "_meta": {META_SUBSCRIPTION_ID: self.id}})
+
+
+class ListenSource(ABC):
+    """A ``subscriptions/listen`` handler fed by a bus (``minimcp.server.subscriptions.ListenHandler``):
+    ``Server`` binds it to its ``Listens`` when it is registered, so its bus reaches legacy channels
+    before any listen opens."""
+
+    @abstractmethod
+    def bind(self, listens: Listens) -> None:
+        """Feed ``listens`` (one server's open streams and legacy channels) from this source's bus."""
 
 
 class Listens:
