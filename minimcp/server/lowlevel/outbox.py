@@ -150,14 +150,15 @@ class QueueOutbox(Outbox):
     def drain(self, on_message: Callable[[Message], None], method: str, timeout: float | None) -> Message:
         """The request's messages until its response, each interim one to ``on_message`` on this
         thread; ``timeout`` bounds the whole wait, as over HTTP, so a server that keeps sending
-        progress cannot hold the caller past it."""
+        progress cannot hold the caller past it. A cancelled request still ends with its response
+        when one was queued (a tool's timeout answer, ``time_out``); an aborted one has none."""
         deadline = None if timeout is None else monotonic() + timeout
         while True:
             remaining = 1.0 if deadline is None else deadline - monotonic()
             item = self.get(min(remaining, 1.0)) if remaining > 0 else None
-            if self.cancelled.is_set():
-                raise jsonrpc.connection_closed()
             if item is None:
+                if self.cancelled.is_set():
+                    raise jsonrpc.connection_closed()
                 if deadline is not None and monotonic() >= deadline:
                     self.abort()
                     raise MCPError(REQUEST_TIMEOUT, f"Request '{method}' timed out")
@@ -165,7 +166,8 @@ class QueueOutbox(Outbox):
             message, final = item
             if final:
                 return message
-            on_message(message)
+            if not self.cancelled.is_set():
+                on_message(message)
 
 
 @dataclass(frozen=True)
