@@ -18,7 +18,7 @@ from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.lowlevel.workers import Channel, Condition, Event, Lock, Waiter, monotonic
 from minimcp.types import REQUEST_TIMEOUT
 
-logger = logging.getLogger("minimcp.server.calls")
+logger = logging.getLogger("minimcp.server.outbox")
 
 
 class Outbox(ABC):
