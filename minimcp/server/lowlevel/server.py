@@ -14,7 +14,7 @@ import contextlib
 import inspect
 import logging
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Generic, Literal
@@ -196,6 +196,8 @@ class Server(Generic[LifespanResultT]):
         max_questions_per_principal: int | None = None,
         max_listens_per_principal: int | None = None,
         hooks: ServerHooks | None = None,
+        middleware: Iterable[ServerMiddleware[Any]] = (),
+        unadvertised: Iterable[str] = (),
     ) -> None:
         require_sync_lifespan(lifespan)
         for deprecated, what in ((on_set_logging_level, "The logging capability is deprecated as of 2026-07-28"),
@@ -236,7 +238,7 @@ class Server(Generic[LifespanResultT]):
         self.cache_hints = validate_cache_hints(cache_hints)
         #: Methods served without being advertised in the capabilities (``MCPServer`` answers legacy
         #: ``logging/setLevel`` and ``resources/subscribe`` but, as the official one, claims neither).
-        self.unadvertised: set[str] = set()
+        self.unadvertised: set[str] = set(unadvertised)
         #: What a legacy ``initialize`` announces; ``run(...)`` with explicit options replaces it.
         self.notification_options = NotificationOptions()
         self._initialization_options: InitializationOptions | None = None
@@ -249,8 +251,9 @@ class Server(Generic[LifespanResultT]):
         self.extensions: dict[str, dict[str, Any]] = {}
         #: ``(ctx, call_next) -> result`` layers around every message received, outermost first
         #: (``minimcp.server.context.ServerMiddleware``; ``RequestStateBoundary`` is one). It starts
-        #: with ``OpenTelemetryMiddleware`` where OpenTelemetry is installed, as the official list does.
-        self.middleware: list[ServerMiddleware[Any]] = default_middleware()
+        #: with ``OpenTelemetryMiddleware`` where OpenTelemetry is installed, as the official list does,
+        #: then the ``middleware=`` given.
+        self.middleware: list[ServerMiddleware[Any]] = [*default_middleware(), *middleware]
         self._request_handlers: dict[str, HandlerEntry] = {}
         self._notification_handlers: dict[str, HandlerEntry] = {}
         # _lifespan_lock guards _lifespan_cm and _lifespan_value: the lifespan is entered once.

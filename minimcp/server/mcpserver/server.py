@@ -269,19 +269,18 @@ class MCPServer(Generic[LifespanT]):
             max_workers=max_workers, worker_wait_timeout=worker_wait_timeout,
             back_channel_timeout=back_channel_timeout, max_calls_per_principal=max_calls_per_principal,
             max_questions_per_principal=max_questions_per_principal,
-            max_listens_per_principal=max_listens_per_principal,
+            max_listens_per_principal=max_listens_per_principal, middleware=middleware or (),
+            # Advertised as the official MCPServer advertises: no legacy listChanged, subscribe or logging
+            # (the legacy methods are answered all the same); on 2026-07-28 what subscriptions/listen serves.
+            unadvertised=("logging/setLevel", "resources/subscribe", "resources/unsubscribe"),
             on_list_tools=self._list_tools, on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates, on_list_prompts=self._list_prompts,
             on_subscribe_resource=self._subscribe, on_unsubscribe_resource=_unsubscribe,
             on_subscriptions_listen=None if subscriptions is False else self._listen, backend=backend,
         )
         low = self._lowlevel_server
-        low.middleware.extend(middleware or ())
         self._own_subscriptions = subscriptions or None
         self.use_backend(low.backend)
-        # Advertised as the official MCPServer advertises: no legacy listChanged, subscribe or logging
-        # (the legacy methods are answered all the same); on 2026-07-28 what subscriptions/listen serves.
-        low.unadvertised.update(("logging/setLevel", "resources/subscribe", "resources/unsubscribe"))
         low.add_request_handler("tools/call", _ToolCall, self._call_tool)
         low.add_request_handler("resources/read", _ResourceRead, self._read_resource)
         low.add_request_handler("prompts/get", _PromptGet, self._get_prompt)
