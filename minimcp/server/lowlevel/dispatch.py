@@ -7,8 +7,8 @@ request), and calls ``handle_request``, ``handle_notification`` or ``handle_resp
 messages go to the request's ``Outbox``; a request that runs on a worker answers ``None`` and its
 response arrives later through ``outbox.close``.
 
-The protocol is readable as data: ``METHODS`` says which method exists in which era, which ones run
-user code on a worker, and which answer with a stream that
+The protocol is readable as data: the method table (``minimcp.types.methods``) says which method
+exists in which era, which ones run user code on a worker, and which answer with a stream that
 stays open (``subscriptions/listen``: its outbox is never closed by a response, only by the client
 going away or the server shutting down). The handlers are the ``Server``'s (``on_call_tool=`` and
 friends, or what ``MCPServer`` registers); the core answers ``initialize``, ``server/discover``
@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, ValidationError
@@ -38,7 +37,6 @@ from minimcp.server.lowlevel.sessions import LOG_LEVELS, Connection, ServerSessi
 from minimcp.server.lowlevel.shares import principal_of
 from minimcp.server.lowlevel.subscriptions import Listens
 from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
-from minimcp.shared.tasks import TASK_METHODS
 from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
@@ -59,20 +57,12 @@ from minimcp.types import (
     InitializeResult,
     dump,
 )
+from minimcp.types.methods import BOTH, METHODS, MODERN_ONLY, Method
 
 if TYPE_CHECKING:
     from minimcp.server.lowlevel.server import Server
 
 logger = logging.getLogger("minimcp.server")
-
-
-@dataclass(frozen=True)
-class Method:
-    """How the core treats one method; the handler itself is the server's."""
-
-    eras: frozenset[Era]
-    worker: bool = False  # runs user code that may block, so it goes to the pool
-    stream: bool = False  # answers with a stream of notifications that stays open (no response yet)
 
 
 class Dispatcher:
@@ -147,7 +137,7 @@ class Dispatcher:
         method = METHODS.get(name) if isinstance(name, str) else None
         if method is None and isinstance(name, str) and name in self.server._request_handlers:
             method = CUSTOM
-        if method is None or era not in method.eras or (name not in CORE and name not in self.server._request_handlers):
+        if method is None or not method.exists_in(era) or (name not in CORE and name not in self.server._request_handlers):
             return None
         return method
 
@@ -392,37 +382,8 @@ CORE: dict[str, Callable[[Dispatcher, ServerRequestContext[Any, Any]], Any]] = {
     "ping": _ping,
 }
 
-BOTH = frozenset({LEGACY, MODERN})
-LEGACY_ONLY = frozenset({LEGACY})
-MODERN_ONLY = frozenset({MODERN})
-
 #: A method the server registered that the protocol does not define: either era, on a worker.
-CUSTOM = Method(BOTH, worker=True)
+CUSTOM = Method("custom", eras=BOTH, worker=True)
 #: A method not served in the request's era: refused inline, by the innermost step of the chain.
-_REFUSED = Method(BOTH)
+_REFUSED = Method("refused", eras=BOTH)
 _NOTIFICATION = TransportContext(kind="notification", can_send_request=False)
-
-METHODS: dict[str, Method] = {
-    "initialize": Method(LEGACY_ONLY),
-    "ping": Method(LEGACY_ONLY),
-    "server/discover": Method(MODERN_ONLY),
-    "tools/list": Method(BOTH),
-    "tools/call": Method(BOTH, worker=True),
-    "resources/list": Method(BOTH),
-    "resources/templates/list": Method(BOTH),
-    "resources/read": Method(BOTH, worker=True),
-    "resources/subscribe": Method(LEGACY_ONLY),
-    "resources/unsubscribe": Method(LEGACY_ONLY),
-    "prompts/list": Method(BOTH),
-    "prompts/get": Method(BOTH, worker=True),
-    "completion/complete": Method(BOTH),
-    "subscriptions/listen": Method(MODERN_ONLY, stream=True),
-    "logging/setLevel": Method(LEGACY_ONLY),
-    # The tasks extension (minimcp.server.tasks): answered from the task store, never on a worker.
-    "tasks/get": Method(BOTH),
-    "tasks/update": Method(BOTH),
-    "tasks/cancel": Method(BOTH),
-}
-
-#: The request methods the protocol itself defines; the tasks extension's are not among them.
-SPEC_METHODS: frozenset[str] = frozenset(METHODS).difference(TASK_METHODS)
