@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
 from minimcp.server import MCPServer
-from minimcp.server.lowlevel.calls import QueueOutbox
+from minimcp.server.lowlevel.outbox import QueueOutbox
 from minimcp.server.streamable_http.errors import http_status
 from minimcp.shared.transport_context import TransportContext
 

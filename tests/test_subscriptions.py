@@ -284,7 +284,7 @@ def test_an_ended_listen_leaves_no_call_in_flight(ending: str) -> None:
     """A listen has no worker whose ``finally`` forgets it: its end must clear the stream's table of
     calls in flight, or every listen a long-lived stdio client cancels stays there until it exits."""
     from conftest import modern_params
-    from minimcp.server.lowlevel.calls import QueueOutbox
+    from minimcp.server.lowlevel.outbox import QueueOutbox
     from minimcp.server.lowlevel.peer import Peer
 
     server = notebook()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.server.lowlevel.calls import Outbox, QueueOutbox
+from minimcp.server.lowlevel.outbox import Outbox, QueueOutbox
 from minimcp.server.lowlevel.peer import Peer
 
 if TYPE_CHECKING:

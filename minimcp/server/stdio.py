@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.lowlevel.peer import Peer
 from minimcp.shared.line_writer import LineWriter
 

@@ -31,7 +31,7 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.caching import hinted
 from minimcp.server.context import ServerRequestContext
-from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.lowlevel.era import LEGACY, MODERN, Era, era_of_message
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.lowlevel.shares import principal_of
@@ -59,9 +59,9 @@ logger = logging.getLogger("minimcp.server")
 class Dispatcher:
     """Routes messages for one low-level ``Server``; shared by every transport and thread."""
 
-    def __init__(self, server: Server[Any]) -> None:
+    def __init__(self, server: Server[Any], max_listens_per_principal: int | None = None) -> None:
         self.server = server
-        self.listens = Listens()
+        self.listens = Listens(max_per_principal=max_listens_per_principal)
 
     # --- which era, which session ----------------------------------------------------------------
     @staticmethod
@@ -116,7 +116,7 @@ class Dispatcher:
                 calls.begin(request_id, outbox)
                 outbox.on_end(functools.partial(calls.end, request_id, outbox))
             return self._execute(method, message, session, outbox, transport)
-        scope = self.server.call_scope()  # on the receiving thread, while the host's context is here
+        scope = self.server.hooks.call_scope()  # on the receiving thread, while the host's context is here
         shares = self.server.call_shares
         principal = principal_of(transport, session)
         try:
@@ -158,7 +158,7 @@ class Dispatcher:
 
     def timeout_of(self, message: Message) -> float | None:
         """The seconds a ``tools/call`` may run before its caller is answered, if its tool has a limit."""
-        lookup = self.server.get_tool_timeout
+        lookup = self.server.hooks.get_tool_timeout
         if lookup is None or message.get("method") != "tools/call":
             return None
         params = message.get("params")
@@ -268,7 +268,7 @@ class Dispatcher:
             result = entry.handler(ctx, entry.params_type.model_validate(ctx.params or {}))
         if isinstance(result, ErrorData):
             raise MCPError.from_error_data(result)  # inside the chain, so middleware sees the failure
-        result = hinted(result, name, server.cache_hints, server.listings_vary)
+        result = hinted(result, name, server.cache_hints, server.hooks.listings_vary)
         wire = dump(result) if isinstance(result, BaseModel) else (result if result is not None else {})
         era.finish(result, wire, server.server_info_wire)
         return wire

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from minimcp.jsonrpc import Message
-from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.lowlevel.sessions import Connection
 from minimcp.shared.transport_context import TransportContext
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
-import threading
-import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, get_args
@@ -23,9 +21,11 @@ from typing import TYPE_CHECKING, Any, Protocol, get_args
 from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
-from minimcp.server.lowlevel.calls import EventLog, Outbox, PendingRequests, send_request
+from minimcp.server.lowlevel.outbox import EventLog, Outbox
+from minimcp.server.lowlevel.pending import PendingRequests, send_request
 from minimcp.server.lowlevel.era import LEGACY, Era, era_of_version
 from minimcp.server.lowlevel.shares import session_principal
+from minimcp.server.lowlevel.workers import Lock, monotonic
 from minimcp.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -126,9 +126,9 @@ class Connection:
         self.pending = PendingRequests()
         #: When the client's idle clock last started: it sent something, or was asked something.
         #: A plain float, written without a lock: storing one is atomic.
-        self.last_seen = time.monotonic()
+        self.last_seen = monotonic()
         # _lock guards standalone, _inflight, subscriptions and _streams.
-        self._lock = threading.Lock()
+        self._lock = Lock()
         self.standalone: Outbox | None = None
         self._inflight: dict[RequestId, Outbox] = {}
         self._streams: OrderedDict[str, EventLog] = OrderedDict()
@@ -240,14 +240,14 @@ class Connection:
 
     # --- request bookkeeping (transports and the dispatcher) -----------------------------------
     def begin(self, request_id: RequestId, outbox: Outbox) -> None:
-        self.last_seen = time.monotonic()
+        self.last_seen = monotonic()
         with self._lock:
             self._inflight[request_id] = outbox
 
     def end(self, request_id: RequestId, outbox: Outbox) -> None:
         """Forget the call ``request_id`` while ``outbox`` is still its outbox: a client may reuse an
         id once its call was cancelled, before the old call's worker has wound down."""
-        self.last_seen = time.monotonic()
+        self.last_seen = monotonic()
         with self._lock:
             if self._inflight.get(request_id) is outbox:
                 del self._inflight[request_id]
@@ -291,7 +291,7 @@ class Connection:
         Bounded: a finished stream is kept for ``STREAM_TTL`` seconds, and beyond ``MAX_STREAMS``
         the oldest streams (finished ones first) are forgotten.
         """
-        now = time.monotonic()
+        now = monotonic()
         with self._lock:
             for stream_id, kept in list(self._streams.items()):
                 if kept.finished_at is not None and now - kept.finished_at > STREAM_TTL:
@@ -366,7 +366,7 @@ class Connection:
         # The client's clock starts now: the time the server computed before asking (and, under
         # load, waited for a worker) is not time the client had to answer. Set before the question
         # is pending, while the call still counts as working, so no sweep sees the old value.
-        self.last_seen = time.monotonic()
+        self.last_seen = monotonic()
         shares = self._server.question_shares
         shares.take(self.share_principal)
         try:
@@ -590,7 +590,7 @@ class SessionManager:
         self.max_sessions = max_sessions
         self.max_pending_per_session = max_pending_per_session
         # _lock guards _sessions and _last_sweep.
-        self._lock = threading.Lock()
+        self._lock = Lock()
         self._sessions: dict[str, Connection] = {}
         self._last_sweep = 0.0
 
@@ -615,12 +615,12 @@ class SessionManager:
             self.remove(session_id)
             return None
         if session is not None:
-            session.last_seen = time.monotonic()
+            session.last_seen = monotonic()
         return session
 
     def sweep(self, force: bool = False) -> None:
         """Expire every idle session; without ``force``, only if the last sweep is old enough."""
-        now = time.monotonic()
+        now = monotonic()
         with self._lock:
             # Spaced by the idle timeout as it is now, so shortening it on a running app takes effect
             # at the next tick instead of after a pause computed from the old value.
@@ -662,4 +662,4 @@ class SessionManager:
         return len(self._sessions)
 
     def _idle(self, session: Connection) -> bool:
-        return not session.working and time.monotonic() - session.last_seen > self.idle_timeout
+        return not session.working and monotonic() - session.last_seen > self.idle_timeout

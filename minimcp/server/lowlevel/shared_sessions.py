@@ -26,17 +26,16 @@ from __future__ import annotations
 import functools
 import logging
 import secrets
-import threading
-import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import Message
 from minimcp.server.backends import BackendUnavailable
-from minimcp.server.lowlevel.calls import EventLog, LogEntry
+from minimcp.server.lowlevel.outbox import EventLog, LogEntry
 from minimcp.server.lowlevel.sessions import STREAM_TTL, Connection, SessionManager
 from minimcp.server.lowlevel.shares import session_principal
+from minimcp.server.lowlevel.workers import Lock, monotonic
 from minimcp.types import INTERNAL_ERROR, ClientCapabilities, Implementation, RequestId
 
 if TYPE_CHECKING:
@@ -103,7 +102,7 @@ class SharedEventLog(EventLog):
         self._backend = backend
         self._session_id = session_id
         self._origin = {"proc": backend.process_id(), "req": request_id}
-        self._mirror_lock = threading.Lock()
+        self._mirror_lock = Lock()
         self._shared = False  # under _mirror_lock
 
     def _mirror(self, seq: int, message: Message | None, final: bool) -> None:
@@ -237,7 +236,7 @@ class SharedSessionManager(SessionManager):
             if session is not None:
                 session.close()
             return None
-        session.last_seen = time.monotonic()
+        session.last_seen = monotonic()
         return session
 
     def event_log(self, session: Connection, can_request: bool, request_id: RequestId) -> EventLog:
@@ -281,7 +280,7 @@ class SharedSessionManager(SessionManager):
     def sweep(self, force: bool = False) -> None:
         """Renew the sessions a worker here computes for; forget replicas idle here, close those
         whose session ended elsewhere (expired: its waiting workers wake)."""
-        now = time.monotonic()
+        now = monotonic()
         with self._lock:
             if not force and now < self._last_sweep + min(self.SWEEP_INTERVAL, self.idle_timeout / 4):
                 return

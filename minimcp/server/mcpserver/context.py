@@ -20,7 +20,7 @@ from typing_extensions import TypeVar as TypeVarWithDefault
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
-from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.elicitation import (
     AcceptedElicitation,
     CancelledElicitation,

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.backends import BackendUnavailable
-from minimcp.server.lowlevel.calls import EventLog, LogEntry, QueueOutbox
+from minimcp.server.lowlevel.outbox import EventLog, LogEntry, QueueOutbox
 from minimcp.server.lowlevel.dispatch import Dispatcher
 from minimcp.server.lowlevel.sessions import Connection, SessionManager
 from minimcp.server.lowlevel.shared_sessions import RemoteLog, SharedSessionManager
@@ -304,7 +304,7 @@ class Exchange:
             refused = self._scopes_refusal(request, message)
             if refused is not None:
                 return refused
-        if request.multiprocess and not self._warned_keys and self.server.keys_per_process():
+        if request.multiprocess and not self._warned_keys and self.server.hooks.keys_per_process():
             self._warned_keys = True
             logger.warning(
                 "this WSGI server runs several processes, but each seals requestState with keys of its own, so a "
@@ -327,7 +327,7 @@ class Exchange:
             return None
         params = message.get("params")
         name = params.get("name") if isinstance(params, dict) else None
-        lookup = self.server.get_tool_required_scopes
+        lookup = self.server.hooks.get_tool_required_scopes
         needed = lookup(name) if lookup is not None and isinstance(name, str) else []
         if not needed:
             return None
