@@ -63,7 +63,7 @@ def modern_exchange(mcp: MCPServer, message: Any, headers: Mapping[str, str] | N
     dispatcher = mcp.dispatcher
     try:
         kind = jsonrpc.kind_of(message)
-        session = dispatcher.modern_session(message, headers)
+        session = dispatcher.modern_connection(message, headers)
         if kind == "notification":
             return 202, None
         if kind != "request":

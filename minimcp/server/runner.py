@@ -114,7 +114,7 @@ def serve_connection(server: Server[Any], dispatcher: JSONRPCDispatcher, *, conn
         server.initialization_options = init_options
     connection.serving(server, lifespan_state)
     serve_stdio(server, dispatcher.read_stream, dispatcher.write_stream, dispatcher.raise_handler_exceptions,
-                session=connection)
+                connection=connection)
 
 
 __all__ = ["CallNext", "ServerMiddleware", "in_memory_endpoint", "run", "serve_connection", "serve_http",

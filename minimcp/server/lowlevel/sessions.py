@@ -594,17 +594,17 @@ class SessionManager:
         self._sessions: dict[str, Connection] = {}
         self._last_sweep = 0.0
 
-    def add(self, session: Connection) -> str | None:
-        """Register ``session`` under a fresh 128-bit id; ``None`` when the server is full."""
+    def add(self, connection: Connection) -> str | None:
+        """Register ``connection`` under a fresh 128-bit id; ``None`` when the server is full."""
         self.sweep(force=len(self._sessions) >= self.max_sessions)
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
                 return None
-            session.id = secrets.token_hex(16)
-            session.pending.limit = self.max_pending_per_session
-            session.share_principal = session_principal(session)
-            self._sessions[session.id] = session
-        return session.id
+            connection.id = secrets.token_hex(16)
+            connection.pending.limit = self.max_pending_per_session
+            connection.share_principal = session_principal(connection)
+            self._sessions[connection.id] = connection
+        return connection.id
 
     def get(self, session_id: str) -> Connection | None:
         """The live session with this id, renewed: a lookup means its client just sent something."""
@@ -631,17 +631,17 @@ class SessionManager:
         for session_id in expired:
             self.remove(session_id)
 
-    def event_log(self, session: Connection, can_request: bool, request_id: RequestId) -> EventLog:
-        """The log a resumable SSE answer (to ``request_id``) of ``session`` is drained from."""
+    def event_log(self, connection: Connection, can_request: bool, request_id: RequestId) -> EventLog:
+        """The log a resumable SSE answer (to ``request_id``) of ``connection`` is drained from."""
         return EventLog(secrets.token_hex(8), can_request)
 
-    def remote_stream(self, session: Connection, stream_id: str) -> Any:
-        """A stream of ``session`` that another process sends (``SharedSessionManager``): none here,
+    def remote_stream(self, connection: Connection, stream_id: str) -> Any:
+        """A stream of ``connection`` that another process sends (``SharedSessionManager``): none here,
         where every stream is in this process."""
         return None
 
-    def save(self, session: Connection) -> None:
-        """Keep what a request changed in ``session``: here the connection itself is the record
+    def save(self, connection: Connection) -> None:
+        """Keep what a request changed in ``connection``: here the connection itself is the record
         (``SharedSessionManager`` stores it in a shared backend)."""
 
     def remove(self, session_id: str) -> bool:
@@ -661,5 +661,5 @@ class SessionManager:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def _idle(self, session: Connection) -> bool:
-        return not session.working and monotonic() - session.last_seen > self.idle_timeout
+    def _idle(self, connection: Connection) -> bool:
+        return not connection.working and monotonic() - connection.last_seen > self.idle_timeout
