@@ -54,3 +54,17 @@ def test_only_the_workers_module_of_the_core_imports_threads_queues_or_clocks() 
         if found:
             importers[path.name] = sorted(found)
     assert importers == {"workers.py": ["queue", "threading", "time"]}
+
+
+def test_what_both_sides_share_imports_neither_side() -> None:
+    shared = Path(minimcp.server.lowlevel.__file__).parents[2] / "shared"
+    modules = ", ".join(f"minimcp.shared.{path.stem}" for path in sorted(shared.glob("*.py")) if path.stem != "__init__")
+    loaded = _loaded_after(f"import {modules}")
+    assert "minimcp.shared.inbound" in loaded
+    assert sorted(name for name in loaded if name.startswith(("minimcp.server", "minimcp.client"))) == []
+
+
+def test_the_sans_io_exchange_imports_no_wsgi_server_or_framework() -> None:
+    loaded = _loaded_after("import minimcp.server.streamable_http.exchange")
+    assert [name for name in ("minimcp.server.wsgi", "minimcp.httpd", "werkzeug", "flask", "django")
+            if name in loaded] == []
