@@ -51,6 +51,13 @@ def tracing() -> bool:
     return _enabled
 
 
+def recording() -> bool:
+    """Whether a tracer provider is set (an SDK, or the one the environment names), so a span can
+    record anything: until then the API's proxy tracer makes spans that record nothing, and one
+    without a valid parent is the invalid span, which carries no context either."""
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
 # Before a provider is set this is the API's proxy, which hands over to the provider set later (as
 # applications do after importing their libraries).
 _tracer = trace.get_tracer(TRACER_NAME) if trace is not None else None
@@ -130,11 +137,11 @@ def parent_context(meta: Mapping[str, Any] | None) -> Any:
 
 
 @contextmanager
-def receiving(name: str, attributes: dict[str, Any], meta: Mapping[str, Any] | None) -> Iterator[Any]:
-    """A ``SERVER`` span around one received message, parented on the context in its ``_meta``.
-    The caller records failures itself (they are answers, not crashes of the span)."""
+def receiving(name: str, attributes: dict[str, Any], parent: Any) -> Iterator[Any]:
+    """A ``SERVER`` span around one received message, parented on ``parent`` (``parent_context`` of
+    its ``_meta``). The caller records failures itself (they are answers, not crashes of the span)."""
     with _tracer.start_as_current_span(name, kind=SpanKind.SERVER, attributes=attributes,
-                                         context=parent_context(meta), record_exception=False,
+                                         context=parent, record_exception=False,
                                          set_status_on_exception=False) as span:
         yield span
 
@@ -152,4 +159,4 @@ def tool_failed(span: Any) -> None:
     span.set_status(StatusCode.ERROR)
 
 
-__all__ = ["TRACER_NAME", "Outgoing", "available", "receiving", "sending", "set_tracing", "span_name", "tracing"]
+__all__ = ["TRACER_NAME", "Outgoing", "available", "parent_context", "receiving", "recording", "sending", "set_tracing", "span_name", "tracing"]
