@@ -47,6 +47,14 @@ _UNPREFIXED = ("CONTENT_TYPE", "CONTENT_LENGTH")
 _MISSING = object()
 
 
+@functools.lru_cache(maxsize=512)
+def _environ_key(name: str) -> str:
+    """Where header ``name`` is in an environ; cached, since the exchange reads the same few names
+    on every request (bounded: a name comes from code and tool schemas, not from the client)."""
+    key = name.upper().replace("-", "_")
+    return key if key in _UNPREFIXED else "HTTP_" + key
+
+
 class EnvironHeaders(Mapping[str, str]):
     """Request headers by case-insensitive name, read straight from a WSGI (or CGI-style, as
     Django's ``request.META``) environ: werkzeug's ``EnvironHeaders`` costs ten times as much per
@@ -63,9 +71,8 @@ class EnvironHeaders(Mapping[str, str]):
             raise KeyError(name)
         return value  # type: ignore[no-any-return]
 
-    def get(self, name: str, default: Any = None) -> Any:  # inline: the exchange reads several per request
-        key = name.upper().replace("-", "_")
-        return self._environ.get(key if key in _UNPREFIXED else "HTTP_" + key, default)
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._environ.get(_environ_key(name), default)
 
     def __iter__(self) -> Iterator[str]:
         for key in self._environ:
