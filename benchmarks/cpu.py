@@ -3,6 +3,7 @@
 
     python benchmarks/cpu.py [--baseline REV ...] [-n 3000] [-c 8[,32]] [--repeats 3] [--only echo|elicit]
                              [--servers httpd[,gunicorn,granian,waitress,uwsgi]] [--peer-h11]
+                             [--null-asgi] [--nulls-only]
 
 Wall-clock requests/s swing several-fold when other work shares the machine; the CPU time the
 server process spends per request does not (much). Every server runs as a subprocess (as in
@@ -18,7 +19,10 @@ threads, one process), minimcp/httpd@REV (each --baseline), null/S (``null_wsgi.
 server: the cost of that HTTP server alone, echo rows; the difference is minimcp's own share),
 official/fast (2026-07-28 rows) and official/stateful (legacy rows): the official SDK on uvicorn
 with httptools and uvloop, as ``uvicorn[standard]`` installs it (``--peer-h11`` adds it on h11 and
-asyncio too). The official server is the last name of each row group.
+asyncio too). The official server is the last name of each row group. ``--null-asgi`` adds
+null/uvicorn (``null_asgi.py``: the null app on uvicorn with httptools and uvloop) to the echo rows;
+``--nulls-only`` measures the null apps alone (echo rows of one era; each --baseline as null/httpd@REV),
+with null/uvicorn the last name: the HTTP servers' own cost, minimcp's against uvicorn's.
 """
 
 from __future__ import annotations
@@ -60,6 +64,9 @@ def main() -> None:
     ap.add_argument("--servers", type=lambda text: text.split(","), default=["httpd"],
                     help=f"the WSGI servers minimcp and the null app run on, comma-separated, of {', '.join(SERVERS)}")
     ap.add_argument("--peer-h11", action="store_true", help="also the official SDK on uvicorn with h11 and asyncio")
+    ap.add_argument("--null-asgi", action="store_true", help="also the null ASGI app on uvicorn (httptools, uvloop)")
+    ap.add_argument("--nulls-only", action="store_true",
+                    help="only the null apps, echo rows, null/uvicorn last (implies --null-asgi)")
     args = ap.parse_args()
     loader = Loader(1)
     bench = str(HERE / "bench_server.py")
@@ -87,13 +94,24 @@ def main() -> None:
         name = f"minimcp/httpd@{tree.name if Path(rev).is_dir() else rev}"
         specs[name] = ([PY, str(tree / "benchmarks" / "bench_server.py"), "{PORT}"], tree)
         bases.append(name)
+        if args.nulls_only:
+            specs["null/" + name.split("/", 1)[1]] = ([PY, str(tree / "benchmarks" / "null_wsgi.py"), "{PORT}"], tree)
+    if args.null_asgi or args.nulls_only:
+        specs["null/uvicorn"] = ([PY, str(HERE / "null_asgi.py"), "{PORT}"], None)
+    minis = [f"minimcp/{server}" for server in args.servers] + bases
+    nulls = [f"null/{server}" for server in args.servers] + (["null/uvicorn"] if args.null_asgi else [])
+    if args.nulls_only:
+        # The null app answers either era alike: one era's rows; the null rows are this run's and the bases'.
+        bases = ["null/" + b.split("/", 1)[1] for b in bases]
+        minis = [f"null/{server}" for server in args.servers] + bases
+        configs = [("echo", MODERN, c, [*minis, "null/uvicorn"]) for c in args.c]
+        specs = {name: spec for name, spec in specs.items() if name.startswith("null/")}
+    else:
+        configs = [(mode, era, c, minis + (nulls if mode == "echo" else []) + peers[era])
+                   for c in args.c for mode in (["echo", "elicit"] if not args.only else [args.only])
+                   for era in (MODERN, LEGACY)]
     servers = {name: Server(name, argv, root=root) if root else Server(name, argv)
                for name, (argv, root) in specs.items()}
-    minis = [f"minimcp/{server}" for server in args.servers] + bases
-    nulls = [f"null/{server}" for server in args.servers]
-    configs = [(mode, era, c, minis + (nulls if mode == "echo" else []) + peers[era])
-               for c in args.c for mode in (["echo", "elicit"] if not args.only else [args.only])
-               for era in (MODERN, LEGACY)]
     us: dict[tuple[str, str, int, str], list[float]] = {}
     rps: dict[tuple[str, str, int, str], list[float]] = {}
     p99: dict[tuple[str, str, int, str], list[float]] = {}
@@ -138,7 +156,7 @@ def main() -> None:
             vs_base = (med([v / b for v, b in zip(vals, us[(mode, era, c, bases[0])])])
                        if bases and name != bases[0] and name in minis else None)
             null = (mode, era, c, "null/" + name.split("/", 1)[1])
-            own = med([v - z for v, z in zip(vals, us[null])]) if name in minis and null in us else None
+            own = med([v - z for v, z in zip(vals, us[null])]) if name in minis and null in us and null[3] != name else None
             walls = rps[(mode, era, c, name)]
             wall_official = (med([w / o for w, o in zip(walls, rps[(mode, era, c, official)])])
                              if name != official else None)

@@ -4,6 +4,7 @@ One home for each server's command line, so every measured server is started the
 process, 32 request threads, this folder on the path, logging at warning and no access log.
 
     httpd     minimcp's keep-alive server (what ``mcp.run`` uses), in this process
+    httpd-h11 the same with its h11 parser (``serve_httpd``'s callers: null_wsgi.py)
     gunicorn  ``gunicorn --worker-class gthread --threads 32 -w 1``
     granian   ``granian --interface wsgi --workers 1 --blocking-threads 32`` (Rust HTTP, WSGI on threads)
     waitress  ``waitress-serve --threads 32``
@@ -20,7 +21,7 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SERVERS = ("httpd", "gunicorn", "granian", "waitress", "uwsgi")
+SERVERS = ("httpd", "httpd-h11", "gunicorn", "granian", "waitress", "uwsgi")
 
 
 def server_arguments(description: str | None) -> argparse.ArgumentParser:
@@ -74,17 +75,18 @@ def exec_server(server: str, app_ref: str, host: str, port: int, threads: int) -
 
 def serve(app: Any, app_ref: str, args: argparse.Namespace) -> None:
     """Serve ``app`` (importable as ``app_ref``) as ``server_arguments`` asked."""
-    if args.server != "httpd":
+    if not args.server.startswith("httpd"):
         exec_server(args.server, app_ref, args.host, args.port, args.threads)
-    serve_httpd(app, args.host, args.port)
+    serve_httpd(app, args.host, args.port, parser="h11" if args.server == "httpd-h11" else None)
 
 
-def serve_httpd(app: Any, host: str, port: int) -> None:
-    """Serve ``app`` with minimcp's keep-alive HTTP server (what ``mcp.run`` uses) until interrupted."""
-    from minimcp.server.httpd import WSGIServer
+def serve_httpd(app: Any, host: str, port: int, parser: str | None = None) -> None:
+    """Serve ``app`` with minimcp's keep-alive HTTP server (what ``mcp.run`` uses) until interrupted;
+    ``parser`` names its request parser (``None``: the one it picks)."""
+    from minimcp.httpd import WSGIServer
 
     try:
-        WSGIServer(app, host, port).run()
+        WSGIServer(app, host, port, parser=parser).run()
     finally:
         close = getattr(app, "close", None)
         if close is not None:

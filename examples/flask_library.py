@@ -157,7 +157,7 @@ def create_app(database_uri: str | None = None) -> Flask:
 
 
 if __name__ == "__main__":
-    from minimcp.server.httpd import WSGIServer
+    from minimcp.httpd import WSGIServer
 
     parser = argparse.ArgumentParser(description="The lending library site, its routes as MCP tools.")
     parser.add_argument("--port", type=int, default=5001, help="0 picks a free port")

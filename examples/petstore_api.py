@@ -135,7 +135,7 @@ def _json(data: Any, status: int = 200) -> Response:
 
 
 if __name__ == "__main__":
-    from minimcp.server.httpd import WSGIServer
+    from minimcp.httpd import WSGIServer
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8080, help="0 picks a free port")

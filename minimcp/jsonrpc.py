@@ -66,14 +66,6 @@ class MCPError(Exception):
         return f"MCPError(code={self.code}, message={self.message!r})"
 
 
-class EnvelopeError(MCPError):
-    """A request refused before any handler ran; ``status`` is the HTTP status Streamable HTTP gives it."""
-
-    def __init__(self, status: int, code: int, message: str, data: Any = None) -> None:
-        super().__init__(code, message, data)
-        self.status = status
-
-
 class NoBackChannelError(MCPError):
     """A server-to-client request was attempted where no channel can carry it."""
 

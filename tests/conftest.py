@@ -5,7 +5,7 @@ server test checks is exactly what any client would see; the client fixtures are
 ``minimcp.client`` itself. Import the helpers with ``from conftest import ...``.
 
 - ``serve_http(mcp, **wsgi_options) -> url`` (fixture): the MCP endpoint URL of ``mcp.wsgi_app()``
-  served by minimcp's own HTTP/1.1 server (``minimcp.server.httpd.WSGIServer``, what ``mcp.run``
+  served by minimcp's own HTTP/1.1 server (``minimcp.httpd.WSGIServer``, what ``mcp.run``
   serves with) on 127.0.0.1, port 0, stopped at teardown;
 - ``serve_wsgi(app) -> base_url`` (fixture): the same for any WSGI callable (mounting tests);
 - for tests that go through ``minimcp.client``: ``connect(mcp, **client_options)`` (fixture), a
@@ -52,7 +52,7 @@ import requests
 
 from minimcp.client import Client
 from minimcp.client.stdio import StdioServerParameters
-from minimcp.server.httpd import WSGIServer
+from minimcp.httpd import WSGIServer
 from minimcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 
 MODERN = "2026-07-28"

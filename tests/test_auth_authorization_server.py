@@ -22,7 +22,7 @@ import requests
 from auth_support import until_limited
 from conftest import TIMEOUT, load_example, modern_post, final_message
 
-from minimcp.server.httpd import WSGIServer
+from minimcp.httpd import WSGIServer
 
 REDIRECT = "http://127.0.0.1:9/callback"
 

@@ -28,7 +28,7 @@ from host_support import ERAS, FlaskSite, flask_site, text
 from minimcp import Client, MCPError
 from minimcp.client.stdio import StdioServerParameters
 from minimcp.client.streamable_http import streamable_http_client
-from minimcp.api_tokens import digest, issue
+from minimcp.hosts.api_tokens import digest, issue
 from minimcp.flask import MCP
 from minimcp.flask.tokens import TokenInfo
 from minimcp.server.mcpserver import Context

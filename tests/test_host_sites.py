@@ -21,7 +21,7 @@ from conftest import TIMEOUT, final_message, modern_headers, modern_params, requ
 from host_support import ACCEPT, ERAS, DjangoSite, FlaskSite, Site, flask_site, start_site, stop_site, text
 from minimcp import Client, MCPError
 from minimcp.client.streamable_http import streamable_http_client
-from minimcp.site_auth import digest
+from minimcp.hosts.site_auth import digest
 from minimcp.types import ElicitResult
 
 REQUIREMENTS = {FlaskSite: "an admin account", DjangoSite: "the permission notes.view_all_notes"}

@@ -1,4 +1,4 @@
-"""The server over legacy (2025-11-25) Streamable HTTP, on a real HTTP server (minimcp.server.httpd).
+"""The server over legacy (2025-11-25) Streamable HTTP, on a real HTTP server (minimcp.httpd).
 
 Everything goes over the wire with ``requests``: the handshake, tools/list and tools/call, every
 refusal with its exact HTTP status and JSON-RPC code, and the bounded worker pool.

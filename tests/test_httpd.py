@@ -1,4 +1,4 @@
-"""minimcp's own HTTP/1.1 server (``minimcp.server.httpd.WSGIServer``), on the wire.
+"""minimcp's own HTTP/1.1 server (``minimcp.httpd.WSGIServer``), on the wire.
 
 Every test runs a real ``WSGIServer`` on 127.0.0.1 (port 0) with a tiny WSGI app written here and
 talks to it with raw sockets (``Wire``) or ``http.client``, so what is checked is the bytes a client
@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 from conftest import server_process, wait_for
 
-from minimcp.server.httpd import WSGIServer
+from minimcp.httpd import WSGIServer
+from minimcp.httpd.parsing import PARSERS
 
 WAIT = 5.0  # every blocking wait in this file is bounded by this
 
@@ -180,13 +181,14 @@ def ignore_body(environ: dict[str, Any], start_response: Any) -> list[bytes]:
     return [body]
 
 
-@pytest.fixture
-def serve() -> Iterator[Callable[..., WSGIServer]]:
-    """Start ``WSGIServer(app, "127.0.0.1", 0, **options)`` on a thread; shut down at teardown."""
+@pytest.fixture(params=list(PARSERS))
+def serve(request: pytest.FixtureRequest) -> Iterator[Callable[..., WSGIServer]]:
+    """Start ``WSGIServer(app, "127.0.0.1", 0, **options)`` on a thread; shut down at teardown.
+    Every test that serves runs once per request parser: both must give the same verdicts."""
     running: list[tuple[WSGIServer, threading.Thread]] = []
 
     def start(app: Any, **options: Any) -> WSGIServer:
-        server = WSGIServer(app, "127.0.0.1", 0, **options)
+        server = WSGIServer(app, "127.0.0.1", 0, parser=request.param, **options)
         thread = threading.Thread(target=server.serve_forever, name="test-httpd", daemon=True)
         thread.start()
         running.append((server, thread))
@@ -897,7 +899,7 @@ def test_at_max_connections_the_longest_idle_connection_makes_room(serve, caplog
     for wire in (a, b, c):
         assert wire.request(get("/")).status == 200
     assert a.request(get("/again")).status == 200  # a is busy or idle since now: b has been idle longest
-    with caplog.at_level(logging.WARNING, logger="minimcp.server.httpd"):
+    with caplog.at_level(logging.WARNING, logger="minimcp.httpd"):
         d = Wire(server.port)
         assert d.request(get("/d")).body == b"hello /d"
     assert b.closed_by_server()  # closed with nothing sent: it held no request
@@ -989,12 +991,12 @@ def test_refusals_are_logged_once_per_interval_with_a_count(serve, caplog):
     server = serve(hello, max_connections_per_peer=1)
     held = Wire(server.port)
     assert held.request(get("/")).status == 200
-    with caplog.at_level(logging.WARNING, logger="minimcp.server.httpd"):
+    with caplog.at_level(logging.WARNING, logger="minimcp.httpd"):
         for _ in range(5):
             wire = Wire(server.port)
             assert wire.request(get("/")).status == 503
             wire.close()
-    lines = [r.getMessage() for r in caplog.records if r.name == "minimcp.server.httpd"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "minimcp.httpd"]
     assert len(lines) == 1 and "refusing connections (1 since the last report)" in lines[0], lines
     held.close()
 
@@ -1063,7 +1065,7 @@ def test_body_timeout_answers_408_and_closes(serve):
 
 SERVER_WITH_FEW_DESCRIPTORS = """
 import resource, sys
-from minimcp.server.httpd import WSGIServer
+from minimcp.httpd import WSGIServer
 def hello(environ, start_response):
     start_response("200 OK", [("Content-Length", "2")])
     return [b"ok"]
@@ -1143,6 +1145,16 @@ def test_shutdown_of_a_server_that_never_served_is_immediate():
     assert time.monotonic() - started < 0.5
     with pytest.raises(OSError):
         Wire(server.port, timeout=1).request(get("/"))
+
+
+def test_a_parser_this_process_lacks_is_refused_by_name():
+    with pytest.raises(ValueError, match="no parser 'llhttp2'.*h11"):
+        WSGIServer(hello, "127.0.0.1", 0, parser="llhttp2")
+
+
+def test_the_test_extra_brings_both_parsers():
+    """The test extra installs httptools, so both parsers run every test here."""
+    assert list(PARSERS) == ["httptools", "h11"]
 
 
 # --- environ and headers ------------------------------------------------------------------------------

@@ -19,7 +19,8 @@ from collections.abc import Iterator
 import pytest
 from conftest import ROOT, server_process
 
-from minimcp.server.httpd import WSGIServer
+from minimcp.httpd import WSGIServer
+from minimcp.httpd.parsing import PARSERS
 
 sys.path.insert(0, str(ROOT / "tests" / "servers"))
 from framing_app import app  # noqa: E402
@@ -109,20 +110,26 @@ def verdict(port: int, probe: bytes) -> tuple[str, bool]:
 
 
 @pytest.fixture(scope="module")
-def ports() -> Iterator[tuple[int, int]]:
-    """(gunicorn's port, minimcp's port), each server serving ``framing_app.app``."""
+def gunicorn_port() -> Iterator[int]:
     command = [sys.executable, "-m", "gunicorn", "--no-control-socket", "--worker-class", "gthread", "--threads", "4",
                "--workers", "1", "--bind", "127.0.0.1:0", "--chdir", str(ROOT / "tests" / "servers"),
                "framing_app:app"]
     with server_process(command) as gunicorn:
-        server = WSGIServer(app, "127.0.0.1", 0)
-        thread = threading.Thread(target=server.serve_forever, name="test-httpd", daemon=True)
-        thread.start()
-        try:
-            yield gunicorn.port, server.port
-        finally:
-            server.shutdown(WAIT)
-            thread.join(WAIT)
+        yield gunicorn.port
+
+
+@pytest.fixture(scope="module", params=list(PARSERS))
+def ports(request: pytest.FixtureRequest, gunicorn_port: int) -> Iterator[tuple[int, int]]:
+    """(gunicorn's port, minimcp's port), each server serving ``framing_app.app``; minimcp's once
+    per request parser, so that both parsers are held to gunicorn's verdicts."""
+    server = WSGIServer(app, "127.0.0.1", 0, parser=request.param)
+    thread = threading.Thread(target=server.serve_forever, name="test-httpd", daemon=True)
+    thread.start()
+    try:
+        yield gunicorn_port, server.port
+    finally:
+        server.shutdown(WAIT)
+        thread.join(WAIT)
 
 
 @pytest.mark.parametrize("probe", PROBES.values(), ids=PROBES.keys())

@@ -39,7 +39,7 @@ from minimcp.client.auth.exceptions import OAuthFlowError
 from minimcp.flask import MCP
 from minimcp.jsonrpc import MCPError
 from minimcp.shared.auth import OAuthClientInformationFull
-from minimcp.site_auth import MemoryGrantStore, digest
+from minimcp.hosts.site_auth import MemoryGrantStore, digest
 
 
 

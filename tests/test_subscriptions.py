@@ -25,7 +25,7 @@ from minimcp.client.subscriptions import (
     ToolsListChanged,
 )
 from minimcp.server import MCPServer
-from minimcp.server.httpd import WSGIServer
+from minimcp.httpd import WSGIServer
 from minimcp.server.mcpserver import Context
 from minimcp.server.subscriptions import InMemorySubscriptionBus, ServerEvent
 from minimcp.types import INTERNAL_ERROR, METHOD_NOT_FOUND, ResourceUpdatedNotification, TextContent

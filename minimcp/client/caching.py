@@ -29,8 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
-from minimcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged
+from minimcp.shared.subscriptions import ServerEvent, event_method
 from minimcp.types import MODERN_PROTOCOL_VERSIONS, Result
+from minimcp.types.methods import METHODS, Method
 
 logger = logging.getLogger("minimcp.client")
 
@@ -41,6 +42,10 @@ MAX_TTL_MS: Final[int] = 24 * 60 * 60 * 1000
 #: Keys whose in-flight fetches are tracked against a racing eviction; the oldest is dropped past it.
 _GENERATION_CAP: Final[int] = 4096
 Scope = Literal["public", "private"]
+#: Notification method -> the cacheable methods it makes stale, from the method table's ``evicted_by``.
+_STALE_AFTER: Final[dict[str, tuple[Method, ...]]] = {
+    notification: tuple(row for row in METHODS.values() if notification in row.evicted_by)
+    for notification in {name for row in METHODS.values() for name in row.evicted_by}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,19 +254,17 @@ class ResponseCache:
         self._delete(*self._keys(method, params_key))
 
     def evict_for(self, change: Any) -> None:
-        """What a notification or a listen event makes stale."""
-        method = getattr(change, "method", None)
-        if isinstance(change, ToolsListChanged) or method == "notifications/tools/list_changed":
-            self.evict("tools/list")
-        elif isinstance(change, PromptsListChanged) or method == "notifications/prompts/list_changed":
-            self.evict("prompts/list")
-        elif isinstance(change, ResourcesListChanged) or method == "notifications/resources/list_changed":
-            self.evict("resources/list")
-            self.evict("resources/templates/list")
-        elif isinstance(change, ResourceUpdated):
-            self.evict("resources/read", change.uri)
-        elif method == "notifications/resources/updated":
-            self.evict("resources/read", change.params.uri)
+        """What a notification or a listen event makes stale: the methods whose row names it in
+        ``evicted_by``; a method with a target (``resources/read``) only for the target it names."""
+        if isinstance(change, ServerEvent):
+            method, target = event_method(change), getattr(change, "uri", None)
+        else:
+            method, target = getattr(change, "method", None), getattr(getattr(change, "params", None), "uri", None)
+        for row in _STALE_AFTER.get(method, ()) if isinstance(method, str) else ():
+            if row.target is None:
+                self.evict(row.name)
+            elif isinstance(target, str):
+                self.evict(row.name, target)
 
     def _delete(self, *keys: CacheKey) -> bool:
         ok = True

@@ -1,7 +1,7 @@
 """Client: the one-liner over a configurable session over a pluggable transport.
 
 ``Client(target)`` picks the transport from what it is given, negotiates the protocol era when the
-``with`` block is entered (see :meth:`Client._negotiate`), and turns 2026-07-28 multi-round
+``with`` block is entered (``minimcp.client.era.negotiate``), and turns 2026-07-28 multi-round
 requests back into one blocking call by answering each ``InputRequiredResult`` through the same
 callbacks that answer a legacy server's questions.
 
@@ -18,8 +18,7 @@ from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from pydantic import ValidationError
-
+from minimcp.client.era import check_mode, negotiate
 from minimcp.client.extension import ClaimContext, ClientExtension, fold_extensions
 from minimcp.client.session import (
     ClientSession,
@@ -35,14 +34,11 @@ from minimcp.client.stdio import StdioServerParameters, stdio_client
 from minimcp.client.subscriptions import Subscription, listen
 from minimcp.client.tasks import TaskHandle
 from minimcp.client.caching import CacheConfig, CacheMode, ResponseCache
-from minimcp.client.transports import InMemoryTransport, NetworkError, Transport
+from minimcp.client.transports import InMemoryTransport, Transport
 from minimcp.jsonrpc import MCPError
 from minimcp.shared.tasks import CreateTaskResult, GetTaskResult, Task
 from minimcp.types import (
-    HANDSHAKE_PROTOCOL_VERSIONS,
     INVALID_PARAMS,
-    MODERN_PROTOCOL_VERSIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
     CallToolResult,
     CompleteResult,
     DiscoverResult,
@@ -79,15 +75,6 @@ STATE_ONLY_MAX_DELAY = 0.25
 
 class InputRequiredRoundsExceededError(RuntimeError):
     """The server kept answering ``input_required`` past ``Client(input_required_max_rounds=...)``."""
-
-
-def _check_mode(mode: str) -> None:
-    if mode in ("legacy", "auto") or mode in MODERN_PROTOCOL_VERSIONS:
-        return
-    text = f"mode must be 'legacy', 'auto', or one of {list(MODERN_PROTOCOL_VERSIONS)!r}; got {mode!r}"
-    if mode in HANDSHAKE_PROTOCOL_VERSIONS:
-        text += f" ({mode!r} is a handshake-era version; use mode='legacy')"
-    raise ValueError(text)
 
 
 def _evicting(cache: ResponseCache, handler: MessageHandlerFnT | None) -> MessageHandlerFnT:
@@ -132,7 +119,7 @@ class Client:
         cookies: Cookies | None = None,
         cache: CacheConfig | None = CacheConfig(),
     ) -> None:
-        _check_mode(mode)
+        check_mode(mode)
         folded = fold_extensions(extensions)
         for name, given in (("auth", auth), ("headers", headers), ("cookies", cookies)):
             if given is not None and not isinstance(server, str):
@@ -187,7 +174,7 @@ class Client:
         self._session = session
         try:
             session.start()
-            self._negotiate(session)
+            negotiate(session, self.mode, self.prior_discover)
         except BaseException:
             self._session = None
             session.close()
@@ -200,37 +187,6 @@ class Client:
         session, self._session = self._session, None
         if session is not None:
             session.close()
-
-    def _negotiate(self, session: ClientSession) -> None:
-        """``auto``: one ``server/discover`` probe; a modern answer settles it, any other answer (an
-        error, a non-discover result) means a legacy server, except a -32022 that names only
-        modern versions we lack: that server is modern and will not talk to us at all. No answer
-        (a network error) is raised as it is, as the official client does: it tells nothing of the
-        server's era, and the handshake would only fail the same way, later."""
-        if self.mode == "legacy":
-            session.initialize()
-            return
-        if self.mode != "auto":
-            session.use_version(self.mode, self.prior_discover)
-            return
-        try:
-            session.discover()
-            return
-        except NetworkError:
-            raise
-        except MCPError as failure:
-            if failure.code == UNSUPPORTED_PROTOCOL_VERSION and not self._names_handshake_version(failure.data):
-                raise
-        except ValidationError:
-            pass
-        session.initialize()
-
-    @staticmethod
-    def _names_handshake_version(data: Any) -> bool:
-        supported = data.get("supported") if isinstance(data, dict) else None
-        if not isinstance(supported, list):
-            return True
-        return any(version in HANDSHAKE_PROTOCOL_VERSIONS for version in supported)
 
     # --- state -----------------------------------------------------------------------------
 

@@ -1,9 +1,12 @@
 """The client's side of the two protocol eras: every rule that differs has its home here.
 
-``ClientSession`` settles on a protocol version (``initialize`` for the legacy handshake,
-``server/discover`` or ``use_version`` for 2026-07-28) and from then on asks its era object
-instead of branching on the version:
+``negotiate`` settles a ``ClientSession`` on a protocol version as ``Client(mode=...)`` says
+(``initialize`` for the legacy handshake, ``server/discover`` or ``use_version`` for 2026-07-28;
+``check_mode`` refuses a mode that names neither), and from then on the session asks its era object
+instead of branching on the version. The era objects use only ``ClientSession``'s public surface.
 
+- ``speaks``, ``settle``: which versions are the era's, and which one an answer settles on;
+- ``carries_claims``: whether extension result shapes (``ResultClaim``) travel at all (2026-07-28 only);
 - ``stamp``: what each request carries beyond its params (2026-07-28: the ``_meta`` declarations);
 - ``request_headers``: the HTTP headers naming the request (2026-07-28: ``Mcp-Method``,
   ``Mcp-Name``, ``Mcp-Param-*``), beyond the ``MCP-Protocol-Version`` both eras send;
@@ -19,10 +22,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from minimcp.client.subscriptions import ListenNotSupportedError
+from minimcp.client.transports import NetworkError
 from minimcp.jsonrpc import MCPError
 from minimcp.shared.header_values import TARGET_PARAMS, encode_header_value
 from minimcp.types import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
     HEADER_MISMATCH,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -35,10 +42,26 @@ from minimcp.types import (
 
 if TYPE_CHECKING:
     from minimcp.client.session import ClientSession
+    from minimcp.types import DiscoverResult
 
 
 class ClientEra(ABC):
     """The rules of one era as the client keeps them; stateless, one instance each."""
+
+    #: The protocol versions of this era we speak, oldest first.
+    versions: tuple[str, ...]
+    #: Whether an extension's claimed result shapes travel on this era's connections.
+    carries_claims: bool
+
+    # --- which versions, which one ---------------------------------------------------------
+    def speaks(self, version: object) -> bool:
+        """Whether ``version`` is one of this era's that we speak."""
+        return version in self.versions
+
+    def common(self, supported: object) -> str | None:
+        """Our first version of this era that the server's ``supported`` list names, if any."""
+        names = supported if isinstance(supported, list) else ()
+        return next((version for version in self.versions if version in names), None)
 
     @abstractmethod
     def stamp(self, session: ClientSession, params: dict[str, Any]) -> dict[str, Any]:
@@ -73,6 +96,21 @@ class ClientEra(ABC):
 class LegacyClientEra(ClientEra):
     """2024-11-05 to 2025-11-25: a session negotiated once, requests as they are."""
 
+    versions = HANDSHAKE_PROTOCOL_VERSIONS
+    carries_claims = False
+
+    def settle(self, answered: str) -> str:
+        """The version an ``initialize`` answer settles on: the one it names, which must be ours."""
+        if not self.speaks(answered):
+            raise RuntimeError(f"Unsupported protocol version from the server: {answered}")
+        return answered
+
+    def named_in(self, refusal: Any) -> bool:
+        """Whether a ``-32022`` refusal's data leaves the handshake open: it names a handshake
+        version, or names none at all (it says nothing of the server's era)."""
+        supported = refusal.get("supported") if isinstance(refusal, dict) else None
+        return not isinstance(supported, list) or any(self.speaks(version) for version in supported)
+
     def stamp(self, session: ClientSession, params: dict[str, Any]) -> dict[str, Any]:
         return params
 
@@ -97,6 +135,17 @@ class LegacyClientEra(ClientEra):
 class ModernClientEra(ClientEra):
     """2026-07-28: every request carries who we are; the server keeps nothing."""
 
+    versions = MODERN_PROTOCOL_VERSIONS
+    carries_claims = True
+
+    def settle(self, supported: list[str]) -> str:
+        """The version a ``server/discover`` answer settles on; ``MCPError`` when it names none of ours."""
+        version = self.common(supported)
+        if version is None:
+            raise MCPError(UNSUPPORTED_PROTOCOL_VERSION, "No mutually supported 2026-07-28-era protocol version",
+                           {"supported": supported})
+        return version
+
     def direct_progress(self, session: ClientSession) -> bool:
         return bool(getattr(session.transport, "in_process", False))
 
@@ -118,7 +167,7 @@ class ModernClientEra(ClientEra):
             headers["Mcp-Name"] = encode_header_value(params[name_param]) or ""
         if method == "tools/call":
             arguments = params.get("arguments") or {}
-            for argument, header in session._header_parameters(params.get("name", "")).items():
+            for argument, header in session.header_parameters(params.get("name", "")).items():
                 value = encode_header_value(arguments.get(argument))
                 if value is not None:
                     headers[f"Mcp-Param-{header}"] = value
@@ -133,9 +182,12 @@ class ModernClientEra(ClientEra):
         if code in retried:
             return False
         if code == UNSUPPORTED_PROTOCOL_VERSION:
-            earned = session._adopt(failure.data)
+            version = self.common(failure.data.get("supported") if isinstance(failure.data, dict) else None)
+            earned = version is not None
+            if version is not None:
+                session.protocol_version = version
         elif code == HEADER_MISMATCH and method == "tools/call":
-            earned = session._relearn_headers(params.get("name"))
+            earned = session.relearn_headers(params.get("name"))
         else:
             earned = False
         if earned:
@@ -152,4 +204,52 @@ MODERN = ModernClientEra()
 
 def client_era(protocol_version: str | None) -> ClientEra:
     """The era of a negotiated version (legacy until one is known: nothing is stamped yet)."""
-    return MODERN if protocol_version in MODERN_PROTOCOL_VERSIONS else LEGACY
+    return MODERN if MODERN.speaks(protocol_version) else LEGACY
+
+
+#: The ``Client(mode=...)`` values that name a way to negotiate rather than one version.
+NEGOTIATING_MODES = ("legacy", "auto")
+
+
+def check_mode(mode: str) -> None:
+    """Refuse a ``Client(mode=...)`` that is neither a way to negotiate nor a 2026-07-28 version we
+    speak, naming a handshake version's proper spelling (``mode='legacy'``)."""
+    if mode in NEGOTIATING_MODES or MODERN.speaks(mode):
+        return
+    text = f"mode must be 'legacy', 'auto', or one of {list(MODERN.versions)!r}; got {mode!r}"
+    if LEGACY.speaks(mode):
+        text += f" ({mode!r} is a handshake-era version; use mode='legacy')"
+    raise ValueError(text)
+
+
+def negotiate(session: ClientSession, mode: str, prior_discover: DiscoverResult | None = None) -> ClientEra:
+    """Settle ``session`` on the era ``mode`` names and return it: ``legacy`` (the handshake), one
+    2026-07-28 version (no traffic; ``prior_discover`` is what the server is known to offer), or
+    ``auto``: one ``server/discover`` probe; a modern answer settles it, any other answer (an error,
+    a non-discover result) means a legacy server, except a -32022 that names only modern versions
+    we lack: that server is modern and will not talk to us at all. No answer (a network error) is
+    raised as it is, as the official client does: it tells nothing of the server's era, and the
+    handshake would only fail the same way, later."""
+    if mode == "legacy":
+        session.initialize()
+    elif mode != "auto":
+        session.use_version(mode, prior_discover)
+    elif not _discovered(session):
+        session.initialize()
+    return session.era
+
+
+def _discovered(session: ClientSession) -> bool:
+    """``auto``'s probe: whether ``server/discover`` settled ``session`` on 2026-07-28 (``False``:
+    the server is a legacy one, so the handshake comes next)."""
+    try:
+        session.discover()
+        return True
+    except NetworkError:
+        raise
+    except MCPError as failure:
+        if failure.code == UNSUPPORTED_PROTOCOL_VERSION and not LEGACY.named_in(failure.data):
+            raise
+    except ValidationError:
+        pass
+    return False

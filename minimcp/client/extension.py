@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
 
 from pydantic import AliasChoices, AliasPath, BaseModel, ValidationError
 
+from minimcp.client.era import MODERN, client_era
 from minimcp.shared.extension import validate_extension_identifier
 from minimcp.types import (
     CORE_RESULT_TYPES,
-    MODERN_PROTOCOL_VERSIONS,
     CallToolResult,
     InputRequiredResult,
     Result,
@@ -116,14 +116,15 @@ class ResultClaim(Generic[ClaimedT]):
             if not self.protocol_versions:
                 raise ValueError("protocol_versions is empty, so the claim could never be active; "
                                  "use None for every 2026-07-28-era version")
-            legacy = sorted(self.protocol_versions.difference(MODERN_PROTOCOL_VERSIONS))
-            if legacy:
-                raise ValueError(f"protocol_versions {legacy} are not 2026-07-28-era versions: a legacy "
-                                 f"connection carries no claimed shapes (speakable: {list(MODERN_PROTOCOL_VERSIONS)})")
+            foreign = sorted(self.protocol_versions.difference(MODERN.versions))
+            if foreign:
+                raise ValueError(f"protocol_versions {foreign} are not 2026-07-28-era versions: a legacy "
+                                 f"connection carries no claimed shapes (speakable: {list(MODERN.versions)})")
 
     def active_at(self, version: str | None) -> bool:
-        """Whether a connection speaking ``version`` delivers this shape (never a legacy one)."""
-        return version in MODERN_PROTOCOL_VERSIONS and (
+        """Whether a connection speaking ``version`` delivers this shape: its era carries claims
+        (never a legacy one) and ``protocol_versions`` lets it."""
+        return client_era(version).carries_claims and (
             self.protocol_versions is None or version in self.protocol_versions)
 
 

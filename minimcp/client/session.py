@@ -30,7 +30,7 @@ from pydantic import BaseModel, ValidationError
 from minimcp import jsonrpc
 from minimcp.client.cancel import covered
 from minimcp.shared.header_values import header_parameters
-from minimcp.client.era import ClientEra, client_era
+from minimcp.client.era import LEGACY, MODERN, ClientEra, client_era
 from minimcp.client.output_schema import output_validator
 from minimcp.client.extension import (
     BindingObserver,
@@ -46,7 +46,6 @@ from minimcp.jsonrpc import MCPError, Message
 from minimcp.shared import otel
 from minimcp.shared.tasks import TASK_RESULT_TYPE, TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
-    HANDSHAKE_PROTOCOL_VERSIONS,
     INTERNAL_ERROR,
     REQUEST_TIMEOUT,
     INVALID_PARAMS,
@@ -56,8 +55,6 @@ from minimcp.types import (
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     METHOD_NOT_FOUND,
-    MODERN_PROTOCOL_VERSIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
     CallToolRequestParams,
     CallToolResult,
     PaginatedRequestParams,
@@ -312,9 +309,7 @@ class ClientSession:
             },
         )
         result = InitializeResult.model_validate(raw)
-        if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            raise RuntimeError(f"Unsupported protocol version from the server: {result.protocol_version}")
-        self.protocol_version = result.protocol_version
+        self.protocol_version = LEGACY.settle(result.protocol_version)
         self.initialize_result = result
         self.send_notification("notifications/initialized")
         self.transport.listen(headers=self._headers(None, None))
@@ -330,13 +325,7 @@ class ClientSession:
         self.protocol_version = LATEST_PROTOCOL_VERSION
         try:
             result = DiscoverResult.model_validate(self._exchange("server/discover", {}))
-            version = next((v for v in MODERN_PROTOCOL_VERSIONS if v in result.supported_versions), None)
-            if version is None:
-                raise MCPError(
-                    UNSUPPORTED_PROTOCOL_VERSION,
-                    "No mutually supported 2026-07-28-era protocol version",
-                    {"supported": result.supported_versions},
-                )
+            version = MODERN.settle(result.supported_versions)
         except BaseException:
             self.protocol_version = None
             raise
@@ -363,8 +352,9 @@ class ClientSession:
             headers.update(self.era.request_headers(self, method, params))
         return headers
 
-    def _header_parameters(self, tool_name: Any) -> dict[str, str]:
-        """Which arguments of ``tool_name`` travel as ``Mcp-Param-*`` headers, as last listed."""
+    def header_parameters(self, tool_name: Any) -> dict[str, str]:
+        """Which arguments of ``tool_name`` travel as ``Mcp-Param-*`` headers, as its last listing
+        said (``{}`` for a tool never listed): the headers a 2026-07-28 ``tools/call`` carries."""
         with self._lock:
             known = self._tools.get(tool_name)
         return known[1] if known else {}
@@ -425,8 +415,10 @@ class ClientSession:
                 continue
             raise failure
 
-    def _relearn_headers(self, tool_name: Any) -> bool:
-        """List the tools again; whether ``tool_name``'s ``Mcp-Param-*`` headers changed."""
+    def relearn_headers(self, tool_name: Any) -> bool:
+        """List the tools again; whether ``tool_name``'s ``Mcp-Param-*`` headers changed (a ``-32020``
+        on its call earns a retry only then: the tool was redefined since we last listed, or never
+        listed). A listing that fails counts as no change."""
         with self._lock:
             before = self._tools.get(tool_name)
         cursor: str | None = None
@@ -454,14 +446,6 @@ class ClientSession:
         where stopping alone did not (HTTP closes the request's stream, which tells it)."""
         if not self.transport.abandon(request_id):
             self._cancel(request_id, "cancelled")
-
-    def _adopt(self, data: Any) -> bool:
-        supported = data.get("supported") if isinstance(data, dict) else None
-        version = next((v for v in MODERN_PROTOCOL_VERSIONS if isinstance(supported, list) and v in supported), None)
-        if version is None:
-            return False
-        self.protocol_version = version
-        return True
 
     def send_request(
         self,

@@ -2,7 +2,7 @@
 
 Only a SHA-256 digest of a token is stored; the token itself is shown once, when it is issued (in
 the admin, or by ``manage.py mcp_token``; ``--list`` and ``--revoke N`` manage them). Why a fast
-digest is enough: ``minimcp.api_tokens``.
+digest is enough: ``minimcp.hosts.api_tokens``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from minimcp.api_tokens import TOKEN_PREFIX, describe, digest, issue
+from minimcp.hosts.api_tokens import TOKEN_PREFIX, describe, digest, issue
 
 __all__ = ["TOKEN_PREFIX", "APIToken", "OAuthClient", "OAuthGrant", "digest"]
 

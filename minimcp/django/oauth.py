@@ -1,5 +1,5 @@
 """Sign in with the project's own login (``MINIMCP = {"OAUTH": True}``): the Django side of
-``minimcp.site_auth``.
+``minimcp.hosts.site_auth``.
 
 Registered clients and grants live in the project's database (``OAuthClient``, ``OAuthGrant``,
 digests only; delete a grant in the admin to sign that client out). The pending request is signed
@@ -26,8 +26,9 @@ from django.template.backends.django import DjangoTemplates
 from django.utils.cache import add_never_cache_headers
 from werkzeug.wrappers import Request
 
-from minimcp.hosting import for_the_asker_only, principal_of
-from minimcp.site_auth import (
+from minimcp.hosts.hosted import for_the_asker_only, principal_of
+from minimcp.server.streamable_http import errors
+from minimcp.hosts.site_auth import (
     MAX_UNUSED_CLIENTS,
     TEMPLATES,
     UNUSED_CLIENT_LIFETIME,
@@ -159,7 +160,7 @@ def answer(server: SiteAuthorizationServer, request: HttpRequest) -> HttpRespons
     environ = {**request.META, "wsgi.input": io.BytesIO(request.body), "CONTENT_LENGTH": str(len(request.body))}
     reply = server.answer(Request(environ))
     if reply is None:
-        return HttpResponse("Not found", status=404, content_type="text/plain")
+        return HttpResponse("Not found", status=errors.NotFound.status, content_type="text/plain")
     for_the_asker_only(reply)
     response = HttpResponse(reply.get_data(), status=reply.status_code)
     for name, value in reply.headers.items():
@@ -182,13 +183,13 @@ def consent(server: SiteAuthorizationServer, request: HttpRequest) -> HttpRespon
     pending = server.pending(sealed)
     if pending is None:
         return HttpResponse("This sign-in link has expired or was changed. Start again from your MCP client.",
-                            status=400, content_type="text/plain; charset=utf-8")
+                            status=errors.BadHostRequest.status, content_type="text/plain; charset=utf-8")
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
     if request.method == "POST":
         allowed = request.POST.get("decision") == "allow"
         # Not HttpResponseRedirect: a native client's redirect URI may have a scheme of its own.
-        response = HttpResponse(status=302)
+        response = HttpResponse(status=errors.REDIRECT)
         response["Location"] = server.decide(pending, principal_of(request.user) if allowed else None)
     else:
         response = HttpResponse(_consent_page().render({

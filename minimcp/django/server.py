@@ -12,20 +12,20 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHt
 from django.urls import path, re_path, reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
-from minimcp.hosting import (
+from minimcp.hosts.hosted import (
     SIGN_IN_WITH_CLIENT,
     AccessRule,
-    Forwarded,
     HostedServer,
     api_token_way,
     forbidden_origin,
-    forward,
+    host_request,
     origin_allowed,
     principal_of,
     sign_in_unavailable,
     unauthorized,
 )
-from minimcp.site_auth import CONSENT_PATH, ENDPOINT_PATHS, SiteAuthorizationServer, bearer_token
+from minimcp.server.streamable_http.exchange import HTTPResponse
+from minimcp.hosts.site_auth import CONSENT_PATH, ENDPOINT_PATHS, SiteAuthorizationServer, bearer_token
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -134,7 +134,7 @@ class MCP(HostedServer):
         if principal is None and self.login_required:
             return self._unauthorized(request, None)
         with self.acting_as(user):
-            return _response(forward(self._endpoint, request.META, request.body, principal))
+            return _response(self._endpoint.handle(host_request(request.META, request.body, principal, request)))
 
     def _token_user(self, request: HttpRequest, token: str) -> Any:
         """The user an access token of this site's sign-in, or else an API token, acts as."""
@@ -199,7 +199,7 @@ def _call_scope(server: MCP, user: Any) -> Iterator[None]:
             close_old_connections()
 
 
-def _response(answer: Forwarded) -> HttpResponseBase:
+def _response(answer: HTTPResponse) -> HttpResponseBase:
     headers = dict(answer.headers)
     response: HttpResponseBase
     if headers.get("Content-Type") == "text/event-stream":

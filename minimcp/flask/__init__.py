@@ -35,8 +35,8 @@ pastes ``https://site/mcp`` into an assistant, signs in on the site's login page
 ``login_view``, or ``login_url=``), allows the assistant on a consent page (the template
 ``minimcp/consent.html``, which the application may override), and the assistant's access token
 then acts as that user: ``current_user`` in tools, and the MCP principal. Clients and grants are
-kept in memory unless ``oauth_store=`` names a ``minimcp.site_auth.GrantStore``; the pending
-request is signed with the application's ``SECRET_KEY``. See ``minimcp.site_auth``.
+kept in memory unless ``oauth_store=`` names a ``minimcp.hosts.site_auth.GrantStore``; the pending
+request is signed with the application's ``SECRET_KEY``. See ``minimcp.hosts.site_auth``.
 
 API tokens (``api_tokens=True``, the default, on a site that can load a user from its id): ``flask
 mcp token USER`` prints one, ``--list`` and ``--revoke N`` manage them (``minimcp.flask.tokens``,
@@ -46,7 +46,7 @@ acts as that user.
 The sign-in documents name the site by ``SERVER_NAME`` (and ``PREFERRED_URL_SCHEME``) when the
 application sets it, and are then public and cacheable. Otherwise they follow the request's host,
 which the client chose, so they are served ``private`` with ``Vary: Host``: no shared cache keeps
-one built from a forged ``Host`` for others (``hosting.for_the_asker_only``; the Django host does
+one built from a forged ``Host`` for others (``minimcp.hosts.hosted.for_the_asker_only``; the Django host does
 the same). A request over plain http under a public name gets a 400 saying that sign-in needs
 HTTPS.
 
@@ -86,21 +86,22 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.wrappers import Request
 
 from minimcp.flask.tokens import TokenStore, default_store, token_command
-from minimcp.hosting import (
+from minimcp.server.streamable_http import errors
+from minimcp.server.streamable_http.exchange import HTTPResponse
+from minimcp.hosts.hosted import (
     SIGN_IN_WITH_CLIENT,
-    Forwarded,
     HostedServer,
     api_token_way,
     for_the_asker_only,
     forbidden_origin,
-    forward,
+    host_request,
     origin_allowed,
     principal_of,
     sign_in_unavailable,
     too_large,
     unauthorized,
 )
-from minimcp.site_auth import (
+from minimcp.hosts.site_auth import (
     CONSENT_PATH,
     ENDPOINT_PATHS,
     GrantStore,
@@ -234,9 +235,11 @@ class MCP(HostedServer):
             return _response(self._unauthorized())
         if (request.content_length or 0) > self._endpoint.max_request_body_size:
             return _response(too_large())
-        return _response(forward(self._endpoint, request.environ, request.get_data(cache=True), principal))
+        native = request._get_current_object()  # type: ignore[attr-defined]
+        return _response(self._endpoint.handle(host_request(request.environ, request.get_data(cache=True),
+                                                            principal, native)))
 
-    def _unauthorized(self) -> Forwarded:
+    def _unauthorized(self) -> HTTPResponse:
         """The 401, offering the ways in this site has: its sign-in, its API tokens, its login."""
         ways = []
         challenge = None
@@ -270,7 +273,7 @@ class MCP(HostedServer):
             return _response(refused)
         reply = server.answer(Request(request.environ))
         if reply is None:
-            return "Not found", 404
+            return "Not found", errors.NotFound.status
         return reply if current_app.config.get("SERVER_NAME") else for_the_asker_only(reply)
 
     def _consent_view(self) -> Any:
@@ -279,14 +282,14 @@ class MCP(HostedServer):
         sealed = request.values.get("request", "")
         pending = server.pending(sealed)
         if pending is None:
-            return _page("This sign-in link has expired or was changed. Start again from your MCP client.", 400)
+            return _page("This sign-in link has expired or was changed. Start again from your MCP client.")
         user = self.host_user()
         if principal_of(user) is None:
             return self._to_login()
         if request.method == "POST":
             expected = session.get(_CSRF_KEY, "")
             if not expected or not hmac.compare_digest(expected, request.form.get("csrf_token", "")):
-                return _page("The form was not sent from this site's page. Reload it and answer again.", 400)
+                return _page("The form was not sent from this site's page. Reload it and answer again.")
             allowed = request.form.get("decision") == "allow"
             answer = redirect(server.decide(pending, principal_of(user) if allowed else None))
             answer.headers["Cache-Control"] = "no-store"
@@ -437,9 +440,10 @@ class _Signer:
         return data if isinstance(data, dict) else None
 
 
-def _page(text: str, status: int) -> tuple[str, int, dict[str, str]]:
-    return text, status, {"Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store"}
+def _page(text: str) -> tuple[str, int, dict[str, str]]:
+    """A consent page's refusal: a request this site cannot answer as sent, said in words."""
+    return text, errors.BadHostRequest.status, {"Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store"}
 
 
-def _response(answer: Forwarded) -> Response:
+def _response(answer: HTTPResponse) -> Response:
     return Response(answer.body, status=answer.status, headers=answer.headers, direct_passthrough=True)

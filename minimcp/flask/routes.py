@@ -32,7 +32,7 @@ from pydantic import BaseModel
 from werkzeug.routing import Rule
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
-from minimcp.hosting import AccessRule, principal_of
+from minimcp.hosts.hosted import AccessRule, principal_of
 from minimcp.server.mcpserver import Context
 from minimcp.server.mcpserver.exceptions import ToolError
 from minimcp.server.mcpserver.generated import Argument, http_answer, tool_function

@@ -9,7 +9,7 @@ Where they are kept: a SQLite file of their own, ``minimcp-tokens.sqlite3`` in t
 instance folder, or the path ``app.config["MINIMCP_TOKEN_DATABASE"]`` names. Not the site's
 Flask-SQLAlchemy database: ``minimcp[flask]`` needs no SQLAlchemy, a migration tool never meets a
 table it did not create, and the command and the server, two processes, reach the same file. Only
-digests are stored (``minimcp.api_tokens``). A site served from several machines passes
+digests are stored (``minimcp.hosts.api_tokens``). A site served from several machines passes
 ``MCP(token_store=...)``, any object with the methods of :class:`TokenStore`, over a shared database.
 """
 
@@ -29,7 +29,7 @@ import click
 from flask import Flask
 from flask.cli import with_appcontext
 
-from minimcp.api_tokens import describe, digest, issue
+from minimcp.hosts.api_tokens import describe, digest, issue
 
 if TYPE_CHECKING:
     from minimcp.flask import MCP

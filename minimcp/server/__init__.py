@@ -6,7 +6,8 @@
   of a low-level ``Server``.
 - ``tasks``: the tasks extension (long tool calls on worker threads, and where tasks are kept).
 - the modules directly here are the edges: transports that turn bytes into messages and back
-  (``stdio``, ``wsgi`` with its ``headers`` binding and ``httpd``, ``memory``), plus the modules
+  (``stdio``, ``streamable_http`` (the HTTP exchange without I/O) with its ``wsgi`` adapter and
+  ``httpd``, ``memory``), plus the modules
   the official SDK keeps at this path (``context``, ``elicitation``, ``transport_security``).
 """
 

@@ -1,24 +1,21 @@
 """Cache hints for 2026-07-28 results, at the official import path ``mcp.server.caching``.
 
-Cacheable results (the ``*/list`` methods, ``resources/read``, ``server/discover``) carry
-``ttlMs`` and ``cacheScope``. Unless told otherwise they are immediately stale and private (the
-models' defaults); ``cache_hints={"tools/list": CacheHint(ttl_ms=60_000, scope="public")}`` on
-``MCPServer`` or the low-level ``Server`` fills them for one method, and a handler that sets a
-field itself keeps its value.
+Cacheable results (the ``*/list`` methods, ``resources/read``, ``server/discover``: the method
+table's ``cacheable`` rows, ``minimcp.types.methods``) carry ``ttlMs`` and ``cacheScope``. Unless
+told otherwise they are immediately stale and private (the models' defaults);
+``cache_hints={"tools/list": CacheHint(ttl_ms=60_000, scope="public")}`` on ``MCPServer`` or the
+low-level ``Server`` fills them for one method, and a handler that sets a field itself keeps its
+value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import Any, Literal, TypeVar
 
 from minimcp.types import CacheableResult
-
-CacheableMethod: TypeAlias = Literal[
-    "server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read", "prompts/list"
-]
-CACHEABLE_METHODS: frozenset[str] = frozenset(CacheableMethod.__args__)  # type: ignore[attr-defined]
+from minimcp.types.methods import CACHEABLE_METHODS, METHODS, CacheableMethod
 
 ResultT = TypeVar("ResultT", bound=CacheableResult)
 
@@ -54,7 +51,7 @@ def hinted(result: Any, method: str, hints: Mapping[str, CacheHint], listings_va
     hint = hints.get(method)
     if hint is None or not isinstance(result, CacheableResult):
         return result
-    if hint.scope == "public" and method.endswith("/list") and listings_vary():
+    if hint.scope == "public" and METHODS[method].listing and listings_vary():
         hint = CacheHint(hint.ttl_ms, "private")
     return apply_cache_hint(result, hint)
 

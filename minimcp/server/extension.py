@@ -27,9 +27,9 @@ from pydantic import BaseModel
 
 from minimcp.jsonrpc import MCPError
 from minimcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from minimcp.server.lowlevel.dispatch import SPEC_METHODS
 from minimcp.shared.extension import validate_extension_identifier
 from minimcp.types import METHOD_NOT_FOUND, CallToolRequestParams
+from minimcp.types.methods import SPEC_CLIENT_METHODS
 
 if TYPE_CHECKING:
     from minimcp.server.mcpserver.resources import Resource
@@ -75,7 +75,7 @@ class MethodBinding:
     protocol_versions: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
-        if self.method in SPEC_METHODS:
+        if self.method in SPEC_CLIENT_METHODS:
             raise ValueError(f"MethodBinding cannot bind spec method {self.method!r}; extension methods are additive: "
                              "wrap tools/call with Extension.intercept_tool_call, or register a spec method on the "
                              "low-level Server with add_request_handler")

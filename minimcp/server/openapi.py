@@ -108,7 +108,7 @@ def add_openapi_tools(mcp: MCPServer[Any], spec: Mapping[str, Any] | str | Path,
     ``allowed`` limits who sees and calls them, as ``@mcp.tool(allowed=...)`` does."""
     access: dict[str, Any] = {}
     if allowed is not None:
-        from minimcp.hosting import HostedServer
+        from minimcp.hosts.hosted import HostedServer
 
         if not isinstance(mcp, HostedServer):
             raise TypeError("allowed= needs a server that knows its users (minimcp.flask.MCP, minimcp.django.MCP)")

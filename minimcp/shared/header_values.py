@@ -15,12 +15,10 @@ import binascii
 import re
 from typing import Any
 
-from minimcp.shared.tasks import TASK_METHODS
+from minimcp.types.methods import METHODS
 
-#: The params field that names what a request acts on: what ``Mcp-Name`` repeats and what a sealed
-#: ``requestState`` is bound to.
-TARGET_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
-                 **{method: "taskId" for method in TASK_METHODS}}
+#: Method -> the params field ``Mcp-Name`` repeats: the method table's ``target`` column.
+TARGET_PARAMS = {row.name: row.target for row in METHODS.values() if row.target is not None}
 
 #: RFC 9110 token characters, the only ones an ``x-mcp-header`` name may use.
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")

@@ -18,7 +18,6 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from minimcp.shared.header_values import (
-    TARGET_PARAMS,
     HeaderValueError,
     decode_header_value as _decode,
     encode_header_value as _encode,
@@ -38,6 +37,7 @@ from minimcp.types import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
+from minimcp.types.methods import METHODS
 
 MCP_PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
 MCP_METHOD_HEADER: Final = "mcp-method"
@@ -46,9 +46,10 @@ MCP_PARAM_HEADER_PREFIX: Final = "Mcp-Param-"
 #: The JSON Schema annotation that names the ``Mcp-Param-*`` header an argument travels in.
 X_MCP_HEADER_KEY: Final = "x-mcp-header"
 
-#: Method -> the params key ``Mcp-Name`` repeats (the core methods; the tasks extension adds its own).
+#: Method -> the params key ``Mcp-Name`` repeats, for the protocol's own methods (the tasks
+#: extension's ``taskId`` is checked all the same): the method table's ``target`` column.
 NAME_BEARING_METHODS: Final[Mapping[str, str]] = MappingProxyType(
-    {method: TARGET_PARAMS[method] for method in ("tools/call", "prompts/get", "resources/read")})
+    {row.name: row.target for row in METHODS.values() if row.target is not None and row.extension is None})
 
 
 def encode_header_value(value: str) -> str:
@@ -172,7 +173,8 @@ def _routing_mismatch(body: Mapping[str, Any], headers: Mapping[str, str], versi
         return "Missing Mcp-Method header"
     if raw_method.strip(" \t") != method:
         return f"Mcp-Method header {raw_method.strip()!r} does not match the method {method!r}"
-    field = TARGET_PARAMS.get(method) if isinstance(method, str) else None  # the tasks extension's too
+    row = METHODS.get(method) if isinstance(method, str) else None
+    field = row.target if row is not None else None  # the tasks extension's too
     if field is None:
         return None
     raw_name = headers.get(MCP_NAME_HEADER)

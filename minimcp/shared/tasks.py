@@ -13,9 +13,7 @@ from typing import Any, Literal
 
 from minimcp.shared.extension import declares_extension, extension_required_data
 from minimcp.types import MCPModel, Result
-
-#: The extension identifier, as declared under ``capabilities.extensions``.
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+from minimcp.types.methods import METHODS, TASKS_EXTENSION
 
 #: The ``resultType`` of a ``tools/call`` answered with a task.
 TASK_RESULT_TYPE = "task"
@@ -25,8 +23,8 @@ TaskStatus = Literal["working", "input_required", "completed", "failed", "cancel
 #: Statuses a task never leaves.
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
-#: The methods whose ``Mcp-Name`` header carries ``params.taskId``.
-TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+#: The extension's methods: the method table's rows that belong to it.
+TASK_METHODS = tuple(row.name for row in METHODS.values() if row.extension == TASKS_EXTENSION)
 
 
 class Task(MCPModel):

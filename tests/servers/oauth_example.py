@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
 from oauth_server import build_server  # noqa: E402
 
-from minimcp.server.httpd import WSGIServer  # noqa: E402
+from minimcp.httpd import WSGIServer  # noqa: E402
 
 
 def serve_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:

@@ -7,14 +7,15 @@ request), and calls ``handle_request``, ``handle_notification`` or ``handle_resp
 messages go to the request's ``Outbox``; a request that runs on a worker answers ``None`` and its
 response arrives later through ``outbox.close``.
 
-The protocol is readable as data: ``METHODS`` says which method exists in which era, which ones run
-user code on a worker, and which answer with a stream that
+The protocol is readable as data: the method table (``minimcp.types.methods``) says which method
+exists in which era, which ones run user code on a worker, and which answer with a stream that
 stays open (``subscriptions/listen``: its outbox is never closed by a response, only by the client
 going away or the server shutting down). The handlers are the ``Server``'s (``on_call_tool=`` and
 friends, or what ``MCPServer`` registers); the core answers ``initialize``, ``server/discover``
 and ``ping`` itself unless the server registered its own.
 Rejections that happen before a handler runs raise ``MCPError``; what HTTP status such a refusal
-(or an answer) travels with is the HTTP edge's decision (``wsgi.http_status``), never the core's.
+(or an answer) travels with is the HTTP edge's decision (``server/streamable_http/errors.py``), never
+the core's; so are a tool's scopes and its ``Mcp-Param-*`` headers, which the edge checks itself.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, ValidationError
@@ -31,48 +31,29 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.caching import hinted
 from minimcp.server.context import ServerRequestContext
-from minimcp.server.headers import check_param_headers
 from minimcp.server.lowlevel.calls import Outbox
-from minimcp.server.lowlevel.era import LEGACY, MODERN, Era
-from minimcp.server.lowlevel.sessions import LOG_LEVELS, Connection, ServerSession
+from minimcp.server.lowlevel.era import LEGACY, MODERN, Era, era_of_message
+from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.lowlevel.shares import principal_of
 from minimcp.server.lowlevel.subscriptions import Listens
-from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
-from minimcp.shared.tasks import TASK_METHODS
 from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
-    HANDSHAKE_PROTOCOL_VERSIONS,
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    LATEST_HANDSHAKE_VERSION,
     REQUEST_TIMEOUT,
-    META_CLIENT_CAPABILITIES,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
     METHOD_NOT_FOUND,
-    MODERN_PROTOCOL_VERSIONS,
-    ClientCapabilities,
     DiscoverResult,
     ErrorData,
-    Implementation,
     InitializeRequestParams,
     InitializeResult,
     dump,
 )
+from minimcp.types.methods import BOTH, METHODS, Method
 
 if TYPE_CHECKING:
     from minimcp.server.lowlevel.server import Server
 
 logger = logging.getLogger("minimcp.server")
-
-
-@dataclass(frozen=True)
-class Method:
-    """How the core treats one method; the handler itself is the server's."""
-
-    eras: frozenset[Era]
-    worker: bool = False  # runs user code that may block, so it goes to the pool
-    stream: bool = False  # answers with a stream of notifications that stays open (no response yet)
 
 
 class Dispatcher:
@@ -85,45 +66,17 @@ class Dispatcher:
     # --- which era, which session ----------------------------------------------------------------
     @staticmethod
     def era_of(message: Message, header_version: str | None = None) -> Era:
-        """Modern when the request says so in ``_meta`` or a non-legacy version header, or uses a
-        modern-only method; legacy otherwise (protocol.md §1.2)."""
-        params = message.get("params")
-        if isinstance(params, dict) and isinstance(params.get("_meta"), dict) and META_PROTOCOL_VERSION in params["_meta"]:
-            return MODERN
-        if header_version is not None and header_version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            return MODERN
-        name = message.get("method")
-        method = METHODS.get(name) if isinstance(name, str) else None
-        if method is not None and method.eras == MODERN_ONLY:
-            return MODERN
-        return LEGACY
+        """The era ``message`` belongs to (``era_of_message``), by the eras its method exists in."""
+        return era_of_message(message, header_version, _exists_in)
 
     def modern_session(self, message: Message, headers: Mapping[str, str] | None = None) -> Connection:
-        """Run a 2026-07-28 request through the envelope ladder (over HTTP, with its headers) and
-        describe it; the method's existence is checked when it runs, inside the middleware chain."""
-        route = classify_inbound_request(message, headers=headers)
-        if isinstance(route, InboundLadderRejection):
-            raise MCPError(route.code, route.message, route.data)
-        if not isinstance(route.client_capabilities, dict):
-            raise MCPError(INVALID_PARAMS, f"_meta must carry '{META_CLIENT_CAPABILITIES}' as an object")
-        if headers is not None:
-            check_param_headers(message, headers, self.server)
-        meta = message["params"]["_meta"]
-        log_level = meta.get(META_LOG_LEVEL)
-        if log_level is not None and log_level not in LOG_LEVELS:
-            raise MCPError(INVALID_PARAMS, f"Invalid log level in _meta: {log_level!r}")
-        try:
-            client_capabilities = ClientCapabilities.model_validate(route.client_capabilities)
-            info = route.client_info
-            client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
-        except ValidationError:
-            raise MCPError(INVALID_PARAMS, "Invalid clientCapabilities or clientInfo in _meta") from None
-        return Connection(self.server, protocol_version=route.protocol_version, client_capabilities=client_capabilities,
-                          client_info=client_info, era=MODERN, log_level=log_level)
+        """The connection of a 2026-07-28 request, described by its envelope (``ModernEra.connection``);
+        its ``Mcp-Param-*`` headers are the HTTP edge's to check (``streamable_http.param_headers``)."""
+        return MODERN.connection(self.server, message, headers)
 
     def new_legacy_session(self) -> Connection:
         """A session for a connection about to ``initialize``; the handshake fills it in."""
-        return Connection(self.server, protocol_version=LATEST_HANDSHAKE_VERSION, era=LEGACY)
+        return LEGACY.connection(self.server)
 
     @staticmethod
     def streams(message: Message) -> bool:
@@ -132,22 +85,12 @@ class Dispatcher:
         method = METHODS.get(name) if isinstance(name, str) else None
         return method is not None and method.stream
 
-    def required_scopes(self, message: Message) -> list[str]:
-        """The OAuth scopes a request needs beyond its endpoint's: a called tool's ``required_scopes``.
-        The transport decides what a missing scope costs (over HTTP, a 403)."""
-        if message.get("method") != "tools/call":
-            return []
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        lookup = self.server.get_tool_required_scopes
-        return lookup(name) if lookup is not None and isinstance(name, str) else []
-
     def _lookup(self, name: Any, era: Era) -> Method | None:
         """How the core treats ``name`` in ``era``; ``None`` when it is not served there."""
         method = METHODS.get(name) if isinstance(name, str) else None
         if method is None and isinstance(name, str) and name in self.server._request_handlers:
             method = CUSTOM
-        if method is None or era not in method.eras or (name not in CORE and name not in self.server._request_handlers):
+        if method is None or not method.exists_in(era) or (name not in CORE and name not in self.server._request_handlers):
             return None
         return method
 
@@ -365,7 +308,7 @@ def _initialize(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> Initializ
     session = ctx.session.connection
     session.initialized = False  # until the client's notifications/initialized, also on a second initialize
     requested = request.protocol_version
-    session.protocol_version = requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
+    session.protocol_version = LEGACY.negotiate(requested)
     session.client_capabilities = request.capabilities
     session.client_info = request.client_info
     server = d.server
@@ -376,7 +319,7 @@ def _initialize(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> Initializ
 
 def _discover(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> DiscoverResult:
     server = d.server
-    return DiscoverResult(supported_versions=list(MODERN_PROTOCOL_VERSIONS),
+    return DiscoverResult(supported_versions=list(MODERN.versions),
                           capabilities=server.get_capabilities(protocol_version=ctx.protocol_version),
                           instructions=server.instructions)
 
@@ -392,37 +335,14 @@ CORE: dict[str, Callable[[Dispatcher, ServerRequestContext[Any, Any]], Any]] = {
     "ping": _ping,
 }
 
-BOTH = frozenset({LEGACY, MODERN})
-LEGACY_ONLY = frozenset({LEGACY})
-MODERN_ONLY = frozenset({MODERN})
+def _exists_in(name: str, era: Era) -> bool:
+    """Whether method ``name`` is served in ``era`` (one the protocol does not define: in either)."""
+    method = METHODS.get(name)
+    return method is None or method.exists_in(era)
+
 
 #: A method the server registered that the protocol does not define: either era, on a worker.
-CUSTOM = Method(BOTH, worker=True)
+CUSTOM = Method("custom", eras=BOTH, worker=True)
 #: A method not served in the request's era: refused inline, by the innermost step of the chain.
-_REFUSED = Method(BOTH)
+_REFUSED = Method("refused", eras=BOTH)
 _NOTIFICATION = TransportContext(kind="notification", can_send_request=False)
-
-METHODS: dict[str, Method] = {
-    "initialize": Method(LEGACY_ONLY),
-    "ping": Method(LEGACY_ONLY),
-    "server/discover": Method(MODERN_ONLY),
-    "tools/list": Method(BOTH),
-    "tools/call": Method(BOTH, worker=True),
-    "resources/list": Method(BOTH),
-    "resources/templates/list": Method(BOTH),
-    "resources/read": Method(BOTH, worker=True),
-    "resources/subscribe": Method(LEGACY_ONLY),
-    "resources/unsubscribe": Method(LEGACY_ONLY),
-    "prompts/list": Method(BOTH),
-    "prompts/get": Method(BOTH, worker=True),
-    "completion/complete": Method(BOTH),
-    "subscriptions/listen": Method(MODERN_ONLY, stream=True),
-    "logging/setLevel": Method(LEGACY_ONLY),
-    # The tasks extension (minimcp.server.tasks): answered from the task store, never on a worker.
-    "tasks/get": Method(BOTH),
-    "tasks/update": Method(BOTH),
-    "tasks/cancel": Method(BOTH),
-}
-
-#: The request methods the protocol itself defines; the tasks extension's are not among them.
-SPEC_METHODS: frozenset[str] = frozenset(METHODS).difference(TASK_METHODS)

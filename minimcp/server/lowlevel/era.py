@@ -14,25 +14,38 @@ classifies them, and the core asks the object instead of branching on a flag:
   (``elicitationId``), ``change_notifications`` (the ``listChanged``/``subscribe`` capabilities),
   ``advertises_extensions``;
 - where a message goes: ``channel`` (a related request's stream, or the standalone channel),
-  ``log_stream``, ``send_elicit_complete``, ``log_by_default``.
+  ``log_stream``, ``send_elicit_complete``, ``log_by_default``;
+- the HTTP edge: ``http_sessions`` (whether ``Mcp-Session-Id`` applies), ``error_statuses`` (an
+  error answer's status by its code, or 200), ``resumable`` (SSE event ids and ``Last-Event-ID``).
 """
 
 from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
+
+from pydantic import ValidationError
 
 from minimcp.jsonrpc import InProcessError, MCPError, Message, error_from
 from minimcp.server.lowlevel.questions import AskClient, NoQuestions, Questions, ReplayQuestions
 from minimcp.server.lowlevel.rounds import InputRequired, RequestStateSecurity, binding_for, open_book, seal
+from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from minimcp.types import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
+    LATEST_HANDSHAKE_VERSION,
+    META_CLIENT_CAPABILITIES,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     MODERN_PROTOCOL_VERSIONS,
     CacheableResult,
+    ClientCapabilities,
+    Implementation,
     InputRequiredResult,
     RequestId,
 )
@@ -40,7 +53,7 @@ from minimcp.types import (
 if TYPE_CHECKING:
     from minimcp.server.context import ServerRequestContext
     from minimcp.server.lowlevel.calls import Outbox
-    from minimcp.server.lowlevel.server import NotificationOptions
+    from minimcp.server.lowlevel.server import NotificationOptions, Server
     from minimcp.server.lowlevel.sessions import Connection, ServerSession
     from minimcp.shared.transport_context import TransportContext
 
@@ -54,6 +67,9 @@ RoundBody = Callable[[Questions, "dict[str, Any] | None", "str | None"], Any]
 #: What a 2026-07-28 ``input_required`` elicitation keeps of a resolver model's schema.
 _INPUT_REQUEST_SCHEMA_KEYS = ("type", "properties", "required")
 
+#: The first legacy revision whose clients expect priming events and resume with ``Last-Event-ID``.
+RESUMABLE_SINCE = "2025-11-25"
+
 
 class Era(ABC):
     """The rules of one protocol era; stateless, so one instance of each serves every request."""
@@ -64,6 +80,26 @@ class Era(ABC):
     log_by_default: bool
     #: Whether the capabilities carry ``extensions`` (SEP-2133): the 2025-11-25 schema has no such member.
     advertises_extensions: bool
+    #: The protocol versions of this era, oldest first.
+    versions: tuple[str, ...]
+    #: The newest of ``versions``: what a connection speaks when nobody asked for another.
+    latest: str
+
+    # --- which era, which connection -------------------------------------------------------------
+    def speaks(self, version: object) -> bool:
+        """Whether ``version`` is one of this era's."""
+        return version in self.versions
+
+    @abstractmethod
+    def connection(self, server: Server[Any] | None, message: Message | None = None,
+                   headers: Mapping[str, str] | None = None) -> Connection:
+        """A new connection for ``message`` (``headers``: its HTTP headers, ``None`` off HTTP); raises
+        ``MCPError`` for a message this era refuses to describe."""
+
+    @abstractmethod
+    def on_stream(self, server: Server[Any], stream: Connection, message: Message) -> Connection:
+        """The connection a request on an ordered stream (stdio, in memory) is served on; ``stream``
+        is the stream's own legacy session, which also tracks every call in flight."""
 
     # --- asking the client -----------------------------------------------------------------------
     @abstractmethod
@@ -131,6 +167,16 @@ class Era(ABC):
                              related_request_id: RequestId | None) -> None:
         """Tell the client a URL elicitation finished, where the era has a way to."""
 
+    # --- HTTP edge rules (asked by server/streamable_http/exchange.py) ----------------------------
+    #: Whether a request belongs to a session that ``initialize`` opened (``Mcp-Session-Id``).
+    http_sessions: bool
+    #: Whether an error answer's HTTP status follows its JSON-RPC code (else 200, the error in the body).
+    error_statuses: bool
+
+    @abstractmethod
+    def resumable(self, connection: Connection) -> bool:
+        """Whether this connection's SSE answers get event ids and can be resumed with ``Last-Event-ID``."""
+
 
 class LegacyEra(Era):
     """2024-11-05 to 2025-11-25: a session, server-to-client requests, the official SDK's error parity."""
@@ -140,6 +186,22 @@ class LegacyEra(Era):
     ask_back = True
     log_by_default = True
     advertises_extensions = False
+    versions = HANDSHAKE_PROTOCOL_VERSIONS
+    latest = LATEST_HANDSHAKE_VERSION
+
+    # --- which era, which connection -------------------------------------------------------------
+    def connection(self, server: Server[Any] | None, message: Message | None = None,
+                   headers: Mapping[str, str] | None = None) -> Connection:
+        """A session about to ``initialize``: the handshake fills it in."""
+        return _connection_type()(server, protocol_version=self.latest, era=self)
+
+    def on_stream(self, server: Server[Any], stream: Connection, message: Message) -> Connection:
+        return stream  # the stream is the session
+
+    def negotiate(self, requested: object) -> str:
+        """The version an ``initialize`` asking for ``requested`` settles on: that one if we speak
+        it, else our latest (the client then decides whether to go on)."""
+        return requested if isinstance(requested, str) and self.speaks(requested) else self.latest
 
     def questions(self, session: ServerSession, request_id: RequestId | None) -> Questions:
         return AskClient(session, request_id)
@@ -199,6 +261,14 @@ class LegacyEra(Era):
         session.send_notification("notifications/elicitation/complete", related_request_id,
                                   {"elicitationId": elicitation_id})
 
+    # --- HTTP edge rules ---------------------------------------------------------------------------
+    http_sessions = True
+    error_statuses = False
+
+    def resumable(self, connection: Connection) -> bool:
+        # Older clients may not expect the empty priming event; a session-less one has nothing to resume.
+        return connection.id is not None and connection.protocol_version >= RESUMABLE_SINCE
+
 
 class ModernEra(Era):
     """2026-07-28: self-contained requests, ``input_required`` rounds, sanitized internal errors."""
@@ -208,6 +278,44 @@ class ModernEra(Era):
     ask_back = False
     log_by_default = False
     advertises_extensions = True
+    versions = MODERN_PROTOCOL_VERSIONS
+    latest = MODERN_PROTOCOL_VERSIONS[-1]
+
+    # --- which era, which connection -------------------------------------------------------------
+    def connection(self, server: Server[Any] | None, message: Message | None = None,
+                   headers: Mapping[str, str] | None = None) -> Connection:
+        """The request described by its envelope, run through the ladder (over HTTP, with its
+        routing headers); the method's existence is checked when it runs, inside the middleware
+        chain, and a ``tools/call``'s ``Mcp-Param-*`` headers by the HTTP edge.
+        Without a ``message`` (an in-process call, ``mcp.call_tool``) nothing is declared."""
+        connection_type = _connection_type()
+        if message is None:
+            return connection_type(server, protocol_version=self.latest, era=self)
+        route = classify_inbound_request(message, headers=headers, supported_modern_versions=self.versions)
+        if isinstance(route, InboundLadderRejection):
+            raise MCPError(route.code, route.message, route.data)
+        if not isinstance(route.client_capabilities, dict):
+            raise MCPError(INVALID_PARAMS, f"_meta must carry '{META_CLIENT_CAPABILITIES}' as an object")
+        meta = message["params"]["_meta"]
+        log_level = meta.get(META_LOG_LEVEL)
+        if log_level is not None and log_level not in _log_levels():
+            raise MCPError(INVALID_PARAMS, f"Invalid log level in _meta: {log_level!r}")
+        try:
+            client_capabilities = ClientCapabilities.model_validate(route.client_capabilities)
+            info = route.client_info
+            client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
+        except ValidationError:
+            raise MCPError(INVALID_PARAMS, "Invalid clientCapabilities or clientInfo in _meta") from None
+        return connection_type(server, protocol_version=route.protocol_version, client_capabilities=client_capabilities,
+                               client_info=client_info, era=self, log_level=log_level)
+
+    def on_stream(self, server: Server[Any], stream: Connection, message: Message) -> Connection:
+        """A fresh connection per request, seeing what the stream's driver gave it (its lifespan
+        state, whether internal errors are shown)."""
+        connection = self.connection(server, message)
+        connection.expose_errors = stream.expose_errors
+        connection.lifespan_state = stream.lifespan_state
+        return connection
 
     def questions(self, session: ServerSession, request_id: RequestId | None) -> Questions:
         return NoQuestions()
@@ -273,6 +381,13 @@ class ModernEra(Era):
                              related_request_id: RequestId | None) -> None:
         logger.debug("send_elicit_complete(%r) ignored: 2026-07-28 has no completion notification", elicitation_id)
 
+    # --- HTTP edge rules ---------------------------------------------------------------------------
+    http_sessions = False
+    error_statuses = True
+
+    def resumable(self, connection: Connection) -> bool:
+        return False  # a broken 2026-07-28 stream is simply re-issued: no ids, nothing to resume against
+
 
 LEGACY = LegacyEra()
 MODERN = ModernEra()
@@ -280,4 +395,39 @@ MODERN = ModernEra()
 
 def era_of_version(protocol_version: str | None) -> Era:
     """The era a negotiated (or requested) protocol version belongs to."""
-    return MODERN if protocol_version in MODERN_PROTOCOL_VERSIONS else LEGACY
+    return MODERN if MODERN.speaks(protocol_version) else LEGACY
+
+
+def _exists_everywhere(method: str, era: Era) -> bool:
+    return True
+
+
+def era_of_message(message: Message, header_version: str | None = None,
+                   exists_in: Callable[[str, Era], bool] = _exists_everywhere) -> Era:
+    """The era an incoming message belongs to, for every transport (protocol.md §1.2): 2026-07-28
+    when it says so in ``_meta``, or its ``MCP-Protocol-Version`` header (``header_version``, HTTP
+    only) names a version outside the handshake's, or its method is one legacy does not have
+    (``exists_in(method, era)``: the method table's say); legacy otherwise."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
+        return MODERN
+    if header_version is not None and not LEGACY.speaks(header_version):
+        return MODERN
+    method = message.get("method")
+    if isinstance(method, str) and not exists_in(method, LEGACY):
+        return MODERN
+    return LEGACY
+
+
+# sessions.py gives its connections these eras, so it is imported when first needed, not at the top.
+def _connection_type() -> type[Connection]:
+    from minimcp.server.lowlevel.sessions import Connection
+
+    return Connection
+
+
+def _log_levels() -> Collection[str]:
+    from minimcp.server.lowlevel.sessions import LOG_LEVELS
+
+    return LOG_LEVELS

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from minimcp.jsonrpc import Message
 from minimcp.server.lowlevel.calls import Outbox
-from minimcp.server.lowlevel.era import MODERN
 from minimcp.server.lowlevel.sessions import Connection
 from minimcp.shared.transport_context import TransportContext
 
@@ -37,7 +36,6 @@ class Peer:
     def __init__(self, server: Server[Any], kind: str, raise_exceptions: bool = False,
                  session: Connection | None = None) -> None:
         self._dispatcher = server.dispatcher
-        self._raise_exceptions = raise_exceptions
         self._transports = {can: TransportContext(kind=kind, can_send_request=can) for can in (False, True)}
         #: The legacy session of this stream (``session``: one built by hand, ``Connection.for_loop``);
         #: also the table of its calls in flight, in both eras.
@@ -59,12 +57,9 @@ class Peer:
         return outbox, answer
 
     def connection_for(self, message: Message) -> Connection:
-        if self._dispatcher.era_of(message) is MODERN:
-            connection = self._dispatcher.modern_session(message)
-            connection.expose_errors = self._raise_exceptions
-            connection.lifespan_state = self.session.lifespan_state  # what a driver gave the stream
-            return connection
-        return self.session
+        """The connection ``message`` is served on, as its era decides (``Era.on_stream``)."""
+        dispatcher = self._dispatcher
+        return dispatcher.era_of(message).on_stream(dispatcher.server, self.session, message)
 
     def notification(self, message: Message) -> None:
         self._dispatcher.handle_notification(message, self.session if self.adopted else None, calls=self.session)

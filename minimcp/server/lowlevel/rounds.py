@@ -37,16 +37,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import ValidationError
 
 from minimcp.jsonrpc import MCPError
-from minimcp.shared.header_values import TARGET_PARAMS
 from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS, InputRequiredResult, dump, parse_input_response
+from minimcp.types.methods import METHODS
 
 if TYPE_CHECKING:
     from minimcp.server.backends import Backend
 
 logger = logging.getLogger("minimcp.server.request_state")
-
-#: The methods whose result may be ``input_required``, and so carry a ``requestState``.
-ROUND_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 #: Clock skew tolerated on ``iat`` before a state counts as minted in the future.
 FUTURE_SKEW = 60.0
@@ -313,11 +310,12 @@ class Binding:
 
 def binding_for(security: RequestStateSecurity, ctx: Any, default_audience: str | None) -> Binding:
     """What a state minted for the request ``ctx`` serves is bound to: its method, target (the
-    ``TARGET_PARAMS`` field), arguments, the audience and the caller (``bind_principal``)."""
+    row's ``target`` field), arguments, the audience and the caller (``bind_principal``)."""
     params = ctx.params or {}
-    field = TARGET_PARAMS.get(ctx.method)
+    row = METHODS.get(ctx.method)
+    field = row.target if row is not None else None
     target = params.get(field) if field is not None else None
-    arguments = params.get("arguments") if ctx.method != "resources/read" else None
+    arguments = params.get("arguments") if row is None or "arguments" in row.params.model_fields else None
     principal = security.bind_principal(ctx) if security.bind_principal else None
     audience = security.audience if security.audience is not None else default_audience
     return Binding(ctx.method, str(target), arguments, audience, principal)
@@ -448,7 +446,8 @@ class RequestStateBoundary:
         self._audience = default_audience
 
     def __call__(self, ctx: Any, call_next: Callable[[Any], Any]) -> Any:
-        if ctx.method not in ROUND_METHODS:
+        row = METHODS.get(ctx.method)
+        if row is None or not row.asks:
             return call_next(ctx)
         binding = binding_for(self._security, ctx, self._audience)
         state = (ctx.params or {}).get("requestState")

@@ -34,28 +34,17 @@ from minimcp.server.lowlevel.shares import Shares, fair_share
 from minimcp.server.otel import default_middleware
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.types import (
-    CallToolRequestParams,
-    CompleteRequestParams,
     CompletionsCapability,
-    GetPromptRequestParams,
     Icon,
     Implementation,
     LoggingCapability,
-    NotificationParams,
-    PaginatedRequestParams,
-    ProgressNotificationParams,
     PromptsCapability,
-    ReadResourceRequestParams,
-    RequestParams,
     ResourcesCapability,
     ServerCapabilities,
-    SetLevelRequestParams,
-    SubscribeRequestParams,
-    SubscriptionsListenRequestParams,
     ToolsCapability,
-    UnsubscribeRequestParams,
     dump,
 )
+from minimcp.types.methods import METHODS, NOTIFICATIONS
 
 if TYPE_CHECKING:
     from minimcp.server.memory import InMemoryEndpoint
@@ -246,31 +235,23 @@ class Server(Generic[LifespanResultT]):
         self._lifespan_cm: AbstractContextManager[Any] | None = None
         self._lifespan_value: Any = {}
         self.dispatcher = Dispatcher(self)
-        requests: list[tuple[str, type[BaseModel], Handler | None]] = [
-            ("ping", RequestParams, on_ping),
-            ("tools/list", PaginatedRequestParams, on_list_tools),
-            ("tools/call", CallToolRequestParams, on_call_tool),
-            ("resources/list", PaginatedRequestParams, on_list_resources),
-            ("resources/templates/list", PaginatedRequestParams, on_list_resource_templates),
-            ("resources/read", ReadResourceRequestParams, on_read_resource),
-            ("resources/subscribe", SubscribeRequestParams, on_subscribe_resource),
-            ("resources/unsubscribe", UnsubscribeRequestParams, on_unsubscribe_resource),
-            ("subscriptions/listen", SubscriptionsListenRequestParams, on_subscriptions_listen),
-            ("prompts/list", PaginatedRequestParams, on_list_prompts),
-            ("prompts/get", GetPromptRequestParams, on_get_prompt),
-            ("completion/complete", CompleteRequestParams, on_completion),
-            ("logging/setLevel", SetLevelRequestParams, on_set_logging_level),
+        requests: list[tuple[str, Handler | None]] = [
+            ("ping", on_ping), ("tools/list", on_list_tools), ("tools/call", on_call_tool),
+            ("resources/list", on_list_resources), ("resources/templates/list", on_list_resource_templates),
+            ("resources/read", on_read_resource), ("resources/subscribe", on_subscribe_resource),
+            ("resources/unsubscribe", on_unsubscribe_resource), ("subscriptions/listen", on_subscriptions_listen),
+            ("prompts/list", on_list_prompts), ("prompts/get", on_get_prompt), ("completion/complete", on_completion),
+            ("logging/setLevel", on_set_logging_level),
         ]
-        for method, params_type, handler in requests:
-            if handler is not None:
-                self.add_request_handler(method, params_type, handler)
-        notifications: list[tuple[str, type[BaseModel], Handler | None]] = [
-            ("notifications/roots/list_changed", NotificationParams, on_roots_list_changed),
-            ("notifications/progress", ProgressNotificationParams, on_progress),
+        for method, handler in requests:
+            if handler is not None:  # its params validated against the method table's model
+                self.add_request_handler(method, METHODS[method].params, handler)
+        notifications: list[tuple[str, Handler | None]] = [
+            ("notifications/roots/list_changed", on_roots_list_changed), ("notifications/progress", on_progress),
         ]
-        for method, params_type, handler in notifications:
+        for method, handler in notifications:
             if handler is not None:
-                self.add_notification_handler(method, params_type, handler)
+                self.add_notification_handler(method, NOTIFICATIONS[method].params, handler)
 
     # --- handlers --------------------------------------------------------------------------------
     def add_request_handler(self, method: str, params_type: type[BaseModel], handler: Handler) -> None:
@@ -321,18 +302,19 @@ class Server(Generic[LifespanResultT]):
         ``extensions`` (default: ``self.extensions``) is advertised on 2026-07-28 only.
         """
         handlers = self._request_handlers.keys() - self.unadvertised
+        served = {METHODS[method].capability for method in handlers if method in METHODS}
         era = era_of_version(protocol_version)
         tools_changed, prompts_changed, resources_changed, subscribe = era.change_notifications(
             handlers, notification_options or self.notification_options)
         if extensions is None:
             extensions = dict(self.extensions) or None
         return ServerCapabilities(
-            tools=ToolsCapability(list_changed=tools_changed) if "tools/list" in handlers else None,
+            tools=ToolsCapability(list_changed=tools_changed) if "tools" in served else None,
             resources=ResourcesCapability(subscribe=subscribe, list_changed=resources_changed)
-            if "resources/list" in handlers else None,
-            prompts=PromptsCapability(list_changed=prompts_changed) if "prompts/list" in handlers else None,
-            logging=LoggingCapability() if "logging/setLevel" in handlers else None,
-            completions=CompletionsCapability() if "completion/complete" in handlers else None,
+            if "resources" in served else None,
+            prompts=PromptsCapability(list_changed=prompts_changed) if "prompts" in served else None,
+            logging=LoggingCapability() if "logging" in served else None,
+            completions=CompletionsCapability() if "completions" in served else None,
             experimental=experimental_capabilities,
             extensions=extensions if era.advertises_extensions else None,
         )

@@ -32,7 +32,7 @@ from minimcp.server.lowlevel.era import MODERN
 from minimcp.server.lowlevel.questions import NoQuestions
 from minimcp.server.lowlevel.server import Server, require_sync_handler, require_sync_lifespan
 from minimcp.server.lowlevel.shares import principal_of
-from minimcp.server.lowlevel.sessions import Connection, ServerSession
+from minimcp.server.lowlevel.sessions import ServerSession
 from minimcp.server.mcpserver.context import Context
 from minimcp.server.mcpserver.exceptions import (
     ResourceError,
@@ -661,7 +661,7 @@ class MCPServer(Generic[LifespanT]):
         return tool.run(arguments, context or self._detached_context())
 
     def _detached_context(self) -> Context:
-        connection = Connection(self._lowlevel_server, protocol_version="2026-07-28", era=MODERN)
+        connection = MODERN.connection(self._lowlevel_server)
         outbox = _Discard()
         rc = ServerRequestContext(session=ServerSession(connection, outbox, "direct"),
                                   lifespan_context=self.lifespan_context(), protocol_version=connection.protocol_version,

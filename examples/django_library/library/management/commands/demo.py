@@ -16,7 +16,7 @@ from rest_framework.authtoken.models import Token
 
 from library.models import Author, Book
 from minimcp.django.models import APIToken
-from minimcp.server.httpd import WSGIServer
+from minimcp.httpd import WSGIServer
 
 BOBS = ["view_book", "add_book", "change_book", "view_author", "add_author", "view_review", "add_review"]
 

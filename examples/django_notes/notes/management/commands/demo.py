@@ -11,7 +11,7 @@ from django.core.wsgi import get_wsgi_application
 from django.db import connections
 
 from minimcp.django.models import APIToken
-from minimcp.server.httpd import WSGIServer
+from minimcp.httpd import WSGIServer
 
 
 class Command(BaseCommand):

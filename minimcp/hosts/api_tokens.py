@@ -14,7 +14,7 @@ import datetime
 import secrets
 from dataclasses import dataclass
 
-from minimcp.site_auth import digest
+from minimcp.hosts.site_auth import digest
 
 #: Every token starts with this, so a leaked one is recognisable (secret scanners, logs).
 TOKEN_PREFIX = "mcp_"

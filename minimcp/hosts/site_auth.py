@@ -61,6 +61,7 @@ from minimcp.server.auth.routes import (
 )
 from minimcp.server.auth.rate_limit import RateLimiter
 from minimcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
+from minimcp.server.streamable_http import errors
 from minimcp.shared.auth import InvalidRedirectUriError, InvalidScopeError, OAuthClientInformationFull, OAuthToken
 
 #: A code is traded for tokens at once by the client that asked for it; two minutes is plenty.
@@ -84,7 +85,7 @@ CONSENT_PATH = "/consent"
 #: Where the hosts' default consent page lives (``minimcp/consent.html``): one file that Jinja and
 #: Django's engine both read, given ``pending``, ``sealed``, ``site``, ``username``, ``csrf_field``
 #: and ``csrf_token``.
-TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = Path(__file__).parent.parent / "templates"
 
 GrantKey = Literal["code_digest", "access_digest", "refresh_digest"]
 
@@ -292,7 +293,8 @@ class SiteAuthorizationServer:
         for route in routes:
             if route.path == request.path:
                 if request.method not in route.methods:
-                    return Response("Method not allowed", 405, {"Allow": ", ".join(route.methods)})
+                    return Response("Method not allowed", errors.MethodNotAllowed.status,
+                                    {"Allow": ", ".join(route.methods)})
                 return route.endpoint(request)
         return None
 

@@ -1,4 +1,5 @@
-"""Resumable SSE streams kept in your own storage: ``EventStore``, at the official import path.
+"""Resumable SSE streams kept in your own storage: ``EventStore`` (exported at the official path,
+``minimcp.server.streamable_http``).
 
 minimcp makes the SSE answers of legacy sessions (2025-11-25 and later) resumable on its own: every
 event gets an id, and a client that reconnects with ``Last-Event-ID`` gets what it missed from an
@@ -123,6 +124,3 @@ def replay(store: EventStore, last_event_id: EventId) -> tuple[StreamId | None, 
     stream_id = store.replay_events_after(last_event_id, lambda event: events.append(
         (to_wire(event.message), event.event_id)))
     return stream_id, events
-
-
-__all__ = ["EventCallback", "EventId", "EventMessage", "EventStore", "StreamId"]

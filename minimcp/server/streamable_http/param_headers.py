@@ -4,8 +4,9 @@ called tool's schema.
 Each argument whose schema carries ``"x-mcp-header": "{Name}"`` travels again as ``Mcp-Param-{Name}``
 so that intermediaries can route on headers without reading bodies; the rule itself is
 ``minimcp.shared.inbound.validate_mcp_param_headers`` (the routing headers ``Mcp-Method`` and
-``Mcp-Name`` are a rung of its ``classify_inbound_request``). This module only finds the schema. Any
-disagreement is -32020 (which the HTTP edge answers with 400).
+``Mcp-Name`` are a rung of its ``classify_inbound_request``). This module only finds the schema; the
+exchange runs it once the core has accepted the envelope, so the core never reads HTTP headers for
+it. Any disagreement is -32020 (which ``errors.http_status`` answers with 400).
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ A standalone ``MCPServer`` owns its HTTP endpoint and knows nobody. A hosted one
 a view of the host application, so the host's middleware, hooks and login run first, and three
 things follow from that:
 
-- **who is calling.** The view forwards the request to the MCP endpoint with the host's logged-in
-  user as ``REMOTE_USER``: that principal binds legacy sessions (another user presenting the
-  session id finds no session) and sealed ``requestState``. ``ctx.user`` is the user object.
+- **who is calling.** The view hands the request to the MCP endpoint (the sans-I/O exchange,
+  ``host_request``) with the host's logged-in user as its principal: that principal binds legacy
+  sessions (another user presenting the session id finds no session) and sealed
+  ``requestState``. ``ctx.user`` is the user object, ``ctx.request`` the host's own request.
 - **where user code runs.** Tools, resolvers, resources and prompts run on worker threads; the
   host's ``call_scope`` re-establishes its context there (Flask's app and request contexts,
   Django's database connection hygiene) around every call.
@@ -19,9 +20,8 @@ This module knows no framework; each host module adapts it to its own request an
 
 from __future__ import annotations
 
-import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from urllib.parse import urlsplit
@@ -31,7 +31,10 @@ from pydantic import AnyHttpUrl
 from minimcp.jsonrpc import MCPError
 from minimcp.server import MCPServer
 from minimcp.server.auth.routes import validate_issuer_url
+from minimcp.server.streamable_http import errors
+from minimcp.server.streamable_http.exchange import Exchange, HTTPRequest, HTTPResponse, content, refusal_response
 from minimcp.server.transport_security import TransportSecuritySettings
+from minimcp.server.wsgi import EnvironHeaders
 from minimcp.types import INVALID_PARAMS, CallToolResult, InputRequiredResult
 from minimcp.types import Tool as ToolDefinition
 
@@ -109,10 +112,11 @@ class HostedServer(MCPServer):
         return super().call_tool(name, arguments, context)
 
     # --- the endpoint --------------------------------------------------------------------------
-    def endpoint(self, **options: Any) -> Any:
-        """The MCP WSGI application a host view forwards to; the host checks Host and Origin itself."""
+    def endpoint(self, **options: Any) -> Exchange:
+        """The MCP endpoint a host view hands its requests to (``host_request``); the host checks
+        Host and Origin itself, and its own login says who is calling."""
         options.setdefault("transport_security", TransportSecuritySettings(enable_dns_rebinding_protection=False))
-        return self.wsgi_app(streamable_http_path="/", **options)
+        return Exchange(self._lowlevel_server, path="/", **options)
 
 
 def origin_allowed(environ: dict[str, Any], extra: Sequence[str]) -> bool:
@@ -129,33 +133,14 @@ def origin_allowed(environ: dict[str, Any], extra: Sequence[str]) -> bool:
     return f"{parts.scheme}://{parts.netloc}" == own or origin.lower().rstrip("/") in {o.lower().rstrip("/") for o in extra}
 
 
-@dataclass
-class Forwarded:
-    """The MCP endpoint's answer, for the host to wrap in its own response class."""
-
-    status: int
-    headers: list[tuple[str, str]]
-    body: Iterable[bytes]
-
-
-def forward(app: Any, environ: dict[str, Any], body: bytes, principal: str | None) -> Forwarded:
-    """Hand one host request to the MCP endpoint ``app`` as the user ``principal`` (``None``: nobody)."""
-    inner = dict(environ)
-    inner["PATH_INFO"] = "/"
-    inner["SCRIPT_NAME"] = ""
-    inner["wsgi.input"] = io.BytesIO(body)
-    inner["CONTENT_LENGTH"] = str(len(body))
-    inner.pop("HTTP_TRANSFER_ENCODING", None)
-    inner.pop("REMOTE_USER", None)
-    if principal is not None:
-        inner["REMOTE_USER"] = principal
-    started: list[Any] = []
-
-    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
-        started[:] = [int(status.split(" ", 1)[0]), headers]
-
-    answer = app(inner, start_response)
-    return Forwarded(started[0], list(started[1]), answer)
+def host_request(environ: Mapping[str, Any], body: bytes, principal: str | None, native: Any) -> HTTPRequest:
+    """A host view's request to the endpoint, made by ``principal`` (``None``: nobody): ``environ``
+    is the request's CGI-style variables (Flask's ``request.environ``, Django's ``request.META``),
+    ``native`` the host's own request object, which handlers see as ``ctx.request``."""
+    return HTTPRequest(environ["REQUEST_METHOD"], "/", EnvironHeaders(environ), body, principal=principal,
+                       client_address=environ.get("REMOTE_ADDR") or None,
+                       holds_streams=environ.get("wsgi.multithread", True),
+                       multiprocess=bool(environ.get("wsgi.multiprocess")), native=lambda: native)
 
 
 def principal_of(user: Any) -> str | None:
@@ -172,7 +157,7 @@ def principal_of(user: Any) -> str | None:
     return str(pk if pk is not None else user)
 
 
-def unauthorized(realm: str, challenge: str | None = None, ways: Sequence[str] = ()) -> Forwarded:
+def unauthorized(realm: str, challenge: str | None = None, ways: Sequence[str] = ()) -> HTTPResponse:
     """The 401 a client gets before it signs in; ``challenge`` replaces the plain ``Bearer realm``
     when the site is its own authorization server (it says where the client signs in). ``ways``
     are the ways in that this site offers, in words: the person who reads the error learns what
@@ -180,8 +165,8 @@ def unauthorized(realm: str, challenge: str | None = None, ways: Sequence[str] =
     offered = "; or ".join(ways) if ways else "sign in to this site"
     message = f"Authentication required to use this site's MCP endpoint: {offered}"
     text = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}).encode()
-    return Forwarded(401, [("Content-Type", "application/json"), ("Content-Length", str(len(text))),
-                           ("WWW-Authenticate", challenge or f'Bearer realm="{realm}"')], [text])
+    return content(text, errors.UNAUTHORIZED, "application/json",
+                   {"WWW-Authenticate": challenge or f'Bearer realm="{realm}"'})
 
 
 #: The ways in, as ``unauthorized`` words them.
@@ -193,7 +178,7 @@ def api_token_way(command: str) -> str:
     return f"send 'Authorization: Bearer <API token>', a token the site issues with '{command}'"
 
 
-def sign_in_unavailable(issuer: str) -> Forwarded | None:
+def sign_in_unavailable(issuer: str) -> HTTPResponse | None:
     """Why this site cannot be an authorization server at ``issuer``, as a 400, or ``None`` when it can.
 
     RFC 8414 wants an HTTPS issuer (plain http on loopback, for development). A request over plain
@@ -202,12 +187,14 @@ def sign_in_unavailable(issuer: str) -> Forwarded | None:
     answered with a 500.
     """
     if not urlsplit(issuer).hostname:  # werkzeug drops a Host header that is not a host name
-        return _plain(400, b"The request's Host header names no host this site's MCP sign-in can live at.")
+        return refusal_response(errors.BadHostRequest(
+            "The request's Host header names no host this site's MCP sign-in can live at."))
     try:
         validate_issuer_url(AnyHttpUrl(issuer))
     except ValueError:
-        return _plain(400, b"Signing in to this site's MCP endpoint needs HTTPS (plain http only on localhost). "
-                           b"Behind a proxy that ends TLS, the site must be told the original scheme and host.")
+        return refusal_response(errors.BadHostRequest(
+            "Signing in to this site's MCP endpoint needs HTTPS (plain http only on localhost). "
+            "Behind a proxy that ends TLS, the site must be told the original scheme and host."))
     return None
 
 
@@ -221,14 +208,9 @@ def for_the_asker_only(reply: Response) -> Response:
     return reply
 
 
-def forbidden_origin() -> Forwarded:
-    return _plain(403, b"Invalid Origin header")
+def forbidden_origin() -> HTTPResponse:
+    return refusal_response(errors.InvalidOrigin())
 
 
-def too_large() -> Forwarded:
-    return _plain(413, b"Request body too large")
-
-
-def _plain(status: int, text: bytes) -> Forwarded:
-    return Forwarded(status, [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(text)))],
-                     [text])
+def too_large() -> HTTPResponse:
+    return refusal_response(errors.HostBodyTooLarge())
