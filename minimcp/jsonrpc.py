@@ -4,7 +4,9 @@ Messages travel through minimcp as plain ``dict`` objects; pydantic models are a
 ``params`` and ``result`` parts where a handler needs them. Keeping the envelope a dict makes the
 hot path (parse, route, answer) cheap and lets unknown fields pass through untouched.
 
-This module knows nothing about transports: it turns bytes into one message (or a precise error)
+This is the one home of JSON-RPC in minimcp: ``minimcp.types.jsonrpc`` (typed models of these
+envelopes) and ``minimcp.shared.jsonrpc_dispatcher`` (a stream loop's settings) are the official
+import paths' faces, and define no wire rule of their own. This module knows nothing about transports: it turns bytes into one message (or a precise error)
 and messages back into the compact single-line JSON every MCP transport frames.
 """
 
@@ -22,6 +24,9 @@ from minimcp.types import (
     ErrorData,
     RequestId,
 )
+
+#: The protocol version every envelope carries.
+JSONRPC_VERSION = "2.0"
 
 Message = dict[str, Any]
 Kind = Literal["request", "notification", "response", "error"]
@@ -102,29 +107,29 @@ def error_object(code: int, message: str, data: Any = None) -> dict[str, Any]:
 
 
 def request(id: RequestId, method: str, params: dict[str, Any] | None = None) -> Message:
-    message: Message = {"jsonrpc": "2.0", "id": id, "method": method}
+    message: Message = {"jsonrpc": JSONRPC_VERSION, "id": id, "method": method}
     if params is not None:
         message["params"] = params
     return message
 
 
 def notification(method: str, params: dict[str, Any] | None = None) -> Message:
-    message: Message = {"jsonrpc": "2.0", "method": method}
+    message: Message = {"jsonrpc": JSONRPC_VERSION, "method": method}
     if params is not None:
         message["params"] = params
     return message
 
 
 def result(id: RequestId | None, result: dict[str, Any]) -> Message:
-    return {"jsonrpc": "2.0", "id": id, "result": result}
+    return {"jsonrpc": JSONRPC_VERSION, "id": id, "result": result}
 
 
 def error(id: RequestId | None, code: int, message: str, data: Any = None) -> Message:
-    return {"jsonrpc": "2.0", "id": id, "error": error_object(code, message, data)}
+    return {"jsonrpc": JSONRPC_VERSION, "id": id, "error": error_object(code, message, data)}
 
 
 def error_from(id: RequestId | None, exc: MCPError) -> Message:
-    return {"jsonrpc": "2.0", "id": id, "error": exc.to_wire()}
+    return {"jsonrpc": JSONRPC_VERSION, "id": id, "error": exc.to_wire()}
 
 
 class InProcessError(dict):  # type: ignore[type-arg]
@@ -134,7 +139,7 @@ class InProcessError(dict):  # type: ignore[type-arg]
     is the plain error response."""
 
     def __init__(self, id: RequestId | None, exc: MCPError) -> None:
-        super().__init__(jsonrpc="2.0", id=id, error=exc.to_wire())
+        super().__init__(jsonrpc=JSONRPC_VERSION, id=id, error=exc.to_wire())
         self.exception = exc
 
 
@@ -225,7 +230,7 @@ def kind_of(message: Any) -> Kind:
         raise MCPError(INVALID_REQUEST, "Invalid Request: batches are not supported; send one message per request")
     if not isinstance(message, dict):
         raise MCPError(INVALID_REQUEST, "Invalid Request: a JSON-RPC message must be an object")
-    if message.get("jsonrpc") != "2.0":
+    if message.get("jsonrpc") != JSONRPC_VERSION:
         raise MCPError(INVALID_REQUEST, "Invalid Request: 'jsonrpc' must be \"2.0\"")
     has_id = "id" in message
     if has_id and not _valid_id(message["id"]):

@@ -111,10 +111,10 @@ def test_a_2026_envelope_the_era_cannot_describe_is_refused(message: dict[str, A
 def test_an_ordered_stream_keeps_its_session_for_legacy_and_a_fresh_connection_per_2026_request() -> None:
     server = Server("eras")
     peer = Peer(server, "memory", raise_exceptions=True)
-    peer.session.lifespan_state = {"driver": "given"}
-    assert peer.connection_for(_plain("initialize", protocolVersion="2025-11-25")) is peer.session
+    peer.connection.lifespan_state = {"driver": "given"}
+    assert peer.connection_for(_plain("initialize", protocolVersion="2025-11-25")) is peer.connection
     first, second = peer.connection_for(_modern()), peer.connection_for(_modern())
-    assert first is not second and peer.session not in (first, second)
+    assert first is not second and peer.connection not in (first, second)
     assert (first.era, first.expose_errors, first.lifespan_state) == (MODERN, True, {"driver": "given"})
 
 

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
 from minimcp.server import MCPServer
-from minimcp.server.lowlevel.calls import QueueOutbox
+from minimcp.server.lowlevel.outbox import QueueOutbox
 from minimcp.server.streamable_http.errors import http_status
 from minimcp.shared.transport_context import TransportContext
 
@@ -63,7 +63,7 @@ def modern_exchange(mcp: MCPServer, message: Any, headers: Mapping[str, str] | N
     dispatcher = mcp.dispatcher
     try:
         kind = jsonrpc.kind_of(message)
-        session = dispatcher.modern_session(message, headers)
+        session = dispatcher.modern_connection(message, headers)
         if kind == "notification":
             return 202, None
         if kind != "request":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -241,3 +242,28 @@ def test_a_queued_task_runs_as_the_user_who_started_it(one_task_worker: Site) ->
     outcomes = {"bob": "bob has a note with 'list'.", "alice": "alice has no note with 'list' yet."}
     for user, task_id in queued:
         assert _finished(site, user, task_id)["result"]["content"][0]["text"] == outcomes[user]
+
+
+BEARER_OPTION_PROGRAMS = {
+    "flask": "from flask import Flask\nfrom minimcp.flask import MCP\nMCP(Flask('site'), {option})",
+    "django": ("from django.conf import settings\nsettings.configure(INSTALLED_APPS=['django.contrib.auth', "
+               "'django.contrib.contenttypes'])\nimport django\ndjango.setup()\nfrom minimcp.django import MCP\n"
+               "MCP({option})"),
+}
+BEARER_OPTIONS = {
+    "auth": ("auth=AuthSettings(issuer_url='https://as.example', resource_server_url='https://rs.example/mcp')",
+             "from minimcp.server.auth.settings import AuthSettings\n"),
+    "token_verifier": ("token_verifier=object()", ""),
+}
+
+
+@pytest.mark.parametrize("host", sorted(BEARER_OPTION_PROGRAMS))
+@pytest.mark.parametrize("option", sorted(BEARER_OPTIONS))
+def test_a_hosted_server_refuses_a_bearer_check_it_would_not_run(host: str, option: str) -> None:
+    """The host's login says who calls a hosted endpoint; an auth= it would ignore is refused at once."""
+    argument, imports = BEARER_OPTIONS[option]
+    program = imports + BEARER_OPTION_PROGRAMS[host].format(option=argument)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"TypeError: MCP takes no {option}: a hosted endpoint's callers are the site's users" in done.stderr
+    assert "MCPServer(auth=...)" in done.stderr

@@ -311,3 +311,34 @@ def test_an_http_server_enters_its_lifespan_once_for_all_its_clients(serve_http:
         with Client(url, mode=mode) as client:
             assert client.call_tool("any", {}).content[0].text == "ok"
     assert events == ["connected"]
+
+
+def test_a_low_level_server_answers_the_core_through_its_hooks() -> None:
+    """``Server(hooks=ServerHooks(...))``: a tool's timeout and the scope each handler runs in, given once
+    at construction, are what the core asks (``MCPServer`` builds its hooks the same way)."""
+    import threading
+
+    from minimcp.server.lowlevel import ServerHooks
+    from minimcp.types import REQUEST_TIMEOUT
+
+    release, scopes = threading.Event(), []
+
+    @contextlib.contextmanager
+    def scope() -> Any:
+        scopes.append(threading.current_thread().name)
+        yield
+
+    def call_tool(ctx: ServerRequestContext, params: Any) -> CallToolResult:
+        if params.name == "slow":
+            release.wait(30)
+        return CallToolResult(content=[TextContent(text=params.name)])
+
+    hooks = ServerHooks(get_tool_timeout=lambda name: 0.2 if name == "slow" else None, call_scope=scope)
+    server = Server("hooked", on_call_tool=call_tool, hooks=hooks)
+    with Client(server, mode="legacy") as client:
+        with pytest.raises(MCPError) as timed_out:
+            client.call_tool("slow", {})
+        assert (timed_out.value.code, timed_out.value.message) == (REQUEST_TIMEOUT, "Tool 'slow' timed out after 0.2 seconds")
+        release.set()
+        assert client.call_tool("quick", {}).content[0].text == "quick"  # type: ignore[union-attr]
+    assert len(scopes) == 2 and all(name.startswith("minimcp-worker") for name in scopes)

@@ -284,7 +284,7 @@ def test_an_ended_listen_leaves_no_call_in_flight(ending: str) -> None:
     """A listen has no worker whose ``finally`` forgets it: its end must clear the stream's table of
     calls in flight, or every listen a long-lived stdio client cancels stays there until it exits."""
     from conftest import modern_params
-    from minimcp.server.lowlevel.calls import QueueOutbox
+    from minimcp.server.lowlevel.outbox import QueueOutbox
     from minimcp.server.lowlevel.peer import Peer
 
     server = notebook()
@@ -294,7 +294,7 @@ def test_an_ended_listen_leaves_no_call_in_flight(ending: str) -> None:
         message = {"jsonrpc": "2.0", "id": listen_id, "method": "subscriptions/listen",
                    "params": modern_params({"notifications": {"toolsListChanged": True}})}
         outbox, answer = peer.request(message, QueueOutbox)
-        assert answer is None and peer.session.channel(listen_id) is outbox
+        assert answer is None and peer.connection.channel(listen_id) is outbox
         if ending == "cancelled":
             peer.notification({"jsonrpc": "2.0", "method": "notifications/cancelled",
                                "params": {"requestId": listen_id}})
@@ -302,6 +302,6 @@ def test_an_ended_listen_leaves_no_call_in_flight(ending: str) -> None:
             peer.abandon(listen_id)
         else:
             server.dispatcher.listens.close()
-        assert peer.session.channel(listen_id) is None
-    assert not peer.session.working
+        assert peer.connection.channel(listen_id) is None
+    assert not peer.connection.working
     peer.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from minimcp import MCPError
-from minimcp.server.lowlevel.calls import WorkerPool
+from minimcp.server.lowlevel.workers import WorkerPool
 
 
 def test_then_runs_once_the_worker_is_counted_free() -> None:

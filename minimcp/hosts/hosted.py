@@ -55,6 +55,10 @@ class Access:
     requirement: str
 
 
+#: The options that make an ``MCPServer`` check bearer tokens itself.
+_BEARER_OPTIONS = ("auth", "token_verifier", "auth_server_provider")
+
+
 class HostedServer(MCPServer):
     """An ``MCPServer`` whose listings and calls depend on the host application's user.
 
@@ -63,6 +67,13 @@ class HostedServer(MCPServer):
     """
 
     def __init__(self, name: str | None = None, **options: Any) -> None:
+        given = [option for option in _BEARER_OPTIONS if options.get(option) is not None]
+        if given:
+            # The host's login (and its API tokens, or oauth=True) says who calls; a bearer check
+            # the endpoint would not run must not look configured.
+            raise TypeError(f"{type(self).__name__} takes no {', '.join(given)}: a hosted endpoint's callers are the "
+                            "site's users, signed in by the host (its login, API tokens, or oauth=True). For tokens "
+                            "from another authorization server, serve an MCPServer(auth=...) with its own wsgi_app()")
         super().__init__(name, **options)
         self._access: dict[str, Access] = {}  # written at registration, before serving; read-only after
 

@@ -1,5 +1,8 @@
 """A threaded HTTP/1.1 server for WSGI apps that keeps connections alive and can face the internet.
 
+Rule: this package knows HTTP/1.1 and WSGI, and nothing of MCP: it imports no other minimcp
+module (``tests/test_httpd_layering.py``).
+
 Why minimcp has its own: werkzeug's development server answers every request with
 ``Connection: close`` (``http.server`` cannot drain an unread body before the next request line),
 so each MCP request paid a TCP handshake and a fresh thread. MCP clients hold one connection and

@@ -24,7 +24,7 @@ from typing_extensions import TypeVar
 from minimcp.shared.transport_context import TransportContext
 
 if TYPE_CHECKING:
-    from minimcp.server.lowlevel.calls import Outbox
+    from minimcp.server.lowlevel.outbox import Outbox
     from minimcp.server.lowlevel.era import Era
     from minimcp.server.lowlevel.server import Server
     from minimcp.server.lowlevel.sessions import ServerSession

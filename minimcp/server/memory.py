@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.server.lowlevel.calls import Outbox, QueueOutbox
+from minimcp.server.lowlevel.outbox import Outbox, QueueOutbox
 from minimcp.server.lowlevel.peer import Peer
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class InMemoryEndpoint:
     def __init__(self, server: Server[Any], raise_exceptions: bool = False) -> None:
         self._peer = Peer(server, "memory", raise_exceptions)
         self._lifespan = contextlib.ExitStack()
-        self._peer.session.serving(server, self._lifespan.enter_context(server.new_lifespan()))
+        self._peer.connection.serving(server, self._lifespan.enter_context(server.new_lifespan()))
 
     def exchange(self, message: Message, on_message: OnMessage, timeout: float | None = None) -> Message | None:
         """Deliver one client message; for a request, return its response after passing every interim

@@ -1,4 +1,8 @@
-"""The drivers beneath ``Server.run()``, at the official path ``mcp.server.runner``.
+"""Where a server meets its transports, at the official path ``mcp.server.runner``.
+
+``Server.run()``, ``Server.wsgi_app()`` and ``Server.in_memory_endpoint()`` are answered here: this
+module chooses the transport and imports it, so the core (``minimcp.server.lowlevel``) imports none.
+``serve_http`` serves the WSGI app on minimcp's own HTTP server.
 
 A custom transport entry composes a ``Server`` (the handlers), a ``Connection`` (one client) and one
 of two drivers: ``serve_one`` answers one request and returns its result dict; ``serve_connection``
@@ -9,16 +13,72 @@ state to every call.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.context import CallNext, ServerMiddleware
-from minimcp.server.lowlevel.calls import QueueOutbox
+from minimcp.server.lowlevel.outbox import QueueOutbox
 from minimcp.server.lowlevel.server import InitializationOptions, Server
 from minimcp.server.lowlevel.sessions import Connection
+from minimcp.server.memory import InMemoryEndpoint
 from minimcp.server.stdio import serve_stdio
 from minimcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+
+if TYPE_CHECKING:
+    from minimcp.server.wsgi import MCPWSGIApp
+
+logger = logging.getLogger("minimcp.server.runner")
+
+
+def run(server: Server[Any], read_stream: Any = None, write_stream: Any = None,
+        initialization_options: InitializationOptions | None = None, raise_exceptions: bool = False, *,
+        transport: Literal["stdio", "streamable-http"] | None = None, **options: Any) -> None:
+    """``server.run(...)``: serve the given streams, else the transport named, inside the lifespan."""
+    if initialization_options is not None:
+        server.initialization_options = initialization_options
+    if transport not in (None, "stdio", "streamable-http"):
+        raise ValueError(f"Unknown transport: {transport}")
+    with server.running():
+        if transport == "streamable-http" and read_stream is None and write_stream is None:
+            serve_http(server, **options)
+        else:
+            serve_stdio(server, read_stream, write_stream, raise_exceptions)
+
+
+def wsgi_app(server: Server[Any], **options: Any) -> MCPWSGIApp:
+    """``server.wsgi_app(...)``: the Streamable HTTP endpoint as a WSGI application. Werkzeug is
+    imported here, when one is first built, not by a server that never serves HTTP."""
+    from minimcp.server.wsgi import MCPWSGIApp
+
+    return MCPWSGIApp(server, **options)
+
+
+def in_memory_endpoint(server: Server[Any], raise_exceptions: bool = False) -> InMemoryEndpoint:
+    """``server.in_memory_endpoint(...)``: one connection without sockets."""
+    return InMemoryEndpoint(server, raise_exceptions)
+
+
+def serve_http(server: Server[Any], host: str = "127.0.0.1", port: int = 8000, *, max_connections: int = 4096,
+               max_connections_per_peer: int | None = 256, idle_timeout: float = 75.0, header_timeout: float = 10.0,
+               body_timeout: float = 30.0, **options: Any) -> None:
+    """Serve ``server`` on minimcp's keep-alive HTTP/1.1 server until interrupted.
+
+    ``max_connections``, ``max_connections_per_peer`` and the timeouts configure the HTTP server (see
+    ``minimcp.httpd``); every other option goes to :class:`MCPWSGIApp`.
+    """
+    from minimcp.httpd import WSGIServer
+
+    app = wsgi_app(server, **options)
+    httpd = WSGIServer(app, host, port, max_connections=max_connections,
+                       max_connections_per_peer=max_connections_per_peer, idle_timeout=idle_timeout,
+                       header_timeout=header_timeout, body_timeout=body_timeout)
+    logger.info("serving MCP on http://%s:%s%s", host, httpd.port, app.path)
+    try:
+        httpd.run()
+    finally:
+        app.exchange.close()
 
 
 def serve_one(server: Server[Any], dctx: Any, method: str, params: Mapping[str, Any] | None, *,
@@ -51,10 +111,11 @@ def serve_connection(server: Server[Any], dispatcher: JSONRPCDispatcher, *, conn
     """Serve ``dispatcher``'s stream as the client ``connection`` (``Connection.for_loop``) until it
     ends; ``init_options`` replaces what ``initialize`` answers."""
     if init_options is not None:
-        server._initialization_options = init_options
+        server.initialization_options = init_options
     connection.serving(server, lifespan_state)
     serve_stdio(server, dispatcher.read_stream, dispatcher.write_stream, dispatcher.raise_handler_exceptions,
-                session=connection)
+                connection=connection)
 
 
-__all__ = ["CallNext", "ServerMiddleware", "serve_connection", "serve_one"]
+__all__ = ["CallNext", "ServerMiddleware", "in_memory_endpoint", "run", "serve_connection", "serve_http",
+           "serve_one", "wsgi_app"]

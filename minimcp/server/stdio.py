@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.lowlevel.peer import Peer
 from minimcp.shared.line_writer import LineWriter
 
@@ -77,13 +77,13 @@ def stdio_server(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None
 
 
 def serve_stdio(server: Server[Any], stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None,
-                raise_exceptions: bool = False, session: Connection | None = None) -> None:
+                raise_exceptions: bool = False, connection: Connection | None = None) -> None:
     """Serve one client on stdin/stdout until EOF; ``raise_exceptions`` shows it the real text of
-    internal failures (for debugging), as the official SDK's flag does; ``session``: the stream's
+    internal failures (for debugging), as the official SDK's flag does; ``connection``: the stream's
     legacy connection, when the caller built it (``serve_connection``)."""
     reader = stdin or sys.stdin.buffer
     writer = _Writer(stdout or _protect_stdout())
-    connection = _Connection(server, writer, raise_exceptions, session)
+    connection = _Connection(server, writer, raise_exceptions, connection)
     try:
         for line in iter(reader.readline, b""):
             if line.strip():
@@ -97,9 +97,9 @@ class _Connection:
     """One stdio peer: lines in, framed messages out; what they mean is the ``Peer``'s business."""
 
     def __init__(self, server: Server[Any], writer: _Writer, raise_exceptions: bool,
-                 session: Connection | None = None) -> None:
+                 connection: Connection | None = None) -> None:
         self._writer = writer
-        self._peer = Peer(server, "stdio", raise_exceptions, session)
+        self._peer = Peer(server, "stdio", raise_exceptions, connection)
         self._peer.listen(_StdioOutbox(writer, can_request=True))
 
     def receive(self, line: bytes) -> None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from minimcp.jsonrpc import MCPError
 from minimcp.server.lowlevel.shares import principal_of
+from minimcp.server.lowlevel.subscriptions import Listens, ListenSource
 from minimcp.shared.subscriptions import (
     SUBSCRIPTION_ID_META_KEY,
     PromptsListChanged,
@@ -38,7 +39,6 @@ from minimcp.types import INVALID_REQUEST, SubscriptionsListenRequestParams
 
 if TYPE_CHECKING:
     from minimcp.server.context import ServerRequestContext
-    from minimcp.server.lowlevel.subscriptions import Listens
 
 logger = logging.getLogger("minimcp.server")
 
@@ -91,7 +91,7 @@ class InMemorySubscriptionBus:
         return unsubscribe
 
 
-class ListenHandler:
+class ListenHandler(ListenSource):
     """Serves ``subscriptions/listen``: each call opens one stream fed by ``bus``.
 
     Pass it as ``Server(on_subscriptions_listen=ListenHandler(bus))``. A call returns at once: the

@@ -201,13 +201,13 @@ class MCPWSGIApp:
         self.debug = debug
         protection: ProtectedResource | None = None
         if auth is None and token_verifier is None and auth_server_provider is None:
-            auth, token_verifier, auth_server_provider = server.auth_options
+            auth, token_verifier, auth_server_provider = server.hooks.auth_options
         if auth is not None or token_verifier is not None or auth_server_provider is not None:
             from minimcp.server.auth.resource_server import ProtectedResource, check_auth_options
 
             check_auth_options(auth, token_verifier, auth_server_provider, exclusive=False)
             if auth is not None:
-                protection = ProtectedResource(auth, token_verifier, auth_server_provider, server.list_tool_scopes())
+                protection = ProtectedResource(auth, token_verifier, auth_server_provider, server.hooks.list_tool_scopes())
         self.exchange = Exchange(
             server, path=streamable_http_path, json_response=json_response, stateless_http=stateless_http,
             max_request_body_size=max_request_body_size, transport_security=transport_security,
@@ -314,23 +314,3 @@ class MCPWSGIApp:
                 return plain_response(traceback.format_exc(), errors.RouteFailed.status)
             return refusal_response(errors.RouteFailed(str(failure) if isinstance(failure, RouteResponseError) else None))
 
-
-def serve_http(server: Server[Any], host: str = "127.0.0.1", port: int = 8000, *, max_connections: int = 4096,
-               max_connections_per_peer: int | None = 256, idle_timeout: float = 75.0, header_timeout: float = 10.0,
-               body_timeout: float = 30.0, **options: Any) -> None:
-    """Serve ``server`` on minimcp's keep-alive HTTP/1.1 server until interrupted.
-
-    ``max_connections``, ``max_connections_per_peer`` and the timeouts configure the HTTP server (see
-    ``minimcp.httpd``); every other option goes to :class:`MCPWSGIApp`.
-    """
-    from minimcp.httpd import WSGIServer
-
-    app = MCPWSGIApp(server, **options)
-    httpd = WSGIServer(app, host, port, max_connections=max_connections,
-                       max_connections_per_peer=max_connections_per_peer, idle_timeout=idle_timeout,
-                       header_timeout=header_timeout, body_timeout=body_timeout)
-    logger.info("serving MCP on http://%s:%s%s", host, httpd.port, app.path)
-    try:
-        httpd.run()
-    finally:
-        app.exchange.close()

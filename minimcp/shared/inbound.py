@@ -2,7 +2,7 @@
 
 Pure: no I/O. ``classify_inbound_request`` runs the envelope rungs a self-contained request must
 pass (``_meta`` carries the version and the capabilities; over HTTP the routing headers repeat the
-body; the version is served) and the dispatcher's ``modern_session`` runs it for every transport.
+body; the version is served) and the dispatcher's ``modern_connection`` runs it for every transport.
 ``ERROR_CODE_HTTP_STATUS`` is the one table the HTTP edge answers an error code with, whether the
 ladder refused the request or a handler failed it. The header value codec and the ``x-mcp-header``
 rules live in ``minimcp.shared.header_values`` (shared by client and server); this module names

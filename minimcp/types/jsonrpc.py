@@ -10,6 +10,8 @@ from typing import Any, Literal, TypeAlias, Union
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
+from minimcp.jsonrpc import JSONRPC_VERSION
+
 from minimcp.types import (
     CONNECTION_CLOSED,
     HEADER_MISMATCH,
@@ -26,7 +28,6 @@ from minimcp.types import (
     RequestId,
 )
 
-JSONRPC_VERSION = "2.0"
 
 
 class _Envelope(BaseModel):

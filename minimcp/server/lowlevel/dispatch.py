@@ -2,7 +2,7 @@
 
 This file knows nothing of sockets, WSGI, subprocesses or threads beyond handing work to the
 server's pool. A transport parses bytes into a message, asks ``era_of`` which era it belongs to,
-gets the ``Connection`` (a legacy session it looked up, or ``modern_session`` for a 2026-07-28
+gets the ``Connection`` (a legacy session it looked up, or ``modern_connection`` for a 2026-07-28
 request), and calls ``handle_request``, ``handle_notification`` or ``handle_response``. Outgoing
 messages go to the request's ``Outbox``; a request that runs on a worker answers ``None`` and its
 response arrives later through ``outbox.close``.
@@ -31,7 +31,7 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.caching import hinted
 from minimcp.server.context import ServerRequestContext
-from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.lowlevel.era import LEGACY, MODERN, Era, era_of_message
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.lowlevel.shares import principal_of
@@ -59,9 +59,9 @@ logger = logging.getLogger("minimcp.server")
 class Dispatcher:
     """Routes messages for one low-level ``Server``; shared by every transport and thread."""
 
-    def __init__(self, server: Server[Any]) -> None:
+    def __init__(self, server: Server[Any], max_listens_per_principal: int | None = None) -> None:
         self.server = server
-        self.listens = Listens()
+        self.listens = Listens(max_per_principal=max_listens_per_principal)
 
     # --- which era, which session ----------------------------------------------------------------
     @staticmethod
@@ -69,12 +69,12 @@ class Dispatcher:
         """The era ``message`` belongs to (``era_of_message``), by the eras its method exists in."""
         return era_of_message(message, header_version, _exists_in)
 
-    def modern_session(self, message: Message, headers: Mapping[str, str] | None = None) -> Connection:
+    def modern_connection(self, message: Message, headers: Mapping[str, str] | None = None) -> Connection:
         """The connection of a 2026-07-28 request, described by its envelope (``ModernEra.connection``);
         its ``Mcp-Param-*`` headers are the HTTP edge's to check (``streamable_http.param_headers``)."""
         return MODERN.connection(self.server, message, headers)
 
-    def new_legacy_session(self) -> Connection:
+    def new_legacy_connection(self) -> Connection:
         """A session for a connection about to ``initialize``; the handshake fills it in."""
         return LEGACY.connection(self.server)
 
@@ -95,7 +95,7 @@ class Dispatcher:
         return method
 
     # --- messages --------------------------------------------------------------------------------
-    def handle_request(self, message: Message, session: Connection, outbox: Outbox,
+    def handle_request(self, message: Message, connection: Connection, outbox: Outbox,
                        transport: TransportContext, calls: Connection | None = None,
                        here: bool = False) -> Message | None:
         """Answer a request now, or (``None``) run it as a pool job that closes ``outbox`` with the answer.
@@ -109,16 +109,16 @@ class Dispatcher:
         ``outbox`` when this returns.
         """
         request_id = message["id"]
-        method = self._lookup(message["method"], session.era) or _REFUSED
-        calls = calls or session
+        method = self._lookup(message["method"], connection.era) or _REFUSED
+        calls = calls or connection
         if not method.worker:
             if method.stream:
                 calls.begin(request_id, outbox)
                 outbox.on_end(functools.partial(calls.end, request_id, outbox))
-            return self._execute(method, message, session, outbox, transport)
-        scope = self.server.call_scope()  # on the receiving thread, while the host's context is here
+            return self._execute(method, message, connection, outbox, transport)
+        scope = self.server.hooks.call_scope()  # on the receiving thread, while the host's context is here
         shares = self.server.call_shares
-        principal = principal_of(transport, session)
+        principal = principal_of(transport, connection)
         try:
             shares.take(principal)  # over its share, a caller is refused now: it never waits for a worker
         except MCPError as over:
@@ -126,13 +126,13 @@ class Dispatcher:
         calls.begin(request_id, outbox)
         timeout = self.timeout_of(message)
         disarm = None if timeout is None else self.server.deadlines.arm(
-            timeout, functools.partial(self._time_out, message, session, outbox, transport, timeout))
+            timeout, functools.partial(self._time_out, message, connection, outbox, transport, timeout))
 
         def job() -> None:
             response = jsonrpc.error(request_id, INTERNAL_ERROR, "Internal server error")
             try:
                 with scope:
-                    response = self._execute(method, message, session, outbox, transport)
+                    response = self._execute(method, message, connection, outbox, transport)
             except BaseException:  # even a handler that calls sys.exit() must answer, or its caller waits forever
                 logger.exception("%s ended the worker", message["method"])
             finally:
@@ -144,7 +144,7 @@ class Dispatcher:
 
         try:
             # a timed call must leave the receiving thread free to send the timeout's answer
-            if here and timeout is None and self.quiet(message, session, outbox):
+            if here and timeout is None and self.quiet(message, connection, outbox):
                 self.server.pool.run_here(job)
             else:
                 self.server.pool.submit(job)
@@ -158,7 +158,7 @@ class Dispatcher:
 
     def timeout_of(self, message: Message) -> float | None:
         """The seconds a ``tools/call`` may run before its caller is answered, if its tool has a limit."""
-        lookup = self.server.get_tool_timeout
+        lookup = self.server.hooks.get_tool_timeout
         if lookup is None or message.get("method") != "tools/call":
             return None
         params = message.get("params")
@@ -166,21 +166,21 @@ class Dispatcher:
         return lookup(name) if isinstance(name, str) else None
 
     @staticmethod
-    def _time_out(message: Message, session: Connection, outbox: Outbox, transport: TransportContext,
+    def _time_out(message: Message, connection: Connection, outbox: Outbox, transport: TransportContext,
                   timeout: float) -> None:
         """Answer a call whose time is up (its body runs on, with ``ctx.cancelled`` set)."""
         name = message["params"]["name"]
         logger.warning("tools/call %s timed out after %g s; its body runs on until it returns", name, timeout)
         failure = MCPError(REQUEST_TIMEOUT, f"Tool '{name}' timed out after {timeout:g} seconds", {"tool": name})
-        outbox.time_out(session.era.error_answer(message["id"], failure, transport))
+        outbox.time_out(connection.era.error_answer(message["id"], failure, transport))
 
     @staticmethod
-    def quiet(message: Message, session: Connection, outbox: Outbox) -> bool:
+    def quiet(message: Message, connection: Connection, outbox: Outbox) -> bool:
         """Whether a request's handler has nothing to send before its answer, so no one need stream
         while it runs: no back channel to ask on, no log messages (none by default in its era, no
         level asked for) and no progress token. What it still sends on its own (a custom
         notification) travels with the answer."""
-        if outbox.can_request or session.log_level is not None or session.era.log_by_default:
+        if outbox.can_request or connection.log_level is not None or connection.era.log_by_default:
             return False
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
@@ -191,20 +191,20 @@ class Dispatcher:
         """Whether ``answer`` to ``message`` opened a legacy session the transport now keeps."""
         return message.get("method") == "initialize" and answer is not None and "result" in answer
 
-    def handle_notification(self, message: Message, session: Connection | None,
+    def handle_notification(self, message: Message, connection: Connection | None,
                             calls: Connection | None = None) -> None:
-        """``session``: the legacy session the message belongs to (``None`` before it is open);
+        """``connection``: the legacy session the message belongs to (``None`` before it is open);
         ``calls``: where its calls in flight are tracked, for ``notifications/cancelled``."""
         method = message.get("method")
-        calls = calls or session
+        calls = calls or connection
         if method == "notifications/cancelled" and calls is not None:
             request_id = jsonrpc.request_id_in(message.get("params"))
             if request_id is not None:
                 calls.cancel(request_id)
-        if session is None or not isinstance(method, str):
+        if connection is None or not isinstance(method, str):
             return
         try:
-            self._through_middleware(self._notified)(self._context(message, session, None, _NOTIFICATION))
+            self._through_middleware(self._notified)(self._context(message, connection, None, _NOTIFICATION))
         except Exception:
             logger.exception("the %s handler failed", method)
 
@@ -216,39 +216,39 @@ class Dispatcher:
         if entry is not None:
             entry.handler(ctx, entry.params_type.model_validate(ctx.params or {}))
 
-    def handle_response(self, message: Message, session: Connection) -> None:
+    def handle_response(self, message: Message, connection: Connection) -> None:
         """A client's answer to a server-to-client request; unknown ids are ignored."""
-        if not session.answered(message):
+        if not connection.answered(message):
             logger.debug("ignored a response with unknown id %r", message.get("id"))
 
     # --- running a handler -----------------------------------------------------------------------
-    def _context(self, message: Message, session: Connection, outbox: Outbox | None,
+    def _context(self, message: Message, connection: Connection, outbox: Outbox | None,
                  transport: TransportContext) -> ServerRequestContext[Any, Any]:
         request_id = message.get("id")
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         return ServerRequestContext(
-            session=ServerSession(session, outbox, request_id, meta), lifespan_context=session.lifespan_context(),
-            protocol_version=session.protocol_version, method=message["method"],
+            session=ServerSession(connection, outbox, request_id, meta), lifespan_context=connection.lifespan_context(),
+            protocol_version=connection.protocol_version, method=message["method"],
             params=params if isinstance(params, dict) else None, request_id=request_id, meta=meta,
-            transport=transport, server=self.server, outbox=outbox, era=session.era,
+            transport=transport, server=self.server, outbox=outbox, era=connection.era,
         )
 
-    def _execute(self, method: Method, message: Message, session: Connection, outbox: Outbox,
+    def _execute(self, method: Method, message: Message, connection: Connection, outbox: Outbox,
                  transport: TransportContext) -> Message:
         request_id = message["id"]
         try:
-            result = self._through_middleware(self._answered)(self._context(message, session, outbox, transport))
+            result = self._through_middleware(self._answered)(self._context(message, connection, outbox, transport))
             if method.stream:
                 return None  # type: ignore[return-value]
             return jsonrpc.result(request_id, _wire(result))
         except MCPError as exc:
-            return session.era.error_answer(request_id, exc, transport)
+            return connection.era.error_answer(request_id, exc, transport)
         except ValidationError:
             return jsonrpc.error(request_id, INVALID_PARAMS, "Invalid request parameters")
         except Exception as exc:
             logger.exception("%s failed", message["method"])
-            return jsonrpc.error_from(request_id, session.era.unexpected(exc, session.expose_errors))
+            return jsonrpc.error_from(request_id, connection.era.unexpected(exc, connection.expose_errors))
 
     def _answered(self, ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
         """The innermost step for a request: lookup, the era's gate, params, the handler, and its
@@ -268,7 +268,7 @@ class Dispatcher:
             result = entry.handler(ctx, entry.params_type.model_validate(ctx.params or {}))
         if isinstance(result, ErrorData):
             raise MCPError.from_error_data(result)  # inside the chain, so middleware sees the failure
-        result = hinted(result, name, server.cache_hints, server.listings_vary)
+        result = hinted(result, name, server.cache_hints, server.hooks.listings_vary)
         wire = dump(result) if isinstance(result, BaseModel) else (result if result is not None else {})
         era.finish(result, wire, server.server_info_wire)
         return wire
@@ -305,15 +305,15 @@ def _wire(result: Any) -> dict[str, Any]:
 # --- the handlers the core owns: the handshake, discovery and ping ------------------------------------
 def _initialize(d: Dispatcher, ctx: ServerRequestContext[Any, Any]) -> InitializeResult:
     request = InitializeRequestParams.model_validate(ctx.params or {})
-    session = ctx.session.connection
-    session.initialized = False  # until the client's notifications/initialized, also on a second initialize
+    connection = ctx.session.connection
+    connection.initialized = False  # until the client's notifications/initialized, also on a second initialize
     requested = request.protocol_version
-    session.protocol_version = LEGACY.negotiate(requested)
-    session.client_capabilities = request.capabilities
-    session.client_info = request.client_info
+    connection.protocol_version = LEGACY.negotiate(requested)
+    connection.client_capabilities = request.capabilities
+    connection.client_info = request.client_info
     server = d.server
     options = server.initialization_options
-    return InitializeResult(protocol_version=session.protocol_version, capabilities=options.capabilities,
+    return InitializeResult(protocol_version=connection.protocol_version, capabilities=options.capabilities,
                             server_info=server.server_info, instructions=options.instructions)
 
 

@@ -52,7 +52,7 @@ from minimcp.types import (
 
 if TYPE_CHECKING:
     from minimcp.server.context import ServerRequestContext
-    from minimcp.server.lowlevel.calls import Outbox
+    from minimcp.server.lowlevel.outbox import Outbox
     from minimcp.server.lowlevel.server import NotificationOptions, Server
     from minimcp.server.lowlevel.sessions import Connection, ServerSession
     from minimcp.shared.transport_context import TransportContext

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from minimcp.jsonrpc import Message
-from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.lowlevel.sessions import Connection
 from minimcp.shared.transport_context import TransportContext
 
@@ -34,13 +34,13 @@ class Peer:
     """
 
     def __init__(self, server: Server[Any], kind: str, raise_exceptions: bool = False,
-                 session: Connection | None = None) -> None:
+                 connection: Connection | None = None) -> None:
         self._dispatcher = server.dispatcher
         self._transports = {can: TransportContext(kind=kind, can_send_request=can) for can in (False, True)}
-        #: The legacy session of this stream (``session``: one built by hand, ``Connection.for_loop``);
+        #: The legacy session of this stream (``connection``: one built by hand, ``Connection.for_loop``);
         #: also the table of its calls in flight, in both eras.
-        self.session = session or self._dispatcher.new_legacy_session()
-        self.session.expose_errors = raise_exceptions
+        self.connection = connection or self._dispatcher.new_legacy_connection()
+        self.connection.expose_errors = raise_exceptions
         self.adopted = False
         self._standalone: Outbox | None = None
 
@@ -51,7 +51,7 @@ class Peer:
         connection = self.connection_for(message)
         outbox = outbox_for(connection.can_send_request)
         answer = self._dispatcher.handle_request(message, connection, outbox, self._transports[outbox.can_request],
-                                                 calls=self.session)
+                                                 calls=self.connection)
         if self._dispatcher.opens_session(message, answer):
             self._adopt()
         return outbox, answer
@@ -59,17 +59,17 @@ class Peer:
     def connection_for(self, message: Message) -> Connection:
         """The connection ``message`` is served on, as its era decides (``Era.on_stream``)."""
         dispatcher = self._dispatcher
-        return dispatcher.era_of(message).on_stream(dispatcher.server, self.session, message)
+        return dispatcher.era_of(message).on_stream(dispatcher.server, self.connection, message)
 
     def notification(self, message: Message) -> None:
-        self._dispatcher.handle_notification(message, self.session if self.adopted else None, calls=self.session)
+        self._dispatcher.handle_notification(message, self.connection if self.adopted else None, calls=self.connection)
 
     def response(self, message: Message) -> None:
-        self._dispatcher.handle_response(message, self.session)
+        self._dispatcher.handle_response(message, self.connection)
 
     def abandon(self, request_id: Any) -> None:
         """The client stopped waiting for ``request_id``: end that call as if its client left."""
-        outbox = self.session.channel(request_id)
+        outbox = self.connection.channel(request_id)
         if outbox is not None:
             outbox.abort()
 
@@ -77,13 +77,13 @@ class Peer:
         """Make ``outbox`` the standalone channel (messages not tied to a request), once adopted."""
         self._standalone = outbox
         if self.adopted:
-            self.session.attach_standalone(outbox)
+            self.connection.attach_standalone(outbox)
 
     def _adopt(self) -> None:
         self.adopted = True
         if self._standalone is not None:
-            self.session.attach_standalone(self._standalone)
+            self.connection.attach_standalone(self._standalone)
 
     def close(self) -> None:
         """The stream ended: every call still waiting on this client wakes with "Connection closed"."""
-        self.session.close()
+        self.connection.close()

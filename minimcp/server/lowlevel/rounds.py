@@ -29,14 +29,13 @@ import json
 import logging
 import math
 import os
-import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
 from minimcp.jsonrpc import MCPError
+from minimcp.server.lowlevel.workers import Lock, monotonic, wall_clock
 from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS, InputRequiredResult, dump, parse_input_response
 from minimcp.types.methods import METHODS
 
@@ -167,7 +166,7 @@ class BackendKeyCodec:
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
         # _lock guards _keys, _codec and _retried_at.
-        self._lock = threading.Lock()
+        self._lock = Lock()
         self._keys: list[bytes] = []  # read on first use: the store may start after this process
         self._codec: HMACRequestStateCodec | None = None
         self._retried_at = 0.0
@@ -192,7 +191,7 @@ class BackendKeyCodec:
         try:
             return codec.unseal(token)
         except InvalidRequestState as refused:
-            now = time.monotonic()
+            now = monotonic()
             with self._lock:
                 retry = refused.reason == "unknown key" and now - self._retried_at > self.RETRY
                 if retry:
@@ -368,7 +367,7 @@ class AnswerBook:
 
     def payload(self, binding: Binding, handler_state: str | None) -> dict[str, Any]:
         asked = {key: {"d": digest(request), "m": request["method"]} for key, request in self.pending.items()}
-        return {"v": 1, "iat": time.time(), "m": binding.method, "t": binding.target, "a": binding.arguments,
+        return {"v": 1, "iat": wall_clock(), "m": binding.method, "t": binding.target, "a": binding.arguments,
                 "aud": binding.audience, "p": binding.principal, "answers": self._answers, "asked": asked,
                 "s": handler_state}
 
@@ -408,7 +407,7 @@ def _unseal(security: RequestStateSecurity, binding: Binding, token: Any) -> dic
         iat = float(payload["iat"])
     except (ValueError, KeyError, TypeError):
         raise InvalidRequestState("malformed") from None
-    now = time.time()
+    now = wall_clock()
     if iat > now + FUTURE_SKEW:
         raise InvalidRequestState("minted in the future")
     if now > iat + security.ttl:

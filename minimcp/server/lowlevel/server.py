@@ -13,11 +13,10 @@ import atexit
 import contextlib
 import inspect
 import logging
-import threading
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Generic, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -26,11 +25,11 @@ from typing_extensions import TypeVar
 from minimcp.server.backends import BackendSpec, resolve_backend
 from minimcp.server.caching import CacheableMethod, CacheHint, validate_cache_hints
 from minimcp.server.context import ServerMiddleware
-from minimcp.server.lowlevel.calls import WorkerPool
-from minimcp.server.lowlevel.deadlines import Deadlines
 from minimcp.server.lowlevel.dispatch import Dispatcher
 from minimcp.server.lowlevel.era import era_of_version
 from minimcp.server.lowlevel.shares import Shares, fair_share
+from minimcp.server.lowlevel.subscriptions import ListenSource
+from minimcp.server.lowlevel.workers import Deadlines, Lock, WorkerPool
 from minimcp.server.otel import default_middleware
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.types import (
@@ -61,6 +60,36 @@ class HandlerEntry:
 
     params_type: type[BaseModel]
     handler: Handler
+
+
+@dataclass(frozen=True)
+class ServerHooks:
+    """What a server built on this one (``MCPServer``, a host's) answers the core and the HTTP edge
+    with, given once to ``Server(hooks=...)``: the tiers above reach the core through this object
+    instead of setting its attributes after construction. Each default is a bare server's answer."""
+
+    #: A tool's ``inputSchema`` by name (``None``: unknown tool), for the ``Mcp-Param`` header check.
+    get_tool_input_schema: Callable[[str], Mapping[str, Any] | None] | None = None
+    #: The OAuth scopes calling one tool needs beyond the endpoint's (``None``: none); the HTTP edge
+    #: answers a token without them 403. ``MCPServer`` answers from ``@mcp.tool(required_scopes=...)``.
+    get_tool_required_scopes: Callable[[str], list[str]] | None = None
+    #: Seconds a ``tools/call`` of one tool may take before the client is answered with a timeout
+    #: (``None``: no limit). ``MCPServer`` answers from ``@mcp.tool(timeout=...)``.
+    get_tool_timeout: Callable[[str], float | None] | None = None
+    #: Every scope some tool requires, for the protected-resource metadata's ``scopes_supported``.
+    list_tool_scopes: Callable[[], list[str]] = list
+    #: Whether listings depend on who asks (a host filters tools by permission): a public cache hint
+    #: on a 2026-07-28 list result then says ``cacheScope: "private"``. Asked per listing.
+    listings_vary: Callable[[], bool] = bool
+    #: The context every handler of one request runs in on its worker: called on the thread that
+    #: received the request, entered on the worker (a host re-establishes its request there).
+    call_scope: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
+    #: Whether the requestStates this server seals open only in this process (``MCPServer``'s
+    #: default keys without a shared backend): the HTTP edge warns when it serves several processes.
+    keys_per_process: Callable[[], bool] = bool
+    #: The HTTP edge's authorization, ``(auth, token_verifier, auth_server_provider)``;
+    #: ``wsgi_app(auth=...)`` overrides it.
+    auth_options: tuple[Any, Any, Any] = (None, None, None)
 
 
 class NotificationOptions:
@@ -156,6 +185,10 @@ class Server(Generic[LifespanResultT]):
         backend: BackendSpec = None,
         max_calls_per_principal: int | None = None,
         max_questions_per_principal: int | None = None,
+        max_listens_per_principal: int | None = None,
+        hooks: ServerHooks | None = None,
+        middleware: Iterable[ServerMiddleware[Any]] = (),
+        unadvertised: Iterable[str] = (),
     ) -> None:
         require_sync_lifespan(lifespan)
         for deprecated, what in ((on_set_logging_level, "The logging capability is deprecated as of 2026-07-28"),
@@ -171,15 +204,15 @@ class Server(Generic[LifespanResultT]):
         self.website_url = website_url
         self.icons = icons
         self.lifespan = lifespan or _no_lifespan
-        self.get_tool_input_schema = get_tool_input_schema
+        #: What the server built on this one answers the core and the edge with, fixed here.
+        self.hooks = hooks or ServerHooks()
+        if get_tool_input_schema is not None:
+            self.hooks = replace(self.hooks, get_tool_input_schema=get_tool_input_schema)
         self.pool = WorkerPool(max_workers, worker_wait_timeout)
         self.back_channel_timeout = back_channel_timeout
         #: Where what outlives a request is kept (``minimcp.server.backends``): this process's memory
         #: by default; a shared one (``backend="redis://..."``) lets any process serve any request.
         self.backend = resolve_backend(backend)
-        #: Whether the requestStates this server seals open only in this process (``MCPServer``'s
-        #: default keys without a shared backend): the HTTP edge warns when it serves several processes.
-        self.keys_per_process: Callable[[], bool] = bool
         #: The calls one principal may have running at once (default: a quarter of ``max_workers``,
         #: so that a caller at its full share leaves three quarters of the pool to the others); the
         #: next one is refused at once instead of waiting for a worker.
@@ -196,45 +229,29 @@ class Server(Generic[LifespanResultT]):
         self.cache_hints = validate_cache_hints(cache_hints)
         #: Methods served without being advertised in the capabilities (``MCPServer`` answers legacy
         #: ``logging/setLevel`` and ``resources/subscribe`` but, as the official one, claims neither).
-        self.unadvertised: set[str] = set()
+        self.unadvertised: set[str] = set(unadvertised)
         #: What a legacy ``initialize`` announces; ``run(...)`` with explicit options replaces it.
         self.notification_options = NotificationOptions()
         self._initialization_options: InitializationOptions | None = None
-        #: The HTTP edge's authorization, ``(auth, token_verifier, auth_server_provider)``; ``wsgi_app(auth=...)``
-        #: overrides it, ``MCPServer(auth=...)`` sets it.
-        self.auth_options: tuple[Any, Any, Any] = (None, None, None)
-        #: The OAuth scopes calling one tool needs beyond the endpoint's (``None``: none); the HTTP edge
-        #: answers a token without them 403. ``MCPServer`` answers from ``@mcp.tool(required_scopes=...)``.
-        self.get_tool_required_scopes: Callable[[str], list[str]] | None = None
-        #: Seconds a ``tools/call`` of one tool may take before the client is answered with a timeout
-        #: (``None``: no limit). ``MCPServer`` answers from ``@mcp.tool(timeout=...)``.
-        self.get_tool_timeout: Callable[[str], float | None] | None = None
         #: The one thread that answers calls whose timeout passed.
         self.deadlines = Deadlines()
-        #: Every scope some tool requires, for the protected-resource metadata's ``scopes_supported``.
-        self.list_tool_scopes: Callable[[], list[str]] = list
         #: Routes served beside the MCP endpoint: (path, methods, ``def handler(request) -> Response``).
         #: ``(path, methods, handler, dns_rebinding_protection)`` of each route.
         self.custom_routes: list[tuple[str, list[str], Callable[..., Any], bool]] = []
         #: Extensions advertised under ``capabilities.extensions`` (identifier -> settings).
         self.extensions: dict[str, dict[str, Any]] = {}
-        #: Whether listings depend on who asks (a host filters tools by permission): a public cache hint
-        #: on a 2026-07-28 list result then says ``cacheScope: "private"``. Asked per listing.
-        self.listings_vary: Callable[[], bool] = bool
-        #: The context every handler of one request runs in on its worker: called on the thread that
-        #: received the request, entered on the worker (a host re-establishes its request there).
-        self.call_scope: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
         #: ``(ctx, call_next) -> result`` layers around every message received, outermost first
         #: (``minimcp.server.context.ServerMiddleware``; ``RequestStateBoundary`` is one). It starts
-        #: with ``OpenTelemetryMiddleware`` where OpenTelemetry is installed, as the official list does.
-        self.middleware: list[ServerMiddleware[Any]] = default_middleware()
+        #: with ``OpenTelemetryMiddleware`` where OpenTelemetry is installed, as the official list does,
+        #: then the ``middleware=`` given.
+        self.middleware: list[ServerMiddleware[Any]] = [*default_middleware(), *middleware]
         self._request_handlers: dict[str, HandlerEntry] = {}
         self._notification_handlers: dict[str, HandlerEntry] = {}
         # _lifespan_lock guards _lifespan_cm and _lifespan_value: the lifespan is entered once.
-        self._lifespan_lock = threading.Lock()
+        self._lifespan_lock = Lock()
         self._lifespan_cm: AbstractContextManager[Any] | None = None
         self._lifespan_value: Any = {}
-        self.dispatcher = Dispatcher(self)
+        self.dispatcher = Dispatcher(self, max_listens_per_principal)
         requests: list[tuple[str, Handler | None]] = [
             ("ping", on_ping), ("tools/list", on_list_tools), ("tools/call", on_call_tool),
             ("resources/list", on_list_resources), ("resources/templates/list", on_list_resource_templates),
@@ -259,9 +276,7 @@ class Server(Generic[LifespanResultT]):
         if method == "initialize":
             raise ValueError("'initialize' is answered by the server core and cannot be overridden")
         require_sync_handler(method, handler)
-        from minimcp.server.subscriptions import ListenHandler
-
-        if isinstance(handler, ListenHandler):
+        if isinstance(handler, ListenSource):
             handler.bind(self.dispatcher.listens)  # its bus reaches legacy channels before any listen opens
         self._request_handlers[method] = HandlerEntry(params_type, handler)
 
@@ -333,6 +348,10 @@ class Server(Generic[LifespanResultT]):
         """What ``initialize`` answers: the options ``run`` was given, else derived now."""
         return self._initialization_options or self.create_initialization_options()
 
+    @initialization_options.setter
+    def initialization_options(self, options: InitializationOptions) -> None:
+        self._initialization_options = options
+
     # --- lifespan --------------------------------------------------------------------------------
     def lifespan_context(self) -> Any:
         """What the lifespan yielded, entering it on first use in this process."""
@@ -363,6 +382,11 @@ class Server(Generic[LifespanResultT]):
         self.backend.close()
 
     # --- serving ---------------------------------------------------------------------------------
+    # The bodies are the runner's (``minimcp.server.runner``), which chooses and imports the
+    # transports: each method imports it when called, since importing the core must not import a
+    # transport (``tests/test_layers.py``). A registration the runner made at its import would need
+    # something to import it first, and the only candidate, ``minimcp.server``, is imported with
+    # every ``minimcp.server.lowlevel`` import.
     def run(self, read_stream: Any = None, write_stream: Any = None,
             initialization_options: InitializationOptions | None = None, raise_exceptions: bool = False, *,
             transport: Literal["stdio", "streamable-http"] | None = None, **options: Any) -> None:
@@ -373,25 +397,9 @@ class Server(Generic[LifespanResultT]):
         ``run(transport="stdio")`` or ``run(transport="streamable-http", host=..., port=...)`` picks
         the transport itself, as ``MCPServer.run`` does.
         """
-        if initialization_options is not None:
-            self._initialization_options = initialization_options
-        if read_stream is not None or write_stream is not None:
-            from minimcp.server.stdio import serve_stdio
+        from minimcp.server.runner import run
 
-            with self.running():
-                serve_stdio(self, read_stream, write_stream, raise_exceptions)
-        elif transport in (None, "stdio"):
-            from minimcp.server.stdio import serve_stdio
-
-            with self.running():
-                serve_stdio(self, raise_exceptions=raise_exceptions)
-        elif transport == "streamable-http":
-            from minimcp.server.wsgi import serve_http
-
-            with self.running():
-                serve_http(self, **options)
-        else:
-            raise ValueError(f"Unknown transport: {transport}")
+        run(self, read_stream, write_stream, initialization_options, raise_exceptions, transport=transport, **options)
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
@@ -404,15 +412,15 @@ class Server(Generic[LifespanResultT]):
 
     def wsgi_app(self, **options: Any) -> MCPWSGIApp:
         """The Streamable HTTP endpoint as a WSGI application, for any WSGI server or host framework."""
-        from minimcp.server.wsgi import MCPWSGIApp
+        from minimcp.server.runner import wsgi_app
 
-        return MCPWSGIApp(self, **options)
+        return wsgi_app(self, **options)
 
     streamable_http_app = wsgi_app
 
     def in_memory_endpoint(self, raise_exceptions: bool = False) -> InMemoryEndpoint:
         """One connection without sockets, as ``Client(server)`` uses it; ``raise_exceptions`` lets
         failures outside handler bodies carry their real message instead of the sanitized one."""
-        from minimcp.server.memory import InMemoryEndpoint
+        from minimcp.server.runner import in_memory_endpoint
 
-        return InMemoryEndpoint(self, raise_exceptions)
+        return in_memory_endpoint(self, raise_exceptions)

@@ -14,8 +14,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
-import threading
-import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, get_args
@@ -23,9 +21,11 @@ from typing import TYPE_CHECKING, Any, Protocol, get_args
 from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
-from minimcp.server.lowlevel.calls import EventLog, Outbox, PendingRequests, send_request
+from minimcp.server.lowlevel.outbox import EventLog, Outbox
+from minimcp.server.lowlevel.pending import PendingRequests, send_request
 from minimcp.server.lowlevel.era import LEGACY, Era, era_of_version
 from minimcp.server.lowlevel.shares import session_principal
+from minimcp.server.lowlevel.workers import Lock, monotonic
 from minimcp.types import (
     ClientCapabilities,
     CreateMessageRequestParams,
@@ -126,9 +126,9 @@ class Connection:
         self.pending = PendingRequests()
         #: When the client's idle clock last started: it sent something, or was asked something.
         #: A plain float, written without a lock: storing one is atomic.
-        self.last_seen = time.monotonic()
+        self.last_seen = monotonic()
         # _lock guards standalone, _inflight, subscriptions and _streams.
-        self._lock = threading.Lock()
+        self._lock = Lock()
         self.standalone: Outbox | None = None
         self._inflight: dict[RequestId, Outbox] = {}
         self._streams: OrderedDict[str, EventLog] = OrderedDict()
@@ -240,14 +240,14 @@ class Connection:
 
     # --- request bookkeeping (transports and the dispatcher) -----------------------------------
     def begin(self, request_id: RequestId, outbox: Outbox) -> None:
-        self.last_seen = time.monotonic()
+        self.last_seen = monotonic()
         with self._lock:
             self._inflight[request_id] = outbox
 
     def end(self, request_id: RequestId, outbox: Outbox) -> None:
         """Forget the call ``request_id`` while ``outbox`` is still its outbox: a client may reuse an
         id once its call was cancelled, before the old call's worker has wound down."""
-        self.last_seen = time.monotonic()
+        self.last_seen = monotonic()
         with self._lock:
             if self._inflight.get(request_id) is outbox:
                 del self._inflight[request_id]
@@ -291,7 +291,7 @@ class Connection:
         Bounded: a finished stream is kept for ``STREAM_TTL`` seconds, and beyond ``MAX_STREAMS``
         the oldest streams (finished ones first) are forgotten.
         """
-        now = time.monotonic()
+        now = monotonic()
         with self._lock:
             for stream_id, kept in list(self._streams.items()):
                 if kept.finished_at is not None and now - kept.finished_at > STREAM_TTL:
@@ -366,7 +366,7 @@ class Connection:
         # The client's clock starts now: the time the server computed before asking (and, under
         # load, waited for a worker) is not time the client had to answer. Set before the question
         # is pending, while the call still counts as working, so no sweep sees the old value.
-        self.last_seen = time.monotonic()
+        self.last_seen = monotonic()
         shares = self._server.question_shares
         shares.take(self.share_principal)
         try:
@@ -590,21 +590,21 @@ class SessionManager:
         self.max_sessions = max_sessions
         self.max_pending_per_session = max_pending_per_session
         # _lock guards _sessions and _last_sweep.
-        self._lock = threading.Lock()
+        self._lock = Lock()
         self._sessions: dict[str, Connection] = {}
         self._last_sweep = 0.0
 
-    def add(self, session: Connection) -> str | None:
-        """Register ``session`` under a fresh 128-bit id; ``None`` when the server is full."""
+    def add(self, connection: Connection) -> str | None:
+        """Register ``connection`` under a fresh 128-bit id; ``None`` when the server is full."""
         self.sweep(force=len(self._sessions) >= self.max_sessions)
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
                 return None
-            session.id = secrets.token_hex(16)
-            session.pending.limit = self.max_pending_per_session
-            session.share_principal = session_principal(session)
-            self._sessions[session.id] = session
-        return session.id
+            connection.id = secrets.token_hex(16)
+            connection.pending.limit = self.max_pending_per_session
+            connection.share_principal = session_principal(connection)
+            self._sessions[connection.id] = connection
+        return connection.id
 
     def get(self, session_id: str) -> Connection | None:
         """The live session with this id, renewed: a lookup means its client just sent something."""
@@ -615,12 +615,12 @@ class SessionManager:
             self.remove(session_id)
             return None
         if session is not None:
-            session.last_seen = time.monotonic()
+            session.last_seen = monotonic()
         return session
 
     def sweep(self, force: bool = False) -> None:
         """Expire every idle session; without ``force``, only if the last sweep is old enough."""
-        now = time.monotonic()
+        now = monotonic()
         with self._lock:
             # Spaced by the idle timeout as it is now, so shortening it on a running app takes effect
             # at the next tick instead of after a pause computed from the old value.
@@ -631,17 +631,17 @@ class SessionManager:
         for session_id in expired:
             self.remove(session_id)
 
-    def event_log(self, session: Connection, can_request: bool, request_id: RequestId) -> EventLog:
-        """The log a resumable SSE answer (to ``request_id``) of ``session`` is drained from."""
+    def event_log(self, connection: Connection, can_request: bool, request_id: RequestId) -> EventLog:
+        """The log a resumable SSE answer (to ``request_id``) of ``connection`` is drained from."""
         return EventLog(secrets.token_hex(8), can_request)
 
-    def remote_stream(self, session: Connection, stream_id: str) -> Any:
-        """A stream of ``session`` that another process sends (``SharedSessionManager``): none here,
+    def remote_stream(self, connection: Connection, stream_id: str) -> Any:
+        """A stream of ``connection`` that another process sends (``SharedSessionManager``): none here,
         where every stream is in this process."""
         return None
 
-    def save(self, session: Connection) -> None:
-        """Keep what a request changed in ``session``: here the connection itself is the record
+    def save(self, connection: Connection) -> None:
+        """Keep what a request changed in ``connection``: here the connection itself is the record
         (``SharedSessionManager`` stores it in a shared backend)."""
 
     def remove(self, session_id: str) -> bool:
@@ -661,5 +661,5 @@ class SessionManager:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def _idle(self, session: Connection) -> bool:
-        return not session.working and time.monotonic() - session.last_seen > self.idle_timeout
+    def _idle(self, connection: Connection) -> bool:
+        return not connection.working and monotonic() - connection.last_seen > self.idle_timeout

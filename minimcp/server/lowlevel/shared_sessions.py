@@ -26,17 +26,16 @@ from __future__ import annotations
 import functools
 import logging
 import secrets
-import threading
-import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import Message
 from minimcp.server.backends import BackendUnavailable
-from minimcp.server.lowlevel.calls import EventLog, LogEntry
+from minimcp.server.lowlevel.outbox import EventLog, LogEntry
 from minimcp.server.lowlevel.sessions import STREAM_TTL, Connection, SessionManager
 from minimcp.server.lowlevel.shares import session_principal
+from minimcp.server.lowlevel.workers import Lock, monotonic
 from minimcp.types import INTERNAL_ERROR, ClientCapabilities, Implementation, RequestId
 
 if TYPE_CHECKING:
@@ -49,38 +48,38 @@ logger = logging.getLogger("minimcp.server.session")
 KEEP_ANSWERS = 120.0
 
 
-def record_of(session: Connection) -> dict[str, Any]:
-    """What every process needs to serve ``session``, in JSON form."""
+def record_of(connection: Connection) -> dict[str, Any]:
+    """What every process needs to serve ``connection``, in JSON form."""
     return {
-        "p": session.principal,
-        "v": session.protocol_version,
-        "caps": session.client_capabilities.model_dump(mode="json", by_alias=True, exclude_none=True),
-        "info": session.client_info.model_dump(mode="json", by_alias=True, exclude_none=True)
-        if session.client_info is not None else None,
-        "lvl": session.log_level,
-        "subs": sorted(session.subscriptions),
-        "init": session.initialized,
+        "p": connection.principal,
+        "v": connection.protocol_version,
+        "caps": connection.client_capabilities.model_dump(mode="json", by_alias=True, exclude_none=True),
+        "info": connection.client_info.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if connection.client_info is not None else None,
+        "lvl": connection.log_level,
+        "subs": sorted(connection.subscriptions),
+        "init": connection.initialized,
     }
 
 
-def _apply(session: Connection, record: dict[str, Any]) -> None:
+def _apply(connection: Connection, record: dict[str, Any]) -> None:
     """Bring a replica up to date with the record."""
-    session.principal = record.get("p")
-    session.protocol_version = record.get("v", session.protocol_version)
-    session.client_capabilities = ClientCapabilities.model_validate(record.get("caps") or {})
+    connection.principal = record.get("p")
+    connection.protocol_version = record.get("v", connection.protocol_version)
+    connection.client_capabilities = ClientCapabilities.model_validate(record.get("caps") or {})
     info = record.get("info")
-    session.client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
-    session.log_level = record.get("lvl")
-    session.subscriptions = set(record.get("subs") or ())
-    session.initialized = bool(record.get("init"))
+    connection.client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
+    connection.log_level = record.get("lvl")
+    connection.subscriptions = set(record.get("subs") or ())
+    connection.initialized = bool(record.get("init"))
 
 
 class _Elsewhere:
     """One replica's way to the other processes: ``tell`` puts a message on the backend's channel."""
 
-    def __init__(self, backend: Backend, session: Connection) -> None:
+    def __init__(self, backend: Backend, connection: Connection) -> None:
         self.backend = backend
-        self.session = session
+        self.session = connection
 
     def tell(self, kind: str, body: dict[str, Any], keep: bool = False) -> None:
         assert self.session.id is not None
@@ -103,7 +102,7 @@ class SharedEventLog(EventLog):
         self._backend = backend
         self._session_id = session_id
         self._origin = {"proc": backend.process_id(), "req": request_id}
-        self._mirror_lock = threading.Lock()
+        self._mirror_lock = Lock()
         self._shared = False  # under _mirror_lock
 
     def _mirror(self, seq: int, message: Message | None, final: bool) -> None:
@@ -194,27 +193,27 @@ class SharedSessionManager(SessionManager):
         self._stop_listening = backend.listen(self._heard)
 
     # --- the replicas -------------------------------------------------------------------------
-    def _adopt(self, session: Connection, session_id: str, record: dict[str, Any]) -> None:
-        """Make ``session`` this process's replica of ``session_id``; under ``_lock``."""
-        session.id = session_id
-        session.pending.limit = self.max_pending_per_session
-        session.pending.new_id = functools.partial(self.backend.next_request_id, session_id)
-        session.elsewhere = _Elsewhere(self.backend, session)
-        session.share_principal = session_principal(session)
-        self._sessions[session_id] = session
+    def _adopt(self, connection: Connection, session_id: str, record: dict[str, Any]) -> None:
+        """Make ``connection`` this process's replica of ``session_id``; under ``_lock``."""
+        connection.id = session_id
+        connection.pending.limit = self.max_pending_per_session
+        connection.pending.new_id = functools.partial(self.backend.next_request_id, session_id)
+        connection.elsewhere = _Elsewhere(self.backend, connection)
+        connection.share_principal = session_principal(connection)
+        self._sessions[session_id] = connection
         self._records[session_id] = record
 
-    def add(self, session: Connection) -> str | None:
+    def add(self, connection: Connection) -> str | None:
         """Register a session ``initialize`` opened: its record goes to the backend under a fresh id."""
         self.sweep(force=len(self._sessions) >= self.max_sessions)
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
                 return None
         session_id = secrets.token_hex(16)
-        record = record_of(session)
+        record = record_of(connection)
         self.backend.save_session(session_id, record, self.idle_timeout)
         with self._lock:
-            self._adopt(session, session_id, record)
+            self._adopt(connection, session_id, record)
         return session_id
 
     def get(self, session_id: str) -> Connection | None:
@@ -227,7 +226,7 @@ class SharedSessionManager(SessionManager):
                 self._sessions.pop(session_id, None)
                 self._records.pop(session_id, None)
             elif session is None:
-                session = self.dispatcher.new_legacy_session()
+                session = self.dispatcher.new_legacy_connection()
                 _apply(session, record)
                 self._adopt(session, session_id, record)
             elif record != self._records.get(session_id):
@@ -237,31 +236,31 @@ class SharedSessionManager(SessionManager):
             if session is not None:
                 session.close()
             return None
-        session.last_seen = time.monotonic()
+        session.last_seen = monotonic()
         return session
 
-    def event_log(self, session: Connection, can_request: bool, request_id: RequestId) -> EventLog:
-        assert session.id is not None
-        return SharedEventLog(secrets.token_hex(8), self.backend, session.id, request_id, can_request)
+    def event_log(self, connection: Connection, can_request: bool, request_id: RequestId) -> EventLog:
+        assert connection.id is not None
+        return SharedEventLog(secrets.token_hex(8), self.backend, connection.id, request_id, can_request)
 
-    def remote_stream(self, session: Connection, stream_id: str) -> RemoteLog | None:
-        """The stream ``stream_id`` of ``session`` as another process keeps sending it, or ``None``
+    def remote_stream(self, connection: Connection, stream_id: str) -> RemoteLog | None:
+        """The stream ``stream_id`` of ``connection`` as another process keeps sending it, or ``None``
         when the backend has no such stream for this session (a session reads only its own)."""
-        assert session.id is not None
-        last = self.backend.last_event(session.id, stream_id)
-        return None if last is None else RemoteLog(self.backend, session.id, stream_id, *last)
+        assert connection.id is not None
+        last = self.backend.last_event(connection.id, stream_id)
+        return None if last is None else RemoteLog(self.backend, connection.id, stream_id, *last)
 
-    def save(self, session: Connection) -> None:
+    def save(self, connection: Connection) -> None:
         """Store what a request changed in the session's record and tell the other replicas."""
-        if session.id is None:
+        if connection.id is None:
             return
-        record = record_of(session)
+        record = record_of(connection)
         with self._lock:
-            if self._records.get(session.id) == record:
+            if self._records.get(connection.id) == record:
                 return
-            self._records[session.id] = record
-        self.backend.save_session(session.id, record, self.idle_timeout)
-        self.backend.send("changed", session.id, {})
+            self._records[connection.id] = record
+        self.backend.save_session(connection.id, record, self.idle_timeout)
+        self.backend.send("changed", connection.id, {})
 
     def remove(self, session_id: str) -> bool:
         """End the session for every process (DELETE); whether it existed."""
@@ -281,7 +280,7 @@ class SharedSessionManager(SessionManager):
     def sweep(self, force: bool = False) -> None:
         """Renew the sessions a worker here computes for; forget replicas idle here, close those
         whose session ended elsewhere (expired: its waiting workers wake)."""
-        now = time.monotonic()
+        now = monotonic()
         with self._lock:
             if not force and now < self._last_sweep + min(self.SWEEP_INTERVAL, self.idle_timeout / 4):
                 return
@@ -304,11 +303,11 @@ class SharedSessionManager(SessionManager):
             elif now - session.last_seen > self.idle_timeout:
                 self._forget(session_id)
 
-    def _collect(self, session_id: str, session: Connection) -> None:
+    def _collect(self, session_id: str, connection: Connection) -> None:
         """Hand the answers kept for this replica's waiting questions to their workers."""
-        waiting = session.pending.ids()
+        waiting = connection.pending.ids()
         for answer in self.backend.kept_answers(session_id, waiting) if waiting else ():
-            session.pending.answer(answer)
+            connection.pending.answer(answer)
 
     def close(self) -> None:
         """This process stops serving: its replicas close, the sessions live on in the other processes."""
@@ -358,7 +357,7 @@ class SharedSessionManager(SessionManager):
             except BackendUnavailable:
                 logger.warning("could not collect the answers kept for session %s", session_id)
 
-    def _reread(self, session_id: str, session: Connection) -> None:
+    def _reread(self, session_id: str, connection: Connection) -> None:
         """Bring a replica up to date after another process changed the record: a resource update
         or a log message for its standalone stream must follow the new subscriptions and level."""
         try:
@@ -371,4 +370,4 @@ class SharedSessionManager(SessionManager):
             return
         with self._lock:
             self._records[session_id] = record
-        _apply(session, record)
+        _apply(connection, record)

@@ -25,10 +25,10 @@ counting; the pool, the sessions, the listens and the tasks each hold a ``Shares
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING
 
 from minimcp.jsonrpc import MCPError
+from minimcp.server.lowlevel.workers import Lock
 from minimcp.types import INTERNAL_ERROR
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class Shares:
         self.limit = limit
         self.refusal = refusal
         # _lock guards _held (principal -> how many it holds; a principal holding none is absent).
-        self._lock = threading.Lock()
+        self._lock = Lock()
         self._held: dict[str, int] = {}
 
     def try_take(self, principal: str | None) -> bool:

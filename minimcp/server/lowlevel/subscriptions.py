@@ -21,14 +21,15 @@ stdio pipe), untagged, resource updates only for the URIs they subscribed to: on
 from __future__ import annotations
 
 import functools
-import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
-from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.lowlevel.shares import Shares, fair_share
+from minimcp.server.lowlevel.workers import Lock
 from minimcp.shared.subscriptions import ResourceUpdated, ServerEvent, event_method
 from minimcp.types import INTERNAL_ERROR, META_SUBSCRIPTION_ID, RequestId, SubscriptionFilter
 
@@ -108,6 +109,16 @@ class Listen:
         return jsonrpc.notification(method, {**(params or {}), "_meta": {META_SUBSCRIPTION_ID: self.id}})
 
 
+class ListenSource(ABC):
+    """A ``subscriptions/listen`` handler fed by a bus (``minimcp.server.subscriptions.ListenHandler``):
+    ``Server`` binds it to its ``Listens`` when it is registered, so its bus reaches legacy channels
+    before any listen opens."""
+
+    @abstractmethod
+    def bind(self, listens: Listens) -> None:
+        """Feed ``listens`` (one server's open streams and legacy channels) from this source's bus."""
+
+
 class Listens:
     """The open listens and standalone channels of one server, shared by every transport and thread."""
 
@@ -120,7 +131,7 @@ class Listens:
         self.shares = Shares(fair_share(max_open, 16) if max_per_principal is None else max_per_principal,
                              "Too many open subscriptions for this caller (limit {limit}); close one first")
         # _lock guards _open, _legacy and _followed.
-        self._lock = threading.Lock()
+        self._lock = Lock()
         self._open: list[Listen] = []
         self._legacy: set[Connection] = set()
         self._followed: list[EventSource] = []

@@ -20,7 +20,7 @@ from typing_extensions import TypeVar as TypeVarWithDefault
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
-from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.elicitation import (
     AcceptedElicitation,
     CancelledElicitation,
@@ -63,14 +63,14 @@ def missing_capability(what: str, required: dict[str, Any], asker: str | None = 
     )
 
 
-def elicitation_gate(session: Connection, mode: str, asker: str | None = None) -> None:
+def elicitation_gate(connection: Connection, mode: str, asker: str | None = None) -> None:
     """Refuse, before sending, an elicitation the client could not answer.
 
     A body question to a client with no elicitation at all fails as the client itself would
     (``Elicitation not supported``); a client lacking only the mode gets -32021. A bare
     ``elicitation: {}`` counts as form support.
     """
-    declared = session.client_capabilities.elicitation
+    declared = connection.client_capabilities.elicitation
     if declared is None:
         if asker is None:
             raise MCPError(INVALID_REQUEST, "Elicitation not supported")

@@ -272,7 +272,7 @@ def _settle(node: Resolver, value: Any, ctx: Context) -> Any:
     """Ask the question a resolver returned, or pass its plain value through."""
     if not isinstance(value, _QUESTIONS):
         return value
-    session = ctx.session.connection
+    connection = ctx.session.connection
     ctx.questions.ready("elicitation/create" if isinstance(value, Elicit) else (
         "sampling/createMessage" if isinstance(value, Sample) else "roots/list"))
     if isinstance(value, Elicit):
@@ -281,27 +281,27 @@ def _settle(node: Resolver, value: Any, ctx: Context) -> Any:
         required: dict[str, Any] = {"sampling": {"tools": {}} if value.uses_tools else {}}
         what = "sampling.tools" if value.uses_tools else "sampling"
         answer = ctx.questions.ask(node.key, "sampling/createMessage", value.params(),
-                                  lambda: _require(session, what, required, node.key))
+                                  lambda: _require(connection, what, required, node.key))
         model = CreateMessageResultWithTools if value.uses_tools else CreateMessageResult
         return model.model_validate(answer)
     answer = ctx.questions.ask(node.key, "roots/list", {},
-                              lambda: _require(session, "roots", {"roots": {}}, node.key))
+                              lambda: _require(connection, "roots", {"roots": {}}, node.key))
     return ListRootsResult.model_validate(answer)
 
 
-def _require(session: Connection, what: str, required: dict[str, Any], asker: str) -> None:
-    if not session.declares(required):
+def _require(connection: Connection, what: str, required: dict[str, Any], asker: str) -> None:
+    if not connection.declares(required):
         raise missing_capability(what, required, asker)
 
 
 def _elicit(node: Resolver, question: Elicit[Any], ctx: Context) -> Any:
-    session = ctx.session.connection
-    schema = session.era.resolver_schema(form_schema(question.schema))
+    connection = ctx.session.connection
+    schema = connection.era.resolver_schema(form_schema(question.schema))
     params = {"mode": "form", "message": question.message, "requestedSchema": schema}
     answer = ctx.questions.ask(node.key, "elicitation/create", params,
-                              lambda: elicitation_gate(session, "form", node.key))
+                              lambda: elicitation_gate(connection, "form", node.key))
     try:
         return outcome_of(answer, question.schema)
     except ValueError as exc:
-        session.era.bad_answer(exc, node.key)
+        connection.era.bad_answer(exc, node.key)
 

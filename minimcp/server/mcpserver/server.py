@@ -27,10 +27,10 @@ from minimcp.server.backends import Backend, BackendSpec, resolve_backend
 from minimcp.server.caching import CacheableMethod, CacheHint
 from minimcp.server.context import ServerMiddleware, ServerRequestContext
 from minimcp.server.extension import Extension, compose_tool_call_handler, intercepts_tool_calls
-from minimcp.server.lowlevel.calls import Outbox
+from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.lowlevel.era import MODERN
 from minimcp.server.lowlevel.questions import NoQuestions
-from minimcp.server.lowlevel.server import Server, require_sync_handler, require_sync_lifespan
+from minimcp.server.lowlevel.server import Server, ServerHooks, require_sync_handler, require_sync_lifespan
 from minimcp.server.lowlevel.shares import principal_of
 from minimcp.server.lowlevel.sessions import ServerSession
 from minimcp.server.mcpserver.context import Context
@@ -260,33 +260,31 @@ class MCPServer(Generic[LifespanT]):
             self.name, version=version, title=title, description=description, instructions=instructions,
             website_url=website_url, icons=icons, lifespan=(lambda _: lifespan(self)) if lifespan else None,
             cache_hints=cache_hints,
-            get_tool_input_schema=self._tool_input_schema, max_workers=max_workers,
-            worker_wait_timeout=worker_wait_timeout, back_channel_timeout=back_channel_timeout,
-            max_calls_per_principal=max_calls_per_principal, max_questions_per_principal=max_questions_per_principal,
+            hooks=ServerHooks(
+                get_tool_input_schema=self._tool_input_schema, get_tool_required_scopes=self._tool_required_scopes,
+                get_tool_timeout=self._tool_timeout, list_tool_scopes=self.tool_scopes,
+                listings_vary=lambda: bool(self.listings_vary_by_user) or self.component_filter is not None,
+                call_scope=self.call_scope, keys_per_process=lambda: not self.request_state_security.explicit,
+                auth_options=(auth, token_verifier, auth_server_provider)),
+            max_workers=max_workers, worker_wait_timeout=worker_wait_timeout,
+            back_channel_timeout=back_channel_timeout, max_calls_per_principal=max_calls_per_principal,
+            max_questions_per_principal=max_questions_per_principal,
+            max_listens_per_principal=max_listens_per_principal, middleware=middleware or (),
+            # Advertised as the official MCPServer advertises: no legacy listChanged, subscribe or logging
+            # (the legacy methods are answered all the same); on 2026-07-28 what subscriptions/listen serves.
+            unadvertised=("logging/setLevel", "resources/subscribe", "resources/unsubscribe"),
             on_list_tools=self._list_tools, on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates, on_list_prompts=self._list_prompts,
             on_subscribe_resource=self._subscribe, on_unsubscribe_resource=_unsubscribe,
             on_subscriptions_listen=None if subscriptions is False else self._listen, backend=backend,
         )
         low = self._lowlevel_server
-        low.middleware.extend(middleware or ())
         self._own_subscriptions = subscriptions or None
         self.use_backend(low.backend)
-        if max_listens_per_principal is not None:
-            low.dispatcher.listens.shares.limit = max_listens_per_principal
-        # Advertised as the official MCPServer advertises: no legacy listChanged, subscribe or logging
-        # (the legacy methods are answered all the same); on 2026-07-28 what subscriptions/listen serves.
-        low.unadvertised.update(("logging/setLevel", "resources/subscribe", "resources/unsubscribe"))
         low.add_request_handler("tools/call", _ToolCall, self._call_tool)
         low.add_request_handler("resources/read", _ResourceRead, self._read_resource)
         low.add_request_handler("prompts/get", _PromptGet, self._get_prompt)
         low.add_request_handler("logging/setLevel", SetLevelRequestParams, _set_level)
-        low.auth_options = (auth, token_verifier, auth_server_provider)
-        low.get_tool_required_scopes = self._tool_required_scopes
-        low.get_tool_timeout = self._tool_timeout
-        low.list_tool_scopes = self.tool_scopes
-        low.listings_vary = lambda: bool(self.listings_vary_by_user) or self.component_filter is not None
-        low.call_scope = self.call_scope
         self._task_options = (task_store, task_channel, max_task_workers, max_task_workers_per_principal)
         #: The tasks of this server: ``task_store`` keeps them, ``task_channel`` carries word between the
         #: processes sharing that store (``RedisTaskStore`` and ``RedisTaskChannel``; see ``TaskManager``);
@@ -328,7 +326,6 @@ class MCPServer(Generic[LifespanT]):
         elif low.backend.shared and security.spend is None:
             security.spend = low.backend.spend_request_state
         self.request_state_security = security
-        low.keys_per_process = lambda: not self.request_state_security.explicit
         #: Where ``ctx.notify_*`` publishes: the backend's bus (every process of a shared backend), or
         #: the ``subscriptions=`` bus given. ``subscriptions=False`` leaves ``subscriptions/listen``
         #: unserved, the bus still reaches legacy clients.

@@ -1,5 +1,9 @@
 """Streamable HTTP without I/O, and the resumable-stream store at the official import path.
 
+Rule: this package turns HTTP requests into the core's calls and its answers back into HTTP, and
+does no I/O: no socket, no WSGI environ, no framework request. Every HTTP status it and its
+adapters answer is named in ``errors``.
+
 - ``events``: ``EventStore`` and the log that keeps a stream's events in it (what this path
   exports, as the official SDK's does);
 - ``exchange``: one HTTP request in (method, path, headers, body, who is calling), one answer out

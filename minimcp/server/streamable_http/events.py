@@ -3,7 +3,7 @@
 
 minimcp makes the SSE answers of legacy sessions (2025-11-25 and later) resumable on its own: every
 event gets an id, and a client that reconnects with ``Last-Event-ID`` gets what it missed from an
-in-process log (``minimcp.server.lowlevel.calls.EventLog``). Pass ``event_store=`` to
+in-process log (``minimcp.server.lowlevel.outbox.EventLog``). Pass ``event_store=`` to
 ``streamable_http_app()`` / ``wsgi_app()`` / ``run(transport="streamable-http", ...)`` and the ids
 are the store's, every event is stored there as it is sent (whether or not a client is connected),
 and a reconnection is answered from the store first, then from the live log while the request still
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from minimcp.jsonrpc import Message
-from minimcp.server.lowlevel.calls import EventLog
+from minimcp.server.lowlevel.outbox import EventLog
 from minimcp.types.jsonrpc import (
     JSONRPCError,
     JSONRPCMessage,

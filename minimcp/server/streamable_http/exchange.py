@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.backends import BackendUnavailable
-from minimcp.server.lowlevel.calls import EventLog, LogEntry, QueueOutbox
+from minimcp.server.lowlevel.outbox import EventLog, LogEntry, QueueOutbox
 from minimcp.server.lowlevel.dispatch import Dispatcher
 from minimcp.server.lowlevel.sessions import Connection, SessionManager
 from minimcp.server.lowlevel.shared_sessions import RemoteLog, SharedSessionManager
@@ -51,7 +51,6 @@ from minimcp.server.streamable_http.events import EventStore, StoredEventLog, re
 from minimcp.server.streamable_http.param_headers import check_param_headers
 from minimcp.server.transport_security import TransportSecuritySettings, host_allowed, origin_allowed
 from minimcp.shared.transport_context import TransportContext
-from minimcp.types import HANDSHAKE_PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:
     from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
@@ -304,7 +303,7 @@ class Exchange:
             refused = self._scopes_refusal(request, message)
             if refused is not None:
                 return refused
-        if request.multiprocess and not self._warned_keys and self.server.keys_per_process():
+        if request.multiprocess and not self._warned_keys and self.server.hooks.keys_per_process():
             self._warned_keys = True
             logger.warning(
                 "this WSGI server runs several processes, but each seals requestState with keys of its own, so a "
@@ -327,7 +326,7 @@ class Exchange:
             return None
         params = message.get("params")
         name = params.get("name") if isinstance(params, dict) else None
-        lookup = self.server.get_tool_required_scopes
+        lookup = self.server.hooks.get_tool_required_scopes
         needed = lookup(name) if lookup is not None and isinstance(name, str) else []
         if not needed:
             return None
@@ -337,7 +336,7 @@ class Exchange:
         return None if refused is None else challenge_response(refused, self.auth)
 
     def _post_self_contained(self, request: HTTPRequest, message: Message, kind: str, era: Era) -> HTTPResponse:
-        session = self.dispatcher.modern_session(message, request.headers)
+        connection = self.dispatcher.modern_connection(message, request.headers)
         check_param_headers(message, request.headers, self.server)
         if kind == "notification":
             return _empty(errors.ACCEPTED)
@@ -346,80 +345,80 @@ class Exchange:
         if self.json_response and self.dispatcher.streams(message):
             raise errors.BadEnvelope(f"{message['method']} answers with an SSE stream; this endpoint answers JSON only")
         outbox = QueueOutbox(can_request=False)
-        return self._answer(message, session, outbox, self.dispatcher.handle_request(
-            message, session, outbox, self._transport(request, outbox.can_request), here=True), era)
+        return self._answer(message, connection, outbox, self.dispatcher.handle_request(
+            message, connection, outbox, self._transport(request, outbox.can_request), here=True), era)
 
     def _post_in_session(self, request: HTTPRequest, message: Message, kind: str, era: Era) -> HTTPResponse:
         header_version = _version_header(request.headers)
-        if header_version is not None and header_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        if header_version is not None and not era.speaks(header_version):
             raise errors.BadEnvelope(f"Unsupported MCP-Protocol-Version: {request.headers[VERSION_HEADER]}")
         initializing = kind == "request" and message["method"] == "initialize"
         if self.stateless_http:
-            session = self.dispatcher.new_legacy_session()
-            session.initialized = True
+            connection = self.dispatcher.new_legacy_connection()
+            connection.initialized = True
         elif initializing:
             if request.headers.get(SESSION_HEADER):
                 raise errors.BadEnvelope("Invalid Request: session already initialized")
-            session = self.dispatcher.new_legacy_session()
-            session.principal = request.principal
+            connection = self.dispatcher.new_legacy_connection()
+            connection.principal = request.principal
         else:
             try:
-                session = self._session(request)
+                connection = self._connection_of(request)
             except errors.EnvelopeError as refused:  # session errors carry "id": null (api.md §5.7)
                 return refusal_response(refused)
         if kind == "notification":
-            self.dispatcher.handle_notification(message, session)
-            self.sessions.save(session)
+            self.dispatcher.handle_notification(message, connection)
+            self.sessions.save(connection)
             return _empty(errors.ACCEPTED)
         if kind in ("response", "error"):
-            self.dispatcher.handle_response(message, session)
+            self.dispatcher.handle_response(message, connection)
             return _empty(errors.ACCEPTED)
         can_request = request.holds_streams and not self.json_response and not self.stateless_http
         outbox: QueueOutbox | EventLog
-        resumable = self._resumable(session)
+        resumable = self._resumable(connection)
         if resumable and self.event_store is not None:
             outbox = StoredEventLog(secrets.token_hex(8), self.event_store, can_request)
         elif resumable:
-            outbox = self.sessions.event_log(session, can_request, message["id"])
+            outbox = self.sessions.event_log(connection, can_request, message["id"])
         else:
             outbox = QueueOutbox(can_request)
-        answer = self.dispatcher.handle_request(message, session, outbox, self._transport(request, can_request))
+        answer = self.dispatcher.handle_request(message, connection, outbox, self._transport(request, can_request))
         if self.dispatcher.opens_session(message, answer):
-            if self.sessions.add(session) is None:
+            if self.sessions.add(connection) is None:
                 raise errors.TooManySessions(request_id=message["id"])
-        elif session.id is not None:
-            self.sessions.save(session)
-        return self._answer(message, session, outbox, answer, era)
+        elif connection.id is not None:
+            self.sessions.save(connection)
+        return self._answer(message, connection, outbox, answer, era)
 
-    def _session(self, request: HTTPRequest) -> Connection:
+    def _connection_of(self, request: HTTPRequest) -> Connection:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
             raise errors.MissingSession()
-        session = self.sessions.get(session_id.strip())
+        connection = self.sessions.get(session_id.strip())
         # A session id is not a credential: another user presenting it finds no session (protocol.md §2.2).
-        if session is None or session.principal != request.principal:
+        if connection is None or connection.principal != request.principal:
             raise errors.SessionNotFound()
-        return session
+        return connection
 
     def _transport(self, request: HTTPRequest, can_request: bool) -> TransportContext:
         return TransportContext(kind="streamable-http", can_send_request=can_request, headers=request.headers,
                                 principal=request.principal, client_address=request.client_address,
                                 access_token=request.access_token, make_request=request.native)
 
-    def _resumable(self, session: Connection) -> bool:
+    def _resumable(self, connection: Connection) -> bool:
         """Whether this session's SSE answers can be resumed: the era's rule, on an endpoint that
         keeps sessions and streams."""
-        return not self.json_response and not self.stateless_http and session.era.resumable(session)
+        return not self.json_response and not self.stateless_http and connection.era.resumable(connection)
 
     # --- answering a request ---------------------------------------------------------------------
-    def _answer(self, message: Message, session: Connection, outbox: QueueOutbox | EventLog,
+    def _answer(self, message: Message, connection: Connection, outbox: QueueOutbox | EventLog,
                 answer: Message | None, era: Era) -> HTTPResponse:
         """The reply to a request; a JSON answer's status is the era's rule."""
-        headers = {SESSION_HEADER: session.id} if session.id else {}
+        headers = {SESSION_HEADER: connection.id} if connection.id else {}
         if answer is not None:
             return self._json_answer(answer, era, headers)
         if isinstance(outbox, EventLog):
-            return self._answer_resumable(session, outbox, headers)
+            return self._answer_resumable(connection, outbox, headers)
         first = outbox.get(self.keepalive_interval)
         if first is not None and first[1]:
             return self._json_answer(first[0], era, headers)
@@ -433,12 +432,12 @@ class Exchange:
             headers = {**headers, "Retry-After": str(self.server.backend.retry_after)}
         return json_response(answer, status, headers)
 
-    def _answer_resumable(self, session: Connection, log: EventLog, headers: dict[str, str]) -> HTTPResponse:
+    def _answer_resumable(self, connection: Connection, log: EventLog, headers: dict[str, str]) -> HTTPResponse:
         """JSON when the answer comes first; otherwise a resumable SSE stream opened by a priming event."""
         first = log.read(0, self.keepalive_interval)
         if first is not None and first.final and first.message is not None:
             return json_response(first.message, errors.OK, headers)
-        session.retain_stream(log)
+        connection.retain_stream(log)
         log.share()
         return _events(self._replay(log, 0, first, since=0, prime=True), headers)
 
@@ -510,42 +509,42 @@ class Exchange:
             # One thread per process (gunicorn's sync worker, flask run --without-threads): a stream
             # held open would leave no thread for the client's next POST, and it would hang.
             raise errors.MethodNotAllowed("POST, DELETE", "Method Not Allowed: this server runs one thread per process")
-        session = self._session(request)
+        connection = self._connection_of(request)
         last_event_id = request.headers.get("Last-Event-ID")
         if last_event_id:
-            return self._resume(session, last_event_id.strip())
+            return self._resume(connection, last_event_id.strip())
         outbox = QueueOutbox(can_request=True)
-        if not session.attach_standalone(outbox):
+        if not connection.attach_standalone(outbox):
             raise errors.StreamConflict()
-        return _events(self._standalone(session, outbox), {SESSION_HEADER: session.id or ""})
+        return _events(self._standalone(connection, outbox), {SESSION_HEADER: connection.id or ""})
 
-    def _resume(self, session: Connection, last_event_id: str) -> HTTPResponse:
+    def _resume(self, connection: Connection, last_event_id: str) -> HTTPResponse:
         """Continue a response stream after the event the client saw last (a GET with ``Last-Event-ID``)."""
         if self.event_store is not None:
-            return self._resume_stored(session, last_event_id)
+            return self._resume_stored(connection, last_event_id)
         stream_id, _, seq = last_event_id.rpartition(":")
-        log: EventLog | RemoteLog | None = session.stream(stream_id) if seq.isdigit() else None
+        log: EventLog | RemoteLog | None = connection.stream(stream_id) if seq.isdigit() else None
         if log is None and seq.isdigit():
-            log = self.sessions.remote_stream(session, stream_id)
+            log = self.sessions.remote_stream(connection, stream_id)
         if log is None or int(seq) > log.last:
             raise errors.UnknownEventId()
         after = int(seq)
         return _events(self._replay(log, after, log.read(after, 0.0), since=log.last, prime=False),
-                       {SESSION_HEADER: session.id or ""})
+                       {SESSION_HEADER: connection.id or ""})
 
-    def _resume_stored(self, session: Connection, last_event_id: str) -> HTTPResponse:
+    def _resume_stored(self, connection: Connection, last_event_id: str) -> HTTPResponse:
         """Resume from the ``event_store``: what it replays, then the live log while the request runs.
 
         Only a stream of this session is resumed, so one client cannot read another's events by id.
         """
         assert self.event_store is not None
         stream_id, events = replay(self.event_store, last_event_id)
-        log = session.stream(stream_id) if stream_id is not None else None
+        log = connection.stream(stream_id) if stream_id is not None else None
         if not isinstance(log, StoredEventLog):
             raise errors.UnknownEventId()
         seen = [log.position(event_id) for event_id in (last_event_id, *(event_id for _, event_id in events))]
         after = max((seq for seq in seen if seq is not None), default=log.last)
-        return _events(self._replay_stored(events, log, after), {SESSION_HEADER: session.id or ""})
+        return _events(self._replay_stored(events, log, after), {SESSION_HEADER: connection.id or ""})
 
     def _replay_stored(self, events: list[tuple[Message, str | None]], log: StoredEventLog,
                        after: int) -> Iterator[bytes]:
@@ -553,22 +552,22 @@ class Exchange:
             yield sse.event(message, event_id)
         yield from self._replay(log, after, log.read(after, 0.0), since=log.last, prime=False)
 
-    def _standalone(self, session: Connection, outbox: QueueOutbox) -> Iterator[bytes]:
+    def _standalone(self, connection: Connection, outbox: QueueOutbox) -> Iterator[bytes]:
         try:
             yield sse.STREAM_OPEN
-            while not session.closed and not outbox.cancelled.is_set():
+            while not connection.closed and not outbox.cancelled.is_set():
                 item = outbox.get(self.keepalive_interval)
                 if item is not None:
                     yield sse.event(item[0])
                 elif not outbox.cancelled.is_set():
                     yield sse.KEEPALIVE
         finally:
-            session.detach_standalone(outbox)
+            connection.detach_standalone(outbox)
 
     def _delete(self, request: HTTPRequest) -> HTTPResponse:
         if self.stateless_http:
             raise errors.MethodNotAllowed("POST")
-        session = self._session(request)
-        if session.id is None or not self.sessions.remove(session.id):
+        connection = self._connection_of(request)
+        if connection.id is None or not self.sessions.remove(connection.id):
             raise errors.SessionNotFound()
         return _empty(errors.OK)

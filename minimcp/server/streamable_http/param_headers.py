@@ -27,7 +27,7 @@ def check_param_headers(message: Message, headers: Mapping[str, str], server: Se
         return
     params = message.get("params") or {}
     name = params.get("name")
-    lookup = server.get_tool_input_schema
+    lookup = server.hooks.get_tool_input_schema
     schema = lookup(name) if lookup is not None and isinstance(name, str) else None
     arguments = params.get("arguments") or {}
     if schema is None or not isinstance(arguments, dict):

@@ -51,7 +51,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from pydantic import BaseModel
 
 from minimcp.jsonrpc import MCPError
-from minimcp.server.lowlevel.calls import Outbox, WorkerPool
+from minimcp.server.lowlevel.outbox import Outbox
+from minimcp.server.lowlevel.workers import WorkerPool
 from minimcp.server.lowlevel.questions import Questions
 from minimcp.server.lowlevel.rounds import InputRequired, digest, validated_answer
 from minimcp.server.lowlevel.shares import Shares, fair_share, principal_of

@@ -1,0 +1,253 @@
+"""Outboxes: the one channel a request's outgoing messages travel on, ending with its response.
+
+When the client goes away the transport aborts the outbox, which wakes every wait of that request
+with "Connection closed". Nothing here knows about HTTP, WSGI or stdio: transports implement
+``Outbox._deliver`` or drain a ``QueueOutbox``; an ``EventLog`` keeps what a resuming client replays.
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable
+
+from minimcp import jsonrpc
+from minimcp.jsonrpc import MCPError, Message
+from minimcp.server.lowlevel.workers import Channel, Condition, Event, Lock, Waiter, monotonic
+from minimcp.types import REQUEST_TIMEOUT
+
+logger = logging.getLogger("minimcp.server.outbox")
+
+
+class Outbox(ABC):
+    """The channel one request's outgoing messages travel on, in order, ending with its response.
+
+    ``can_request`` says whether server-to-client requests may travel here (a JSON-only response, a
+    2026-07-28 request or a single-threaded WSGI server cannot carry them).
+    """
+
+    def __init__(self, can_request: bool = True) -> None:
+        self.can_request = can_request
+        self.cancelled = Event()
+        # _lock guards _done, _waiters and _on_end.
+        self._lock = Lock()
+        self._done = False
+        self._waiters: set[Waiter] = set()
+        self._on_end: list[Callable[[], None]] | None = None
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def send(self, message: Message) -> None:
+        """Queue a notification or server-to-client request; dropped once the request has ended."""
+        if not self._done and not self.cancelled.is_set():
+            self._deliver(message, False)
+
+    def close(self, response: Message) -> None:
+        """Deliver the final response; only the first call counts."""
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            callbacks, self._on_end = self._on_end, None
+        self._deliver(response, True)
+        for callback in callbacks or ():
+            callback()
+
+    def time_out(self, response: Message) -> None:
+        """The request ran out of time: answer ``response`` now and mark it cancelled, so its body
+        (which no one can interrupt) sees ``ctx.cancelled``, sends nothing more and, when it
+        returns, has its own answer dropped. A question it is waiting on ends at once."""
+        self.cancelled.set()
+        self.close(response)
+        with self._lock:
+            waiters = list(self._waiters)
+        for waiter in waiters:
+            waiter.fail(jsonrpc.connection_closed())
+
+    def abort(self) -> None:
+        """The client went away: mark the request cancelled and end every wait it has."""
+        self.cancelled.set()
+        with self._lock:
+            waiters = list(self._waiters)
+            callbacks, self._on_end = self._on_end, None
+        for waiter in waiters:
+            waiter.fail(jsonrpc.connection_closed())
+        for callback in callbacks or ():
+            callback()
+
+    def on_end(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once, when this request ends (answered or aborted); now if it has.
+
+        What no worker's ``finally`` ends (an open ``subscriptions/listen``) leaves its bookkeeping here.
+        """
+        with self._lock:
+            if not self._done and not self.cancelled.is_set():
+                if self._on_end is None:
+                    self._on_end = []
+                self._on_end.append(callback)
+                return
+        callback()
+
+    @property
+    def backlog(self) -> int:
+        """Messages queued here that the transport has not taken yet (0 where it writes at once)."""
+        return 0
+
+    def close_stream(self) -> None:
+        """Let the transport end the response connection now while the request keeps running.
+
+        Only a resumable stream (``EventLog``) can do this: the client reconnects and receives the
+        rest from the log. Everywhere else there is no way back to the client, so this is a no-op.
+        """
+
+    def track(self, waiter: Waiter) -> None:
+        with self._lock:
+            self._waiters.add(waiter)
+        if self.cancelled.is_set():
+            waiter.fail(jsonrpc.connection_closed())
+
+    def untrack(self, waiter: Waiter) -> None:
+        with self._lock:
+            self._waiters.discard(waiter)
+
+    @abstractmethod
+    def _deliver(self, message: Message, final: bool) -> None:
+        """Hand one message to the transport; ``final`` marks the response that ends the request."""
+
+
+class QueueOutbox(Outbox):
+    """An outbox the transport drains from its own thread (an HTTP response body, an in-memory call).
+
+    The messages travel on a ``Channel``: every call's answer crosses from its worker to the transport
+    here. ``abort`` puts a ``None`` that ends the
+    current wait early.
+    """
+
+    def __init__(self, can_request: bool = True) -> None:
+        super().__init__(can_request)
+        self._queue: Channel[tuple[Message, bool] | None] = Channel()
+
+    def _deliver(self, message: Message, final: bool) -> None:
+        self._queue.put((message, final))
+
+    @property
+    def backlog(self) -> int:
+        return self._queue.qsize()
+
+    def get(self, timeout: float) -> tuple[Message, bool] | None:
+        """The next message and whether it is the final response; ``None`` after ``timeout`` seconds,
+        or at once when the request is aborted (a stream with no final response then ends)."""
+        return self._queue.get(timeout)
+
+    def abort(self) -> None:
+        super().abort()
+        self._queue.put(None)
+
+    def drain(self, on_message: Callable[[Message], None], method: str, timeout: float | None) -> Message:
+        """The request's messages until its response, each interim one to ``on_message`` on this
+        thread; ``timeout`` bounds the whole wait, as over HTTP, so a server that keeps sending
+        progress cannot hold the caller past it. A cancelled request still ends with its response
+        when one was queued (a tool's timeout answer, ``time_out``); an aborted one has none."""
+        deadline = None if timeout is None else monotonic() + timeout
+        while True:
+            remaining = 1.0 if deadline is None else deadline - monotonic()
+            item = self.get(min(remaining, 1.0)) if remaining > 0 else None
+            if item is None:
+                if self.cancelled.is_set():
+                    raise jsonrpc.connection_closed()
+                if deadline is not None and monotonic() >= deadline:
+                    self.abort()
+                    raise MCPError(REQUEST_TIMEOUT, f"Request '{method}' timed out")
+                continue
+            message, final = item
+            if final:
+                return message
+            if not self.cancelled.is_set():
+                on_message(message)
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One entry of an ``EventLog``: ``message`` is ``None`` where the server ended the connection."""
+
+    seq: int
+    message: Message | None
+    final: bool
+
+
+class EventLog(Outbox):
+    """A resumable outbox: every message is kept, numbered, so a reconnecting client can replay it.
+
+    Readers never consume: the response that first carries the stream and every later resumption
+    (``Last-Event-ID``) read from their own position. ``close_stream`` appends a marker where the
+    current reader ends its connection. The log is bounded: past ``max_events`` the oldest entries
+    are dropped, and a reader that fell behind them continues from the oldest one kept.
+    """
+
+    def __init__(self, stream_id: str, can_request: bool = True, max_events: int = 1024) -> None:
+        super().__init__(can_request)
+        self.stream_id = stream_id
+        # _cond guards _events and _last; finished_at is set once under it and may be read without
+        # it (a single attribute read) by whoever decides whether the finished log is still kept.
+        self._cond = Condition(Lock())
+        self._events: deque[LogEntry] = deque(maxlen=max_events)
+        self._last = 0
+        self.finished_at: float | None = None
+
+    def _append(self, message: Message | None, final: bool) -> None:
+        with self._cond:
+            self._last += 1
+            self._events.append(LogEntry(self._last, message, final))
+            if final:
+                self.finished_at = monotonic()
+            self._cond.notify_all()
+
+    def _deliver(self, message: Message, final: bool) -> None:
+        self._append(message, final)
+
+    def close_stream(self) -> None:
+        if not self.done:
+            self._append(None, False)
+
+    def share(self) -> None:
+        """The answer became a stream a client may resume: make it readable where resumptions
+        arrive. Here, in this process only, where the log already is."""
+
+    def entries(self) -> list[LogEntry]:
+        """What the log holds now, oldest first."""
+        with self._cond:
+            return list(self._events)
+
+    def read(self, after: int, timeout: float) -> LogEntry | None:
+        """The first entry after sequence number ``after``; ``None`` if none arrives within ``timeout``."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._last > after, timeout):
+                return None
+            oldest = self._events[0]
+            if oldest.seq > after + 1:
+                logger.warning("stream %s: events %d-%d were dropped before a reader got them",
+                               self.stream_id, after + 1, oldest.seq - 1)
+                return oldest
+            return self._events[after - oldest.seq + 1]
+
+    def event_id(self, seq: int) -> str:
+        """The SSE id of entry ``seq`` (0: the priming event), what a client resumes from."""
+        return f"{self.stream_id}:{seq}"
+
+    @property
+    def last(self) -> int:
+        """The sequence number of the newest entry (0 while the log is empty)."""
+        with self._cond:
+            return self._last
+
+    def exhausted(self, after: int) -> bool:
+        """Whether a reader past ``after`` has seen the final response and nothing can follow."""
+        with self._cond:
+            return self.finished_at is not None and after >= self._last
+
+
+__all__ = ["EventLog", "LogEntry", "Outbox", "QueueOutbox"]
