@@ -24,7 +24,6 @@ from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.streamable_http import errors
 from minimcp.server.streamable_http.exchange import (
     Exchange,
-    Headers,
     HTTPRequest,
     HTTPResponse,
     challenge_response,
@@ -32,6 +31,7 @@ from minimcp.server.streamable_http.exchange import (
     refusal_response,
 )
 from minimcp.server.transport_security import TransportSecuritySettings
+from minimcp.shared.http_headers import Headers
 
 if TYPE_CHECKING:
     from minimcp.server.auth.provider import OAuthAuthorizationServerProvider, TokenVerifier

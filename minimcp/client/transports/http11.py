@@ -12,25 +12,13 @@ from __future__ import annotations
 
 import http.client
 import socket
-from typing import Any
+
+from minimcp.shared.http_headers import Headers
 
 #: The longest status, header or chunk-size line read (as ``http.client``'s limit).
 MAX_LINE = 65536
 #: The most header lines one answer may have (as ``http.client``'s limit).
 MAX_HEADERS = 100
-
-
-class Headers(dict[str, str]):
-    """Header names lower-cased, looked up in any case, as ``requests``' and ``http.client``'s are."""
-
-    def __getitem__(self, name: str) -> str:
-        return super().__getitem__(name.lower())
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and super().__contains__(name.lower())
-
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
-        return super().get(name.lower(), default)
 
 
 class Answer:

@@ -67,35 +67,6 @@ SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "Mcp-Protocol-Version"
 
 
-class Headers(dict[str, str]):
-    """Request headers by case-insensitive name (kept in lower case, iterated so, as ASGI's are): an
-    adapter makes one per request, and every lookup after that is a dict's."""
-
-    def __init__(self, fields: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
-        super().__init__()
-        for name, value in (fields.items() if isinstance(fields, Mapping) else fields):
-            self[name] = value
-
-    def __setitem__(self, name: str, value: str) -> None:
-        super().__setitem__(name.lower(), value)
-
-    def __getitem__(self, name: str) -> str:
-        return super().__getitem__(name.lower())
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and super().__contains__(name.lower())
-
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
-        return super().get(name.lower(), default)
-
-    @classmethod
-    def lowered(cls, fields: dict[str, str]) -> Headers:
-        """Headers from fields an adapter already named in lower case, taken as they are."""
-        headers = cls()
-        dict.update(headers, fields)
-        return headers
-
-
 @dataclass(slots=True)
 class HTTPRequest:
     """One HTTP request to the endpoint, as an adapter read it.

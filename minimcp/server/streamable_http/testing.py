@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from minimcp.server.streamable_http.exchange import Exchange, Headers, HTTPRequest
+from minimcp.server.streamable_http.exchange import Exchange, HTTPRequest
+from minimcp.shared.http_headers import Headers
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,42 @@
+"""``Headers``: HTTP header fields by case-insensitive name, as both sides read them.
+
+The server's adapters make one per request for the exchange, the client's own HTTP reader one per
+answer; either way every lookup after that is a dict's. Names are kept in lower case, and
+iterated so, as ASGI's and ``http.client``'s are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+
+class Headers(dict[str, str]):
+    """Header fields by case-insensitive name."""
+
+    def __init__(self, fields: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
+        super().__init__()
+        for name, value in (fields.items() if isinstance(fields, Mapping) else fields):
+            self[name] = value
+
+    @classmethod
+    def lowered(cls, fields: dict[str, str]) -> Headers:
+        """Headers from fields already named in lower case, taken as they are."""
+        headers = cls()
+        dict.update(headers, fields)
+        return headers
+
+    def __setitem__(self, name: str, value: str) -> None:
+        super().__setitem__(name.lower(), value)
+
+    def __getitem__(self, name: str) -> str:
+        return super().__getitem__(name.lower())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and super().__contains__(name.lower())
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        return super().get(name.lower(), default)
+
+
+__all__ = ["Headers"]
