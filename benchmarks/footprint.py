@@ -4,8 +4,10 @@
     python benchmarks/footprint.py [--repeats 7] [--sessions 1000]
 
 - import time: a fresh interpreter importing ``minimcp``, ``minimcp.server`` and
-  ``minimcp.client`` against ``mcp``, ``mcp.server`` and ``mcp.client``; the best of
-  ``--repeats`` runs each, less a bare interpreter's start (so the figure is the import alone);
+  ``minimcp.client`` against ``mcp``, ``mcp.server`` and ``mcp.client``, less a bare
+  interpreter's start (so the figure is the import alone): the best wall time of ``--repeats``
+  runs each, and the median CPU time (user + system of the child), the figure that holds on a
+  loaded machine, where the best wall time still waits for a core; runs are interleaved;
 - RSS of a server process with 100 tools, both SDKs, once it has answered ``tools/list``;
 - RSS of a minimcp server holding ``--sessions`` open legacy sessions (``initialize`` each), and
   what each session adds.
@@ -20,6 +22,8 @@ import json
 import os
 import queue
 import re
+import resource
+import statistics
 import subprocess
 import sys
 import threading
@@ -47,13 +51,23 @@ OFFICIAL_SERVER = ("import uvicorn\n" + TOOLS.replace("mcp_sdk", "mcp")
                    + 'uvicorn.run(mcp.streamable_http_app(), host="127.0.0.1", port=0, log_level="info", access_log=False)\n')
 
 
-def import_seconds(module: str, repeats: int) -> float:
-    best = float("inf")
+def import_once(module: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of a fresh interpreter that imports ``module``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", f"import {module}"], check=True, env=ENV)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def import_seconds(modules: list[str], repeats: int) -> dict[str, tuple[float, float]]:
+    """Per module, (best wall, median CPU) over ``repeats`` rounds, each round importing every module once."""
+    runs: dict[str, list[tuple[float, float]]] = {module: [] for module in modules}
     for _ in range(repeats):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", f"import {module}"], check=True, env=ENV)
-        best = min(best, time.perf_counter() - start)
-    return best
+        for module in modules:
+            runs[module].append(import_once(module))
+    return {module: (min(w for w, _ in times), statistics.median(c for _, c in times)) for module, times in runs.items()}
 
 
 def rss_kib(pid: int) -> int:
@@ -115,11 +129,15 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=1000)
     args = ap.parse_args()
 
-    bare = import_seconds("sys", args.repeats)
-    print(f"{'import':<16}{'minimcp ms':>12}{'official ms':>13}{'ratio':>8}")
+    times = import_seconds(["sys", *(module for pair in PAIRS for module in pair)], args.repeats)
+    bare_wall, bare_cpu = times["sys"]
+    print(f"{'import':<16}{'wall: minimcp ms':>18}{'official ms':>13}{'ratio':>8}"
+          f"{'CPU: minimcp ms':>18}{'official ms':>13}{'ratio':>8}")
     for ours, theirs in PAIRS:
-        mine, official = import_seconds(ours, args.repeats) - bare, import_seconds(theirs, args.repeats) - bare
-        print(f"{ours:<16}{mine * 1000:>12.0f}{official * 1000:>13.0f}{mine / official:>8.2f}")
+        (my_wall, my_cpu), (their_wall, their_cpu) = times[ours], times[theirs]
+        my_wall, their_wall, my_cpu, their_cpu = my_wall - bare_wall, their_wall - bare_wall, my_cpu - bare_cpu, their_cpu - bare_cpu
+        print(f"{ours:<16}{my_wall * 1000:>18.0f}{their_wall * 1000:>13.0f}{my_wall / their_wall:>8.2f}"
+              f"{my_cpu * 1000:>18.0f}{their_cpu * 1000:>13.0f}{my_cpu / their_cpu:>8.2f}")
 
     print(f"\n{'server, 100 tools':<24}{'RSS MiB':>10}")
     sizes = {}

@@ -198,10 +198,12 @@ class Recorder:
     def __init__(self, app: Any) -> None:
         self.app = app
         self.seen: list[tuple[str | None, str | None]] = []
+        self.hosts: list[str | None] = []
         self.refuse_initialize = False
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         self.seen.append((environ.get("HTTP_X_TEAM"), environ.get("HTTP_COOKIE")))
+        self.hosts.append(environ.get("HTTP_HOST"))
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length) if length else b""
         if self.refuse_initialize and b'"initialize"' in body:
@@ -236,6 +238,25 @@ def test_headers_go_with_every_request(recorded: tuple[str, Recorder], mode: str
     with Client(url, mode=mode, headers={"X-Team": "blue"}) as client:
         assert client.call_tool("echo", {"text": "hi"}).structured_content == {"result": "hi"}
     assert recorder.seen and all(team == "blue" for team, _ in recorder.seen)
+
+
+def test_every_request_names_the_host_it_is_for(recorded: tuple[str, Recorder]) -> None:
+    """The client writes its requests' heads itself; each carries ``Host`` as HTTP/1.1 requires."""
+    url, recorder = recorded
+    with Client(url, mode="legacy") as client:
+        client.call_tool("echo", {"text": "hi"})
+    assert recorder.hosts and set(recorder.hosts) == {url.split("/")[2]}
+
+
+@pytest.mark.parametrize("value", ["blue\r\nX-Injected: 1", "blue\nX-Injected: 1"])
+def test_a_header_value_with_a_line_break_is_refused_before_sending(recorded: tuple[str, Recorder],
+                                                                    value: str) -> None:
+    """A value that would end its header line early (and smuggle another header in) never goes out."""
+    url, recorder = recorded
+    with pytest.raises(ValueError, match="may not contain CR or LF"):
+        with Client(url, mode="2026-07-28", headers={"X-Team": value}) as client:
+            client.call_tool("echo", {"text": "hi"})
+    assert recorder.seen == []
 
 
 def test_cookies_are_sent_and_kept(recorded: tuple[str, Recorder]) -> None:

@@ -29,6 +29,7 @@ from minimcp.httpd import WSGIServer
 from minimcp.httpd.parsing import PARSERS
 
 WAIT = 5.0  # every blocking wait in this file is bounded by this
+HAND_BACK = 0.1  # seconds for a worker's hand-back to reach the loop, where a test needs the order of rest
 
 
 # --- helpers -----------------------------------------------------------------------------------------
@@ -896,9 +897,13 @@ def test_max_connections_refuses_with_503_only_when_every_connection_holds_a_req
 def test_at_max_connections_the_longest_idle_connection_makes_room(serve, caplog):
     server = serve(hello, max_connections=3)
     a, b, c = Wire(server.port), Wire(server.port), Wire(server.port)
+    # A worker hands its connection back to the loop just after sending the answer; the pauses
+    # let each hand-back land before the next request, so the order of rest is the test's order.
     for wire in (a, b, c):
         assert wire.request(get("/")).status == 200
+        time.sleep(HAND_BACK)
     assert a.request(get("/again")).status == 200  # a is busy or idle since now: b has been idle longest
+    time.sleep(HAND_BACK)
     with caplog.at_level(logging.WARNING, logger="minimcp.httpd"):
         d = Wire(server.port)
         assert d.request(get("/d")).body == b"hello /d"

@@ -20,7 +20,7 @@ from minimcp.cli.output import SideChannel, content_text, first_line, print_json
 from minimcp.cli.target import Connection
 from minimcp.client import Client, TaskCancelledError, TerminalElicitation
 from minimcp.client.tasks import DEFAULT_WAIT, TaskHandle
-from minimcp.types import MODERN_PROTOCOL_VERSIONS, CallToolResult, PaginatedResult, Prompt, Resource, ResourceTemplate, Tool
+from minimcp.types import CallToolResult, PaginatedResult, Prompt, Resource, ResourceTemplate, Tool
 
 T = TypeVar("T")
 
@@ -51,8 +51,8 @@ def all_tools(client: Client) -> list[Tool]:
 def inspect(connection: Connection, options: Namespace, out: IO[str]) -> int:
     with ExitStack() as stack:
         client = connection.client(stack)
-        if client.server_info is None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            client.session.discover()  # a pinned version skipped the probe that names the server
+        if client.server_info is None:
+            client.session.era.describe_server(client.session)
         caps = client.server_capabilities
         tools = all_tools(client) if caps is None or caps.tools is not None else []
         resources: list[Resource] = []

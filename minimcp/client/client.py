@@ -16,9 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Any, Literal, TypeVar, overload
-
-import requests.auth
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from minimcp.client.era import check_mode, negotiate
 from minimcp.client.extension import ClaimContext, ClientExtension, fold_extensions
@@ -36,7 +34,6 @@ from minimcp.client.stdio import StdioServerParameters, stdio_client
 from minimcp.client.subscriptions import Subscription, listen
 from minimcp.client.tasks import TaskHandle
 from minimcp.client.caching import CacheConfig, CacheMode, ResponseCache
-from minimcp.client.transports.http import Cookies, HttpTransport
 from minimcp.client.transports import InMemoryTransport, Transport
 from minimcp.jsonrpc import MCPError
 from minimcp.shared.tasks import CreateTaskResult, GetTaskResult, Task
@@ -62,6 +59,11 @@ from minimcp.types import (
     SamplingCapability,
     ServerCapabilities,
 )
+
+if TYPE_CHECKING:
+    import requests.auth
+
+    from minimcp.client.transports.http import Cookies
 
 T = TypeVar("T")
 CachedT = TypeVar("CachedT", ListToolsResult, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult)
@@ -158,6 +160,8 @@ class Client:
         if hasattr(target, "in_memory_endpoint"):
             return InMemoryTransport(target, raise_exceptions=self.raise_exceptions)
         if isinstance(target, str):
+            from minimcp.client.transports.http import HttpTransport  # requests loads with the first HTTP client
+
             return HttpTransport(target, auth=self.auth, headers=self.headers, cookies=self.cookies)
         if isinstance(target, StdioServerParameters):
             return stdio_client(target, errlog=sys.stderr)

@@ -92,6 +92,10 @@ class ClientEra(ABC):
         JSON-RPC framing."""
         return False
 
+    @abstractmethod
+    def describe_server(self, session: ClientSession) -> None:
+        """Make sure ``session.server_info`` names the server (``minimcp inspect`` shows it)."""
+
 
 class LegacyClientEra(ClientEra):
     """2024-11-05 to 2025-11-25: a session negotiated once, requests as they are."""
@@ -131,6 +135,9 @@ class LegacyClientEra(ClientEra):
     def check_listen(self, session: ClientSession) -> None:
         raise ListenNotSupportedError(session.protocol_version)
 
+    def describe_server(self, session: ClientSession) -> None:
+        """Nothing to do: ``initialize`` named the server."""
+
 
 class ModernClientEra(ClientEra):
     """2026-07-28: every request carries who we are; the server keeps nothing."""
@@ -148,6 +155,10 @@ class ModernClientEra(ClientEra):
 
     def direct_progress(self, session: ClientSession) -> bool:
         return bool(getattr(session.transport, "in_process", False))
+
+    def describe_server(self, session: ClientSession) -> None:
+        """Ask ``server/discover``: a pinned version skips the probe that names the server."""
+        session.discover()
 
     def stamp(self, session: ClientSession, params: dict[str, Any]) -> dict[str, Any]:
         meta = dict(params.get("_meta") or {})

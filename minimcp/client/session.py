@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
 from minimcp.client.cancel import covered
-from minimcp.client.streamable_http import header_parameters
+from minimcp.shared.header_values import header_parameters
 from minimcp.client.era import LEGACY, MODERN, ClientEra, client_era
 from minimcp.client.output_schema import output_validator
 from minimcp.client.extension import (
@@ -138,7 +138,8 @@ _UNSUPPORTED = {
     "sampling/createMessage": "Sampling not supported",
     "roots/list": "List roots not supported",
 }
-_INVALID_RESULT = ErrorData(code=INTERNAL_ERROR, message="Client callback returned an invalid result")
+# Constructed, not validated: validating would build ErrorData's validator at import.
+_INVALID_RESULT = ErrorData.model_construct(code=INTERNAL_ERROR, message="Client callback returned an invalid result")
 
 
 def _default_client_info() -> Implementation:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import sys
 from typing import IO
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from minimcp.client.transports import StdioTransport, default_environment
 
 
 class StdioServerParameters(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     command: str
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Generic, Literal, TypeVar, Union
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from typing_extensions import TypeAliasType
 
 T = TypeVar("T", bound=BaseModel)
@@ -21,6 +21,8 @@ T = TypeVar("T", bound=BaseModel)
 class AcceptedElicitation(BaseModel, Generic[T]):
     """The user submitted the form; ``data`` is the validated model instance."""
 
+    model_config = ConfigDict(defer_build=True)
+
     action: Literal["accept"] = "accept"
     data: T
 
@@ -28,17 +30,23 @@ class AcceptedElicitation(BaseModel, Generic[T]):
 class AcceptedUrlElicitation(BaseModel):
     """The user agreed to open the URL (not that the out-of-band step finished)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     action: Literal["accept"] = "accept"
 
 
 class DeclinedElicitation(BaseModel):
     """The user explicitly said no."""
 
+    model_config = ConfigDict(defer_build=True)
+
     action: Literal["decline"] = "decline"
 
 
 class CancelledElicitation(BaseModel):
     """The user dismissed the question without choosing."""
+
+    model_config = ConfigDict(defer_build=True)
 
     action: Literal["cancel"] = "cancel"
 

@@ -9,51 +9,81 @@ context. Names and attributes are the official SDK's. Without an SDK configured 
 records nothing and injects nothing, so the wire is unchanged.
 
 One switch turns all of it off: ``set_tracing(False)``, or ``MINIMCP_TRACING=0`` in the
-environment for the process's default. Nothing here imports OpenTelemetry when it is not installed.
+environment for the process's default. Nothing here imports OpenTelemetry when it is not installed,
+and where it is, not before the first span: its propagators are found through the installed
+packages' entry points, which would double the cost of importing the client.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-try:
-    from opentelemetry import propagate, trace
-    from opentelemetry.trace import SpanKind, StatusCode
-except ImportError:  # the extra is optional: without it nothing is traced
-    trace = None  # type: ignore[assignment]
-
 #: The instrumentation scope of every span minimcp makes.
 TRACER_NAME = "minimcp"
 
 _OFF = {"0", "false", "off", "no"}
-# A plain bool read on every message: flipping it is atomic, and a message in flight when it flips
-# simply finishes with or without its span.
-_enabled = trace is not None and os.environ.get("MINIMCP_TRACING", "1").strip().lower() not in _OFF
+
+
+def _installed() -> bool:
+    try:
+        return importlib.util.find_spec("opentelemetry") is not None
+    except ValueError:  # a module without a spec stands in for it
+        return False
+
+
+# Whether the extra is installed (optional: without it nothing is traced); False too once importing
+# it failed. Like _enabled, a plain bool: flipping one is atomic, and a message in flight when it
+# flips simply finishes with or without its span.
+_available = _installed()
+_enabled = _available and os.environ.get("MINIMCP_TRACING", "1").strip().lower() not in _OFF
+
+# The OpenTelemetry API, imported by _load() on the first span; None until then. Assigning them is
+# idempotent, so threads making their first spans at once need no lock. Before a provider is set
+# _tracer is the API's proxy, which hands over to the provider set later (as applications do after
+# importing their libraries).
+trace: Any = None
+propagate: Any = None
+SpanKind: Any = None
+StatusCode: Any = None
+_tracer: Any = None
+
+
+def _load() -> bool:
+    """Import the API once; whether it is there (a broken install turns tracing off)."""
+    global trace, propagate, SpanKind, StatusCode, _tracer, _available, _enabled
+    if _tracer is not None:
+        return True
+    try:
+        from opentelemetry import propagate as propagate_module
+        from opentelemetry import trace as trace_module
+    except ImportError:
+        _available = _enabled = False
+        return False
+    trace, propagate = trace_module, propagate_module
+    SpanKind, StatusCode = trace_module.SpanKind, trace_module.StatusCode
+    _tracer = trace_module.get_tracer(TRACER_NAME)
+    return True
 
 
 def available() -> bool:
     """Whether ``opentelemetry-api`` is installed, so spans can be made at all."""
-    return trace is not None
+    return _available and _load()
 
 
 def set_tracing(enabled: bool) -> None:
     """Turn spans and trace-context propagation on or off for the whole process, servers and clients."""
     global _enabled
-    _enabled = bool(enabled) and trace is not None
+    _enabled = bool(enabled) and _available
 
 
 def tracing() -> bool:
     """Whether spans are being made now."""
     return _enabled
-
-
-# Before a provider is set this is the API's proxy, which hands over to the provider set later (as
-# applications do after importing their libraries).
-_tracer = trace.get_tracer(TRACER_NAME) if trace is not None else None
 
 
 def span_name(method: str, params: Mapping[str, Any] | None, prefix: str = "") -> str:
@@ -89,7 +119,7 @@ def sending(method: str, params: dict[str, Any], request_id: Any, current: bool 
     in ``_meta`` (the given dict is left untouched). An exception raised inside (a timeout, a lost
     connection) is recorded on the span. ``current=False`` for a request that stays open while the
     caller goes on (``subscriptions/listen``): the caller's later spans must not become its children."""
-    if not _enabled:
+    if not (_enabled and _load()):
         yield Outgoing(params)
         return
     attributes = {"mcp.method.name": method, "jsonrpc.request.id": str(request_id)}
@@ -133,6 +163,7 @@ def parent_context(meta: Mapping[str, Any] | None) -> Any:
 def receiving(name: str, attributes: dict[str, Any], meta: Mapping[str, Any] | None) -> Iterator[Any]:
     """A ``SERVER`` span around one received message, parented on the context in its ``_meta``.
     The caller records failures itself (they are answers, not crashes of the span)."""
+    _load()
     with _tracer.start_as_current_span(name, kind=SpanKind.SERVER, attributes=attributes,
                                          context=parent_context(meta), record_exception=False,
                                          set_status_on_exception=False) as span:

@@ -12,10 +12,10 @@ the ``{method, params}`` part (an envelope validated into one keeps ``jsonrpc``/
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Annotated, Any, Generic, Literal, Optional, TypeAlias, TypeVar, Union, get_args
 
 from pydantic import (
-    AnyUrl,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -114,10 +114,18 @@ class Request(MCPModel, Generic[RequestParamsT, MethodT]):
     params: RequestParamsT
 
 
-class PaginatedRequest(Request[Optional[PaginatedRequestParams], MethodT], Generic[MethodT]):
-    """A listing request of your own: its params (a ``cursor``) may be left out."""
+@functools.cache
+def _paginated_request() -> type[Request[Any, Any]]:
+    """``PaginatedRequest``, made on first use: parametrizing ``Request`` makes pydantic build its
+    validator, and the first validator loads pydantic's plugins, a tenth of this module's import."""
 
-    params: PaginatedRequestParams | None = None
+    class PaginatedRequest(Request[Optional[PaginatedRequestParams], MethodT], Generic[MethodT]):
+        """A listing request of your own: its params (a ``cursor``) may be left out."""
+
+        params: PaginatedRequestParams | None = None
+
+    PaginatedRequest.__qualname__ = "PaginatedRequest"
+    return PaginatedRequest
 
 
 class Notification(MCPModel, Generic[NotificationParamsT, MethodT]):
@@ -802,7 +810,10 @@ class CreateMessageResultWithTools(Result):
 
 
 def _url_to_str(value: Any) -> Any:
-    return str(value) if isinstance(value, AnyUrl) else value
+    # A pydantic URL exists only once pydantic.networks is imported, which this module leaves to
+    # whoever makes one: importing it costs a tenth of ``import minimcp.types``.
+    networks = sys.modules.get("pydantic.networks")
+    return str(value) if networks is not None and isinstance(value, networks.AnyUrl) else value
 
 
 class Root(MCPModel):
@@ -1087,14 +1098,6 @@ class InputRequiredResult(Result):
         return self
 
 
-# The request params above name InputResponses before it exists.
-ReadResourceRequestParams.model_rebuild()
-GetPromptRequestParams.model_rebuild()
-CallToolRequestParams.model_rebuild()
-ReadResourceRequest.model_rebuild()
-GetPromptRequest.model_rebuild()
-CallToolRequest.model_rebuild()
-
 # --- Server-to-client notifications ----------------------------------------------------------
 
 ServerNotification: TypeAlias = Annotated[
@@ -1168,9 +1171,17 @@ _JSONRPC_MODELS = ("JSONRPCError", "JSONRPCMessage", "JSONRPCNotification", "JSO
 
 
 def __getattr__(name: str) -> Any:
-    """The JSON-RPC envelope models, which ``mcp.types`` also exports, built on first use."""
+    """``PaginatedRequest`` and the JSON-RPC envelope models, which ``mcp.types`` also exports,
+    built on first use."""
+    if name == "PaginatedRequest":
+        value = globals()[name] = _paginated_request()
+        return value
     if name in _JSONRPC_MODELS:
         from minimcp.types import jsonrpc
 
         return getattr(jsonrpc, name)
     raise AttributeError(f"module 'minimcp.types' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "PaginatedRequest", *_JSONRPC_MODELS})

@@ -7,7 +7,15 @@ subprocess lifetime, and the threads that read a pipe or a standalone stream liv
 capabilities and callbacks do not (:class:`~minimcp.client.ClientSession` holds them). The public
 factories are ``minimcp.client.stdio.stdio_client``,
 ``minimcp.client.streamable_http.streamable_http_client`` and ``minimcp.client.sse.sse_client``.
+
+The ``http`` names are imported on first use: they bring ``requests``, which a client of a
+subprocess or of a server in this process never needs.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from minimcp.client.transports.base import (
     Handler,
@@ -18,13 +26,6 @@ from minimcp.client.transports.base import (
     Transport,
     timed_out,
 )
-from minimcp.client.transports.http import (
-    DEFAULT_MAX_SSE_EVENT_SIZE,
-    DEFAULT_RETRY_MS,
-    MAX_RESUME_ATTEMPTS,
-    STANDALONE_OPEN_TIMEOUT,
-    HttpTransport,
-)
 from minimcp.client.transports.memory import InMemoryTransport
 from minimcp.client.transports.sse import SSEEvent, SSEParser
 from minimcp.client.transports.stdio import (
@@ -33,6 +34,18 @@ from minimcp.client.transports.stdio import (
     StdioTransport,
     default_environment,
 )
+
+if TYPE_CHECKING:
+    from minimcp.client.transports.http import (
+        DEFAULT_MAX_SSE_EVENT_SIZE,
+        DEFAULT_RETRY_MS,
+        MAX_RESUME_ATTEMPTS,
+        STANDALONE_OPEN_TIMEOUT,
+        HttpTransport,
+    )
+
+_HTTP_NAMES = ("DEFAULT_MAX_SSE_EVENT_SIZE", "DEFAULT_RETRY_MS", "MAX_RESUME_ATTEMPTS", "STANDALONE_OPEN_TIMEOUT",
+               "HttpTransport")
 
 __all__ = [
     "DEFAULT_INHERITED_ENV_VARS",
@@ -55,3 +68,11 @@ __all__ = [
     "default_environment",
     "timed_out",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HTTP_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("minimcp.client.transports.http"), name)
+    globals()[name] = value
+    return value

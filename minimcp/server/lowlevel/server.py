@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Generic, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypeVar
 
 from minimcp.server.backends import BackendSpec, resolve_backend
@@ -104,6 +104,8 @@ class NotificationOptions:
 
 class InitializationOptions(BaseModel):
     """What a legacy ``initialize`` answers with: identity, capabilities, instructions."""
+
+    model_config = ConfigDict(defer_build=True)
 
     server_name: str
     server_version: str

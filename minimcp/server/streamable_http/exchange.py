@@ -51,7 +51,6 @@ from minimcp.server.streamable_http.events import EventStore, StoredEventLog, re
 from minimcp.server.streamable_http.param_headers import check_param_headers
 from minimcp.server.transport_security import TransportSecuritySettings, host_allowed, origin_allowed
 from minimcp.shared.transport_context import TransportContext
-from minimcp.types import HANDSHAKE_PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:
     from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
@@ -351,7 +350,7 @@ class Exchange:
 
     def _post_in_session(self, request: HTTPRequest, message: Message, kind: str, era: Era) -> HTTPResponse:
         header_version = _version_header(request.headers)
-        if header_version is not None and header_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        if header_version is not None and not era.speaks(header_version):
             raise errors.BadEnvelope(f"Unsupported MCP-Protocol-Version: {request.headers[VERSION_HEADER]}")
         initializing = kind == "request" and message["method"] == "initialize"
         if self.stateless_http:

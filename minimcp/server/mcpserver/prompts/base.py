@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any, Callable, Literal
 
 import pydantic_core
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from minimcp.server.mcpserver.media import Audio, Image
 from minimcp.server.mcpserver.signature import argument_values, arguments_model, read_signature, require_sync
@@ -18,6 +18,8 @@ from minimcp.types import Prompt as PromptDefinition
 
 class Message(BaseModel):
     """One prompt message; ``content`` may be given as a ``str``, a content block, ``Image`` or ``Audio``."""
+
+    model_config = ConfigDict(defer_build=True)
 
     role: Literal["user", "assistant"]
     content: ContentBlock
@@ -57,6 +59,8 @@ def _to_prompt_message(item: Any) -> PromptMessage:
 
 class Prompt(BaseModel):
     """A registered prompt template."""
+
+    model_config = ConfigDict(defer_build=True)
 
     name: str
     title: str | None = None
