@@ -14,7 +14,7 @@ import functools
 import inspect
 import logging
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -24,6 +24,7 @@ from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.streamable_http import errors
 from minimcp.server.streamable_http.exchange import (
     Exchange,
+    Headers,
     HTTPRequest,
     HTTPResponse,
     challenge_response,
@@ -42,40 +43,19 @@ if TYPE_CHECKING:
 logger = logging.getLogger("minimcp.server.wsgi")
 
 
-#: The two request headers CGI keeps without the ``HTTP_`` prefix.
-_UNPREFIXED = ("CONTENT_TYPE", "CONTENT_LENGTH")
-_MISSING = object()
+#: The two request headers CGI keeps without the ``HTTP_`` prefix, and their names.
+_UNPREFIXED = (("CONTENT_TYPE", "content-type"), ("CONTENT_LENGTH", "content-length"))
 
 
-class EnvironHeaders(Mapping[str, str]):
-    """Request headers by case-insensitive name, read straight from a WSGI (or CGI-style, as
-    Django's ``request.META``) environ: werkzeug's ``EnvironHeaders`` costs ten times as much per
-    lookup, and the exchange looks up several."""
-
-    __slots__ = ("_environ",)
-
-    def __init__(self, environ: Mapping[str, Any]) -> None:
-        self._environ = environ
-
-    def __getitem__(self, name: str) -> str:
-        value = self.get(name, _MISSING)
-        if value is _MISSING:
-            raise KeyError(name)
-        return value  # type: ignore[no-any-return]
-
-    def get(self, name: str, default: Any = None) -> Any:  # inline: the exchange reads several per request
-        key = name.upper().replace("-", "_")
-        return self._environ.get(key if key in _UNPREFIXED else "HTTP_" + key, default)
-
-    def __iter__(self) -> Iterator[str]:
-        for key in self._environ:
-            if key.startswith("HTTP_"):
-                yield key[5:].replace("_", "-").title()
-            elif key in _UNPREFIXED and self._environ[key]:
-                yield key.replace("_", "-").title()
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
+def environ_headers(environ: Mapping[str, Any]) -> Headers:
+    """The header fields of a WSGI (or CGI-style, as Django's ``request.META``) environ, read in one
+    pass: the exchange looks up several per request, each then a dict lookup."""
+    fields = {key[5:].replace("_", "-").lower(): value for key, value in environ.items() if key[:5] == "HTTP_"}
+    for key, name in _UNPREFIXED:
+        value = environ.get(key)
+        if value:
+            fields[name] = value
+    return Headers.lowered(fields)
 
 
 PrincipalHook = Callable[[dict[str, Any]], "str | None"]
@@ -110,9 +90,10 @@ def read_body(environ: dict[str, Any], limit: int) -> bytes | None:
         return None
 
 
-def exchange_request(environ: dict[str, Any], path: str, principal: str | None) -> HTTPRequest:
-    """The exchange's view of a WSGI request made by ``principal``, to ``path``."""
-    return HTTPRequest(environ["REQUEST_METHOD"], path, EnvironHeaders(environ),
+def exchange_request(environ: dict[str, Any], path: str, headers: Headers, principal: str | None) -> HTTPRequest:
+    """The exchange's view of a WSGI request made by ``principal``, to ``path``, with ``headers``
+    (``environ_headers``)."""
+    return HTTPRequest(environ["REQUEST_METHOD"], path, headers,
                        functools.partial(read_body, environ), principal=principal,
                        access_token=environ.get(ACCESS_TOKEN_KEY), client_address=environ.get("REMOTE_ADDR") or None,
                        holds_streams=environ.get("wsgi.multithread", True),
@@ -287,7 +268,8 @@ class MCPWSGIApp:
             handler, protected = route
         else:
             protected, handler = True, None
-        refused = self.exchange.guard(EnvironHeaders(environ)) if protected else None
+        headers = environ_headers(environ)
+        refused = self.exchange.guard(headers) if protected else None
         if refused is not None:
             return refused
         if handler is not None:
@@ -299,7 +281,7 @@ class MCPWSGIApp:
                 self.auth.authenticate(environ)  # leaves the token where the principal hook reads it
             except AuthChallenge as challenge:
                 return challenge_response(challenge, self.auth)
-        return self.exchange.serve(exchange_request(environ, path, self.principal(environ)))
+        return self.exchange.serve(exchange_request(environ, path, headers, self.principal(environ)))
 
     def _custom(self, handler: Callable[[Request], Any], environ: dict[str, Any], path: str) -> Any:
         """A custom route's response; a route that raises, or returns something that is not a WSGI

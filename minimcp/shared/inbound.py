@@ -241,8 +241,15 @@ def validate_mcp_param_headers(input_schema: Any, arguments: Mapping[str, Any],
     and its header are present together and equal (a null argument counts as absent), and no header
     is sent twice. A schema whose annotations break the rules checks nothing (a conforming client
     does not call that tool)."""
+    properties = input_schema.get("properties") if isinstance(input_schema, dict) else None
+    if not isinstance(properties, dict) or not any(isinstance(schema, dict) and "x-mcp-header" in schema
+                                                   for schema in properties.values()):
+        # No annotated argument: nothing to check, and annotations found deeper would break the
+        # schema, which checks nothing either. Said first because nearly every tool is so, and
+        # ``header_parameters`` walks the whole schema to tell.
+        return None
     try:
-        annotated = header_parameters(input_schema) if isinstance(input_schema, dict) else {}
+        annotated = header_parameters(input_schema)
     except ValueError:
         return None
     if not annotated:

@@ -86,6 +86,13 @@ def tracing() -> bool:
     return _enabled
 
 
+def recording() -> bool:
+    """Whether a tracer provider is set (an SDK, or the one the environment names), so a span can
+    record anything: until then the API's proxy tracer makes spans that record nothing, and one
+    without a valid parent is the invalid span, which carries no context either."""
+    return _load() and not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
 def span_name(method: str, params: Mapping[str, Any] | None, prefix: str = "") -> str:
     """``{prefix}{method}``, then `` {name}`` when the params name a target (a tool, a prompt)."""
     target = params.get("name") if params else None
@@ -148,7 +155,7 @@ def _carrying(params: dict[str, Any], span: Any, context: Any = None) -> Outgoin
 def parent_context(meta: Mapping[str, Any] | None) -> Any:
     """The trace context a request's ``_meta`` carries, or ``None`` (parent on the ambient span)
     when it carries none or a malformed one: a client's junk must not orphan or break a span."""
-    if not isinstance(meta, Mapping) or not meta:
+    if not isinstance(meta, Mapping) or not meta or not _load():
         return None
     try:
         context = propagate.extract(meta)
@@ -160,12 +167,12 @@ def parent_context(meta: Mapping[str, Any] | None) -> Any:
 
 
 @contextmanager
-def receiving(name: str, attributes: dict[str, Any], meta: Mapping[str, Any] | None) -> Iterator[Any]:
-    """A ``SERVER`` span around one received message, parented on the context in its ``_meta``.
-    The caller records failures itself (they are answers, not crashes of the span)."""
+def receiving(name: str, attributes: dict[str, Any], parent: Any) -> Iterator[Any]:
+    """A ``SERVER`` span around one received message, parented on ``parent`` (``parent_context`` of
+    its ``_meta``). The caller records failures itself (they are answers, not crashes of the span)."""
     _load()
     with _tracer.start_as_current_span(name, kind=SpanKind.SERVER, attributes=attributes,
-                                         context=parent_context(meta), record_exception=False,
+                                         context=parent, record_exception=False,
                                          set_status_on_exception=False) as span:
         yield span
 
@@ -183,4 +190,4 @@ def tool_failed(span: Any) -> None:
     span.set_status(StatusCode.ERROR)
 
 
-__all__ = ["TRACER_NAME", "Outgoing", "available", "receiving", "sending", "set_tracing", "span_name", "tracing"]
+__all__ = ["TRACER_NAME", "Outgoing", "available", "parent_context", "receiving", "recording", "sending", "set_tracing", "span_name", "tracing"]

@@ -129,13 +129,15 @@ class Dispatcher:
             timeout, functools.partial(self._time_out, message, connection, outbox, transport, timeout))
 
         def job() -> None:
-            response = jsonrpc.error(request_id, INTERNAL_ERROR, "Internal server error")
+            response = None
             try:
                 with scope:
                     response = self._execute(method, message, connection, outbox, transport)
             except BaseException:  # even a handler that calls sys.exit() must answer, or its caller waits forever
                 logger.exception("%s ended the worker", message["method"])
             finally:
+                if response is None:
+                    response = jsonrpc.error(request_id, INTERNAL_ERROR, "Internal server error")
                 if disarm is not None:
                     disarm()
                 shares.give_back(principal)  # before the answer, so the caller's next call finds its share free

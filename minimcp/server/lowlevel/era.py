@@ -21,6 +21,7 @@ classifies them, and the core asks the object instead of branching on a flag:
 
 from __future__ import annotations
 
+import functools
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping
@@ -420,13 +421,17 @@ def era_of_message(message: Message, header_version: str | None = None,
     return LEGACY
 
 
-# sessions.py gives its connections these eras, so it is imported when first needed, not at the top.
+# sessions.py gives its connections these eras, so it is imported when first needed, not at the top;
+# cached, since a 2026-07-28 request builds a connection each (an import statement costs a lookup
+# under the import lock every time).
+@functools.cache
 def _connection_type() -> type[Connection]:
     from minimcp.server.lowlevel.sessions import Connection
 
     return Connection
 
 
+@functools.cache
 def _log_levels() -> Collection[str]:
     from minimcp.server.lowlevel.sessions import LOG_LEVELS
 

@@ -68,7 +68,8 @@ VERSION_HEADER = "Mcp-Protocol-Version"
 
 
 class Headers(dict[str, str]):
-    """Request headers by case-insensitive name, for an adapter whose request has no such mapping."""
+    """Request headers by case-insensitive name (kept in lower case, iterated so, as ASGI's are): an
+    adapter makes one per request, and every lookup after that is a dict's."""
 
     def __init__(self, fields: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
         super().__init__()
@@ -86,6 +87,13 @@ class Headers(dict[str, str]):
 
     def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
         return super().get(name.lower(), default)
+
+    @classmethod
+    def lowered(cls, fields: dict[str, str]) -> Headers:
+        """Headers from fields an adapter already named in lower case, taken as they are."""
+        headers = cls()
+        dict.update(headers, fields)
+        return headers
 
 
 @dataclass(slots=True)
