@@ -17,6 +17,7 @@ What a parser yields, from ``next_event()``: ``NEED_DATA`` (more bytes must come
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from typing import Union
 
 import h11
@@ -131,7 +132,7 @@ def _check_content_length(head: bytes | bytearray) -> None:
         raise BadRequest(STATUS[400], "a list in the Content-Length field")
 
 
-class _StrictParser:
+class _StrictParser(ABC):
     """What both parsers share: the empty lines before a request line, and the head's rules that
     neither h11 nor llhttp enforces. ``headers`` are the head's fields as environ keys and values;
     ``content_length`` that of the body (``None``: chunked), both known with the head."""
@@ -154,8 +155,9 @@ class _StrictParser:
             self.started = True
         self._take(data)
 
+    @abstractmethod
     def _take(self, data: bytes) -> None:
-        raise NotImplementedError
+        """Parse ``data``, the request's own bytes (the empty lines before it are gone)."""
 
     def _skip_empty_lines(self, data: bytes) -> bytes:
         data = self._held + data
