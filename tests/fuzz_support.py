@@ -224,7 +224,7 @@ def mangle(state: str, rng: random.Random) -> str:
     if how == 3:
         raw = bytearray(base64.urlsafe_b64decode(state[3:] + "=" * (-len(state[3:]) % 4)))
         raw[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
-        return "m1." + base64.urlsafe_b64encode(bytes(raw)).rstrip(b"=").decode()
+        return state[:3] + base64.urlsafe_b64encode(bytes(raw)).rstrip(b"=").decode()
     return "".join(rng.sample(state, len(state)))
 
 

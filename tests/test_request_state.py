@@ -4,7 +4,12 @@ These tests speak the wire directly (a real HTTP server, ``requests``), so what 
 what any client sees.
 """
 
+import base64
+import hashlib
+import hmac
 import logging
+import math
+import os
 import time
 from typing import Any, Callable
 
@@ -14,6 +19,7 @@ from pydantic import BaseModel
 
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Context, RequestStateSecurity
+from minimcp.server.request_state import HMACRequestStateCodec
 
 KEY_A = b"a" * 32
 KEY_B = b"b" * 32
@@ -182,3 +188,37 @@ def test_construction_errors() -> None:
         RequestStateSecurity(keys=[KEY_A], ttl=0)
     with pytest.raises(ValueError, match="^request_state_security is configured but this server has no name."):
         MCPServer(request_state_security=RequestStateSecurity(keys=[KEY_A]))
+
+
+def _hkdf(key: bytes, info: bytes) -> bytes:
+    prk = hmac.new(b"minimcp request state", key, hashlib.sha256).digest()
+    return hmac.new(prk, info + b"\x01", hashlib.sha256).digest()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def m1_seal(key: bytes, payload: bytes) -> str:
+    """The ``m1.`` token earlier versions minted, written out from its description (HMAC-SHA256
+    counter-mode keystream, then HMAC-SHA256 over key id, nonce and ciphertext)."""
+    enc, mac, nonce = _hkdf(key, b"enc"), _hkdf(key, b"mac"), os.urandom(16)
+    stream = b"".join(hmac.new(enc, nonce + i.to_bytes(4, "big"), hashlib.sha256).digest()
+                      for i in range(math.ceil(len(payload) / 32)))
+    body = hashlib.sha256(b"minimcp key id" + key).digest()[:4] + nonce + bytes(
+        a ^ b for a, b in zip(payload, stream))
+    return "m1." + _b64(body + hmac.new(mac, body, hashlib.sha256).digest())
+
+
+def test_a_state_sealed_by_the_earlier_m1_format_still_opens(serve_http: Callable[..., str]) -> None:
+    """A rolling upgrade: a round minted by a process of the earlier version (``m1.``) completes on
+    this one, and relabelling a body as the other version is refused."""
+    url = serve_http(server(request_state_security=RequestStateSecurity(keys=[KEY_A])))
+    state = first_round(url)["requestState"]
+    assert state.startswith("m2.")
+    payload = HMACRequestStateCodec([KEY_A]).unseal(state)
+    legacy = m1_seal(KEY_A, payload)
+    assert retry(url, legacy)["result"]["content"][0]["text"] == "front: accept"
+    assert retry(url, "m2." + legacy[3:])["error"] == FROZEN
+    assert retry(url, "m1." + first_round(url)["requestState"][3:])["error"] == FROZEN
+    assert retry(url, m1_seal(KEY_B, payload))["error"] == FROZEN

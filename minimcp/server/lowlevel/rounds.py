@@ -30,7 +30,7 @@ import logging
 import math
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from pydantic import ValidationError
 
@@ -91,24 +91,32 @@ def _hkdf(key: bytes, info: bytes) -> bytes:
 
 
 class HMACRequestStateCodec:
-    """Standard-library sealing: HMAC-SHA256 counter-mode keystream, then HMAC-SHA256 (encrypt-then-MAC).
+    """Standard-library sealing, encrypt-then-MAC: a SHAKE-256 keystream, then an HMAC-SHA256 tag.
 
-    Token: ``"m1." + base64url(key id(4) || nonce(16) || ciphertext || tag(32))``. ``keys[0]``
-    seals; every key unseals, which is what makes rotation possible.
+    Token: ``"m2." + base64url(key id(4) || nonce(16) || ciphertext || tag(32))``. The keystream is
+    SHAKE-256 over (stream key || nonce), the prefix-keyed XOF that FIPS 203 uses as its PRF: one
+    hash call whatever the payload's length. The tag is HMAC-SHA256 over the prefix and the body, so
+    a body cannot be relabelled as another version. ``keys[0]`` seals; every key unseals, which is
+    what makes rotation possible.
+
+    ``"m1."`` tokens, which earlier versions minted (an HMAC-SHA256 counter-mode keystream, one HMAC
+    per 32 bytes, and a tag over the body alone), still open until they expire.
     """
 
-    _PREFIX = "m1."
+    _PREFIX = "m2."
+    _LEGACY = "m1."
 
     def __init__(self, keys: Sequence[bytes]) -> None:
-        # Keyed HMACs, copied for each use: keying one costs more than hashing a block, and a
-        # round seals and unseals a dozen blocks. Copying a shared HMAC is thread-safe (it only
-        # reads it, under the object's own lock).
-        self._ring: dict[bytes, tuple[hmac.HMAC, hmac.HMAC]] = {}
+        # Keyed HMACs, copied for each use: keying one costs more than hashing a block. Copying a
+        # shared HMAC is thread-safe (it only reads it, under the object's own lock).
+        self._ring: dict[bytes, _Keys] = {}
         self._minting = b""
         for key in keys:
             kid = hashlib.sha256(b"minimcp key id" + key).digest()[:4]
-            self._ring[kid] = (hmac.new(_hkdf(key, b"enc"), digestmod=hashlib.sha256),
-                               hmac.new(_hkdf(key, b"mac"), digestmod=hashlib.sha256))
+            mac = hmac.new(_hkdf(key, b"mac"), digestmod=hashlib.sha256)
+            tag = mac.copy()
+            tag.update(self._PREFIX.encode())
+            self._ring[kid] = _Keys(_hkdf(key, b"xof"), tag, hmac.new(_hkdf(key, b"enc"), digestmod=hashlib.sha256), mac)
             self._minting = self._minting or kid
 
     @staticmethod
@@ -118,20 +126,19 @@ class HMACRequestStateCodec:
         return h.digest()
 
     @classmethod
-    def _xor(cls, keyed: hmac.HMAC, nonce: bytes, data: bytes) -> bytes:
-        """``data`` XOR the HMAC-SHA256 counter-mode keystream of ``keyed`` and ``nonce`` (its own inverse)."""
-        blocks = (cls._mac(keyed, nonce + i.to_bytes(4, "big")) for i in range(math.ceil(len(data) / 32)))
-        stream = b"".join(blocks)[:len(data)]
-        return (int.from_bytes(data, "big") ^ int.from_bytes(stream, "big")).to_bytes(len(data), "big")
+    def _counter_stream(cls, keyed: hmac.HMAC, nonce: bytes, size: int) -> bytes:
+        """The ``m1.`` keystream: HMAC-SHA256 of ``nonce`` and a block counter, 32 bytes per block."""
+        return b"".join(cls._mac(keyed, nonce + i.to_bytes(4, "big")) for i in range(math.ceil(size / 32)))[:size]
 
     def seal(self, payload: bytes) -> str:
-        enc, mac = self._ring[self._minting]
+        keys = self._ring[self._minting]
         nonce = os.urandom(16)
-        body = self._minting + nonce + self._xor(enc, nonce, payload)
-        return self._PREFIX + _b64(body + self._mac(mac, body))
+        body = self._minting + nonce + _xor(payload, hashlib.shake_256(keys.stream + nonce).digest(len(payload)))
+        return self._PREFIX + _b64(body + self._mac(keys.tag, body))
 
     def unseal(self, token: str) -> bytes:
-        if not token.startswith(self._PREFIX):
+        legacy = token.startswith(self._LEGACY)
+        if not (legacy or token.startswith(self._PREFIX)):
             raise InvalidRequestState("malformed")
         text = token[len(self._PREFIX):]
         try:
@@ -146,10 +153,27 @@ class HMACRequestStateCodec:
         keys = self._ring.get(body[:4])
         if keys is None:
             raise InvalidRequestState("unknown key")
-        enc, mac = keys
-        if not hmac.compare_digest(tag, self._mac(mac, body)):
+        if not hmac.compare_digest(tag, self._mac(keys.legacy_mac if legacy else keys.tag, body)):
             raise InvalidRequestState("seal")
-        return self._xor(enc, body[4:20], body[20:])
+        nonce, sealed = body[4:20], body[20:]
+        if legacy:
+            return _xor(sealed, self._counter_stream(keys.legacy_stream, nonce, len(sealed)))
+        return _xor(sealed, hashlib.shake_256(keys.stream + nonce).digest(len(sealed)))
+
+
+class _Keys(NamedTuple):
+    """One ring key's derived keys: ``m2.``'s stream key and tag HMAC (the prefix already fed in),
+    and ``m1.``'s keystream and tag HMACs, kept to open the tokens earlier versions minted."""
+
+    stream: bytes
+    tag: hmac.HMAC
+    legacy_stream: hmac.HMAC
+    legacy_mac: hmac.HMAC
+
+
+def _xor(data: bytes, stream: bytes) -> bytes:
+    """``data`` XOR an equally long ``stream`` (its own inverse)."""
+    return (int.from_bytes(data, "big") ^ int.from_bytes(stream, "big")).to_bytes(len(data), "big")
 
 
 class BackendKeyCodec:
