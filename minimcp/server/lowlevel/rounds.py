@@ -301,10 +301,15 @@ def _check_keys(keys: Sequence[bytes | bytearray | str]) -> list[bytes]:
 
 
 # --- the answer book ------------------------------------------------------------------------------
+#: Built once: ``json.dumps`` with options builds an encoder per call. An encoder holds no
+#: per-call state, so threads share these.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 def digest(value: Any) -> str:
     """SHA-256 over sorted compact JSON: the fingerprint of arguments and of rendered questions."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(_CANONICAL.encode(value).encode()).hexdigest()
 
 
 def validated_answer(method: str, key: str, response: Any) -> dict[str, Any]:
@@ -363,6 +368,7 @@ class AnswerBook:
         self._fresh = fresh  # this round's inputResponses, consumed when their question is asked
         self.handler_state = handler_state
         self.pending: dict[str, dict[str, Any]] = {}
+        self._digests: dict[str, str] = {}  # key -> digest of the question asked under it this pass
 
     def answer(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """The recorded or fresh answer to this question, ``None`` if it has none yet.
@@ -371,7 +377,7 @@ class AnswerBook:
         asking it again would only repeat the round (a question holding a fresh uuid4, say, would
         loop until the client gives up), so the call fails at once and says why.
         """
-        question = digest({"method": method, "params": params})
+        question = self._digests[key] = digest({"method": method, "params": params})
         recorded = self._answers.get(key)
         if recorded is not None:
             if recorded["d"] != question:
@@ -387,10 +393,11 @@ class AnswerBook:
         return None
 
     def defer(self, requests: dict[str, dict[str, Any]]) -> None:
+        """Carry questions ``answer`` found unanswered (so knows the digest of) to the client."""
         self.pending.update(requests)
 
     def payload(self, binding: Binding, handler_state: str | None) -> dict[str, Any]:
-        asked = {key: {"d": digest(request), "m": request["method"]} for key, request in self.pending.items()}
+        asked = {key: {"d": self._digests[key], "m": request["method"]} for key, request in self.pending.items()}
         return {"v": 1, "iat": wall_clock(), "m": binding.method, "t": binding.target, "a": binding.arguments,
                 "aud": binding.audience, "p": binding.principal, "answers": self._answers, "asked": asked,
                 "s": handler_state}
@@ -449,7 +456,7 @@ def _unseal(security: RequestStateSecurity, binding: Binding, token: Any) -> dic
 def seal(security: RequestStateSecurity, payload: dict[str, Any]) -> str:
     """Seal the next round's state; a codec failure here is the server's, so -32603."""
     try:
-        return security.codec.seal(json.dumps(payload, separators=(",", ":")).encode())
+        return security.codec.seal(_COMPACT.encode(payload).encode())
     except Exception:
         logger.exception("sealing requestState failed")
         raise MCPError(-32603, "Internal error") from None
