@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from minimcp.jsonrpc import InProcessError, MCPError, Message, error_from
 from minimcp.server.lowlevel.questions import AskClient, NoQuestions, Questions, ReplayQuestions
-from minimcp.server.lowlevel.rounds import InputRequired, RequestStateSecurity, binding_for, open_book, seal
+from minimcp.server.lowlevel.rounds import Binding, InputRequired, RequestStateSecurity, open_book, seal
 from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
@@ -324,7 +324,7 @@ class ModernEra(Era):
     def rounds(self, ctx: ServerRequestContext[Any, Any], security: RequestStateSecurity, audience: str | None,
                run: RoundBody) -> Any:
         params = ctx.params or {}
-        binding = binding_for(security, ctx, audience)
+        binding = Binding(security, ctx, audience)
         book = open_book(security, binding, params.get("requestState"), params.get("inputResponses"))
         try:
             result = run(ReplayQuestions(book), params.get("inputResponses"), book.handler_state)

@@ -321,32 +321,38 @@ def validated_answer(method: str, key: str, response: Any) -> dict[str, Any]:
 
 
 class Binding:
-    """What a sealed state is bound to: one method on one target with one set of arguments."""
+    """What a state sealed for one request is bound to: its method, its target (the row's ``target``
+    field), its arguments (their digest), the audience and the caller (``bind_principal``).
 
-    def __init__(self, method: str, target: str, arguments: Any, audience: str | None, principal: str | None) -> None:
-        self.method = method
-        self.target = target
-        self._arguments = arguments or {}
-        self.audience = audience
-        self.principal = principal
+    Each part is worked out the first time a state is sealed or opened: most calls do neither.
+    """
+
+    def __init__(self, security: RequestStateSecurity, ctx: Any, default_audience: str | None) -> None:
+        self._security = security
+        self._ctx = ctx
+        self._default_audience = default_audience
+        self.method: str = ctx.method
+
+    @functools.cached_property
+    def target(self) -> str:
+        row = METHODS.get(self.method)
+        field = row.target if row is not None else None
+        return str((self._ctx.params or {}).get(field) if field is not None else None)
 
     @functools.cached_property
     def arguments(self) -> str:
-        """The digest of the arguments, computed only when a state is sealed or opened."""
-        return digest(self._arguments)
+        row = METHODS.get(self.method)
+        takes = row is None or "arguments" in row.params.model_fields
+        return digest(((self._ctx.params or {}).get("arguments") if takes else None) or {})
 
+    @functools.cached_property
+    def audience(self) -> str | None:
+        return self._security.audience if self._security.audience is not None else self._default_audience
 
-def binding_for(security: RequestStateSecurity, ctx: Any, default_audience: str | None) -> Binding:
-    """What a state minted for the request ``ctx`` serves is bound to: its method, target (the
-    row's ``target`` field), arguments, the audience and the caller (``bind_principal``)."""
-    params = ctx.params or {}
-    row = METHODS.get(ctx.method)
-    field = row.target if row is not None else None
-    target = params.get(field) if field is not None else None
-    arguments = params.get("arguments") if row is None or "arguments" in row.params.model_fields else None
-    principal = security.bind_principal(ctx) if security.bind_principal else None
-    audience = security.audience if security.audience is not None else default_audience
-    return Binding(ctx.method, str(target), arguments, audience, principal)
+    @functools.cached_property
+    def principal(self) -> str | None:
+        bind = self._security.bind_principal
+        return bind(self._ctx) if bind else None
 
 
 def _changed_question(key: str) -> MCPError:
@@ -479,7 +485,7 @@ class RequestStateBoundary:
         row = METHODS.get(ctx.method)
         if row is None or not row.asks:
             return call_next(ctx)
-        binding = binding_for(self._security, ctx, self._audience)
+        binding = Binding(self._security, ctx, self._audience)
         state = (ctx.params or {}).get("requestState")
         if state is not None:
             book = open_book(self._security, binding, state, None)
