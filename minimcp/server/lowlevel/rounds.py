@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import functools
 import hashlib
 import hmac
 import json
@@ -324,7 +323,7 @@ class Binding:
     """What a state sealed for one request is bound to: its method, its target (the row's ``target``
     field), its arguments (their digest), the audience and the caller (``bind_principal``).
 
-    Each part is worked out the first time a state is sealed or opened: most calls do neither.
+    Worked out the first time a state is sealed or opened (``fields``): most calls do neither.
     """
 
     def __init__(self, security: RequestStateSecurity, ctx: Any, default_audience: str | None) -> None:
@@ -332,27 +331,22 @@ class Binding:
         self._ctx = ctx
         self._default_audience = default_audience
         self.method: str = ctx.method
+        self._fields: tuple[str, str, str, str | None, str | None] | None = None
 
-    @functools.cached_property
-    def target(self) -> str:
-        row = METHODS.get(self.method)
-        field = row.target if row is not None else None
-        return str((self._ctx.params or {}).get(field) if field is not None else None)
-
-    @functools.cached_property
-    def arguments(self) -> str:
-        row = METHODS.get(self.method)
-        takes = row is None or "arguments" in row.params.model_fields
-        return digest(((self._ctx.params or {}).get("arguments") if takes else None) or {})
-
-    @functools.cached_property
-    def audience(self) -> str | None:
-        return self._security.audience if self._security.audience is not None else self._default_audience
-
-    @functools.cached_property
-    def principal(self) -> str | None:
-        bind = self._security.bind_principal
-        return bind(self._ctx) if bind else None
+    def fields(self) -> tuple[str, str, str, str | None, str | None]:
+        """``(method, target, argument digest, audience, principal)``. Two threads that ask at once
+        both work them out, alike."""
+        if self._fields is None:
+            params = self._ctx.params or {}
+            row = METHODS.get(self.method)
+            field = row.target if row is not None else None
+            target = params.get(field) if field is not None else None
+            takes = row is None or "arguments" in row.params.model_fields
+            security = self._security
+            self._fields = (self.method, str(target), digest((params.get("arguments") if takes else None) or {}),
+                            security.audience if security.audience is not None else self._default_audience,
+                            security.bind_principal(self._ctx) if security.bind_principal else None)
+        return self._fields
 
 
 def _changed_question(key: str) -> MCPError:
@@ -404,9 +398,9 @@ class AnswerBook:
 
     def payload(self, binding: Binding, handler_state: str | None) -> dict[str, Any]:
         asked = {key: {"d": self._digests[key], "m": request["method"]} for key, request in self.pending.items()}
-        return {"v": 1, "iat": wall_clock(), "m": binding.method, "t": binding.target, "a": binding.arguments,
-                "aud": binding.audience, "p": binding.principal, "answers": self._answers, "asked": asked,
-                "s": handler_state}
+        method, target, arguments, audience, principal = binding.fields()
+        return {"v": 1, "iat": wall_clock(), "m": method, "t": target, "a": arguments, "aud": audience, "p": principal,
+                "answers": self._answers, "asked": asked, "s": handler_state}
 
 
 def open_book(security: RequestStateSecurity, binding: Binding, request_state: Any,
@@ -449,13 +443,13 @@ def _unseal(security: RequestStateSecurity, binding: Binding, token: Any) -> dic
         raise InvalidRequestState("minted in the future")
     if now > iat + security.ttl:
         raise InvalidRequestState("expired")
-    if (payload.get("m"), payload.get("t"), payload.get("a")) != (binding.method, binding.target, binding.arguments):
+    method, target, arguments, audience, principal = binding.fields()
+    if (payload.get("m"), payload.get("t"), payload.get("a")) != (method, target, arguments):
         raise InvalidRequestState("request binding")
-    if payload.get("aud") != binding.audience:
+    if payload.get("aud") != audience:
         raise InvalidRequestState("audience")
-    if payload.get("p") != binding.principal:
-        raise InvalidRequestState("principal drift" if payload.get("p") is None or binding.principal is None
-                                  else "principal")
+    if payload.get("p") != principal:
+        raise InvalidRequestState("principal drift" if payload.get("p") is None or principal is None else "principal")
     return payload
 
 
