@@ -94,12 +94,12 @@ class HMACRequestStateCodec:
 
     Token: ``"m2." + base64url(key id(4) || nonce(16) || ciphertext || tag(32))``. The keystream is
     SHAKE-256 over (stream key || nonce), the prefix-keyed XOF that FIPS 203 uses as its PRF: one
-    hash call whatever the payload's length. The tag is HMAC-SHA256 over the prefix and the body, so
-    a body cannot be relabelled as another version. ``keys[0]`` seals; every key unseals, which is
-    what makes rotation possible.
+    hash call whatever the payload's length. The tag is HMAC-SHA256 over the body. ``keys[0]``
+    seals; every key unseals, which is what makes rotation possible.
 
     ``"m1."`` tokens, which earlier versions minted (an HMAC-SHA256 counter-mode keystream, one HMAC
-    per 32 bytes, and a tag over the body alone), still open until they expire.
+    per 32 bytes), still open until they expire. Each version derives its own keys from a ring key,
+    so a body relabelled as the other version fails its tag.
     """
 
     _PREFIX = "m2."
@@ -112,10 +112,8 @@ class HMACRequestStateCodec:
         self._minting = b""
         for key in keys:
             kid = hashlib.sha256(b"minimcp key id" + key).digest()[:4]
-            mac = hmac.new(_hkdf(key, b"mac"), digestmod=hashlib.sha256)
-            tag = mac.copy()
-            tag.update(self._PREFIX.encode())
-            self._ring[kid] = _Keys(_hkdf(key, b"xof"), tag, hmac.new(_hkdf(key, b"enc"), digestmod=hashlib.sha256), mac)
+            self._ring[kid] = _Keys(_hkdf(key, b"xof"), _keyed(_hkdf(key, b"tag")),
+                                    _keyed(_hkdf(key, b"enc")), _keyed(_hkdf(key, b"mac")))
             self._minting = self._minting or kid
 
     @staticmethod
@@ -160,9 +158,13 @@ class HMACRequestStateCodec:
         return _xor(sealed, hashlib.shake_256(keys.stream + nonce).digest(len(sealed)))
 
 
+def _keyed(key: bytes) -> hmac.HMAC:
+    return hmac.new(key, digestmod=hashlib.sha256)
+
+
 class _Keys(NamedTuple):
-    """One ring key's derived keys: ``m2.``'s stream key and tag HMAC (the prefix already fed in),
-    and ``m1.``'s keystream and tag HMACs, kept to open the tokens earlier versions minted."""
+    """One ring key's derived keys: ``m2.``'s stream key and tag HMAC, and ``m1.``'s keystream
+    and tag HMACs, kept to open the tokens earlier versions minted."""
 
     stream: bytes
     tag: hmac.HMAC
