@@ -123,19 +123,22 @@ def test_hup_reloads_the_workers_and_the_new_ones_serve(two_workers: tuple[Serve
     assert set(pids_answering(server, 6)) <= new
 
 
-def test_max_requests_replaces_the_worker_and_keep_alive_0_closes_every_connection(redis_server: RedisServer) -> None:
-    command = worker_command(1, "--max-requests", "3", "--keep-alive", "0")
+def test_max_requests_keep_alive_0_and_the_access_log(redis_server: RedisServer) -> None:
+    """After 3 requests the worker is replaced; every answer says ``Connection: close``; each is logged."""
+    command = worker_command(1, "--max-requests", "3", "--keep-alive", "0", "--access-logfile", "-")
     with server_process(command, server_env(redis_server.url), cwd=SERVERS) as server:
         (first,) = watch(server, 1)
         closes = []
         for _ in range(3):
             connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-            connection.request("GET", "/no-such-path")
+            connection.request("GET", "/no-such-path?n=1")
             response = connection.getresponse()
             response.read()
             closes.append(response.getheader("Connection"))
             connection.close()
         assert closes == ["close"] * 3
+        for _ in range(3):
+            next_line(server.lines, lambda line: '"GET /no-such-path?n=1 HTTP/1.1" 404' in line, 60.0, "an access log line")
         (second,) = watch(server, 1, frozenset({first}))
         assert second != first
         assert pids_answering(server, 1) == [second]

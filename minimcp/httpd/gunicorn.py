@@ -24,7 +24,8 @@ How gunicorn's settings map:
 - ``TERM`` and ``--max-requests``: stop accepting, let the running requests finish within
   ``--graceful-timeout``, then exit; ``INT`` and ``QUIT`` exit at once (gunicorn's own handlers).
 - The server's log (``minimcp.httpd``) goes to gunicorn's error log, unless it is configured
-  already. Not honoured: gthread's access log, ``pre_request``/``post_request`` hooks, the
+  already; with an access log (``--access-logfile``), each response is logged there once sent,
+  in ``--access-logformat``. Not honoured: the ``pre_request``/``post_request`` hooks, the
   ``--limit-request-*`` sizes (this server's own limits apply, see ``limits``) and the
   forwarded-headers settings.
 
@@ -40,7 +41,8 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
 from typing import Any
 
 from gunicorn.workers import base
@@ -131,11 +133,14 @@ class Worker(base.Worker):
                 stopper.join(min(tick, max(0.0, deadline - time.monotonic())))
 
     def _app(self) -> _App:
-        """The WSGI app as the settings ask: counted for ``--max-requests``, and every response
-        announcing ``Connection: close`` under ``--keep-alive 0``."""
+        """The WSGI app as the settings ask: counted for ``--max-requests``, every response
+        announcing ``Connection: close`` under ``--keep-alive 0``, and logged when there is an
+        access log (the app as it is otherwise: nothing is added to a request's path for nothing)."""
         app: _App = self.wsgi
         if not self.cfg.keepalive:
             app = _closing(app)
+        if getattr(self.log, "access_log_enabled", self.cfg.accesslog):
+            app = _logged(app, self.log)
         if self.cfg.max_requests > 0:
             app = self._counted(app)
         return app
@@ -180,3 +185,51 @@ def _closing(app: _App) -> _App:
         return app(environ, start)
 
     return closing
+
+
+def _logged(app: _App, log: Any) -> _App:
+    """``app`` with each response written to gunicorn's access log once the server closes it."""
+
+    def logged(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        response = _Logged(log, environ, start_response)
+        response.body = app(environ, response.start_response)
+        return response
+
+    return logged
+
+
+class _Logged:
+    """One response as gunicorn's access log reads it (``status``, ``headers``, ``sent``): the
+    app's status and headers, and the body bytes it yielded, counted as the server sends them."""
+
+    def __init__(self, log: Any, environ: dict[str, Any], start_response: Callable[..., Any]) -> None:
+        self._log = log
+        self._environ = environ
+        self._start_response = start_response
+        self._started = datetime.now()
+        self.status = "500 Internal Server Error"
+        self.headers: list[tuple[str, str]] = []
+        self.sent = 0
+        self.body: Iterable[bytes] = ()
+
+    def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[..., Any]:
+        self.status, self.headers = status, headers
+        return self._start_response(status, headers, exc_info)
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self.body:
+            self.sent += len(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        try:
+            close = getattr(self.body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            environ = self._environ
+            query = environ.get("QUERY_STRING")
+            target = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "") + (f"?{query}" if query else "")
+            headers = [(name[5:].replace("_", "-"), value) for name, value in environ.items()
+                       if name.startswith("HTTP_")]
+            self._log.access(self, headers, {"RAW_URI": target, **environ}, datetime.now() - self._started)
