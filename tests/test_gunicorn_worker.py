@@ -12,14 +12,16 @@ import http.client
 import os
 import re
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from cluster_support import SERVERS, RoundRobin, server_env
-from conftest import RedisServer, ServerProcess, next_line, server_process
+from conftest import RedisServer, ServerProcess, next_line, server_process, wait_for
 
 from minimcp import Client
 from minimcp.client.streamable_http import streamable_http_client
@@ -31,9 +33,9 @@ _BOOTED = re.compile(r"Booting worker with pid: (\d+)")
 _EXITED = re.compile(r"Worker exiting \(pid: (\d+)\)")
 
 
-def worker_command(workers: int, *extra: str) -> list[str]:
+def worker_command(workers: int, *extra: str, bind: str = "127.0.0.1:0") -> list[str]:
     return [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", WORKER, "--threads", "8",
-            "--no-control-socket", "--graceful-timeout", "20", "-b", "127.0.0.1:0", *extra, "shared_server:app"]
+            "--no-control-socket", "--graceful-timeout", "20", "-b", bind, *extra, "shared_server:app"]
 
 
 def watch(server: ServerProcess, boots: int, exits: frozenset[int] = frozenset()) -> set[int]:
@@ -144,9 +146,52 @@ def test_max_requests_keep_alive_0_and_the_access_log(redis_server: RedisServer)
         assert pids_answering(server, 1) == [second]
 
 
+def heartbeat(pid: int) -> float:
+    """The mtime of worker ``pid``'s heartbeat file (gunicorn's unlinked ``wgunicorn-`` file, which
+    the worker's ``notify()`` touches and the master watches against ``--timeout``)."""
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        if "wgunicorn-" in os.readlink(f"/proc/{pid}/fd/{fd}"):
+            return os.stat(f"/proc/{pid}/fd/{fd}").st_mtime
+    raise AssertionError(f"worker {pid} holds no heartbeat file")
+
+
+def test_the_heartbeat_beats_while_a_request_runs_past_timeout() -> None:
+    with server_process(worker_command(1, "--timeout", "4"), server_env(None), cwd=SERVERS) as server:
+        (worker,) = watch(server, 1)
+        client = Client(streamable_http_client(server.base + "/mcp"), read_timeout_seconds=60)
+        with client:
+            answers: list[str] = []
+            call = threading.Thread(target=lambda: answers.append(client.call_tool("hang", {"seconds": 9}).content[0].text),
+                                    name="test-call", daemon=True)
+            call.start()
+            for _ in range(3):
+                beat = heartbeat(worker)
+                assert wait_for(lambda beat=beat: heartbeat(worker) > beat, 10.0)
+            call.join(60)
+            assert answers == ["slept"]
+            assert client.call_tool("pid", {}).structured_content["result"] == worker
+
+
+def test_every_listener_gunicorn_binds_is_served() -> None:
+    with server_process(worker_command(1, "-b", "127.0.0.1:0"), server_env(None), cwd=SERVERS) as server:
+        listening = next(line for line in server.banner if "Listening at:" in line)
+        ports = [int(port) for port in re.findall(r"http://127\.0\.0\.1:(\d+)", listening)]
+        assert len(set(ports)) == 2
+        for port in ports:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            connection.request("GET", "/no-such-path")
+            assert connection.getresponse().status == 404
+            connection.close()
+
+
+def test_a_unix_socket_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    done = subprocess.run(worker_command(1, bind=f"unix:{tmp_path / 'mcp.sock'}"), env=server_env(None), cwd=SERVERS, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "serves TCP listeners only" in done.stdout + done.stderr
+
+
 def test_the_worker_class_loads_nothing_of_mcp() -> None:
     import json
-    import subprocess
 
     from conftest import ROOT
 
