@@ -115,6 +115,27 @@ def test_term_lets_the_request_in_flight_finish_then_the_master_exits(two_worker
     assert "Shutting down: Master" in server.output()
 
 
+def test_int_exits_at_once_with_a_request_in_flight(two_workers: tuple[ServerProcess, set[int]]) -> None:
+    """A quick stop: the master and its workers are gone long before the running call would end."""
+    from minimcp import MCPError
+
+    server, _ = two_workers
+    interrupted = threading.Event()
+
+    def on_log(params: Any) -> None:
+        if str(params.data).startswith("pid ") and not interrupted.is_set():
+            interrupted.set()
+            os.kill(server.process.pid, signal.SIGINT)
+
+    client = Client(streamable_http_client(server.base + "/mcp"), mode="legacy", logging_callback=on_log,
+                    read_timeout_seconds=120)
+    with pytest.raises(MCPError):
+        with client:
+            client.call_tool("hang", {"seconds": 100})
+    assert interrupted.is_set()
+    assert server.process.wait(30) == 0
+
+
 def test_hup_reloads_the_workers_and_the_new_ones_serve(two_workers: tuple[ServerProcess, set[int]]) -> None:
     server, old = two_workers
     assert set(pids_answering(server, 4)) <= old

@@ -14,8 +14,8 @@ How gunicorn's settings map:
 - the listeners: gunicorn's (``-b``, ``--reuse-port``); each is served by a loop of its own. TCP
   only: TLS (``--certfile``) and unix sockets are refused; put a proxy in front, or use ``gthread``.
 - ``--threads``: the requests one loop serves at once (``WSGIServer``'s ``max_connections``; its
-  threads start on demand, and an idle keep-alive connection holds none). No per-address cap:
-  behind a proxy every connection comes from the proxy.
+  threads start on demand, and an idle keep-alive connection holds none; so ``--worker-connections``
+  has no part). No per-address cap: behind a proxy every connection comes from the proxy.
 - ``--keep-alive``: how long a connection may idle between requests (and, as everywhere on this
   server, how long a client may stop reading a response); ``0`` answers every request with
   ``Connection: close``.
