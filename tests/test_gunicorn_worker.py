@@ -12,6 +12,7 @@ import http.client
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -176,8 +177,9 @@ def heartbeat(pid: int) -> float:
     raise AssertionError(f"worker {pid} holds no heartbeat file")
 
 
-def test_the_heartbeat_beats_while_a_request_runs_past_timeout() -> None:
-    with server_process(worker_command(1, "--timeout", "4"), server_env(None), cwd=SERVERS) as server:
+def test_the_heartbeat_beats_while_a_request_runs_past_timeout_and_keep_alive_closes_idle_connections() -> None:
+    with server_process(worker_command(1, "--timeout", "4", "--keep-alive", "1"), server_env(None),
+                        cwd=SERVERS) as server:
         (worker,) = watch(server, 1)
         client = Client(streamable_http_client(server.base + "/mcp"), read_timeout_seconds=60)
         with client:
@@ -191,6 +193,10 @@ def test_the_heartbeat_beats_while_a_request_runs_past_timeout() -> None:
             call.join(60)
             assert answers == ["slept"]
             assert client.call_tool("pid", {}).structured_content["result"] == worker
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as idle:
+            idle.sendall(b"GET /no-such-path HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert idle.recv(65536).startswith(b"HTTP/1.1 404")
+            assert idle.recv(65536) == b""  # closed by the server after --keep-alive 1, well within 30 s
 
 
 def test_every_listener_gunicorn_binds_is_served() -> None:

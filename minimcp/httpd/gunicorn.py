@@ -89,9 +89,10 @@ class Worker(base.Worker):
     def run(self) -> None:
         self._log_through_gunicorn()
         app = self._app()
+        # Under --keep-alive 0 no connection idles (see _closing): the server's default bounds the sends.
+        idle = {"idle_timeout": float(self.cfg.keepalive)} if self.cfg.keepalive else {}
         servers = [WSGIServer(app, listener=listener.sock, max_connections=self.cfg.threads,
-                              max_connections_per_peer=None, idle_timeout=self.cfg.keepalive or 75.0)
-                   for listener in self.sockets]
+                              max_connections_per_peer=None, **idle) for listener in self.sockets]
         loops = [threading.Thread(target=server.serve_forever, name=f"minimcp-httpd {server.host}:{server.port}",
                                   daemon=True) for server in servers]
         for loop in loops:
