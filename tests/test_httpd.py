@@ -54,8 +54,12 @@ class Reply:
 class Wire:
     """One raw client connection; reads responses byte-exactly (no retries, no reconnects)."""
 
-    def __init__(self, port: int, timeout: float = WAIT) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(self, port: int, timeout: float = WAIT, recv_buffer: int | None = None) -> None:
+        self.sock = socket.socket()
+        if recv_buffer is not None:  # set before connecting: it bounds the window the server sees
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, recv_buffer)
+        self.sock.settimeout(timeout)
+        self.sock.connect(("127.0.0.1", port))
         self.buf = b""
         self.eof = False
 
@@ -685,6 +689,27 @@ def test_app_content_length_is_kept_and_not_chunked(serve):
     reply = wire.request(get("/"))
     assert (reply.body, reply.header("transfer-encoding")) == (b"abcdef", None)
     assert wire.request(get("/")).body == b"abcdef"
+    wire.close()
+
+
+@pytest.mark.parametrize("size", [60_000, 200_000])
+def test_responses_larger_than_the_socket_buffers_reach_a_slow_reader_whole(serve, size):
+    """Responses to pipelined requests the client reads only once all are sent fill the socket's
+    buffers (8 MB, past what the kernel grows a send buffer to), so sends wait on the client; each
+    is finished, in order, as the client reads."""
+    body = bytes(range(256)) * (size // 256) + b"end"
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Length", str(len(body)))])
+        return [body]
+
+    server = serve(app)
+    wire = Wire(server.port, recv_buffer=4096)  # a small window: the sends fill up
+    count = 8_000_000 // size
+    wire.send(get("/") * count)
+    for _ in range(count):
+        reply = wire.read_response()
+        assert (reply.status, len(reply.body), reply.body == body) == (200, len(body), True)
     wire.close()
 
 
