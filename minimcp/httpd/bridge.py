@@ -202,12 +202,13 @@ class WSGIBridge:
             authority, path, query = parts.netloc, parts.path or "/", parts.query
         else:
             raise BadRequest(STATUS[400], "malformed request target")
-        environ.update({
-            "REQUEST_METHOD": request.method.decode("ascii"),
-            "PATH_INFO": unquote_to_bytes(path).decode("latin-1"), "QUERY_STRING": query,
-            "SERVER_PROTOCOL": "HTTP/" + request.http_version.decode("ascii"),
-            "REMOTE_ADDR": str(address[0]), "REMOTE_PORT": str(address[1]),
-        })
+        environ["REQUEST_METHOD"] = request.method.decode("ascii")
+        # Without a %-escape the path's bytes are its ASCII characters, and latin-1 reads them back as is.
+        environ["PATH_INFO"] = unquote_to_bytes(path).decode("latin-1") if "%" in path else path
+        environ["QUERY_STRING"] = query
+        environ["SERVER_PROTOCOL"] = "HTTP/" + request.http_version.decode("ascii")
+        environ["REMOTE_ADDR"] = str(address[0])
+        environ["REMOTE_PORT"] = str(address[1])
         environ.update(headers)
         if authority is not None:
             environ["HTTP_HOST"] = authority
