@@ -919,6 +919,25 @@ def test_max_connections_refuses_with_503_only_when_every_connection_holds_a_req
         wire.close()
 
 
+def test_a_connection_taken_again_by_a_worker_keeps_its_wait_for_a_next_request_bounded(serve):
+    """A connection's read bound is set once, when it is accepted, and outlasts its trips between
+    the loop and the workers: each time a worker takes it again and answers a second request, the
+    worker waits ``KEEP_ALIVE_GRACE`` for a third and then hands it back. Were the bound lost, the
+    worker would wait on, the connection would hold a request, and the newcomer below would be
+    refused rather than make room."""
+    server = serve(hello, max_connections=1)
+    wire = Wire(server.port)
+    for _ in range(3):  # accepted, then taken again twice after a hand-back
+        for _ in range(2):  # the second request makes the worker wait for a next one
+            assert wire.request(get("/")).status == 200
+        time.sleep(HAND_BACK)
+    newcomer = Wire(server.port)
+    assert newcomer.request(get("/new")).body == b"hello /new"
+    assert wire.closed_by_server()
+    newcomer.close()
+    wire.close()
+
+
 def test_at_max_connections_the_longest_idle_connection_makes_room(serve, caplog):
     server = serve(hello, max_connections=3)
     a, b, c = Wire(server.port), Wire(server.port), Wire(server.port)
