@@ -1102,6 +1102,19 @@ def test_header_timeout_is_total_not_per_read(serve):
     assert_served(server)
 
 
+def test_a_body_slower_than_the_keep_alive_grace_is_still_read_within_the_body_timeout(serve):
+    """A body's bytes are first awaited for ``KEEP_ALIVE_GRACE`` (the socket's standing read bound);
+    one that comes later, within ``body_timeout``, is read all the same."""
+    server = serve(echo, body_timeout=WAIT)
+    wire = Wire(server.port)
+    for _ in range(2):
+        wire.send(b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc")
+        time.sleep(HAND_BACK)  # past the grace: the rest comes after the first, grace-bounded read
+        reply = wire.request(b"defghij")
+        assert (reply.status, reply.body) == (200, b"abcdefghij")
+    wire.close()
+
+
 def test_body_timeout_answers_408_and_closes(serve):
     server = serve(echo, body_timeout=0.3)
     wire = Wire(server.port)
