@@ -84,9 +84,11 @@ class Body(io.RawIOBase):
                 return b""
             event = self._next_event()
             if type(event) is bytes:
-                self._pending = memoryview(event)
                 if self.remaining is not None:
                     self.remaining -= len(event)
+                if 0 < len(event) <= size:
+                    return event  # the whole piece: no view of it, no copy
+                self._pending = memoryview(event)
             else:  # END
                 self._done = True
         data = bytes(self._pending[:size])
