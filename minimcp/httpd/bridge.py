@@ -134,6 +134,8 @@ class Body(io.RawIOBase):
         """Skip what the app left unread; ``False`` when the connection must close instead."""
         if not self.can_drain():
             return False
+        if self.remaining == 0:
+            return True  # a Content-Length body read to its end: only END is left, and it carries nothing
         skipped = 0
         try:
             while not self._done:
