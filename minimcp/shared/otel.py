@@ -152,10 +152,23 @@ def _carrying(params: dict[str, Any], span: Any, context: Any = None) -> Outgoin
     return Outgoing({**params, "_meta": meta} if meta else params, span)
 
 
+#: The global propagator whose ``fields`` were read last, and those fields (every key its
+#: ``extract`` may read). Replaced whole, so a reader never sees one without the other.
+_propagated: tuple[Any, frozenset[str]] = (None, frozenset())
+
+
 def parent_context(meta: Mapping[str, Any] | None) -> Any:
     """The trace context a request's ``_meta`` carries, or ``None`` (parent on the ambient span)
-    when it carries none or a malformed one: a client's junk must not orphan or break a span."""
+    when it carries none or a malformed one: a client's junk must not orphan or break a span.
+    A ``_meta`` holding none of the propagator's fields (nearly every request's) is not extracted:
+    the result would be the ambient context, which ``None`` already stands for."""
+    global _propagated
     if not isinstance(meta, Mapping) or not meta or not _load():
+        return None
+    textmap = propagate.get_global_textmap()
+    if _propagated[0] is not textmap:
+        _propagated = (textmap, frozenset(textmap.fields))
+    if _propagated[1].isdisjoint(meta):
         return None
     try:
         context = propagate.extract(meta)
