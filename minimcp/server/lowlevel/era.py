@@ -324,12 +324,18 @@ class ModernEra(Era):
     def rounds(self, ctx: ServerRequestContext[Any, Any], security: RequestStateSecurity, audience: str | None,
                run: RoundBody) -> Any:
         params = ctx.params or {}
-        binding = binding_for(security, ctx, audience)
-        book = open_book(security, binding, params.get("requestState"), params.get("inputResponses"))
+        request_state = params.get("requestState")
+        responses = params.get("inputResponses")
+        # Made before the handler runs when there is a state to open or a caller to bind (the hook
+        # sees the request as it came); otherwise only a state about to be sealed needs it.
+        binding = binding_for(security, ctx, audience) if request_state is not None or security.bind_principal else None
+        book = open_book(security, binding, request_state, responses)
         try:
-            result = run(ReplayQuestions(book), params.get("inputResponses"), book.handler_state)
+            result = run(ReplayQuestions(book), responses, book.handler_state)
         except InputRequired:
             result = None
+        if binding is None and (book.pending or isinstance(result, InputRequiredResult)):
+            binding = binding_for(security, ctx, audience)
         if book.pending:
             return InputRequiredResult(input_requests=book.pending,
                                        request_state=seal(security, book.payload(binding, None)))

@@ -372,9 +372,10 @@ class AnswerBook:
                 "s": handler_state}
 
 
-def open_book(security: RequestStateSecurity, binding: Binding, request_state: Any,
+def open_book(security: RequestStateSecurity, binding: Binding | None, request_state: Any,
               input_responses: Any) -> AnswerBook:
-    """Verify the incoming state against ``binding`` and gather the answers it and this retry carry."""
+    """Verify the incoming state against ``binding`` (``None`` only without a state) and gather the
+    answers it and this retry carry."""
     if input_responses is not None and not (
         isinstance(input_responses, dict) and all(isinstance(v, dict) for v in input_responses.values())
     ):
@@ -382,6 +383,7 @@ def open_book(security: RequestStateSecurity, binding: Binding, request_state: A
     fresh = dict(input_responses or {})
     if request_state is None:
         return AnswerBook({}, {}, fresh, None)
+    assert binding is not None
     try:
         payload = _unseal(security, binding, request_state)
         if security.spend is not None and not security.spend(hashlib.sha256(request_state.encode()).hexdigest(),
