@@ -189,6 +189,12 @@ def _routing_mismatch(body: Mapping[str, Any], headers: Mapping[str, str], versi
     return None
 
 
+def _is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, asking the ABC only of what is not a plain dict (what JSON
+    decodes to), since its check costs several times the plain one."""
+    return isinstance(value, dict) or isinstance(value, Mapping)
+
+
 def classify_inbound_request(
         body: Mapping[str, Any], *, headers: Mapping[str, str] | None = None,
         supported_modern_versions: Sequence[str] = MODERN_PROTOCOL_VERSIONS,
@@ -204,12 +210,12 @@ def classify_inbound_request(
        ``UNSUPPORTED_PROTOCOL_VERSION`` with the supported list).
     """
     params = body.get("params")
-    meta = params.get("_meta") if isinstance(params, Mapping) else None
-    if not isinstance(meta, Mapping):
+    meta = params.get("_meta") if _is_mapping(params) else None
+    if not _is_mapping(meta):
         return InboundLadderRejection(
             INVALID_PARAMS, f"Missing required _meta with '{META_PROTOCOL_VERSION}' and '{META_CLIENT_CAPABILITIES}'")
-    missing = [key for key in (META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES) if key not in meta]
-    if missing:
+    if META_PROTOCOL_VERSION not in meta or META_CLIENT_CAPABILITIES not in meta:
+        missing = [key for key in (META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES) if key not in meta]
         return InboundLadderRejection(INVALID_PARAMS, f"_meta is missing {', '.join(repr(key) for key in missing)}")
     version = meta[META_PROTOCOL_VERSION]
     if headers is not None:
