@@ -328,7 +328,8 @@ class Tool:
         fails the whole request), and so does the internal ``InputRequired``.
         """
         try:
-            values = {**values, **{param: ctx for param in self.context_params}}
+            if self.context_params:
+                values = {**values, **{param: ctx for param in self.context_params}}
             returned = self.fn(**values)
             if isinstance(returned, (CallToolResult, InputRequiredResult)):
                 if isinstance(returned, InputRequiredResult) and self.graph:
