@@ -326,9 +326,9 @@ class ModernEra(Era):
         params = ctx.params or {}
         request_state = params.get("requestState")
         responses = params.get("inputResponses")
-        # Made before the handler runs when there is a state to open or a caller to bind (the hook
-        # sees the request as it came); otherwise only a state about to be sealed needs it.
-        binding = binding_for(security, ctx, audience) if request_state is not None or security.bind_principal else None
+        # What a state is bound to (``bind_principal`` included) is read when one is opened or
+        # sealed: most calls carry none and mint none.
+        binding = binding_for(security, ctx, audience) if request_state is not None else None
         book = open_book(security, binding, request_state, responses)
         try:
             result = run(ReplayQuestions(book), responses, book.handler_state)

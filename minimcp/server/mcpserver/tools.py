@@ -51,6 +51,8 @@ _UNSTRUCTURED = (*_CONTENT, Image, Audio, CallToolResult, InputRequiredResult)
 
 def to_content(value: Any) -> list[Any]:
     """What a handler returned, as content blocks: text as is, objects as indented JSON."""
+    if isinstance(value, str):  # the common case first; no content type is a str
+        return [TextContent(type="text", text=value)]
     if value is None:
         return []
     if isinstance(value, _CONTENT):
@@ -61,8 +63,6 @@ def to_content(value: Any) -> list[Any]:
         return [value.to_audio_content()]
     if isinstance(value, (list, tuple)):
         return [block for item in value for block in to_content(item)]
-    if isinstance(value, str):
-        return [TextContent(type="text", text=value)]
     return [TextContent(type="text", text=pydantic_core.to_json(value, fallback=str, indent=2).decode())]
 
 
