@@ -248,8 +248,12 @@ def validate_mcp_param_headers(input_schema: Any, arguments: Mapping[str, Any],
     is sent twice. A schema whose annotations break the rules checks nothing (a conforming client
     does not call that tool)."""
     properties = input_schema.get("properties") if isinstance(input_schema, dict) else None
-    if not isinstance(properties, dict) or not any(isinstance(schema, dict) and "x-mcp-header" in schema
-                                                   for schema in properties.values()):
+    if not isinstance(properties, dict):
+        return None
+    for schema in properties.values():
+        if isinstance(schema, dict) and X_MCP_HEADER_KEY in schema:
+            break
+    else:
         # No annotated argument: nothing to check, and annotations found deeper would break the
         # schema, which checks nothing either. Said first because nearly every tool is so, and
         # ``header_parameters`` walks the whole schema to tell.
