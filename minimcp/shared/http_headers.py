@@ -22,7 +22,7 @@ class Headers(dict[str, str]):
     @classmethod
     def lowered(cls, fields: dict[str, str]) -> Headers:
         """Headers from fields already named in lower case, taken as they are."""
-        headers = cls()
+        headers = dict.__new__(cls)  # empty; __init__ would only walk an empty field list
         dict.update(headers, fields)
         return headers
 
