@@ -151,9 +151,14 @@ def failure_of(answer: Message) -> MCPError:
     return MCPError(error.get("code", INTERNAL_ERROR), str(error.get("message", "")), error.get("data"))
 
 
+#: ``encode``'s encoder, built once: ``json.dumps`` with options builds a new one per call, which
+#: costs as much as encoding a small answer.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def encode(message: Message) -> bytes:
     """One message as compact UTF-8 JSON on a single line, as SSE and stdio framing need."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+    return _ENCODER.encode(message).encode()
 
 
 _NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'"[]{}')

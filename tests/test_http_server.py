@@ -263,6 +263,31 @@ def test_call_success(session: Any) -> None:
                       "isError": False}
 
 
+def test_a_plain_return_value_of_another_type_is_still_checked_against_its_annotation(serve_http: Any) -> None:
+    """A ``str``/``int``/``bool`` value of exactly the annotated type is its own structured output;
+    any other (a subclass, a number for ``str``, a string for ``int``) still goes through validation."""
+    mcp = MCPServer("plain")
+
+    class Text(str):
+        pass
+
+    @mcp.tool()
+    def text(kind: str) -> str:
+        return {"str": "s", "sub": Text("t"), "int": 5}[kind]  # type: ignore[return-value]
+
+    @mcp.tool()
+    def number(kind: str) -> int:
+        return {"int": 7, "bool": True, "str": "8", "word": "eight"}[kind]  # type: ignore[return-value]
+
+    session = legacy_handshake(serve_http(mcp))
+    assert session.call_tool("text", {"kind": "str"})["structuredContent"] == {"result": "s"}
+    assert session.call_tool("text", {"kind": "sub"})["structuredContent"] == {"result": "t"}
+    assert session.call_tool("text", {"kind": "int"})["isError"] is True
+    assert session.call_tool("number", {"kind": "int"})["structuredContent"] == {"result": 7}
+    assert session.call_tool("number", {"kind": "str"})["structuredContent"] == {"result": 8}
+    assert session.call_tool("number", {"kind": "word"})["isError"] is True
+
+
 def test_invalid_arguments_are_a_tool_error(session: Any) -> None:
     result = session.call_tool("schema_probe", {"name": "n", "level": 99})
     assert result["isError"] is True

@@ -204,6 +204,37 @@ def test_a_remote_parent_from_any_client_is_honoured(serve_http: Callable[..., s
     assert (served.context.trace_id, served.parent.span_id) == (0x0AF7651916CD43DD8448EB211C80319C, 0xB7AD6B7169203331)
 
 
+def test_a_remote_parent_under_another_propagator_is_honoured(serve_http: Callable[..., str],
+                                                              spans: Callable[[], list[ReadableSpan]]) -> None:
+    """The server skips extracting a ``_meta`` that holds none of the global propagator's fields;
+    the fields are the configured propagator's own, not W3C's ``traceparent``."""
+    from opentelemetry import propagate
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    class Renamed(TraceContextTextMapPropagator):
+        """W3C trace context, read from and written to ``x-trace``."""
+
+        def extract(self, carrier: Any, context: Any = None, getter: Any = None) -> Any:
+            return super().extract({"traceparent": carrier.get("x-trace")}, context)
+
+        @property
+        def fields(self) -> set[str]:
+            return {"x-trace"}
+
+    url = serve_http(_server())
+    legacy = legacy_handshake(url)
+    before = propagate.get_global_textmap()
+    propagate.set_global_textmap(Renamed())
+    try:
+        parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        legacy.rpc("tools/call", {"name": "add", "arguments": {"a": 2, "b": 2}, "_meta": {"x-trace": parent}})
+    finally:
+        propagate.set_global_textmap(before)
+    served = _named(spans(), "tools/call add")
+    assert served.parent is not None and served.parent.is_remote
+    assert (served.context.trace_id, served.parent.span_id) == (0x0AF7651916CD43DD8448EB211C80319C, 0xB7AD6B7169203331)
+
+
 def test_the_span_middleware_comes_first_as_in_the_official_list() -> None:
     def mine(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         return call_next(ctx)

@@ -735,3 +735,18 @@ def test_error_data() -> None:
     assert dump(ErrorData(code=0, message="boom")) == {"code": 0, "message": "boom"}
     with pytest.raises(ValidationError):
         ErrorData.model_validate({"message": "no code"})
+
+
+def test_dump_is_model_dump_and_honours_an_override() -> None:
+    """``dump`` calls the serializer directly, as ``model_dump`` would; a model that overrides
+    ``model_dump`` still gets its own."""
+
+    class Tagged(CallToolResult):
+        def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+            return {**super().model_dump(**kwargs), "tagged": True}
+
+    result = CallToolResult(content=[TextContent(type="text", text="x")], structured_content={"a": None})
+    assert types.dump(result) == result.model_dump(by_alias=True, exclude_none=True, mode="json")
+    tagged = Tagged(content=[TextContent(type="text", text="x")])
+    assert types.dump(tagged) == {"resultType": "complete", "content": [{"type": "text", "text": "x"}],
+                                  "isError": False, "tagged": True}

@@ -47,10 +47,17 @@ logger = logging.getLogger("minimcp.server.wsgi")
 _UNPREFIXED = (("CONTENT_TYPE", "content-type"), ("CONTENT_LENGTH", "content-length"))
 
 
+@functools.lru_cache(maxsize=256)
+def _field_name(key: str) -> str:
+    """The header name of an environ key (``HTTP_MCP_METHOD`` -> ``mcp-method``); cached, since the
+    same few names come with every request and rewriting each costs more than the lookup."""
+    return key[5:].replace("_", "-").lower()
+
+
 def environ_headers(environ: Mapping[str, Any]) -> Headers:
     """The header fields of a WSGI (or CGI-style, as Django's ``request.META``) environ, read in one
     pass: the exchange looks up several per request, each then a dict lookup."""
-    fields = {key[5:].replace("_", "-").lower(): value for key, value in environ.items() if key[:5] == "HTTP_"}
+    fields = {_field_name(key): value for key, value in environ.items() if key[:5] == "HTTP_"}
     for key, name in _UNPREFIXED:
         value = environ.get(key)
         if value:

@@ -22,21 +22,23 @@ class Headers(dict[str, str]):
     @classmethod
     def lowered(cls, fields: dict[str, str]) -> Headers:
         """Headers from fields already named in lower case, taken as they are."""
-        headers = cls()
+        headers = dict.__new__(cls)  # empty; __init__ would only walk an empty field list
         dict.update(headers, fields)
         return headers
 
+    # dict's own methods named directly rather than through super(): each is called several times
+    # per request, and super() costs as much as the lookup.
     def __setitem__(self, name: str, value: str) -> None:
-        super().__setitem__(name.lower(), value)
+        dict.__setitem__(self, name.lower(), value)
 
     def __getitem__(self, name: str) -> str:
-        return super().__getitem__(name.lower())
+        return dict.__getitem__(self, name.lower())
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and super().__contains__(name.lower())
+        return isinstance(name, str) and dict.__contains__(self, name.lower())
 
     def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
-        return super().get(name.lower(), default)
+        return dict.get(self, name.lower(), default)
 
 
 __all__ = ["Headers"]

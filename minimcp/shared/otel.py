@@ -86,11 +86,19 @@ def tracing() -> bool:
     return _enabled
 
 
+#: Whether ``recording()`` has seen a tracer provider set. The API sets one once and for good, so
+#: this only ever turns on (a plain bool, as ``_enabled``); until it does, every call asks again.
+_provider_set = False
+
+
 def recording() -> bool:
     """Whether a tracer provider is set (an SDK, or the one the environment names), so a span can
     record anything: until then the API's proxy tracer makes spans that record nothing, and one
     without a valid parent is the invalid span, which carries no context either."""
-    return _load() and not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    global _provider_set
+    if not _provider_set:
+        _provider_set = _load() and not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    return _provider_set
 
 
 def span_name(method: str, params: Mapping[str, Any] | None, prefix: str = "") -> str:
@@ -152,10 +160,23 @@ def _carrying(params: dict[str, Any], span: Any, context: Any = None) -> Outgoin
     return Outgoing({**params, "_meta": meta} if meta else params, span)
 
 
+#: The global propagator whose ``fields`` were read last, and those fields (every key its
+#: ``extract`` may read). Replaced whole, so a reader never sees one without the other.
+_propagated: tuple[Any, frozenset[str]] = (None, frozenset())
+
+
 def parent_context(meta: Mapping[str, Any] | None) -> Any:
     """The trace context a request's ``_meta`` carries, or ``None`` (parent on the ambient span)
-    when it carries none or a malformed one: a client's junk must not orphan or break a span."""
-    if not isinstance(meta, Mapping) or not meta or not _load():
+    when it carries none or a malformed one: a client's junk must not orphan or break a span.
+    A ``_meta`` holding none of the propagator's fields (nearly every request's) is not extracted:
+    the result would be the ambient context, which ``None`` already stands for."""
+    global _propagated
+    if not (isinstance(meta, dict) or isinstance(meta, Mapping)) or not meta or not _load():
+        return None
+    textmap = propagate.get_global_textmap()
+    if _propagated[0] is not textmap:
+        _propagated = (textmap, frozenset(textmap.fields))
+    if _propagated[1].isdisjoint(meta):
         return None
     try:
         context = propagate.extract(meta)

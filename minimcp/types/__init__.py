@@ -84,8 +84,14 @@ class MCPModel(BaseModel):
 
 
 def dump(model: BaseModel) -> dict[str, Any]:
-    """The wire form of ``model``: camelCase keys, ``_meta``, no ``None`` fields, JSON values."""
-    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    """The wire form of ``model``: camelCase keys, ``_meta``, no ``None`` fields, JSON values.
+
+    The serializer is called as pydantic's ``model_dump`` calls it, without that method's Python
+    frame (a quarter of the cost of dumping a small result, paid on every answer); a model that
+    overrides ``model_dump`` gets its own."""
+    if type(model).model_dump is not BaseModel.model_dump:
+        return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return model.__pydantic_serializer__.to_python(model, by_alias=True, exclude_none=True, mode="json")
 
 
 class RequestParams(MCPModel):

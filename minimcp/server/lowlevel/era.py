@@ -324,10 +324,11 @@ class ModernEra(Era):
     def rounds(self, ctx: ServerRequestContext[Any, Any], security: RequestStateSecurity, audience: str | None,
                run: RoundBody) -> Any:
         params = ctx.params or {}
-        binding = Binding(security, ctx, audience)
-        book = open_book(security, binding, params.get("requestState"), params.get("inputResponses"))
+        responses = params.get("inputResponses")
+        binding = Binding(security, ctx, audience)  # works out what it binds only when a state is opened or sealed
+        book = open_book(security, binding, params.get("requestState"), responses)
         try:
-            result = run(ReplayQuestions(book), params.get("inputResponses"), book.handler_state)
+            result = run(ReplayQuestions(book), responses, book.handler_state)
         except InputRequired:
             result = None
         if book.pending:

@@ -30,12 +30,33 @@ class Outbox(ABC):
 
     def __init__(self, can_request: bool = True) -> None:
         self.can_request = can_request
-        self.cancelled = Event()
-        # _lock guards _done, _waiters and _on_end.
+        # _lock guards _done, _waiters, _on_end and the making of _cancelled (see ``cancelled``).
         self._lock = Lock()
+        self._cancelled: Event | None = None
         self._done = False
         self._waiters: set[Waiter] = set()
         self._on_end: list[Callable[[], None]] | None = None
+
+    @property
+    def cancelled(self) -> Event:
+        """Set once the request is cancelled (timed out, or its client gone). Made on first use:
+        an ``Event`` costs more than the rest of an outbox, and most requests never look at it."""
+        cancelled = self._cancelled
+        if cancelled is None:
+            with self._lock:
+                if self._cancelled is None:
+                    self._cancelled = Event()
+                cancelled = self._cancelled
+        return cancelled
+
+    @cancelled.setter
+    def cancelled(self, event: Event) -> None:
+        self._cancelled = event
+
+    def _stopped(self) -> bool:
+        """Whether the request is cancelled, without making the event (so also under ``_lock``)."""
+        cancelled = self._cancelled
+        return cancelled is not None and cancelled.is_set()
 
     @property
     def done(self) -> bool:
@@ -43,7 +64,7 @@ class Outbox(ABC):
 
     def send(self, message: Message) -> None:
         """Queue a notification or server-to-client request; dropped once the request has ended."""
-        if not self._done and not self.cancelled.is_set():
+        if not self._done and not self._stopped():
             self._deliver(message, False)
 
     def close(self, response: Message) -> None:
@@ -85,7 +106,7 @@ class Outbox(ABC):
         What no worker's ``finally`` ends (an open ``subscriptions/listen``) leaves its bookkeeping here.
         """
         with self._lock:
-            if not self._done and not self.cancelled.is_set():
+            if not self._done and not self._stopped():
                 if self._on_end is None:
                     self._on_end = []
                 self._on_end.append(callback)
@@ -107,7 +128,7 @@ class Outbox(ABC):
     def track(self, waiter: Waiter) -> None:
         with self._lock:
             self._waiters.add(waiter)
-        if self.cancelled.is_set():
+        if self._stopped():
             waiter.fail(jsonrpc.connection_closed())
 
     def untrack(self, waiter: Waiter) -> None:
@@ -157,7 +178,7 @@ class QueueOutbox(Outbox):
             remaining = 1.0 if deadline is None else deadline - monotonic()
             item = self.get(min(remaining, 1.0)) if remaining > 0 else None
             if item is None:
-                if self.cancelled.is_set():
+                if self._stopped():
                     raise jsonrpc.connection_closed()
                 if deadline is not None and monotonic() >= deadline:
                     self.abort()
@@ -166,7 +187,7 @@ class QueueOutbox(Outbox):
             message, final = item
             if final:
                 return message
-            if not self.cancelled.is_set():
+            if not self._stopped():
                 on_message(message)
 
 

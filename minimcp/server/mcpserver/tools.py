@@ -51,6 +51,8 @@ _UNSTRUCTURED = (*_CONTENT, Image, Audio, CallToolResult, InputRequiredResult)
 
 def to_content(value: Any) -> list[Any]:
     """What a handler returned, as content blocks: text as is, objects as indented JSON."""
+    if isinstance(value, str):  # the common case first; no content type is a str
+        return [TextContent(type="text", text=value)]
     if value is None:
         return []
     if isinstance(value, _CONTENT):
@@ -61,8 +63,6 @@ def to_content(value: Any) -> list[Any]:
         return [value.to_audio_content()]
     if isinstance(value, (list, tuple)):
         return [block for item in value for block in to_content(item)]
-    if isinstance(value, str):
-        return [TextContent(type="text", text=value)]
     return [TextContent(type="text", text=pydantic_core.to_json(value, fallback=str, indent=2).decode())]
 
 
@@ -80,17 +80,29 @@ def failure_result(failure: ToolError) -> CallToolResult:
     return error_result(str(failure))
 
 
+#: Return annotations whose values of exactly that type validate and dump to themselves.
+_VERBATIM = (str, int, bool)
+
+
 class _Output:
     """How a return value becomes ``structured_content``: validated by ``adapter``, wrapped as
-    ``{"result": ...}`` when the annotation is not an object."""
+    ``{"result": ...}`` when the annotation is not an object.
 
-    def __init__(self, schema: dict[str, Any], adapter: TypeAdapter[Any], wrap: bool) -> None:
+    ``verbatim``: the annotation, when it is a bare ``str``, ``int`` or ``bool``; a value of exactly
+    that type is its own output (the adapter would return it unchanged), so it skips the adapter.
+    """
+
+    def __init__(self, schema: dict[str, Any], adapter: TypeAdapter[Any], wrap: bool,
+                 verbatim: type | None = None) -> None:
         self.schema = schema
         self.adapter = adapter
         self.wrap = wrap
+        self.verbatim = verbatim
 
     def structure(self, value: Any) -> Any:
         if self.wrap:
+            if type(value) is self.verbatim:
+                return {"result": value}
             value = {"result": value}
         return self.adapter.dump_python(self.adapter.validate_python(value), mode="json", by_alias=True)
 
@@ -183,7 +195,8 @@ def output_plan(name: str, fn: Callable[..., Any], structured_output: bool | Non
         if inspect.isclass(annotation) and annotation.__module__ != "builtins" and not _is_plain_data(annotation):
             raise TypeError("not serializable")
         wrapper = create_model(f"{name}Output", result=(annotation, ...))  # type: ignore[call-overload]
-        return _Output(wrapper.model_json_schema(), TypeAdapter(wrapper), wrap=True)
+        return _Output(wrapper.model_json_schema(), TypeAdapter(wrapper), wrap=True,
+                       verbatim=annotation if annotation in _VERBATIM else None)
     except Exception:
         if structured_output:
             raise InvalidSignature(
@@ -315,7 +328,8 @@ class Tool:
         fails the whole request), and so does the internal ``InputRequired``.
         """
         try:
-            values = {**values, **{param: ctx for param in self.context_params}}
+            if self.context_params:
+                values = {**values, **{param: ctx for param in self.context_params}}
             returned = self.fn(**values)
             if isinstance(returned, (CallToolResult, InputRequiredResult)):
                 if isinstance(returned, InputRequiredResult) and self.graph:

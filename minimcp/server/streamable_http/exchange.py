@@ -33,6 +33,7 @@ goes away. Every status comes from ``errors``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -153,9 +154,22 @@ def _events(body: Iterator[bytes], headers: dict[str, str]) -> HTTPResponse:
     return HTTPResponse(errors.OK, [*sse.SSE_HEADERS, *headers.items()], body)
 
 
+@functools.lru_cache(maxsize=64)
+def _offered(accept: str) -> frozenset[str]:
+    """The media types an ``Accept`` value lists; cached, since a client sends the same one on
+    every request."""
+    return frozenset(part.split(";")[0].strip().lower() for part in accept.split(","))
+
+
+@functools.lru_cache(maxsize=64)
+def _media_type(content_type: str) -> str:
+    """A ``Content-Type`` value without its parameters, in lower case; cached as ``_offered`` is."""
+    return content_type.split(";")[0].strip().lower()
+
+
 def _accepts(headers: Mapping[str, str], *types: str) -> bool:
-    offered = {part.split(";")[0].strip().lower() for part in headers.get("Accept", "").split(",")}
-    return "*/*" in offered or all(t in offered for t in types)
+    offered = _offered(headers.get("Accept") or "")
+    return "*/*" in offered or offered.issuperset(types)
 
 
 def _content_length(headers: Mapping[str, str]) -> int | None:
@@ -267,7 +281,7 @@ class Exchange:
         length = _content_length(headers)
         if length is not None and length > self.max_request_body_size:
             raise errors.BodyTooLarge()
-        if (headers.get("Content-Type") or "").split(";")[0].strip().lower() != "application/json":
+        if _media_type(headers.get("Content-Type") or "") != "application/json":
             raise errors.UnsupportedMediaType()
         if not _accepts(headers, "application/json", "text/event-stream"):
             raise errors.NotAcceptable("Not Acceptable: Accept must list application/json and text/event-stream")
