@@ -361,7 +361,8 @@ class Exchange:
             outbox = self.sessions.event_log(connection, can_request, message["id"])
         else:
             outbox = QueueOutbox(can_request)
-        answer = self.dispatcher.handle_request(message, connection, outbox, self._transport(request, can_request))
+        answer = self.dispatcher.handle_request(message, connection, outbox, self._transport(request, can_request),
+                                                here=True)
         if self.dispatcher.opens_session(message, answer):
             if self.sessions.add(connection) is None:
                 raise errors.TooManySessions(request_id=message["id"])
