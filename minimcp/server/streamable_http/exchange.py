@@ -431,25 +431,30 @@ class Exchange:
         client resumes with ``Last-Event-ID``. Closes logged up to ``since`` happened before this
         connection existed and are skipped. A client that goes away aborts the request."""
         ended = False
+        # The priming event travels in one write with what follows it (one send, one wake-up of the
+        # client, the same bytes).
+        head = self._resume_point(log, after) if prime else b""
         try:
-            if prime:
-                yield self._resume_point(log, after)
             while not ended:
+                chunk = b""
                 if event is None:
                     if log.exhausted(after):
                         ended = True
-                        return
-                    self.sessions.sweep()  # the tick that expires a session whose worker waits in vain
-                    yield sse.KEEPALIVE
+                    else:
+                        self.sessions.sweep()  # the tick that expires a session whose worker waits in vain
+                        chunk = sse.KEEPALIVE
                 else:
                     after = event.seq
                     if event.message is None:
                         if after > since:
                             ended = True
-                            yield self._resume_point(log, after)
+                            chunk = self._resume_point(log, after)
                     else:
                         ended = event.final
-                        yield sse.event(event.message, log.event_id(after))
+                        chunk = sse.event(event.message, log.event_id(after))
+                if head or chunk:
+                    yield head + chunk
+                    head = b""
                 if not ended:
                     event = log.read(after, self.keepalive_interval)
         finally:
