@@ -669,4 +669,5 @@ class SessionManager:
         return len(self._sessions)
 
     def _idle(self, connection: Connection) -> bool:
-        return not connection.working and monotonic() - connection.last_seen > self.idle_timeout
+        # The clock first: a session looked up on every call is seldom idle that long.
+        return monotonic() - connection.last_seen > self.idle_timeout and not connection.working
