@@ -10,7 +10,7 @@ Rules this file owns:
   worker thread cannot be interrupted.
 
 The rest of the core (outboxes, pending requests, sessions, listens) reaches threads only through
-this module's names, so what it costs and how it waits is decided in one place. ``Lock``,
+this module's names, so what it costs and how it waits is decided in one place. ``Lock``, ``RLock``,
 ``Condition`` and ``Event`` are the ``threading`` ones themselves, not wrappers: a lock guarding a
 dict is taken on every call, and an extra Python frame there would be paid on every call too.
 """
@@ -34,6 +34,7 @@ from minimcp.types import INTERNAL_ERROR
 logger = logging.getLogger("minimcp.server.workers")
 
 Lock = threading.Lock
+RLock = threading.RLock
 Condition = threading.Condition
 Event = threading.Event
 #: Seconds on a clock that never goes back, for idle times and deadlines.
@@ -297,5 +298,5 @@ class Deadlines:
                     logger.exception("a deadline callback failed")
 
 
-__all__ = ["Channel", "Condition", "Deadlines", "Event", "Lock", "Waiter", "WorkerPool", "monotonic",
+__all__ = ["Channel", "Condition", "Deadlines", "Event", "Lock", "RLock", "Waiter", "WorkerPool", "monotonic",
            "wall_clock"]
