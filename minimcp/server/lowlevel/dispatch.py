@@ -199,8 +199,12 @@ class Dispatcher:
             return False
         params = message.get("params")
         name = params.get("name") if isinstance(params, dict) else None
-        return isinstance(name, str) and silent(name) and all(
-            isinstance(layer, OpenTelemetryMiddleware) for layer in self.server.middleware)
+        if not isinstance(name, str) or not silent(name):
+            return False
+        for layer in self.server.middleware:
+            if not isinstance(layer, OpenTelemetryMiddleware):
+                return False
+        return True
 
     @staticmethod
     def opens_session(message: Message, answer: Message | None) -> bool:
