@@ -2,7 +2,7 @@
 """Server CPU time per request: a load-independent measure of the request path's cost.
 
     python benchmarks/cpu.py [--baseline REV ...] [-n 3000] [-c 8[,32]] [--repeats 3] [--only echo|elicit]
-                             [--servers httpd[,gunicorn,granian,waitress,uwsgi]] [--threads 32] [--peer-h11]
+                             [--servers httpd[,gunicorn,gunicorn-httpd,granian,waitress,uwsgi]] [--threads 32] [--peer-h11]
                              [--null-asgi] [--nulls-only]
 
 Wall-clock requests/s swing several-fold when other work shares the machine; the CPU time the

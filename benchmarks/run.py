@@ -153,7 +153,7 @@ class Server:
                 resp = conn.getresponse()
                 resp.read() if resp.status != 200 else None
                 conn.close()
-                if self.name.endswith("gunicorn") and not self.workers():
+                if "gunicorn" in self.name and not self.workers():
                     raise OSError("no worker yet")
                 return
             except (OSError, http.client.HTTPException) as e:

@@ -6,6 +6,8 @@ process, 32 request threads, this folder on the path, logging at warning and no 
     httpd     minimcp's keep-alive server (what ``mcp.run`` uses), in this process
     httpd-h11 the same with its h11 parser (``serve_httpd``'s callers: null_wsgi.py)
     gunicorn  ``gunicorn --worker-class gthread --threads 32 -w 1``
+    gunicorn-httpd  ``gunicorn --worker-class minimcp.httpd.gunicorn.Worker --threads 32 -w 1``
+              (gunicorn's process management, minimcp's HTTP server in the worker)
     granian   ``granian --interface wsgi --workers 1 --blocking-threads 32`` (Rust HTTP, WSGI on threads)
     waitress  ``waitress-serve --threads 32``
     uwsgi     ``uwsgi --http11-socket --threads 32`` (pyuwsgi's binary; one process, no master)
@@ -21,7 +23,9 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SERVERS = ("httpd", "httpd-h11", "gunicorn", "granian", "waitress", "uwsgi")
+SERVERS = ("httpd", "httpd-h11", "gunicorn", "gunicorn-httpd", "granian", "waitress", "uwsgi")
+#: The gunicorn worker class of each gunicorn entry of ``SERVERS``.
+GUNICORN_WORKERS = {"gunicorn": "gthread", "gunicorn-httpd": "minimcp.httpd.gunicorn.Worker"}
 
 
 def server_arguments(description: str | None) -> argparse.ArgumentParser:
@@ -34,9 +38,10 @@ def server_arguments(description: str | None) -> argparse.ArgumentParser:
     return ap
 
 
-def gunicorn_command(app_ref: str, host: str, port: int, threads: int, *extra: str) -> list[str]:
-    """The gunicorn command serving ``app_ref`` (``module:app`` in this folder) with gthread workers."""
-    return [sys.executable, "-m", "gunicorn", "--no-control-socket", "--worker-class", "gthread",
+def gunicorn_command(app_ref: str, host: str, port: int, threads: int, *extra: str,
+                     worker_class: str = "gthread") -> list[str]:
+    """The gunicorn command serving ``app_ref`` (``module:app`` in this folder) with one worker of ``worker_class``."""
+    return [sys.executable, "-m", "gunicorn", "--no-control-socket", "--worker-class", worker_class,
             "--threads", str(threads), "-w", "1", "-b", f"{host}:{port}", "--chdir", HERE, "--log-level", "warning",
             *extra, app_ref]
 
@@ -49,8 +54,8 @@ def _script(name: str) -> str:
 
 def server_command(server: str, app_ref: str, host: str, port: int, threads: int) -> list[str]:
     """The command line serving ``app_ref`` with ``server`` (any of ``SERVERS`` but httpd)."""
-    if server == "gunicorn":
-        return gunicorn_command(app_ref, host, port, threads)
+    if server in GUNICORN_WORKERS:
+        return gunicorn_command(app_ref, host, port, threads, worker_class=GUNICORN_WORKERS[server])
     if server == "granian":
         return [_script("granian"), "--interface", "wsgi", "--host", host, "--port", str(port), "--workers", "1",
                 "--blocking-threads", str(threads), "--no-ws", "--log-level", "warning", "--working-dir", HERE,

@@ -44,6 +44,15 @@ def _recv_ready(sock: socket.socket) -> bytes | None:
     except OSError:
         return b""
 
+
+def _cut(sock: socket.socket) -> None:
+    """Make a worker's next read or send on ``sock`` fail (the worker closes the socket)."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
 class _Connection:
     """A client connection. Owned by the loop while parked (idle, or its head still arriving), by one
     worker while a request runs; ``parked`` and ``deadline`` are the loop's (a worker hands the
@@ -98,7 +107,9 @@ class WSGIServer:
     ``max_connections`` worker threads, started on demand. ``max_connections_per_peer=None`` lifts
     the per-address cap (behind a proxy every connection comes from the proxy's address).
     ``parser`` names the request parser (see ``minimcp.httpd.parsing.PARSERS``): by default
-    httptools's when it is installed, else h11's; both give the same verdicts.
+    httptools's when it is installed, else h11's; both give the same verdicts. ``listener``, a
+    listening TCP socket bound already (a process manager's, such as gunicorn's), is served instead
+    of binding ``host:port``; the server closes it when it stops.
 
     At ``max_connections`` a newcomer closes the longest-idle keep-alive connection (parked, with no
     byte of a next request): such a connection holds no request, so closing it loses nothing, and
@@ -115,7 +126,7 @@ class WSGIServer:
     def __init__(self, app: Callable[..., Iterable[bytes]], host: str = "127.0.0.1", port: int = 0, *,
                  max_connections: int = 4096, max_connections_per_peer: int | None = 256,
                  idle_timeout: float = 75.0, header_timeout: float = 10.0, body_timeout: float = 30.0,
-                 parser: str | None = None) -> None:
+                 parser: str | None = None, listener: socket.socket | None = None) -> None:
         if parser is not None and parser not in PARSERS:
             raise ValueError(f"no parser {parser!r} here; these are: {', '.join(PARSERS)}")
         self._parser: type[Parser] = PARSERS[parser] if parser is not None else next(iter(PARSERS.values()))
@@ -125,14 +136,19 @@ class WSGIServer:
         self.idle_timeout = idle_timeout
         self.header_timeout = header_timeout
         self.body_timeout = body_timeout
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._listener = socket.socket(family, socket.SOCK_STREAM)
-        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._listener.bind((host, port))
-        self._listener.listen(1024)
-        self._listener.setblocking(False)
+        if listener is None:
+            listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind((host, port))
+            listener.listen(1024)
+        else:
+            host = listener.getsockname()[0]
+        listener.setblocking(False)
+        self._listener = listener
         self.host = host
-        self.port: int = self._listener.getsockname()[1]
+        self.port: int = listener.getsockname()[1]
+        self._drain = False  # set by shutdown() before _stopping; read by the loop once it sees _stopping
+        self._unfinished: list[socket.socket] = []  # running requests' sockets at the loop's end (drain=True)
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
@@ -187,14 +203,18 @@ class WSGIServer:
         finally:
             self.shutdown()
 
-    def shutdown(self, timeout: float = 5.0) -> None:
+    def shutdown(self, timeout: float = 5.0, *, drain: bool = False) -> None:
         """Stop accepting, close every connection, and wait (up to ``timeout``) for running requests.
 
+        The running requests are cut short at once (their next read or send fails), unless
+        ``drain``: then they run on and send their answers, a graceful stop (gunicorn's on ``TERM``),
+        and only those still running at ``timeout`` are cut. Idle connections close either way.
         Idempotent; a server whose ``serve_forever`` never ran shuts down at once.
         """
         if self._stopping.is_set():
             return
         deadline = time.monotonic() + timeout
+        self._drain = drain
         self._stopping.set()
         self._wake()
         if self._serving:
@@ -202,6 +222,8 @@ class WSGIServer:
         with self._idle:
             while self._busy and self._idle.wait(max(0.0, deadline - time.monotonic())):
                 pass
+        for sock in self._unfinished:
+            _cut(sock)
         self._listener.close()
         self._wake_r.close()
         self._wake_w.close()
@@ -484,11 +506,10 @@ class WSGIServer:
         for conn in self._conns:
             if conn.parked:
                 conn.sock.close()
+            elif self._drain:  # a worker has it and may finish: shutdown() cuts it if it overruns
+                self._unfinished.append(conn.sock)
             else:  # a worker has it: make its next read or send fail; it closes the socket
-                try:
-                    conn.sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+                _cut(conn.sock)
         for lingering in self._lingering:
             lingering.sock.close()
         self._conns.clear()

@@ -1,0 +1,236 @@
+"""A gunicorn worker class that serves the WSGI app with this package's HTTP server.
+
+``gunicorn -k minimcp.httpd.gunicorn.Worker -w 4 --threads 32 app:app``
+
+gunicorn manages the processes: the master, ``-w N``, reload on ``HUP``, graceful ``TERM``,
+``--max-requests``, the ``--timeout`` heartbeat, log reopening on ``USR1``. Each worker process
+serves its share of gunicorn's listening sockets with ``WSGIServer``, whose loop parks idle
+connections in a selector and runs each request on a thread of its own, instead of gunicorn
+gthread's pure-Python parser and its hand-offs between the selector and a thread pool, which cost
+more per request than a small MCP call does. The same scheme as uvicorn's ``UvicornWorker``.
+
+How gunicorn's settings map:
+
+- the listeners: gunicorn's (``-b``, ``--reuse-port``); each is served by a loop of its own. TCP
+  only: TLS (``--certfile``) and unix sockets are refused; put a proxy in front, or use ``gthread``.
+- ``--threads``: the requests one loop serves at once (``WSGIServer``'s ``max_connections``; its
+  threads start on demand, and an idle keep-alive connection holds none; so ``--worker-connections``
+  has no part). No per-address cap: behind a proxy every connection comes from the proxy.
+- ``--keep-alive``: how long a connection may idle between requests (and, as everywhere on this
+  server, how long a client may stop reading a response); ``0`` answers every request with
+  ``Connection: close``.
+- ``--timeout``: the worker's main thread beats the heartbeat while its loops run (as gthread's,
+  it proves the process alive, not that every request is quick).
+- ``TERM`` and ``--max-requests``: stop accepting, let the running requests finish within
+  ``--graceful-timeout``, then exit; ``INT`` and ``QUIT`` exit at once (gunicorn's own handlers).
+- The server's log (``minimcp.httpd``) goes to gunicorn's error log, unless it is configured
+  already; with an access log (``--access-logfile``), each response is logged there once sent,
+  in ``--access-logformat``. Not honoured: the ``pre_request``/``post_request`` hooks, the
+  ``--limit-request-*`` sizes (this server's own limits apply, see ``limits``) and the
+  forwarded-headers settings.
+
+gunicorn is an optional dependency (the ``gunicorn`` extra): only this module imports it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from gunicorn.workers import base
+
+from minimcp.httpd.connections import WSGIServer
+
+_App = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+class _ToLogger(logging.Handler):
+    """Hands every record to ``target`` (gunicorn's error log), whose handlers USR1 reopens."""
+
+    def __init__(self, target: logging.Logger) -> None:
+        super().__init__()
+        self.target = target
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.target.handle(record)
+
+
+class Worker(base.Worker):
+    """One gunicorn worker process: a ``WSGIServer`` loop per listener, each on a thread of its own,
+    while the main thread beats the heartbeat and watches for the signal (or the request count) to
+    stop. ``alive`` is set false by gunicorn's signal handlers and by the counting app; the
+    handlers' wakeup pipe (``PIPE``) ends the main thread's wait at once."""
+
+    @classmethod
+    def check_config(cls, cfg: Any, log: Any) -> None:
+        if cfg.is_ssl:
+            raise RuntimeError("minimcp.httpd.gunicorn.Worker serves plain HTTP: terminate TLS at a proxy, "
+                               "or use -k gthread")
+        if cfg.threads < 2:
+            log.warning("minimcp.httpd.gunicorn.Worker serves --threads requests at once per worker and "
+                        "answers 503 past them; with %d, a legacy MCP session's GET stream takes the only one "
+                        "(set --threads 32, say)", cfg.threads)
+
+    def init_process(self) -> None:
+        for listener in self.sockets:
+            if listener.sock.family not in (socket.AF_INET, socket.AF_INET6):
+                raise RuntimeError(f"minimcp.httpd.gunicorn.Worker serves TCP listeners only, not {listener}: "
+                                   "bind host:port, or use -k gthread")
+        super().init_process()
+
+    def run(self) -> None:
+        self._log_through_gunicorn()
+        app = self._app()
+        # Under --keep-alive 0 no connection idles (see _closing): the server's default bounds the sends.
+        idle = {"idle_timeout": float(self.cfg.keepalive)} if self.cfg.keepalive else {}
+        servers = [WSGIServer(app, listener=listener.sock, max_connections=self.cfg.threads,
+                              max_connections_per_peer=None, **idle) for listener in self.sockets]
+        loops = [threading.Thread(target=server.serve_forever, name=f"minimcp-httpd {server.host}:{server.port}",
+                                  daemon=True) for server in servers]
+        for loop in loops:
+            loop.start()
+        tick = min(1.0, self.timeout or 1.0)  # half of --timeout (0: no heartbeat check)
+        while self.alive:
+            self.notify()
+            if self.ppid != os.getppid():
+                self.log.info("Parent changed, shutting down: %s", self)
+                break
+            if not all(loop.is_alive() for loop in loops):
+                self.log.error("a server loop of %s ended; the worker exits", self)
+                break
+            self._wait(tick)
+        self._stop(servers, tick)
+
+    def _wait(self, seconds: float) -> None:
+        """Until a signal (or the counting app) writes to the wakeup pipe, or ``seconds`` pass."""
+        readable, _, _ = select.select([self.PIPE[0]], [], [], seconds)
+        if readable:
+            try:
+                while os.read(self.PIPE[0], 4096):
+                    pass
+            except BlockingIOError:
+                pass
+
+    def _stop(self, servers: list[WSGIServer], tick: float) -> None:
+        """Stop accepting and let the running requests finish, for ``--graceful-timeout`` at most,
+        beating the heartbeat meanwhile (the master kills the worker once that timeout passes anyway)."""
+        grace = float(self.cfg.graceful_timeout)
+        stoppers = [threading.Thread(target=server.shutdown, args=(grace,), kwargs={"drain": True},
+                                     name="minimcp-httpd shutdown", daemon=True) for server in servers]
+        for stopper in stoppers:
+            stopper.start()
+        deadline = time.monotonic() + grace
+        for stopper in stoppers:
+            while stopper.is_alive() and time.monotonic() < deadline:
+                self.notify()
+                stopper.join(min(tick, max(0.0, deadline - time.monotonic())))
+
+    def _app(self) -> _App:
+        """The WSGI app as the settings ask: counted for ``--max-requests``, every response
+        announcing ``Connection: close`` under ``--keep-alive 0``, and logged when there is an
+        access log (the app as it is otherwise: nothing is added to a request's path for nothing)."""
+        app: _App = self.wsgi
+        if not self.cfg.keepalive:
+            app = _closing(app)
+        if getattr(self.log, "access_log_enabled", self.cfg.accesslog):
+            app = _logged(app, self.log)
+        if self.cfg.max_requests > 0:
+            app = self._counted(app)
+        return app
+
+    def _counted(self, app: _App) -> _App:
+        """``app``, stopping the worker gracefully once it has taken ``max_requests`` requests (the
+        count is a C iterator: exact under threads, and the limit is met by one request only)."""
+        count = itertools.count(1)
+        limit = self.max_requests
+
+        def counted(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+            self.nr = number = next(count)
+            if number == limit:
+                self.log.info("Autorestarting worker after current request.")
+                self.alive = False
+                os.write(self.PIPE[1], b".")
+            return app(environ, start_response)
+
+        return counted
+
+    def _log_through_gunicorn(self) -> None:
+        """The server's log into gunicorn's error log, at its level, unless a log configuration
+        (``--log-config``) has given it handlers of its own."""
+        httpd_log = logging.getLogger("minimcp.httpd")
+        if httpd_log.handlers:
+            return
+        error_log: logging.Logger | None = getattr(self.log, "error_log", None)  # a --logger-class may lack it
+        if error_log is None:
+            return
+        httpd_log.addHandler(_ToLogger(error_log))
+        httpd_log.setLevel(error_log.getEffectiveLevel())
+        httpd_log.propagate = False
+
+
+def _closing(app: _App) -> _App:
+    """``app`` with ``Connection: close`` on every response, which this server honours."""
+
+    def closing(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[..., Any]:
+            return start_response(status, [*headers, ("Connection", "close")], exc_info)
+
+        return app(environ, start)
+
+    return closing
+
+
+def _logged(app: _App, log: Any) -> _App:
+    """``app`` with each response written to gunicorn's access log once the server closes it."""
+
+    def logged(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        response = _Logged(log, environ, start_response)
+        response.body = app(environ, response.start_response)
+        return response
+
+    return logged
+
+
+class _Logged:
+    """One response as gunicorn's access log reads it (``status``, ``headers``, ``sent``): the
+    app's status and headers, and the body bytes it yielded, counted as the server sends them."""
+
+    def __init__(self, log: Any, environ: dict[str, Any], start_response: Callable[..., Any]) -> None:
+        self._log = log
+        self._environ = environ
+        self._start_response = start_response
+        self._started = datetime.now()
+        self.status = "500 Internal Server Error"
+        self.headers: list[tuple[str, str]] = []
+        self.sent = 0
+        self.body: Iterable[bytes] = ()
+
+    def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[..., Any]:
+        self.status, self.headers = status, headers
+        return self._start_response(status, headers, exc_info)
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self.body:
+            self.sent += len(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        try:
+            close = getattr(self.body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            environ = self._environ
+            query = environ.get("QUERY_STRING")
+            target = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "") + (f"?{query}" if query else "")
+            headers = [(name[5:].replace("_", "-"), value) for name, value in environ.items()
+                       if name.startswith("HTTP_")]
+            self._log.access(self, headers, {"RAW_URI": target, **environ}, datetime.now() - self._started)
