@@ -54,8 +54,12 @@ class Reply:
 class Wire:
     """One raw client connection; reads responses byte-exactly (no retries, no reconnects)."""
 
-    def __init__(self, port: int, timeout: float = WAIT) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(self, port: int, timeout: float = WAIT, recv_buffer: int | None = None) -> None:
+        self.sock = socket.socket()
+        if recv_buffer is not None:  # set before connecting: it bounds the window the server sees
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, recv_buffer)
+        self.sock.settimeout(timeout)
+        self.sock.connect(("127.0.0.1", port))
         self.buf = b""
         self.eof = False
 
@@ -688,6 +692,27 @@ def test_app_content_length_is_kept_and_not_chunked(serve):
     wire.close()
 
 
+@pytest.mark.parametrize("size", [60_000, 200_000])
+def test_responses_larger_than_the_socket_buffers_reach_a_slow_reader_whole(serve, size):
+    """Responses to pipelined requests the client reads only once all are sent fill the socket's
+    buffers (8 MB, past what the kernel grows a send buffer to), so sends wait on the client; each
+    is finished, in order, as the client reads."""
+    body = bytes(range(256)) * (size // 256) + b"end"
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Length", str(len(body)))])
+        return [body]
+
+    server = serve(app)
+    wire = Wire(server.port, recv_buffer=4096)  # a small window: the sends fill up
+    count = 8_000_000 // size
+    wire.send(get("/") * count)
+    for _ in range(count):
+        reply = wire.read_response()
+        assert (reply.status, len(reply.body), reply.body == body) == (200, len(body), True)
+    wire.close()
+
+
 def test_empty_body_without_length_is_a_valid_chunked_response(serve):
     def app(environ, start_response):
         start_response("200 OK", [])
@@ -894,6 +919,25 @@ def test_max_connections_refuses_with_503_only_when_every_connection_holds_a_req
         wire.close()
 
 
+def test_a_connection_taken_again_by_a_worker_keeps_its_wait_for_a_next_request_bounded(serve):
+    """A connection's read bound is set once, when it is accepted, and outlasts its trips between
+    the loop and the workers: each time a worker takes it again and answers a second request, the
+    worker waits ``KEEP_ALIVE_GRACE`` for a third and then hands it back. Were the bound lost, the
+    worker would wait on, the connection would hold a request, and the newcomer below would be
+    refused rather than make room."""
+    server = serve(hello, max_connections=1)
+    wire = Wire(server.port)
+    for _ in range(3):  # accepted, then taken again twice after a hand-back
+        for _ in range(2):  # the second request makes the worker wait for a next one
+            assert wire.request(get("/")).status == 200
+        time.sleep(HAND_BACK)
+    newcomer = Wire(server.port)
+    assert newcomer.request(get("/new")).body == b"hello /new"
+    assert wire.closed_by_server()
+    newcomer.close()
+    wire.close()
+
+
 def test_at_max_connections_the_longest_idle_connection_makes_room(serve, caplog):
     server = serve(hello, max_connections=3)
     a, b, c = Wire(server.port), Wire(server.port), Wire(server.port)
@@ -1056,6 +1100,19 @@ def test_header_timeout_is_total_not_per_read(serve):
     reply = wire.read_response()
     assert (reply.status, reply.header("connection")) == (408, "close")
     assert_served(server)
+
+
+def test_a_body_slower_than_the_keep_alive_grace_is_still_read_within_the_body_timeout(serve):
+    """A body's bytes are first awaited for ``KEEP_ALIVE_GRACE`` (the socket's standing read bound);
+    one that comes later, within ``body_timeout``, is read all the same."""
+    server = serve(echo, body_timeout=WAIT)
+    wire = Wire(server.port)
+    for _ in range(2):
+        wire.send(b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc")
+        time.sleep(HAND_BACK)  # past the grace: the rest comes after the first, grace-bounded read
+        reply = wire.request(b"defghij")
+        assert (reply.status, reply.body) == (200, b"abcdefghij")
+    wire.close()
 
 
 def test_body_timeout_answers_408_and_closes(serve):

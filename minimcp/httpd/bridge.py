@@ -84,9 +84,11 @@ class Body(io.RawIOBase):
                 return b""
             event = self._next_event()
             if type(event) is bytes:
-                self._pending = memoryview(event)
                 if self.remaining is not None:
                     self.remaining -= len(event)
+                if 0 < len(event) <= size:
+                    return event  # the whole piece: no view of it, no copy
+                self._pending = memoryview(event)
             else:  # END
                 self._done = True
         data = bytes(self._pending[:size])
@@ -132,6 +134,8 @@ class Body(io.RawIOBase):
         """Skip what the app left unread; ``False`` when the connection must close instead."""
         if not self.can_drain():
             return False
+        if self.remaining == 0:
+            return True  # a Content-Length body read to its end: only END is left, and it carries nothing
         skipped = 0
         try:
             while not self._done:
@@ -202,12 +206,13 @@ class WSGIBridge:
             authority, path, query = parts.netloc, parts.path or "/", parts.query
         else:
             raise BadRequest(STATUS[400], "malformed request target")
-        environ.update({
-            "REQUEST_METHOD": request.method.decode("ascii"),
-            "PATH_INFO": unquote_to_bytes(path).decode("latin-1"), "QUERY_STRING": query,
-            "SERVER_PROTOCOL": "HTTP/" + request.http_version.decode("ascii"),
-            "REMOTE_ADDR": str(address[0]), "REMOTE_PORT": str(address[1]),
-        })
+        environ["REQUEST_METHOD"] = request.method.decode("ascii")
+        # Without a %-escape the path's bytes are its ASCII characters, and latin-1 reads them back as is.
+        environ["PATH_INFO"] = unquote_to_bytes(path).decode("latin-1") if "%" in path else path
+        environ["QUERY_STRING"] = query
+        environ["SERVER_PROTOCOL"] = "HTTP/" + request.http_version.decode("ascii")
+        environ["REMOTE_ADDR"] = str(address[0])
+        environ["REMOTE_PORT"] = str(address[1])
         environ.update(headers)
         if authority is not None:
             environ["HTTP_HOST"] = authority

@@ -277,6 +277,8 @@ class WSGIServer:
             else:
                 sock.setblocking(False)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                # The read bound is a worker's wait for a next request; recv_within restores it.
+                sockets.bound(sock, self.idle_timeout, KEEP_ALIVE_GRACE)
                 conn = _Connection(sock, address, time.monotonic() + self.header_timeout, self._parser())
                 self._conns.add(conn)
                 self._per_peer[peer] += 1
@@ -543,7 +545,7 @@ class WSGIServer:
         hands the connection back to the loop)."""
         keep = False
         try:
-            sockets.take(conn.sock, self.idle_timeout, KEEP_ALIVE_GRACE)  # the read bound: for the next request
+            sockets.take(conn.sock)
             while True:
                 keep = (self._bridge.exchange(conn.sock, conn.parser, request, conn.address)
                         and not self._stopping.is_set())

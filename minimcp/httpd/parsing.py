@@ -30,8 +30,9 @@ except ImportError:  # the speed extra is not installed: h11 alone
 from minimcp.httpd.limits import MAX_EMPTY_LINES, MAX_HEAD, MAX_HEADERS, MAX_LINE, STATUS
 
 #: Bytes that framing never holds (RFC 9110 §5.5 allows SP and HTAB, no other control, in a field
-#: value); CR and LF are checked apart, as line ends.
-_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: value); CR and LF are checked apart, as line ends. Found by deleting them (``bytes.translate``),
+#: which is a third of a regular expression's search.
+_CONTROL = bytes([*range(0x00, 0x09), 0x0b, 0x0c, *range(0x0e, 0x20), 0x7f])
 #: A method as gunicorn accepts one: an RFC 9110 token, upper case (methods are case-sensitive, and
 #: a lower-case one is a front end's casefolding away from another), 3 to 20 characters, no ``#``.
 _METHOD = re.compile(rb"[!$%&'*+\-.^_`|~0-9A-Z]{3,20}")
@@ -112,7 +113,7 @@ def _check_framing(framing: bytes | bytearray) -> None:
     no other control byte, and no obsolete line folding."""
     if not framing.count(b"\r") == framing.count(b"\n") == framing.count(b"\r\n"):
         raise BadRequest(STATUS[400], "CR or LF in a request head or chunked framing, other than as a CRLF line end")
-    if _CONTROL.search(framing):
+    if len(framing.translate(None, _CONTROL)) != len(framing):
         raise BadRequest(STATUS[400], "a control character in a request head or chunked framing")
     if b"\n " in framing or b"\n\t" in framing:
         raise BadRequest(STATUS[400], "obsolete line folding (a field line that starts with whitespace)")
@@ -382,6 +383,8 @@ class HttptoolsParser(_StrictParser):
 
     def _read_head(self) -> Event:
         buffer = self._buffer
+        if not buffer:
+            return NEED_DATA  # the usual next request's parser, made before its bytes arrive
         end = buffer.find(b"\r\n\r\n", 0, MAX_HEAD)
         if end < 0:
             if len(buffer) > MAX_HEAD:
