@@ -188,3 +188,25 @@ def test_close_sse_stream_is_a_no_op_on_2026_requests(served: tuple[str, threadi
     events = _events(response)
     assert not any("id" in e for e in events)
     assert events[-1]["data"]["result"]["content"][0]["text"] == "finished after reconnect"
+
+
+def test_a_session_forgets_finished_streams_past_their_ttl_at_its_next_sweep() -> None:
+    """A finished stream is kept ``STREAM_TTL`` seconds; a busy session sweeps the expired ones at
+    most every ``STREAM_SWEEP`` seconds, on the next stream it keeps, rather than on every one."""
+    import time
+
+    from minimcp.server.lowlevel import sessions
+    from minimcp.server.lowlevel.outbox import EventLog
+    from minimcp.server.lowlevel.sessions import Connection
+
+    connection = Connection(protocol_version="2025-11-25")
+    old = EventLog("old")
+    connection.retain_stream(old)
+    old.close({"jsonrpc": "2.0", "id": 1, "result": {}})
+    old.finished_at = time.monotonic() - sessions.STREAM_TTL - 1  # finished longer ago than it is kept
+    connection.retain_stream(EventLog("new"))  # within STREAM_SWEEP of the last sweep: not swept
+    assert connection.stream("old") is old
+    time.sleep(sessions.STREAM_SWEEP)
+    connection.retain_stream(EventLog("newer"))
+    assert connection.stream("old") is None
+    assert connection.stream("new") is not None and connection.stream("newer") is not None

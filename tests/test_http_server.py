@@ -500,16 +500,16 @@ def test_worker_pool_reuses_threads_never_exceeds_its_size_and_lets_idle_ones_go
     release = threading.Event()
 
     @mcp.tool()
-    def hold(n: int) -> int:
+    def hold(n: int, ctx: Context) -> int:
         inside.release()
         assert release.wait(20)
         return n
 
     @mcp.tool()
-    def echo(text: str) -> str:
+    def echo(text: str, ctx: Context) -> str:
         return text
 
-    session = legacy_handshake(serve_http(mcp))  # a legacy call always runs on a worker (it may ask back)
+    session = legacy_handshake(serve_http(mcp))  # a legacy call that may ask back runs on a worker
     others = _worker_threads()
     for i in range(20):  # one caller at a time: one worker serves them all
         assert session.call_tool("echo", {"text": str(i)})["structuredContent"] == {"result": str(i)}
@@ -539,7 +539,7 @@ def test_closing_the_app_ends_idle_workers(serve_http: Any) -> None:
     others = _worker_threads()
 
     @mcp.tool()
-    def echo(text: str) -> str:
+    def echo(text: str, ctx: Context) -> str:
         return text
 
     session = legacy_handshake(serve_http(mcp))
@@ -587,6 +587,36 @@ def test_a_quiet_2026_call_runs_on_the_thread_that_received_it_within_the_pool_b
         blocker.join(20)
     assert first["result"]["content"] == [{"type": "text", "text": "released"}]
     assert modern_rpc(url, "tools/call", {"name": "where", "arguments": {}})["result"]["content"]
+
+
+def test_a_legacy_call_that_can_send_nothing_runs_on_the_thread_that_received_it(serve_http: Any) -> None:
+    """A legacy call may ask back on its stream, so it runs on a worker while the HTTP thread streams;
+    a tool whose call can send nothing (no ``Context``, no resolvers, not a task, no component filter,
+    no middleware but the span one) has nothing to stream, so it runs where the POST arrived."""
+    def build(**options: Any) -> MCPServer:
+        mcp = MCPServer("here", **options)
+
+        @mcp.tool()
+        def where() -> str:
+            return threading.current_thread().name
+
+        @mcp.tool()
+        def where_with(ctx: Context) -> str:
+            return threading.current_thread().name
+
+        return mcp
+
+    def thread_of(session: Any, tool: str) -> str:
+        return session.call_tool(tool)["content"][0]["text"]
+
+    session = legacy_handshake(serve_http(build()))
+    assert thread_of(session, "where") != "minimcp-worker"
+    assert thread_of(session, "where_with") == "minimcp-worker"
+    # What could send in the tool's place puts it back on a worker: a middleware, a component filter.
+    passing = lambda ctx, call_next: call_next(ctx)  # noqa: E731
+    assert thread_of(legacy_handshake(serve_http(build(middleware=[passing]))), "where") == "minimcp-worker"
+    filtered = build(component_filter=lambda ctx, component: True)
+    assert thread_of(legacy_handshake(serve_http(filtered)), "where") == "minimcp-worker"
 
 
 def test_a_2026_call_that_asked_for_progress_streams_it_while_it_runs(serve_http: Any) -> None:

@@ -134,7 +134,7 @@ def sending(method: str, params: dict[str, Any], request_id: Any, current: bool 
     in ``_meta`` (the given dict is left untouched). An exception raised inside (a timeout, a lost
     connection) is recorded on the span. ``current=False`` for a request that stays open while the
     caller goes on (``subscriptions/listen``): the caller's later spans must not become its children."""
-    if not (_enabled and _load()):
+    if not (_enabled and _load()) or _inert():
         yield Outgoing(params)
         return
     attributes = {"mcp.method.name": method, "jsonrpc.request.id": str(request_id)}
@@ -152,6 +152,12 @@ def sending(method: str, params: dict[str, Any], request_id: Any, current: bool 
         raise
     finally:
         span.end()
+
+
+def _inert() -> bool:
+    """Whether a span made now would be the API's invalid one (no provider set, no span current):
+    it records nothing and ``_carrying`` would inject nothing, so making it changes nothing."""
+    return not recording() and not trace.get_current_span().get_span_context().is_valid
 
 
 def _carrying(params: dict[str, Any], span: Any, context: Any = None) -> Outgoing:

@@ -36,6 +36,7 @@ from minimcp.server.lowlevel.era import LEGACY, MODERN, Era, era_of_message
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.lowlevel.shares import principal_of
 from minimcp.server.lowlevel.subscriptions import Listens
+from minimcp.server.otel import OpenTelemetryMiddleware
 from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
     INTERNAL_ERROR,
@@ -176,17 +177,34 @@ class Dispatcher:
         failure = MCPError(REQUEST_TIMEOUT, f"Tool '{name}' timed out after {timeout:g} seconds", {"tool": name})
         outbox.time_out(connection.era.error_answer(message["id"], failure, transport))
 
-    @staticmethod
-    def quiet(message: Message, connection: Connection, outbox: Outbox) -> bool:
+    def quiet(self, message: Message, connection: Connection, outbox: Outbox) -> bool:
         """Whether a request's handler has nothing to send before its answer, so no one need stream
-        while it runs: no back channel to ask on, no log messages (none by default in its era, no
-        level asked for) and no progress token. What it still sends on its own (a custom
-        notification) travels with the answer."""
+        while it runs: a tool call that can send nothing (``ServerHooks.get_tool_silent``, behind no
+        middleware but the span one), or any request with no back channel to ask on, no log
+        messages (none by default in its era, no level asked for) and no progress token. What it
+        still sends on its own (a custom notification) travels with the answer."""
+        if self._silent(message):
+            return True
         if outbox.can_request or connection.log_level is not None or connection.era.log_by_default:
             return False
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         return not (isinstance(meta, dict) and "progressToken" in meta)
+
+    def _silent(self, message: Message) -> bool:
+        """Whether ``message`` calls a tool the server says can send nothing, through no middleware
+        that could send in its place."""
+        silent = self.server.hooks.get_tool_silent
+        if silent is None or message.get("method") != "tools/call":
+            return False
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        if not isinstance(name, str) or not silent(name):
+            return False
+        for layer in self.server.middleware:
+            if not isinstance(layer, OpenTelemetryMiddleware):
+                return False
+        return True
 
     @staticmethod
     def opens_session(message: Message, answer: Message | None) -> bool:

@@ -15,7 +15,7 @@ from typing import Callable
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.server.lowlevel.workers import Channel, Condition, Event, Lock, Waiter, monotonic
+from minimcp.server.lowlevel.workers import Channel, Condition, Event, Lock, RLock, Waiter, monotonic
 from minimcp.types import REQUEST_TIMEOUT
 
 logger = logging.getLogger("minimcp.server.outbox")
@@ -214,7 +214,9 @@ class EventLog(Outbox):
         self.stream_id = stream_id
         # _cond guards _events and _last; finished_at is set once under it and may be read without
         # it (a single attribute read) by whoever decides whether the finished log is still kept.
-        self._cond = Condition(Lock())
+        # Over an RLock, whose owner checks are C methods: a Condition over a plain Lock looks for
+        # them, fails and falls back to Python on every build and notify.
+        self._cond = Condition(RLock())
         self._events: deque[LogEntry] = deque(maxlen=max_events)
         self._last = 0
         self.finished_at: float | None = None
@@ -246,7 +248,7 @@ class EventLog(Outbox):
     def read(self, after: int, timeout: float) -> LogEntry | None:
         """The first entry after sequence number ``after``; ``None`` if none arrives within ``timeout``."""
         with self._cond:
-            if not self._cond.wait_for(lambda: self._last > after, timeout):
+            if self._last <= after and not self._cond.wait_for(lambda: self._last > after, timeout):
                 return None
             oldest = self._events[0]
             if oldest.seq > after + 1:

@@ -76,6 +76,11 @@ class ServerHooks:
     #: Seconds a ``tools/call`` of one tool may take before the client is answered with a timeout
     #: (``None``: no limit). ``MCPServer`` answers from ``@mcp.tool(timeout=...)``.
     get_tool_timeout: Callable[[str], float | None] | None = None
+    #: Whether a call of one tool can send the client nothing before its answer: no question, no log
+    #: message, no progress (``MCPServer``: its function takes no ``Context``, settles no resolvers,
+    #: never runs as a task, and no component filter sees the call). Such a call runs on the thread
+    #: that received it even where a stream could carry questions. ``None``: any tool may send.
+    get_tool_silent: Callable[[str], bool] | None = None
     #: Every scope some tool requires, for the protected-resource metadata's ``scopes_supported``.
     list_tool_scopes: Callable[[], list[str]] = list
     #: Whether listings depend on who asks (a host filters tools by permission): a public cache hint

@@ -51,6 +51,8 @@ logger = logging.getLogger("minimcp.server.session")
 #: How long a finished response stream stays resumable, and how many streams a session keeps.
 STREAM_TTL = 300.0
 MAX_STREAMS = 64
+#: The shortest pause between two sweeps of a session's expired streams.
+STREAM_SWEEP = 1.0
 
 #: The protocol log levels, least severe first (the order ``logging/setLevel`` thresholds follow).
 LOG_LEVELS: tuple[str, ...] = get_args(LoggingLevel)
@@ -127,11 +129,12 @@ class Connection:
         #: When the client's idle clock last started: it sent something, or was asked something.
         #: A plain float, written without a lock: storing one is atomic.
         self.last_seen = monotonic()
-        # _lock guards standalone, _inflight, subscriptions and _streams.
+        # _lock guards standalone, _inflight, subscriptions, _streams and _streams_swept.
         self._lock = Lock()
         self.standalone: Outbox | None = None
         self._inflight: dict[RequestId, Outbox] = {}
         self._streams: OrderedDict[str, EventLog] = OrderedDict()
+        self._streams_swept = 0.0
         self.subscriptions: set[str] = set()
         self.closed = False
         #: Tell the client the real text of internal failures (an in-memory client that asked to see them).
@@ -288,14 +291,18 @@ class Connection:
     def retain_stream(self, log: EventLog) -> None:
         """Keep ``log`` so a client that lost its connection can resume it by event id.
 
-        Bounded: a finished stream is kept for ``STREAM_TTL`` seconds, and beyond ``MAX_STREAMS``
-        the oldest streams (finished ones first) are forgotten.
+        Bounded: a finished stream is kept for ``STREAM_TTL`` seconds (forgotten by the first keep
+        that sweeps after that; a keep sweeps when ``STREAM_SWEEP`` seconds have passed since the
+        last sweep, so a busy session does not scan every kept stream on every call), and beyond
+        ``MAX_STREAMS`` the oldest streams (finished ones first) are forgotten.
         """
         now = monotonic()
         with self._lock:
-            for stream_id, kept in list(self._streams.items()):
-                if kept.finished_at is not None and now - kept.finished_at > STREAM_TTL:
-                    del self._streams[stream_id]
+            if now >= self._streams_swept + STREAM_SWEEP:
+                self._streams_swept = now
+                for stream_id, kept in list(self._streams.items()):
+                    if kept.finished_at is not None and now - kept.finished_at > STREAM_TTL:
+                        del self._streams[stream_id]
             self._streams[log.stream_id] = log
             while len(self._streams) > MAX_STREAMS:
                 finished = next((sid for sid, kept in self._streams.items() if kept.finished_at is not None), None)
@@ -662,4 +669,5 @@ class SessionManager:
         return len(self._sessions)
 
     def _idle(self, connection: Connection) -> bool:
-        return not connection.working and monotonic() - connection.last_seen > self.idle_timeout
+        # The clock first: a session looked up on every call is seldom idle that long.
+        return monotonic() - connection.last_seen > self.idle_timeout and not connection.working

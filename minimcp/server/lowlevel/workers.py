@@ -10,7 +10,7 @@ Rules this file owns:
   worker thread cannot be interrupted.
 
 The rest of the core (outboxes, pending requests, sessions, listens) reaches threads only through
-this module's names, so what it costs and how it waits is decided in one place. ``Lock``,
+this module's names, so what it costs and how it waits is decided in one place. ``Lock``, ``RLock``,
 ``Condition`` and ``Event`` are the ``threading`` ones themselves, not wrappers: a lock guarding a
 dict is taken on every call, and an extra Python frame there would be paid on every call too.
 """
@@ -34,6 +34,7 @@ from minimcp.types import INTERNAL_ERROR
 logger = logging.getLogger("minimcp.server.workers")
 
 Lock = threading.Lock
+RLock = threading.RLock
 Condition = threading.Condition
 Event = threading.Event
 #: Seconds on a clock that never goes back, for idle times and deadlines.
@@ -180,32 +181,32 @@ class WorkerPool:
 
 
 class Waiter:
-    """One outstanding server-to-client request: the worker waits, a later message resolves it."""
+    """One outstanding server-to-client request: the worker waits, a later message resolves it.
 
-    __slots__ = ("_event", "_response", "_error")
+    The outcome travels on a ``SimpleQueue`` (a C-implemented put and a bounded get): the first
+    ``resolve`` or ``fail`` is what the one ``wait`` gets, and a later one stays unread with the waiter.
+    """
+
+    __slots__ = ("_outcome",)
 
     def __init__(self) -> None:
-        self._event = Event()
-        self._response: Message | None = None
-        self._error: MCPError | None = None
+        self._outcome: queue.SimpleQueue[Message | MCPError] = queue.SimpleQueue()
 
     def resolve(self, response: Message) -> None:
-        if not self._event.is_set():
-            self._response = response
-            self._event.set()
+        self._outcome.put(response)
 
     def fail(self, error: MCPError) -> None:
-        if not self._event.is_set():
-            self._error = error
-            self._event.set()
+        self._outcome.put(error)
 
     def wait(self, timeout: float) -> Message | None:
         """The client's JSON-RPC response, ``None`` on timeout; raises the failure that ended the wait."""
-        if not self._event.wait(timeout):
+        try:
+            outcome = self._outcome.get(timeout=timeout)
+        except queue.Empty:
             return None
-        if self._error is not None:
-            raise self._error
-        return self._response
+        if isinstance(outcome, MCPError):
+            raise outcome
+        return outcome
 
 
 class Channel(Generic[T]):
@@ -297,5 +298,5 @@ class Deadlines:
                     logger.exception("a deadline callback failed")
 
 
-__all__ = ["Channel", "Condition", "Deadlines", "Event", "Lock", "Waiter", "WorkerPool", "monotonic",
+__all__ = ["Channel", "Condition", "Deadlines", "Event", "Lock", "RLock", "Waiter", "WorkerPool", "monotonic",
            "wall_clock"]

@@ -262,7 +262,8 @@ class MCPServer(Generic[LifespanT]):
             cache_hints=cache_hints,
             hooks=ServerHooks(
                 get_tool_input_schema=self._tool_input_schema, get_tool_required_scopes=self._tool_required_scopes,
-                get_tool_timeout=self._tool_timeout, list_tool_scopes=self.tool_scopes,
+                get_tool_timeout=self._tool_timeout, get_tool_silent=self._tool_silent,
+                list_tool_scopes=self.tool_scopes,
                 listings_vary=lambda: bool(self.listings_vary_by_user) or self.component_filter is not None,
                 call_scope=self.call_scope, keys_per_process=lambda: not self.request_state_security.explicit,
                 auth_options=(auth, token_verifier, auth_server_provider)),
@@ -520,6 +521,13 @@ class MCPServer(Generic[LifespanT]):
     def _tool_timeout(self, name: str) -> float | None:
         tool = self.get_tool(name)
         return None if tool is None else tool.timeout
+
+    def _tool_silent(self, name: str) -> bool:
+        """Whether a call of ``name`` can reach the client only with its answer: nothing but the
+        ``Context`` (the tool's own, its resolvers', a task's, the component filter's) can send."""
+        tool = self.get_tool(name)
+        return self.component_filter is None and (
+            tool is None or (not tool.context_params and not tool.graph and tool.task is None))
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         tool = self.get_tool(name)

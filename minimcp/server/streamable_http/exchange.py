@@ -13,7 +13,8 @@ belongs to and the era how HTTP treats it, and answers in one of two shapes:
   that call ends with "Connection closed".
 
 Legacy sessions (``Mcp-Session-Id``) hold server-to-client requests; their answers arrive as
-later POSTs and are routed by id. A 2026-07-28 request is self-contained and never carries a
+later POSTs and are routed by id. A legacy call of a tool that can send nothing before its answer
+(``ServerHooks.get_tool_silent``) runs on the thread that received it too. A 2026-07-28 request is self-contained and never carries a
 server-to-client request; it runs on the thread that received it when it asked for no progress
 and no log messages (``Dispatcher.quiet``), so it answers JSON however long it runs.
 
@@ -375,7 +376,8 @@ class Exchange:
             outbox = self.sessions.event_log(connection, can_request, message["id"])
         else:
             outbox = QueueOutbox(can_request)
-        answer = self.dispatcher.handle_request(message, connection, outbox, self._transport(request, can_request))
+        answer = self.dispatcher.handle_request(message, connection, outbox, self._transport(request, can_request),
+                                                here=True)
         if self.dispatcher.opens_session(message, answer):
             if self.sessions.add(connection) is None:
                 raise errors.TooManySessions(request_id=message["id"])
@@ -444,25 +446,30 @@ class Exchange:
         client resumes with ``Last-Event-ID``. Closes logged up to ``since`` happened before this
         connection existed and are skipped. A client that goes away aborts the request."""
         ended = False
+        # The priming event travels in one write with what follows it (one send, one wake-up of the
+        # client, the same bytes).
+        head = self._resume_point(log, after) if prime else b""
         try:
-            if prime:
-                yield self._resume_point(log, after)
             while not ended:
+                chunk = b""
                 if event is None:
                     if log.exhausted(after):
                         ended = True
-                        return
-                    self.sessions.sweep()  # the tick that expires a session whose worker waits in vain
-                    yield sse.KEEPALIVE
+                    else:
+                        self.sessions.sweep()  # the tick that expires a session whose worker waits in vain
+                        chunk = sse.KEEPALIVE
                 else:
                     after = event.seq
                     if event.message is None:
                         if after > since:
                             ended = True
-                            yield self._resume_point(log, after)
+                            chunk = self._resume_point(log, after)
                     else:
                         ended = event.final
-                        yield sse.event(event.message, log.event_id(after))
+                        chunk = sse.event(event.message, log.event_id(after))
+                if head or chunk:
+                    yield head + chunk
+                    head = b""
                 if not ended:
                     event = log.read(after, self.keepalive_interval)
         finally:
