@@ -6,13 +6,17 @@ import json
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 
-def test_importing_the_http_server_loads_no_mcp_module() -> None:
-    probe = ("import json, sys; import minimcp.httpd; "
+@pytest.mark.parametrize(("module", "part"), [("minimcp.httpd", "minimcp.httpd.connections"),
+                                              ("minimcp.httpd.gunicorn", "minimcp.httpd.gunicorn")])
+def test_importing_the_http_server_loads_no_mcp_module(module: str, part: str) -> None:
+    """The server, and its gunicorn worker class (which gunicorn imports in each worker process)."""
+    probe = (f"import json, sys; import {module}; "
              "print(json.dumps(sorted(m for m in sys.modules if m.startswith('minimcp'))))")
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
     loaded = json.loads(out.stdout)
-    assert "minimcp.httpd.connections" in loaded
+    assert part in loaded
     assert [m for m in loaded if m != "minimcp" and not m.startswith("minimcp.httpd")] == []
