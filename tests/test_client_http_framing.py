@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from raw_http_support import CountingListener
 
 from minimcp import Client
 
@@ -32,33 +32,15 @@ def _chunked(body: bytes) -> bytes:
     return out + b"0\r\nX-Trailer: done\r\n\r\n"
 
 
-class RawServer:
+class RawServer(CountingListener):
     """Legacy MCP over hand-written HTTP/1.1: each answer framed as ``framing`` says."""
 
     def __init__(self, framing: str) -> None:
         self.framing = framing
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.connections = 0
-        self.called: list[str] = []
-        # Guards connections and called: connection threads write them, the test reads them.
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.called: list[str] = []  # guarded by lock: connection threads write it, the test reads it
+        super().__init__()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/mcp"
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            with self.lock:
-                self.connections += 1
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
+    def handle(self, conn: socket.socket, number: int) -> None:
         conn.settimeout(30)
         reader = conn.makefile("rb")
         try:
@@ -118,10 +100,6 @@ class RawServer:
         conn.sendall(f"{interim}{head}{duplicate}Content-Type: application/json\r\nContent-Length: {len(payload)}"
                      "\r\n\r\n".encode() + payload)
         return True
-
-    def close(self) -> None:
-        self.listener.shutdown(socket.SHUT_RDWR)
-        self.listener.close()
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from raw_http_support import CountingListener
 
 from minimcp import Client, MCPError
 from minimcp.server import MCPServer
@@ -35,38 +36,17 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
                 pass
 
 
-class Relay:
+class Relay(CountingListener):
     """Forwards every connection it accepts to ``target`` and counts them."""
 
     def __init__(self, target: tuple[str, int]) -> None:
         self.target = target
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.connections = 0
-        # Guards connections: the accept thread writes it, the test reads it.
-        self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    @property
-    def port(self) -> int:
-        return self.listener.getsockname()[1]
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                inbound, _ = self.listener.accept()
-            except OSError:
-                return
-            with self.lock:
-                self.connections += 1
-            outbound = socket.create_connection(self.target, timeout=30)
-            for pair in ((inbound, outbound), (outbound, inbound)):
-                threading.Thread(target=_pump, args=pair, daemon=True).start()
-
-    def close(self) -> None:
-        self.listener.shutdown(socket.SHUT_RDWR)
-        self.listener.close()
-        self.thread.join(10)
+    def handle(self, conn: socket.socket, number: int) -> None:
+        outbound = socket.create_connection(self.target, timeout=30)
+        for pair in ((conn, outbound), (outbound, conn)):
+            threading.Thread(target=_pump, args=pair, daemon=True).start()
 
 
 def _server() -> MCPServer:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import pytest
 import requests
+from raw_http_support import CountingListener
 
 from minimcp import Client, MCPError
 from minimcp.client.keepalive import KeepAliveRetryAdapter, http_session
@@ -25,37 +24,20 @@ from minimcp.client.streamable_http import streamable_http_client
 LEGACY = "2025-11-25"
 
 
-@dataclass
-class DroppingServer:
+class DroppingServer(CountingListener):
     """Closes, without a byte of answer, the first ``drop_limit`` requests for ``drop_method`` on
     connections that have served ``drop_after`` answers already."""
 
-    drop_method: str
-    drop_after: int
-    drop_limit: int
-    listener: socket.socket = field(default_factory=socket.socket)
-    seen: list[tuple[int, str]] = field(default_factory=list)  # (connection number, JSON-RPC method or HTTP verb)
-    dropped: int = 0
-    connections: int = 0
-    # Guards seen, dropped and connections: one thread per accepted connection appends.
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    def __init__(self, drop_method: str, drop_after: int, drop_limit: int) -> None:
+        self.drop_method = drop_method
+        self.drop_after = drop_after
+        self.drop_limit = drop_limit
+        # Guarded by lock, as connections: one thread per accepted connection records.
+        self.seen: list[tuple[int, str]] = []  # (connection number, JSON-RPC method or HTTP verb)
+        self.dropped = 0
+        super().__init__()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/mcp"
-
-    def serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return  # listener closed at teardown
-            with self.lock:
-                self.connections += 1
-                number = self.connections
-            threading.Thread(target=self._connection, args=(conn, number), daemon=True).start()
-
-    def _connection(self, conn: socket.socket, number: int) -> None:
+    def handle(self, conn: socket.socket, number: int) -> None:
         conn.settimeout(30)
         answered = 0
         buffer = b""
@@ -122,17 +104,10 @@ def _answer(verb: str, body: bytes) -> bytes:
 def dropping_server(request: pytest.FixtureRequest) -> Iterator[DroppingServer]:
     method, after, limit = request.param
     server = DroppingServer(drop_method=method, drop_after=after, drop_limit=limit)
-    server.listener.bind(("127.0.0.1", 0))
-    server.listener.listen(16)
-    thread = threading.Thread(target=server.serve, daemon=True)
-    thread.start()
     try:
         yield server
     finally:
-        server.listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept(); close() alone does not
-        server.listener.close()
-        thread.join(timeout=10)
-        assert not thread.is_alive(), "the test server's accept loop did not stop"
+        server.close()
 
 
 # The handshake (initialize, notifications/initialized, the standalone GET) runs on one kept-alive
