@@ -13,10 +13,11 @@ belongs to and the era how HTTP treats it, and answers in one of two shapes:
   that call ends with "Connection closed".
 
 Legacy sessions (``Mcp-Session-Id``) hold server-to-client requests; their answers arrive as
-later POSTs and are routed by id. A legacy call of a tool that can send nothing before its answer
-(``ServerHooks.get_tool_silent``) runs on the thread that received it too. A 2026-07-28 request is self-contained and never carries a
-server-to-client request; it runs on the thread that received it when it asked for no progress
-and no log messages (``Dispatcher.quiet``), so it answers JSON however long it runs.
+later POSTs and are routed by id; a legacy call of a tool that can send nothing before its
+answer (``ServerHooks.get_tool_silent``) runs on the thread that received it. A 2026-07-28
+request is self-contained and never carries a server-to-client request; it runs on the thread
+that received it when it asked for no progress and no log messages (``Dispatcher.quiet``), so it
+answers JSON however long it runs.
 
 Resumability (``Era.resumable``: legacy sessions at 2025-11-25 or later): an SSE answer is drained
 from an ``EventLog`` rather than a queue, opens with a priming event (an id, ``retry:``, empty
