@@ -7,6 +7,7 @@ what any client sees.
 import base64
 import hashlib
 import hmac
+import json
 import logging
 import math
 import os
@@ -208,6 +209,29 @@ def m1_seal(key: bytes, payload: bytes) -> str:
     body = hashlib.sha256(b"minimcp key id" + key).digest()[:4] + nonce + bytes(
         a ^ b for a, b in zip(payload, stream))
     return "m1." + _b64(body + hmac.new(mac, body, hashlib.sha256).digest())
+
+
+def _canonical_digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+
+
+def test_a_state_written_from_the_documented_payload_opens(serve_http: Callable[..., str]) -> None:
+    """States in flight outlive a release: a payload built by hand, its digests SHA-256 over sorted
+    compact JSON (non-ASCII text as itself), opens and completes the call; a digest taken any other
+    way (ASCII-escaped) is refused."""
+    url = serve_http(server(request_state_security=RequestStateSecurity(keys=[KEY_A])))
+    question = first_round(url, door="Tür")["inputRequests"]["elicit:0"]
+
+    def minted(spell: Callable[[Any], str]) -> str:
+        payload = {"v": 1, "iat": time.time(), "m": "tools/call", "t": "open_vault", "a": spell({"door": "Tür"}),
+                   "aud": "Vault", "p": None, "answers": {},
+                   "asked": {"elicit:0": {"d": spell(question), "m": "elicitation/create"}}, "s": None}
+        return HMACRequestStateCodec([KEY_A]).seal(json.dumps(payload).encode())
+
+    assert retry(url, minted(_canonical_digest), door="Tür")["result"]["content"][0]["text"] == "Tür: accept"
+    escaped = minted(lambda value: hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode())
+                     .hexdigest())
+    assert retry(url, escaped, door="Tür")["error"] == FROZEN
 
 
 def test_a_state_sealed_by_the_earlier_m1_format_still_opens(serve_http: Callable[..., str]) -> None:

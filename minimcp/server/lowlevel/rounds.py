@@ -302,15 +302,30 @@ def _check_keys(keys: Sequence[bytes | bytearray | str]) -> list[bytes]:
 
 
 # --- the answer book ------------------------------------------------------------------------------
-#: Built once: ``json.dumps`` with options builds an encoder per call. An encoder holds no
-#: per-call state, so threads share these.
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
+def _encoder(**options: Any) -> Callable[[Any], str]:
+    """``json.JSONEncoder(separators=(",", ":"), **options).encode``, the same text, with its C
+    encoder built once: ``encode`` builds one per call, which costs as much as encoding a small
+    value. The shared one keeps no state between calls, so threads share it: it looks for no
+    circular references, as none can occur in what it encodes (parsed JSON, rendered questions, the
+    state's payload), and a cycle would still fail, at the recursion limit."""
+    plain = json.JSONEncoder(separators=(",", ":"), **options)
+    make = json.encoder.c_make_encoder
+    if make is None:  # no C accelerator (another interpreter): the plain encoder
+        return plain.encode
+    strings = json.encoder.encode_basestring_ascii if plain.ensure_ascii else json.encoder.encode_basestring
+    encode = make(None, plain.default, strings, plain.indent, plain.key_separator, plain.item_separator,
+                  plain.sort_keys, plain.skipkeys, plain.allow_nan)
+    return lambda value: "".join(encode(value, 0))
+
+
+#: Canonical JSON (the digests' input) and the state's compact payload.
+_canonical = _encoder(sort_keys=True, ensure_ascii=False, default=str)
+_compact = _encoder()
 
 
 def digest(value: Any) -> str:
     """SHA-256 over sorted compact JSON: the fingerprint of arguments and of rendered questions."""
-    return hashlib.sha256(_CANONICAL.encode(value).encode()).hexdigest()
+    return hashlib.sha256(_canonical(value).encode()).hexdigest()
 
 
 def validated_answer(method: str, key: str, response: Any) -> dict[str, Any]:
@@ -458,7 +473,7 @@ def _unseal(security: RequestStateSecurity, binding: Binding, token: Any) -> dic
 def seal(security: RequestStateSecurity, payload: dict[str, Any]) -> str:
     """Seal the next round's state; a codec failure here is the server's, so -32603."""
     try:
-        return security.codec.seal(_COMPACT.encode(payload).encode())
+        return security.codec.seal(_compact(payload).encode())
     except Exception:
         logger.exception("sealing requestState failed")
         raise MCPError(-32603, "Internal error") from None
