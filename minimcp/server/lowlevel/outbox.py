@@ -248,7 +248,9 @@ class EventLog(Outbox):
     def read(self, after: int, timeout: float) -> LogEntry | None:
         """The first entry after sequence number ``after``; ``None`` if none arrives within ``timeout``."""
         with self._cond:
-            if self._last <= after and not self._cond.wait_for(lambda: self._last > after, timeout):
+            # One wait is enough: only ``_append`` notifies, after advancing ``_last`` under the same
+            # lock, so a reader woken before its timeout finds an entry past ``after``.
+            if self._last <= after and (not self._cond.wait(timeout) or self._last <= after):
                 return None
             oldest = self._events[0]
             if oldest.seq > after + 1:

@@ -336,6 +336,13 @@ def validated_answer(method: str, key: str, response: Any) -> dict[str, Any]:
         raise MCPError(INVALID_PARAMS, f"inputResponses['{key}'] is not a valid answer to {method}") from None
 
 
+#: Per method of the table: the param naming its target, and whether it takes ``arguments`` (a
+#: method it does not list: no target, and its arguments count). Read once, not per state.
+_SHAPES: dict[str, tuple[str | None, bool]] = {
+    name: (row.target, "arguments" in row.params.model_fields) for name, row in METHODS.items()}
+_UNLISTED: tuple[str | None, bool] = (None, True)
+
+
 class Binding:
     """What a state sealed for one request is bound to: its method, its target (the row's ``target``
     field), its arguments (their digest), the audience and the caller (``bind_principal``).
@@ -355,10 +362,8 @@ class Binding:
         both work them out, alike."""
         if self._fields is None:
             params = self._ctx.params or {}
-            row = METHODS.get(self.method)
-            field = row.target if row is not None else None
+            field, takes = _SHAPES.get(self.method, _UNLISTED)
             target = params.get(field) if field is not None else None
-            takes = row is None or "arguments" in row.params.model_fields
             security = self._security
             self._fields = (self.method, str(target), digest((params.get("arguments") if takes else None) or {}),
                             security.audience if security.audience is not None else self._default_audience,
