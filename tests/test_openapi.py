@@ -54,6 +54,7 @@ def test_each_operation_becomes_a_tool_with_its_parameters_and_body(api: str, se
         listing = tools["listPets"].input_schema
         assert listing["properties"]["species"]["enum"] == ["cat", "dog", "fish"]
         assert listing["properties"]["limit"]["description"] == "How many at most"
+        assert listing["properties"]["limit"]["default"] == 20  # the API's, though nothing is sent for it
         assert listing.get("required", []) == []
         add = tools["addPet"].input_schema
         assert set(add["properties"]) == {"name", "species", "age", "category"}  # id is readOnly
