@@ -210,3 +210,27 @@ def test_a_session_forgets_finished_streams_past_their_ttl_at_its_next_sweep() -
     connection.retain_stream(EventLog("newer"))
     assert connection.stream("old") is None
     assert connection.stream("new") is not None and connection.stream("newer") is not None
+
+
+def test_past_max_streams_a_session_forgets_its_oldest_finished_stream_first() -> None:
+    """Beyond ``MAX_STREAMS`` the oldest finished stream goes, whether or not it is the oldest one
+    kept (a stream still running stays resumable); with none finished, the oldest goes."""
+    from minimcp.server.lowlevel import sessions
+    from minimcp.server.lowlevel.outbox import EventLog
+    from minimcp.server.lowlevel.sessions import Connection
+
+    connection = Connection(protocol_version="2025-11-25")
+    logs = [EventLog(f"s{i}") for i in range(sessions.MAX_STREAMS)]
+    for log in logs:
+        connection.retain_stream(log)
+    for log in logs[1:3]:
+        log.close({"jsonrpc": "2.0", "id": 1, "result": {}})
+    connection.retain_stream(EventLog("a"))  # s0 runs on: s1, the oldest finished, goes
+    assert connection.stream("s0") is logs[0] and connection.stream("s1") is None
+    connection.retain_stream(EventLog("b"))
+    assert connection.stream("s2") is None
+    connection.retain_stream(EventLog("c"))  # none finished: the oldest, s0, goes
+    assert connection.stream("s0") is None and connection.stream("s3") is logs[3]
+    logs[3].close({"jsonrpc": "2.0", "id": 1, "result": {}})
+    connection.retain_stream(EventLog("d"))  # the oldest kept is finished: it goes
+    assert connection.stream("s3") is None and connection.stream("s4") is logs[4]

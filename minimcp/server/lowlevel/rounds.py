@@ -456,7 +456,9 @@ def _unseal(security: RequestStateSecurity, binding: Binding, token: Any) -> dic
     except Exception:
         raise InvalidRequestState("codec error") from None
     try:
-        payload = json.loads(raw)
+        # What ``seal`` gave the codec: UTF-8 bytes (decoded here, which ``json.loads`` of bytes would
+        # first guess at). A codec handing back text gets it parsed as it is.
+        payload = json.loads(raw.decode() if isinstance(raw, bytes) else raw)
         iat = float(payload["iat"])
     except (ValueError, KeyError, TypeError):
         raise InvalidRequestState("malformed") from None

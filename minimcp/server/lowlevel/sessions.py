@@ -305,8 +305,10 @@ class Connection:
                         del self._streams[stream_id]
             self._streams[log.stream_id] = log
             while len(self._streams) > MAX_STREAMS:
-                finished = next((sid for sid, kept in self._streams.items() if kept.finished_at is not None), None)
-                del self._streams[finished if finished is not None else next(iter(self._streams))]
+                oldest = next(iter(self._streams))
+                if self._streams[oldest].finished_at is None:  # else it is the oldest finished one already
+                    oldest = next((sid for sid, kept in self._streams.items() if kept.finished_at is not None), oldest)
+                del self._streams[oldest]
 
     def stream(self, stream_id: str) -> EventLog | None:
         with self._lock:
