@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+from pydantic_core import to_json
+
 from minimcp.types import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
@@ -151,14 +153,13 @@ def failure_of(answer: Message) -> MCPError:
     return MCPError(error.get("code", INTERNAL_ERROR), str(error.get("message", "")), error.get("data"))
 
 
-#: ``encode``'s encoder, built once: ``json.dumps`` with options builds a new one per call, which
-#: costs as much as encoding a small answer.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
 def encode(message: Message) -> bytes:
-    """One message as compact UTF-8 JSON on a single line, as SSE and stdio framing need."""
-    return _ENCODER.encode(message).encode()
+    """One message as compact UTF-8 JSON on a single line, as SSE and stdio framing need.
+
+    pydantic-core's encoder, as the official SDK's wire: a fifth of ``json``'s cost for an answer,
+    the same bytes but for the shortest spelling of small floats (``1e-7``), and values ``json``
+    refuses (a ``datetime``, a model inside a dict) written as pydantic writes them."""
+    return to_json(message)
 
 
 _NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'"[]{}')
