@@ -30,6 +30,9 @@ LOG_INTERVAL = 10.0
 KEEP_ALIVE_GRACE = 0.05
 #: How long accepting pauses when not even the reserved descriptor can be had back.
 ACCEPT_PAUSE = 0.1
+#: How long connections between requests wait for a worker that watches them (see
+#: ``WSGIServer._await_next``) before the loop takes them back: the watcher runs a request meanwhile.
+RESCUE = 0.005
 #: Connections accepted per wake of the loop, so a flood of them does not starve the others.
 ACCEPT_BATCH = 64
 #: Bytes asked of a socket per read.
