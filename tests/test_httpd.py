@@ -938,6 +938,29 @@ def test_a_connection_taken_again_by_a_worker_keeps_its_wait_for_a_next_request_
     wire.close()
 
 
+def test_a_request_held_by_the_grace_watcher_does_not_hold_up_the_other_waiting_connections(serve):
+    """Between requests, connections wait for their next one in one poll that a single worker
+    watches, serving them one after another. When that worker takes a request that runs long, the
+    others must not wait for it: the loop takes them back. Here ``b``'s worker watches (``a``'s waits
+    alone on its own connection), ``c`` waits in the poll unwatched once ``b`` holds, and ``c``'s
+    request is still answered while ``b``'s runs."""
+    app = Holding()
+    server = serve(app)
+    a, b, c = Wire(server.port), Wire(server.port), Wire(server.port)
+    for wire in (a, b, c):
+        for _ in range(2):  # from the second request on, a worker awaits the next one
+            assert wire.request(get("/")).status == 200
+    b.send(get("/hold"))
+    app.wait_held(1)
+    assert c.request(get("/c")).body == b"hello /c"
+    assert a.request(get("/a")).body == b"hello /a"
+    app.release()
+    assert b.read_response().body == b"hello /hold"
+    assert b.request(get("/b")).body == b"hello /b"
+    for wire in (a, b, c):
+        wire.close()
+
+
 def test_at_max_connections_the_longest_idle_connection_makes_room(serve, caplog):
     server = serve(hello, max_connections=3)
     a, b, c = Wire(server.port), Wire(server.port), Wire(server.port)

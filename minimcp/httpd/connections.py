@@ -5,6 +5,14 @@ not running a request. Idle keep-alive connections, and requests whose head is s
 wait in a ``selectors`` selector: they cost a descriptor and no thread, and the loop reads their
 bytes without blocking. A complete head goes to a worker thread, which runs the app through the
 WSGI bridge, and hands the connection back to the loop.
+
+A connection that has just been answered (from its second request on) first waits
+``KEEP_ALIVE_GRACE`` for its next request without the loop: alone, on its worker's own read; with
+others, in the grace poll, which one worker at a time watches and serves from, one connection after
+another, so that under load one thread runs the requests in turn rather than many taking turns at
+the GIL (each turn a wake-up and a handoff). The loop takes the waiting connections back when
+their grace ends, or when no worker has watched them for ``RESCUE`` (the watcher runs a request
+that takes long).
 """
 
 from __future__ import annotations
@@ -56,7 +64,7 @@ def _cut(sock: socket.socket) -> None:
 
 class _Connection:
     """A client connection. Owned by the loop while parked (idle, or its head still arriving), by one
-    worker while a request runs; ``parked`` and ``deadline`` are the loop's (a worker hands the
+    worker while a request runs, by the grace poll while graced (see ``WSGIServer._await_next``); ``parked`` and ``deadline`` are the loop's (a worker hands the
     connection back through ``WSGIServer._hand_back``, never touching the loop's state)."""
 
     __slots__ = ("sock", "address", "parser", "parked", "deadline", "served", "keep", "armed")
@@ -106,7 +114,7 @@ class WSGIServer:
     """Serve ``app`` on ``host:port`` (port 0 picks a free one; see ``port``) until ``shutdown()``.
 
     ``serve_forever()`` runs the loop in the calling thread; requests run on up to
-    ``max_connections`` worker threads, started on demand. ``max_connections_per_peer=None`` lifts
+    ``max_connections`` worker threads (and one more, the grace watcher), started on demand. ``max_connections_per_peer=None`` lifts
     the per-address cap (behind a proxy every connection comes from the proxy's address).
     ``parser`` names the request parser (see ``minimcp.httpd.parsing.PARSERS``): by default
     httptools's when it is installed, else h11's; both give the same verdicts. ``listener``, a
@@ -120,7 +128,9 @@ class WSGIServer:
     waits ``KEEP_ALIVE_GRACE`` for its next request counts as holding one meanwhile).
 
     Threads: the loop alone touches the selector, ``_conns``, ``_resting``, ``_per_peer``, ``_timers``
-    and ``_lingering``. ``_handback_lock`` guards ``_handback`` (connections workers return),
+    and ``_lingering``. ``_grace_lock`` guards ``_graced`` (connections awaiting a next request in
+    the grace poll: whoever takes one from it under the lock owns it), ``_watchers``, ``_lone``,
+    ``_unwatched`` and ``_loop_ticks``. ``_handback_lock`` guards ``_handback`` (connections workers return),
     ``_wake_pending`` and ``_loop_done``; ``_busy_lock`` (with ``_idle``) guards ``_busy``, the
     requests running on workers, which ``shutdown()`` waits for.
     """
@@ -160,10 +170,11 @@ class WSGIServer:
         # One thread more than connections: the grace watcher (see _await_next) may wait while every
         # connection is being served.
         self._pool = Workers(max_connections + 1, WORKER_IDLE, "minimcp-httpd")
-        # The connections between requests whose next one a worker awaits (see _await_next), with
-        # the end of their grace, in that order; ``_watchers`` waits in ``_grace_poll`` for them
-        # (at most one), since ``_unwatched`` there was none; ``_loop_ticks`` says the loop looks at
-        # them every ``RESCUE``. All four guarded by ``_grace_lock``.
+        # The connections between requests whose next one a worker awaits (see _await_next), by
+        # descriptor, with the end of their grace, in that order; ``_watchers`` waits in
+        # ``_grace_poll`` for them (at most one), since ``_unwatched`` there was none; ``_lone``
+        # workers await a next request each on its own connection; ``_loop_ticks`` says the loop
+        # looks at the graced every ``RESCUE``. All guarded by ``_grace_lock``.
         self._grace_poll = select.epoll() if hasattr(select, "epoll") else None
         self._grace_lock = threading.Lock()
         self._graced: dict[int, tuple[_Connection, float]] = {}
@@ -719,7 +730,7 @@ class WSGIServer:
             pass
         return self._watch(poll) if watch else None
 
-    def _watch(self, poll: select.epoll) -> tuple[_Connection, bytes] | None:
+    def _watch(self, poll: select.epoll) -> tuple[_Connection, bytes | None] | None:
         """The watcher's wait: the first graced connection whose next bytes come, ending meanwhile
         the grace of those whose grace ended; ``None`` once nothing is graced."""
         found: tuple[_Connection, float] | None = None
@@ -756,6 +767,8 @@ class WSGIServer:
             return None
         conn = found[0]
         try:
-            return conn, conn.sock.recv(RECV_SIZE)
+            return conn, sockets.recv(conn.sock)
+        except TimeoutError:  # nothing to read after all: the loop waits for it
+            return conn, None
         except OSError:
             return conn, b""
