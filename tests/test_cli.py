@@ -467,6 +467,43 @@ def test_the_readme_command_line_runs_as_printed(tmp_path: Path) -> None:
 
 
 # --- OAuth ----------------------------------------------------------------------------------------------
+GUARDED = """
+from minimcp.server.auth.provider import AccessToken
+from minimcp.server.auth.settings import AuthSettings
+from minimcp.server.mcpserver import MCPServer
+
+
+class Tokens:
+    def verify_token(self, token):
+        return AccessToken(token=token, client_id="cli", scopes=["mcp:tools"]) if token == "reader" else None
+
+
+mcp = MCPServer("Guarded", token_verifier=Tokens(), auth=AuthSettings(
+    issuer_url="https://idp.test", resource_server_url="http://127.0.0.1/mcp", required_scopes=["mcp:tools"]))
+
+
+@mcp.tool()
+def look() -> str:
+    return "looked"
+
+
+@mcp.tool(required_scopes=["mcp:admin"])
+def wipe() -> str:
+    return "wiped"
+"""
+
+
+def test_a_refused_token_says_which_flag_to_change(tmp_path: Path) -> None:
+    (tmp_path / "guarded.py").write_text(GUARDED)
+    with server_process([MINIMCP, "run", str(tmp_path / "guarded.py"), "--http", "--port", "0"]) as served:
+        url = f"{served.base}/mcp"
+        allowed = minimcp("call", url, "look", "--token", "reader")
+        short = minimcp("call", url, "wipe", "--token", "reader")
+    assert (allowed.returncode, allowed.stdout) == (0, "looked\n")
+    assert short.returncode == 2
+    assert short.stderr == (f"minimcp: {url}: the server refused the call (HTTP 403: insufficient_scope, Required "
+                            "scope: mcp:admin): the token lacks a permission the call needs (it asks for scope "
+                            "'mcp:tools mcp:admin'); use a token that carries it, or leave --token out to sign in again\n")
 def test_a_server_that_asks_for_oauth_gets_a_browser_sign_in() -> None:
     browser = ROOT / "tests" / "servers" / "sign_in_browser.py"  # signs in as demo / demo, as a user would
     with server_process([sys.executable, str(ROOT / "tests" / "servers" / "oauth_example.py")]) as served:
@@ -476,4 +513,6 @@ def test_a_server_that_asks_for_oauth_gets_a_browser_sign_in() -> None:
         assert json.loads(done.stdout)["user"] == "demo"
         refused = minimcp("call", url, "whoami", "--token", "not-a-token")
     assert refused.returncode == 2
-    assert refused.stderr.startswith(f"minimcp: {url}: MCP error ")
+    assert refused.stderr == (f"minimcp: {url}: the server refused the credentials (HTTP 401: invalid_token, "
+                              "Invalid or expired token); check --token or --header, or leave them out to sign in "
+                              "through the browser\n")

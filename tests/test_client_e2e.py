@@ -230,9 +230,10 @@ def test_non_jsonrpc_http_error(in_process: Any, serve_http: Callable[..., str])
     url = serve_http(in_process)
     http = requests.Session()
     http.headers["Host"] = "evil.example.com"
-    with pytest.raises(MCPError, match="^Server returned an error response$"):
+    with pytest.raises(MCPError, match="^Server returned an error response$") as failure:
         Client(streamable_http_client(url, http_client=http), mode="legacy").__enter__()
     http.close()
+    assert (failure.value.code, failure.value.data) == (-32603, {"status": 421})
 
 
 def test_dead_http_server_reports_connection_closed() -> None:

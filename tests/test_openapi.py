@@ -8,12 +8,14 @@ its spec from there over HTTP and is itself served over HTTP (or run as
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 import requests
+import yaml
 
 from conftest import EXAMPLES, ERAS, load_example, refusing_port, server_process
 from minimcp import Client
@@ -52,6 +54,7 @@ def test_each_operation_becomes_a_tool_with_its_parameters_and_body(api: str, se
         listing = tools["listPets"].input_schema
         assert listing["properties"]["species"]["enum"] == ["cat", "dog", "fish"]
         assert listing["properties"]["limit"]["description"] == "How many at most"
+        assert listing["properties"]["limit"]["default"] == 20  # the API's, though nothing is sent for it
         assert listing.get("required", []) == []
         add = tools["addPet"].input_schema
         assert set(add["properties"]) == {"name", "species", "age", "category"}  # id is readOnly
@@ -131,6 +134,56 @@ def test_a_spec_it_cannot_use_is_refused_with_what_to_do(api: str, tmp_path: Pat
     with pytest.raises(ValueError, match="does not contain"):
         MCPServer.from_openapi({"openapi": "3.0.0", "paths": {"/a": {"get": {"requestBody": {"content": {
             "application/json": {"schema": {"$ref": "#/components/schemas/Nope"}}}}}}}}, base_url=api)
+
+
+def test_a_yaml_spec_is_read_from_a_url_and_a_file_keeping_dates_as_text(api: str, serve_wsgi: Callable[[Any], str],
+                                                                          tmp_path: Path) -> None:
+    document = requests.get(f"{api}/openapi.json", timeout=10).json()
+    document["paths"]["/pets"]["get"]["parameters"].append(
+        {"name": "since", "in": "query", "schema": {"type": "string", "format": "date", "enum": ["2024-01-01"]}})
+    written = yaml.safe_dump(document).replace("'2024-01-01'", "2024-01-01")  # a bare YAML date, as people write it
+    assert "- 2024-01-01\n" in written
+
+    def spec(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        start_response("200 OK", [("Content-Type", "application/yaml")])
+        return [written.encode()]
+
+    saved = tmp_path / "openapi.yaml"
+    saved.write_text(written)
+    for source in (f"{serve_wsgi(spec)}/openapi.yaml", str(saved)):
+        mcp = MCPServer.from_openapi(source, base_url=f"{api}/v1", session=signed_in())
+        with Client(mcp) as client:
+            listing = next(tool for tool in client.list_tools().tools if tool.name == "listPets")
+            assert listing.input_schema["properties"]["since"]["enum"] == ["2024-01-01"]
+            assert [pet["name"] for pet in body(client.call_tool("listPets", {"species": "dog"}))] == ["Rex"]
+
+
+def test_a_spec_that_is_neither_json_nor_yaml_or_not_an_object_says_so(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("openapi: [3.1\n  paths: {\n")
+    with pytest.raises(ValueError, match="^Could not read the OpenAPI spec '.*broken.yaml': it is neither JSON "
+                                         "\\(Expecting value.*\\) nor YAML \\(.*"):
+        MCPServer.from_openapi(str(broken))
+    scalar = tmp_path / "scalar.yaml"
+    scalar.write_text("just some words\n")
+    with pytest.raises(ValueError, match="^The OpenAPI spec '.*scalar.yaml' is not an OpenAPI document: it holds "
+                                         "str, not an object$"):
+        MCPServer.from_openapi(str(scalar))
+
+
+def test_without_pyyaml_a_yaml_spec_says_what_to_install(tmp_path: Path) -> None:
+    saved = tmp_path / "openapi.yaml"
+    saved.write_text("openapi: 3.1.0\ninfo: {title: Shop}\npaths: {}\n")
+    program = ("import sys; sys.modules['yaml'] = None\n"  # as on a machine without PyYAML
+               "from minimcp.server import MCPServer\n"
+               "try:\n"
+               f"    MCPServer.from_openapi({str(saved)!r}, base_url='http://127.0.0.1:1')\n"
+               "except ValueError as failure:\n"
+               "    print(failure)\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (f"The OpenAPI spec {str(saved)!r} is not JSON (Expecting value: line 1 column 1 (char 0)); "
+                           "if it is YAML, install PyYAML to read it (pip install 'minimcp[openapi]')\n")
 
 
 def _names(mcp: MCPServer) -> set[str]:

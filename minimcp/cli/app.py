@@ -19,6 +19,7 @@ from minimcp.cli import hosts, serve, verbs
 from minimcp.cli.errors import FAILED, CLIError
 from minimcp.cli.target import Connection, Target, load_server, parse_target, request_headers
 from minimcp.client import InputRequiredRoundsExceededError
+from minimcp.client.auth.challenge import challenge_param
 from minimcp.client.auth.exceptions import OAuthFlowError
 from minimcp.client.transports import NetworkError
 from minimcp.jsonrpc import MCPError
@@ -244,7 +245,7 @@ def guarded(verb: Callable[[], int], where: str, command: bool = False) -> int:
     except CLIError as failure:
         return _fail(str(failure), failure.code)
     except MCPError as failure:
-        return _fail(f"{where}: MCP error {failure.code}: {failure.message}")
+        return _fail(f"{where}: {_explained(failure)}")
     except (NetworkError, requests.RequestException, OAuthFlowError, InputRequiredRoundsExceededError,
             ValidationError, TimeoutError) as failure:
         return _fail(f"{where}: {type(failure).__name__}: {failure}")
@@ -256,6 +257,27 @@ def guarded(verb: Callable[[], int], where: str, command: bool = False) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("\n")
         return 130
+
+
+def _explained(failure: MCPError) -> str:
+    """An MCP error as the user reads it: an HTTP refusal of the credentials (no MCP answer at all,
+    just a status and a challenge) says which flag to change, not only the JSON-RPC stand-in code."""
+    refusal = failure.data if isinstance(failure.data, dict) else {}
+    status = refusal.get("status")
+    if status not in (401, 403):
+        shown = f"MCP error {failure.code}: {failure.message}"
+        return shown if status is None else f"{shown} (HTTP {status})"
+    challenge = refusal.get("wwwAuthenticate")
+    reason = ", ".join(part for part in (challenge_param(challenge, "error"),
+                                         challenge_param(challenge, "error_description")) if part)
+    said = f"HTTP {status}" + (f": {reason}" if reason else "")
+    if status == 401:
+        return (f"the server refused the credentials ({said}); check --token or --header, or leave them out "
+                "to sign in through the browser")
+    scope = challenge_param(challenge, "scope")
+    needs = f" (it asks for scope {scope!r})" if scope else ""
+    return (f"the server refused the call ({said}): the token lacks a permission the call needs{needs}; "
+            "use a token that carries it, or leave --token out to sign in again")
 
 
 def _fail(message: str, code: int = FAILED) -> int:

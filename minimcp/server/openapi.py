@@ -11,6 +11,8 @@ is one request over ``requests``: through ``session`` (its auth, headers and ada
 result with the status and at most ``excerpt`` characters of the body, so a model can read what the
 API said and the server keeps serving.
 
+The spec is a dict, a file or a URL, in JSON or in YAML (YAML needs PyYAML: the ``openapi`` extra).
+
 Path values are percent-encoded whole (``a/../b`` stays one segment), and requests go only to
 ``base_url``: a spec names operations, never hosts.
 """
@@ -73,13 +75,47 @@ def load_spec(spec: Mapping[str, Any] | str | Path, session: requests.Session, t
         try:
             answer = session.get(text, timeout=timeout)
             answer.raise_for_status()
-            return answer.json(), text
-        except (requests.RequestException, ValueError) as failed:
+        except requests.RequestException as failed:
             raise ValueError(f"Could not read the OpenAPI spec at {text}: {failed}") from None
+        return _document(answer.text, f"The OpenAPI spec at {text}"), text
     try:
-        return json.loads(Path(text).read_text(encoding="utf-8")), None
-    except (OSError, ValueError) as failed:
-        raise ValueError(f"Could not read the OpenAPI spec {text!r} (a JSON file, a URL or a dict): {failed}") from None
+        written = Path(text).read_text(encoding="utf-8")
+    except OSError as failed:
+        raise ValueError(f"Could not read the OpenAPI spec {text!r} (a JSON or YAML file, a URL or a dict): "
+                         f"{failed}") from None
+    return _document(written, f"The OpenAPI spec {text!r}"), None
+
+
+def _document(text: str, where: str) -> dict[str, Any]:
+    """A spec's text as a dict: JSON, else YAML (the form most specs are written in), which needs PyYAML."""
+    try:
+        document = json.loads(text)
+    except ValueError as not_json:
+        document = _yaml(text, where, not_json)
+    if not isinstance(document, dict):
+        raise ValueError(f"{where} is not an OpenAPI document: it holds {type(document).__name__}, not an object")
+    return document
+
+
+def _yaml(text: str, where: str, not_json: ValueError) -> Any:
+    try:
+        import yaml
+    except ImportError:
+        raise ValueError(f"{where} is not JSON ({not_json}); if it is YAML, install PyYAML to read it "
+                         "(pip install 'minimcp[openapi]')") from None
+
+    class Loader(yaml.SafeLoader):
+        """YAML's safe loader, keeping dates as the strings JSON Schema means them to be
+        (``format: date`` values, examples): a ``datetime`` in an input schema could not be sent."""
+
+    Loader.yaml_implicit_resolvers = {
+        first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    try:
+        return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as failed:
+        raise ValueError(f"Could not read {where[0].lower()}{where[1:]}: it is neither JSON ({not_json}) "
+                         f"nor YAML ({failed})") from None
 
 
 def from_openapi(cls: type[MCPServer[Any]], spec: Mapping[str, Any] | str | Path, *, name: str | None = None,

@@ -291,7 +291,11 @@ class HttpTransport(StreamPairContext):
             message = None
         if isinstance(message, dict) and ("result" in message or isinstance(message.get("error"), dict)):
             return message
-        raise MCPError(INTERNAL_ERROR, "Server returned an error response")
+        # The official text, with what a person needs to act on it (a refused token's challenge) as data.
+        refusal: dict[str, Any] = {"status": response.status_code}
+        if "WWW-Authenticate" in response.headers:
+            refusal["wwwAuthenticate"] = response.headers["WWW-Authenticate"]
+        raise MCPError(INTERNAL_ERROR, "Server returned an error response", refusal)
 
     def _drain(
         self, response: requests.Response, parser: SSEParser, request_id: Any, method: str, deadline: float | None

@@ -38,7 +38,11 @@ class Argument:
     schema: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
     def parameter(self, identifier: str) -> inspect.Parameter:
-        extras: list[Any] = [Field(alias=self.name, description=self.description)]
+        # An optional argument defaults to None here (nothing is sent), but the schema publishes the
+        # default the described API applies (an OpenAPI ``default: 20``), not that None.
+        documented = self.schema.get("default") if self.schema is not None and self.default is not ... else None
+        extras: list[Any] = [Field(alias=self.name, description=self.description,
+                                   json_schema_extra=None if documented is None else {"default": documented})]
         if self.schema is not None:
             extras.append(WithJsonSchema(self.schema))
         annotation = Annotated[(self.annotation, *extras)]  # type: ignore[valid-type]
