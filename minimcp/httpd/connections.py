@@ -8,11 +8,11 @@ WSGI bridge, and hands the connection back to the loop.
 
 A connection that has just been answered (from its second request on) first waits
 ``KEEP_ALIVE_GRACE`` for its next request without the loop: alone, on its worker's own read; with
-others, in the grace poll, which one worker at a time watches and serves from, one connection after
-another, so that under load one thread runs the requests in turn rather than many taking turns at
-the GIL (each turn a wake-up and a handoff). The loop takes the waiting connections back when
-their grace ends, or when no worker has watched them for ``RESCUE`` (the watcher runs a request
-that takes long).
+others, in the grace poll, which at most ``GRACE_WATCHERS`` workers watch and serve from, one
+connection after another, so that under load a thread runs requests in turn rather than many
+taking turns at the GIL (each turn a wake-up and a handoff). The loop takes the waiting connections back when
+their grace ends, and starts another watcher when none has watched them for ``RESCUE`` (the
+watchers run requests that take long).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any
 
 from minimcp.httpd import sockets
 from minimcp.httpd.bridge import WSGIBridge
-from minimcp.httpd.limits import (ACCEPT_BATCH, ACCEPT_PAUSE, KEEP_ALIVE_GRACE, LINGER, LOG_INTERVAL, MAX_DRAIN,
+from minimcp.httpd.limits import (ACCEPT_BATCH, ACCEPT_PAUSE, GRACE_WATCHERS, KEEP_ALIVE_GRACE, LINGER, LOG_INTERVAL, MAX_DRAIN,
                                   MAX_LINGERING, RECV_SIZE, RESCUE, STATUS, WORKER_IDLE)
 from minimcp.httpd.parsing import NEED_DATA, PARSERS, BadRequest, Head, Parser
 from minimcp.httpd.workers import Busy, Workers
@@ -64,10 +64,11 @@ def _cut(sock: socket.socket) -> None:
 
 class _Connection:
     """A client connection. Owned by the loop while parked (idle, or its head still arriving), by one
-    worker while a request runs, by the grace poll while graced (see ``WSGIServer._await_next``); ``parked`` and ``deadline`` are the loop's (a worker hands the
+    worker while a request runs, by the grace poll while graced (``WSGIServer._await_next``);
+    ``parked`` and ``deadline`` are the loop's (a worker hands the
     connection back through ``WSGIServer._hand_back``, never touching the loop's state)."""
 
-    __slots__ = ("sock", "address", "parser", "parked", "deadline", "served", "keep", "armed")
+    __slots__ = ("sock", "address", "parser", "parked", "deadline", "served", "armed")
 
     def __init__(self, sock: socket.socket, address: tuple[Any, ...], deadline: float, parser: Parser) -> None:
         self.sock = sock
@@ -76,7 +77,6 @@ class _Connection:
         self.parked = False
         self.deadline = deadline
         self.served = 0  # requests answered: the worker's (see KEEP_ALIVE_GRACE)
-        self.keep = False  # whether the worker's last exchange left it reusable: the worker's
         self.armed = False  # registered in the grace poll once (later waits re-arm it): the worker's
 
 
@@ -114,8 +114,9 @@ class WSGIServer:
     """Serve ``app`` on ``host:port`` (port 0 picks a free one; see ``port``) until ``shutdown()``.
 
     ``serve_forever()`` runs the loop in the calling thread; requests run on up to
-    ``max_connections`` worker threads (and one more, the grace watcher), started on demand. ``max_connections_per_peer=None`` lifts
-    the per-address cap (behind a proxy every connection comes from the proxy's address).
+    ``max_connections`` worker threads (and the grace watchers), started on demand.
+    ``max_connections_per_peer=None`` lifts the per-address cap (behind a proxy every connection
+    comes from the proxy's address).
     ``parser`` names the request parser (see ``minimcp.httpd.parsing.PARSERS``): by default
     httptools's when it is installed, else h11's; both give the same verdicts. ``listener``, a
     listening TCP socket bound already (a process manager's, such as gunicorn's), is served instead
@@ -130,8 +131,8 @@ class WSGIServer:
     Threads: the loop alone touches the selector, ``_conns``, ``_resting``, ``_per_peer``, ``_timers``
     and ``_lingering``. ``_grace_lock`` guards ``_graced`` (connections awaiting a next request in
     the grace poll: whoever takes one from it under the lock owns it), ``_watchers``, ``_lone``,
-    ``_unwatched`` and ``_loop_ticks``. ``_handback_lock`` guards ``_handback`` (connections workers return),
-    ``_wake_pending`` and ``_loop_done``; ``_busy_lock`` (with ``_idle``) guards ``_busy``, the
+    ``_unwatched`` and ``_loop_ticks``. ``_handback_lock`` guards ``_handback`` (connections
+    workers return), ``_wake_pending`` and ``_loop_done``; ``_busy_lock`` (with ``_idle``) guards ``_busy``, the
     requests running on workers, which ``shutdown()`` waits for.
     """
 
@@ -167,12 +168,12 @@ class WSGIServer:
         self._stopping = threading.Event()
         self._stopped = threading.Event()
         self._serving = False
-        # One thread more than connections: the grace watcher (see _await_next) may wait while every
+        # More threads than connections: the grace watchers (see _await_next) may wait while every
         # connection is being served.
-        self._pool = Workers(max_connections + 1, WORKER_IDLE, "minimcp-httpd")
+        self._pool = Workers(max_connections + GRACE_WATCHERS, WORKER_IDLE, "minimcp-httpd")
         # The connections between requests whose next one a worker awaits (see _await_next), by
         # descriptor, with the end of their grace, in that order; ``_watchers`` waits in
-        # ``_grace_poll`` for them (at most one), since ``_unwatched`` there was none; ``_lone``
+        # ``_grace_poll`` for them (at most ``GRACE_WATCHERS``), since ``_unwatched`` there was none; ``_lone``
         # workers await a next request each on its own connection; ``_loop_ticks`` says the loop
         # looks at the graced every ``RESCUE``. All guarded by ``_grace_lock``.
         self._grace_poll = select.epoll() if hasattr(select, "epoll") else None
@@ -457,7 +458,9 @@ class WSGIServer:
         self._unpark(conn)
         self._start(conn, request)
 
-    def _start(self, conn: _Connection, request: Head) -> None:
+    def _start(self, conn: _Connection | None, request: Head | None) -> bool:
+        """Serve ``request`` on ``conn`` on a worker (with neither: start a grace watcher); ``False``
+        when no worker could be had (the connection is then answered 503 and closed)."""
         with self._busy_lock:
             self._busy += 1
         last: list[_Connection | None] = [conn]
@@ -468,8 +471,11 @@ class WSGIServer:
                 self._busy -= 1
                 self._idle.notify_all()
             self._refusals.add(exc)
-            self._send_now(conn.sock, STATUS[503], "Too many requests at once; try again later")
-            self._close_connection(conn)
+            if conn is not None:
+                self._send_now(conn.sock, STATUS[503], "Too many requests at once; try again later")
+                self._close_connection(conn)
+            return False
+        return True
 
     def _take_back(self) -> None:
         """Connections that workers finished with: park the kept-alive ones, close the others."""
@@ -492,15 +498,18 @@ class WSGIServer:
             self._park(conn)
 
     def _tend_grace(self, now: float) -> None:
-        """Park the graced connections whose grace ended, or all of them when no worker has watched
-        them for ``RESCUE`` (the watcher runs a request that takes long: they must not wait for it)."""
+        """Park the graced connections whose grace ended, and start a watcher for the others when
+        no worker has watched them for ``RESCUE`` (the watchers run requests that take long: they
+        must not wait for them); when no worker can be had, park them all."""
         with self._grace_lock:
-            graced = self._graced
-            if not self._watchers and graced and now - self._unwatched >= RESCUE:
-                due = [conn for conn, _ in graced.values()]
-                graced.clear()
-            else:
-                due = self._expired(now)
+            due = self._expired(now)
+            rescue = bool(self._graced) and not self._watchers and now - self._unwatched >= RESCUE
+            self._watchers += rescue  # promised to the new watcher
+        if rescue and not self._start(None, None):
+            with self._grace_lock:
+                self._watchers -= 1
+                due += [conn for conn, _ in self._graced.values()]
+                self._graced.clear()
         for conn in due:
             conn.sock.setblocking(False)
             conn.deadline = now + self.idle_timeout
@@ -610,47 +619,56 @@ class WSGIServer:
         if wake:
             self._wake()
 
-    def _serve(self, last: list[_Connection | None], request: Head) -> None:
+    def _serve(self, last: list[_Connection | None], request: Head | None) -> None:
         """Worker: answer ``request`` on ``last[0]``, and the requests already received after it;
         then those that arrive within ``KEEP_ALIVE_GRACE`` on it or, through the grace poll, on any
         connection between requests (``_await_next``). ``last[0]`` is left holding the connection
-        ``_finish`` hands back to the loop, or ``None``."""
-        conn = last[0]
-        assert conn is not None
-        sockets.take(conn.sock)
-        while True:
+        ``_finish`` hands back to the loop, or ``None``. With no ``request``, the worker starts as
+        the grace watcher the loop called for (``_tend_grace``)."""
+        if request is None:
+            assert self._grace_poll is not None
+            request = self._take(last, self._watch(self._grace_poll))
+        else:
+            conn = last[0]
+            assert conn is not None
+            sockets.take(conn.sock)
+        while request is not None:
+            conn = last[0]
+            assert conn is not None
             if not self._answer(conn, request):
                 self._hand_back(conn, False)
                 last[0] = None
                 return
             if conn.parser.started or conn.served <= 1:
                 return  # the loop waits for the rest of the head, or (a first request) for the next one
-            found = self._await_next(conn)
-            if found is None:
-                last[0] = None
-                return
-            conn, data = found
-            last[0] = conn
-            if data is None:
-                return  # nothing came within the grace: the loop waits for the next request
-            event = NEED_DATA
-            try:
-                if not data:
-                    raise ConnectionError("the client closed the connection")
-                conn.parser.feed(data)
-                event = conn.parser.next_event()
-            except BadRequest as bad:
-                self._bridge.send_error(conn.sock, bad.status, str(bad))
-                data = b""
-            except (OSError, ValueError):
-                data = b""
+            request = self._take(last, self._await_next(conn))
+
+    def _take(self, last: list[_Connection | None], found: tuple[_Connection, bytes | None] | None) -> Head | None:
+        """The request in what ``_await_next`` found, if a whole head came; ``last[0]`` is left holding
+        the connection ``_finish`` hands back to the loop when none did, or ``None``."""
+        if found is None:
+            last[0] = None
+            return None
+        conn, data = found
+        last[0] = conn
+        if data is None:
+            return None  # nothing came within the grace: the loop waits for the next request
+        event = NEED_DATA
+        try:
             if not data:
-                self._hand_back(conn, False)
-                last[0] = None
-                return
-            if event is NEED_DATA:
-                return  # part of a head: the loop waits for the rest
-            request = event
+                raise ConnectionError("the client closed the connection")
+            conn.parser.feed(data)
+            event = conn.parser.next_event()
+        except BadRequest as bad:
+            self._bridge.send_error(conn.sock, bad.status, str(bad))
+            data = b""
+        except (OSError, ValueError):
+            data = b""
+        if not data:
+            self._hand_back(conn, False)
+            last[0] = None
+            return None
+        return event if type(event) is Head else None  # part of a head: the loop waits for the rest
 
     def _answer(self, conn: _Connection, request: Head) -> bool:
         """Answer ``request`` and those pipelined after it; ``True`` when the connection stays open
@@ -675,7 +693,6 @@ class WSGIServer:
         except Exception:  # a fault of this server's own: end the connection, keep serving the others
             keep = False
             logger.exception("connection from %s failed", conn.address[0])
-        conn.keep = keep
         return keep
 
     def _finish(self, last: list[_Connection | None]) -> None:
@@ -694,11 +711,11 @@ class WSGIServer:
         graced one, with those bytes (``b""``: it closed or failed); ``(conn, None)`` when ``conn``
         waited alone and nothing came; ``None`` when this worker leaves ``conn`` graced and ends.
 
-        One worker at a time (the watcher) waits in the grace poll; one that finds it taken leaves
-        ``conn`` graced and ends, so under load one thread serves the connections one after the
-        other as their requests come, rather than a thread each taking turns at the GIL. The
-        watcher's own request may take long: the loop parks the graced connections after
-        ``RESCUE`` without a watcher (``_tend_grace``). A lone connection (nothing graced, no
+        At most ``GRACE_WATCHERS`` workers (the watchers) wait in the grace poll; one that finds them
+        all there leaves ``conn`` graced and ends, so under load a watcher serves the connections one
+        after the other as their requests come, rather than a thread each taking turns at the GIL.
+        The watchers' own requests may take long: after ``RESCUE`` without a watcher the loop starts
+        one (``_tend_grace``). A lone connection (nothing graced, no
         watcher) is awaited with a read of its own, one system call."""
         poll = self._grace_poll
         with self._grace_lock:
@@ -707,7 +724,7 @@ class WSGIServer:
             if not lone:
                 fd = conn.sock.fileno()
                 self._graced[fd] = (conn, time.monotonic() + KEEP_ALIVE_GRACE)
-                watch = not self._watchers
+                watch = self._watchers < GRACE_WATCHERS
                 self._watchers += watch
         if lone:
             try:
