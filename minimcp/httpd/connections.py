@@ -715,8 +715,8 @@ class WSGIServer:
         all there leaves ``conn`` graced and ends, so under load a watcher serves the connections one
         after the other as their requests come, rather than a thread each taking turns at the GIL.
         The watchers' own requests may take long: after ``RESCUE`` without a watcher the loop starts
-        one (``_tend_grace``). A lone connection (nothing graced, no
-        watcher) is awaited with a read of its own, one system call."""
+        one (``_tend_grace``). A lone connection (nothing graced, no watcher, no other lone one) is
+        awaited with a read of its own, one system call."""
         poll = self._grace_poll
         with self._grace_lock:
             lone = poll is None or not (self._graced or self._watchers or self._lone)
