@@ -224,6 +224,10 @@ def decode(data: bytes | str) -> Any:
     """Parse a body into JSON, or raise the -32700 error a peer should receive."""
     _check_structure(data)
     try:
+        if isinstance(data, bytes) and data[:1] == b"{" and data[1:2] != b"\0":
+            # What json.loads does with bytes it finds are UTF-8 (not UTF-16 or 32, no byte order
+            # mark: an object's first byte, then no NUL), without its Python-level detection.
+            data = data.decode("utf-8", "surrogatepass")
         return json.loads(data)
     except (ValueError, RecursionError):
         raise MCPError(PARSE_ERROR, "Parse error: the body is not valid JSON") from None

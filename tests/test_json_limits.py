@@ -116,3 +116,17 @@ def test_the_verdict_matches_a_walk_of_the_value(value: Any, as_text: bool):
     if count > count_limit:
         expected.add(f"Parse error: JSON with more than {count_limit} arrays and objects")
     assert reasons <= expected and bool(reasons) == bool(expected), (depth, count, reasons)
+
+
+# --- the encodings a body may come in ----------------------------------------------------------------------
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le"])
+def test_a_body_parses_in_every_encoding_json_detects(encoding: str):
+    """An object's bytes in any encoding ``json.loads`` detects parse to the same message (the
+    UTF-8 shortcut is taken only when that detection would say UTF-8: a NUL after the brace is UTF-16)."""
+    message = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"text": "é \U0001f600"}}
+    assert decode(json.dumps(message, ensure_ascii=False).encode(encoding)) == message
+
+
+def test_bytes_that_are_not_utf8_are_a_parse_error():
+    assert refusal(b'{"text": "\xff"}') == "Parse error: the body is not valid JSON"
+    assert decode('{"a": "\ud800"}'.encode("utf-8", "surrogatepass")) == {"a": "\ud800"}  # as json.loads reads them

@@ -224,3 +224,40 @@ def test_server_keeps_serving_after_refusals(url: str) -> None:
     assert modern_rpc(url, "tools/call", {"name": "echo", "arguments": {"text": "ok"}})["result"]["content"] \
         == [{"type": "text", "text": "ok"}]
 
+
+
+# --- the declarations of repeated envelopes ----------------------------------------------------------------
+def _declared_call(url: str, capabilities: Any, info: Any) -> dict[str, Any]:
+    params = {"name": "declared", "arguments": {}}
+    message = request_message("tools/call", {**params, "_meta": modern_meta(
+        capabilities, **{"io.modelcontextprotocol/clientInfo": info})})
+    response = post(url, message, headers=modern_headers("tools/call", params))
+    return final_message(response, message["id"])
+
+
+def test_each_request_gets_models_of_its_own_declarations(serve_http: Any) -> None:
+    """A pair of declarations seen before is not validated again, yet every request still reads its
+    own values as models of its own: a handler that changes them changes nothing for the next one,
+    and values equal in Python but not in JSON (1 and true) stay apart."""
+    mcp = MCPServer("declarations")
+
+    @mcp.tool()
+    def declared(ctx: Context) -> str:
+        capabilities = ctx.session.client_capabilities
+        seen = f"{ctx.session.client_info.name} {capabilities.experimental} {capabilities.elicitation is not None}"
+        capabilities.elicitation = None
+        capabilities.experimental = {"changed": {}}
+        return seen
+
+    url = serve_http(mcp)
+    one = {"experimental": {"x": {"a": 1}}, "elicitation": {"form": {}}}
+    for _ in range(3):
+        answer = _declared_call(url, one, {"name": "first", "version": "1"})
+        assert answer["result"]["content"][0]["text"] == "first {'x': {'a': 1}} True"
+    answer = _declared_call(url, {"experimental": {"x": {"a": True}}}, {"name": "first", "version": "1"})
+    assert answer["result"]["content"][0]["text"] == "first {'x': {'a': True}} False"
+    # A refusal is still a refusal after the valid pair was seen.
+    answer = _declared_call(url, one, {"name": 1, "version": "1"})
+    assert answer["error"]["code"] == -32602
+    answer = _declared_call(url, {**one, "elicitation": "yes"}, {"name": "first", "version": "1"})
+    assert answer["error"]["code"] == -32602

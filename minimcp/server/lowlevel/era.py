@@ -68,6 +68,14 @@ RoundBody = Callable[[Questions, "dict[str, Any] | None", "str | None"], Any]
 #: What a 2026-07-28 ``input_required`` elicitation keeps of a resolver model's schema.
 _INPUT_REQUEST_SCHEMA_KEYS = ("type", "properties", "required")
 
+#: The ``(clientCapabilities, clientInfo)`` pairs, as the reprs of their JSON values, that
+#: validated: a client sends the same pair with every request. Bounded in number (emptied when
+#: full) and in each entry's length, since clients choose them; a set's add and lookup are atomic,
+#: so it needs no lock. Only validity is kept: each connection still makes models of its own.
+_VALID_DECLARATIONS: set[tuple[str, str]] = set()
+_MAX_VALID_DECLARATIONS = 256
+_MAX_DECLARATION_TEXT = 4096
+
 #: The first legacy revision whose clients expect priming events and resume with ``Last-Event-ID``.
 RESUMABLE_SINCE = "2025-11-25"
 
@@ -301,12 +309,24 @@ class ModernEra(Era):
         log_level = meta.get(META_LOG_LEVEL)
         if log_level is not None and log_level not in _log_levels():
             raise MCPError(INVALID_PARAMS, f"Invalid log level in _meta: {log_level!r}")
+        capabilities, info = route.client_capabilities, route.client_info
+        # Over HTTP the message was decoded from JSON, so each value is a JSON type, which its repr
+        # names exactly: an identical pair validated before validates again, and is taken raw.
+        key = (repr(capabilities), repr(info)) if headers is not None else None
+        if key is not None and key in _VALID_DECLARATIONS:
+            connection = connection_type(server, protocol_version=route.protocol_version, era=self,
+                                         log_level=log_level)
+            connection.declare(capabilities, info)
+            return connection
         try:
-            client_capabilities = ClientCapabilities.model_validate(route.client_capabilities)
-            info = route.client_info
+            client_capabilities = ClientCapabilities.model_validate(capabilities)
             client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
         except ValidationError:
             raise MCPError(INVALID_PARAMS, "Invalid clientCapabilities or clientInfo in _meta") from None
+        if key is not None and len(key[0]) + len(key[1]) <= _MAX_DECLARATION_TEXT:
+            if len(_VALID_DECLARATIONS) >= _MAX_VALID_DECLARATIONS:
+                _VALID_DECLARATIONS.clear()
+            _VALID_DECLARATIONS.add(key)
         return connection_type(server, protocol_version=route.protocol_version, client_capabilities=client_capabilities,
                                client_info=client_info, era=self, log_level=log_level)
 

@@ -121,15 +121,18 @@ class Connection:
         self.id: str | None = None
         self.era = era or era_of_version(protocol_version)
         self.protocol_version = protocol_version
-        self.client_capabilities = client_capabilities or ClientCapabilities()
-        self.client_info = client_info
+        # What the client declared: models, or (``declare``) a 2026-07-28 envelope's raw values
+        # already known to be valid, made models on first read (under _lock).
+        self._client_capabilities = client_capabilities
+        self._client_info = client_info
+        self._declared: tuple[Any, Any] | None = None
         self.log_level = log_level
         self.initialized = False
         self.pending = PendingRequests()
         #: When the client's idle clock last started: it sent something, or was asked something.
         #: A plain float, written without a lock: storing one is atomic.
         self.last_seen = monotonic()
-        # _lock guards standalone, _inflight, subscriptions, _streams and _streams_swept.
+        # _lock guards standalone, _inflight, subscriptions, _streams, _streams_swept and _declared.
         self._lock = Lock()
         self.standalone: Outbox | None = None
         self._inflight: dict[RequestId, Outbox] = {}
@@ -197,6 +200,51 @@ class Connection:
     def session_id(self) -> str | None:
         """The legacy session's ``Mcp-Session-Id``; ``None`` on stdio, in memory and on 2026-07-28."""
         return self.id
+
+    # --- what the client declared ------------------------------------------------------------
+    def declare(self, capabilities: Any, info: Any) -> None:
+        """Take a 2026-07-28 envelope's ``clientCapabilities`` and ``clientInfo`` (ignored unless an
+        object) as the client's declarations, raw: the caller has proven that they validate (an
+        identical pair already did), and most handlers never read them, so each becomes this
+        connection's own model only when first read."""
+        self._declared = (capabilities, info)
+
+    def _settle(self) -> None:
+        """Make the declared raw values models (or give the empty capabilities when nothing was declared)."""
+        with self._lock:
+            if self._declared is not None:
+                capabilities, info = self._declared
+                self._client_capabilities = ClientCapabilities.model_validate(capabilities)
+                self._client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
+                self._declared = None
+            elif self._client_capabilities is None:
+                self._client_capabilities = ClientCapabilities()
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities:
+        """What the client said it can do (nothing, until it said)."""
+        if self._declared is not None or self._client_capabilities is None:
+            self._settle()
+        return self._client_capabilities  # type: ignore[return-value]
+
+    @client_capabilities.setter
+    def client_capabilities(self, capabilities: ClientCapabilities) -> None:
+        if self._declared is not None:
+            self._settle()
+        self._client_capabilities = capabilities
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """Who the client said it is; ``None`` until it named itself."""
+        if self._declared is not None:
+            self._settle()
+        return self._client_info
+
+    @client_info.setter
+    def client_info(self, info: Implementation | None) -> None:
+        if self._declared is not None:
+            self._settle()
+        self._client_info = info
 
     @property
     def client_params(self) -> InitializeRequestParams | None:
