@@ -10,9 +10,9 @@ A connection that has just been answered (from its second request on) first wait
 ``KEEP_ALIVE_GRACE`` for its next request without the loop: alone, on its worker's own read; with
 others, in the grace poll, which at most ``GRACE_WATCHERS`` workers watch and serve from, one
 connection after another, so that under load a thread runs requests in turn rather than many
-taking turns at the GIL (each turn a wake-up and a handoff). The loop takes the waiting
-connections back when their grace ends, and starts another watcher when none has watched them for
-``RESCUE`` (the watchers run requests that take long).
+taking turns at the GIL (each turn a wake-up and a handoff). The loop takes the waiting connections back when
+their grace ends, and starts another watcher when none has watched them for ``RESCUE`` (the
+watchers run requests that take long).
 """
 
 from __future__ import annotations
@@ -132,8 +132,8 @@ class WSGIServer:
     and ``_lingering``. ``_grace_lock`` guards ``_graced`` (connections awaiting a next request in
     the grace poll: whoever takes one from it under the lock owns it), ``_watchers``, ``_lone``,
     ``_unwatched`` and ``_loop_ticks``. ``_handback_lock`` guards ``_handback`` (connections
-    workers return), ``_wake_pending`` and ``_loop_done``; ``_busy_lock`` (with ``_idle``) guards
-    ``_busy``, the requests running on workers, which ``shutdown()`` waits for.
+    workers return), ``_wake_pending`` and ``_loop_done``; ``_busy_lock`` (with ``_idle``) guards ``_busy``, the
+    requests running on workers, which ``shutdown()`` waits for.
     """
 
     def __init__(self, app: Callable[..., Iterable[bytes]], host: str = "127.0.0.1", port: int = 0, *,
@@ -171,11 +171,11 @@ class WSGIServer:
         # More threads than connections: the grace watchers (see _await_next) may wait while every
         # connection is being served.
         self._pool = Workers(max_connections + GRACE_WATCHERS, WORKER_IDLE, "minimcp-httpd")
-        # ``_graced``: the connections between requests whose next one a worker awaits (see
-        # _await_next), by descriptor, with the end of their grace, in that order. ``_watchers``
-        # workers wait in ``_grace_poll`` for them (at most ``GRACE_WATCHERS``); none has since the
-        # time ``_unwatched``. ``_lone`` workers each await a next request on its own connection.
-        # ``_loop_ticks``: the loop looks at the graced every ``RESCUE``. All under ``_grace_lock``.
+        # The connections between requests whose next one a worker awaits (see _await_next), by
+        # descriptor, with the end of their grace, in that order; ``_watchers`` waits in
+        # ``_grace_poll`` for them (at most ``GRACE_WATCHERS``), since ``_unwatched`` there was none; ``_lone``
+        # workers await a next request each on its own connection; ``_loop_ticks`` says the loop
+        # looks at the graced every ``RESCUE``. All guarded by ``_grace_lock``.
         self._grace_poll = select.epoll() if hasattr(select, "epoll") else None
         self._grace_lock = threading.Lock()
         self._graced: dict[int, tuple[_Connection, float]] = {}

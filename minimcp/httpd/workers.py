@@ -2,8 +2,8 @@
 
 The server's own, not the MCP server's call pool: a request holds its worker while the app runs
 and while its connection waits ``KEEP_ALIVE_GRACE`` for the next request (a grace watcher waits
-so for several), so the bound is the number of connections served at once, plus the watchers, and
-a full pool refuses at once (the loop answers ``503``) rather than making the loop wait.
+so for several), so the bound is the number of connections served at once (and the watchers), and a full pool refuses at once (the loop answers ``503``)
+rather than making the loop wait.
 """
 
 from __future__ import annotations
