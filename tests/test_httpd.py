@@ -26,7 +26,6 @@ import pytest
 from conftest import server_process, wait_for
 
 from minimcp.httpd import WSGIServer
-from minimcp.httpd.limits import GRACE_WATCHERS
 from minimcp.httpd.parsing import PARSERS
 
 WAIT = 5.0  # every blocking wait in this file is bounded by this
@@ -939,33 +938,6 @@ def test_a_connection_taken_again_by_a_worker_keeps_its_wait_for_a_next_request_
     wire.close()
 
 
-def test_requests_held_by_the_grace_watchers_do_not_hold_up_the_other_waiting_connections(serve):
-    """Between requests, connections wait for their next one in one poll that a few workers (the
-    watchers) watch, each serving them one after another. When every watcher takes a request that
-    runs long, the others must not wait for them: the loop starts another watcher. Here the first
-    connection's worker waits alone on its own connection, the next ones' workers watch, the last
-    waits in the poll unwatched once the watchers hold, and its request is still answered."""
-    app = Holding()
-    server = serve(app)
-    # The last one's reads give up well before a held request ends by itself (at WAIT).
-    wires = [Wire(server.port) for _ in range(GRACE_WATCHERS + 1)] + [Wire(server.port, timeout=WAIT / 2)]
-    for wire in wires:
-        for _ in range(2):  # from the second request on, a worker awaits the next one
-            assert wire.request(get("/")).status == 200
-    watched, last = wires[1:-1], wires[-1]
-    for wire in watched:
-        wire.send(get("/hold"))
-    app.wait_held(len(watched))
-    assert last.request(get("/last")).body == b"hello /last"
-    assert wires[0].request(get("/first")).body == b"hello /first"
-    app.release()
-    for wire in watched:
-        assert wire.read_response().body == b"hello /hold"
-        assert wire.request(get("/again")).body == b"hello /again"
-    for wire in wires:
-        wire.close()
-
-
 def test_at_max_connections_the_longest_idle_connection_makes_room(serve, caplog):
     server = serve(hello, max_connections=3)
     a, b, c = Wire(server.port), Wire(server.port), Wire(server.port)
@@ -1156,7 +1128,6 @@ def test_body_timeout_answers_408_and_closes(serve):
 SERVER_WITH_FEW_DESCRIPTORS = """
 import resource, sys
 from minimcp.httpd import WSGIServer
-from minimcp.httpd.limits import GRACE_WATCHERS
 def hello(environ, start_response):
     start_response("200 OK", [("Content-Length", "2")])
     return [b"ok"]

@@ -5,14 +5,6 @@ not running a request. Idle keep-alive connections, and requests whose head is s
 wait in a ``selectors`` selector: they cost a descriptor and no thread, and the loop reads their
 bytes without blocking. A complete head goes to a worker thread, which runs the app through the
 WSGI bridge, and hands the connection back to the loop.
-
-A connection that has just been answered (from its second request on) first waits
-``KEEP_ALIVE_GRACE`` for its next request without the loop: alone, on its worker's own read; with
-others, in the grace poll, which at most ``GRACE_WATCHERS`` workers watch and serve from, one
-connection after another, so that under load a thread runs requests in turn rather than many
-taking turns at the GIL (each turn a wake-up and a handoff). The loop takes the waiting connections back when
-their grace ends, and starts another watcher when none has watched them for ``RESCUE`` (the
-watchers run requests that take long).
 """
 
 from __future__ import annotations
@@ -22,7 +14,6 @@ import heapq
 import itertools
 import logging
 import os
-import select
 import selectors
 import socket
 import threading
@@ -33,9 +24,9 @@ from typing import Any
 
 from minimcp.httpd import sockets
 from minimcp.httpd.bridge import WSGIBridge
-from minimcp.httpd.limits import (ACCEPT_BATCH, ACCEPT_PAUSE, GRACE_WATCHERS, KEEP_ALIVE_GRACE, LINGER, LOG_INTERVAL, MAX_DRAIN,
-                                  MAX_LINGERING, RECV_SIZE, RESCUE, STATUS, WORKER_IDLE)
-from minimcp.httpd.parsing import NEED_DATA, PARSERS, BadRequest, Head, Parser
+from minimcp.httpd.limits import (ACCEPT_BATCH, ACCEPT_PAUSE, KEEP_ALIVE_GRACE, LINGER, LOG_INTERVAL, MAX_DRAIN,
+                                  MAX_LINGERING, RECV_SIZE, STATUS, WORKER_IDLE)
+from minimcp.httpd.parsing import NEED_DATA, PARSERS, BadRequest, Event, Head, Parser
 from minimcp.httpd.workers import Busy, Workers
 
 logger = logging.getLogger("minimcp.httpd")
@@ -64,11 +55,10 @@ def _cut(sock: socket.socket) -> None:
 
 class _Connection:
     """A client connection. Owned by the loop while parked (idle, or its head still arriving), by one
-    worker while a request runs, by the grace poll while graced (``WSGIServer._await_next``);
-    ``parked`` and ``deadline`` are the loop's (a worker hands the
+    worker while a request runs; ``parked`` and ``deadline`` are the loop's (a worker hands the
     connection back through ``WSGIServer._hand_back``, never touching the loop's state)."""
 
-    __slots__ = ("sock", "address", "parser", "parked", "deadline", "served", "armed")
+    __slots__ = ("sock", "address", "parser", "parked", "deadline", "served", "keep")
 
     def __init__(self, sock: socket.socket, address: tuple[Any, ...], deadline: float, parser: Parser) -> None:
         self.sock = sock
@@ -77,7 +67,7 @@ class _Connection:
         self.parked = False
         self.deadline = deadline
         self.served = 0  # requests answered: the worker's (see KEEP_ALIVE_GRACE)
-        self.armed = False  # registered in the grace poll once (later waits re-arm it): the worker's
+        self.keep = False  # whether the worker's last exchange left it reusable: the worker's
 
 
 class _Lingering:
@@ -114,9 +104,8 @@ class WSGIServer:
     """Serve ``app`` on ``host:port`` (port 0 picks a free one; see ``port``) until ``shutdown()``.
 
     ``serve_forever()`` runs the loop in the calling thread; requests run on up to
-    ``max_connections`` worker threads (and the grace watchers), started on demand.
-    ``max_connections_per_peer=None`` lifts the per-address cap (behind a proxy every connection
-    comes from the proxy's address).
+    ``max_connections`` worker threads, started on demand. ``max_connections_per_peer=None`` lifts
+    the per-address cap (behind a proxy every connection comes from the proxy's address).
     ``parser`` names the request parser (see ``minimcp.httpd.parsing.PARSERS``): by default
     httptools's when it is installed, else h11's; both give the same verdicts. ``listener``, a
     listening TCP socket bound already (a process manager's, such as gunicorn's), is served instead
@@ -129,10 +118,8 @@ class WSGIServer:
     waits ``KEEP_ALIVE_GRACE`` for its next request counts as holding one meanwhile).
 
     Threads: the loop alone touches the selector, ``_conns``, ``_resting``, ``_per_peer``, ``_timers``
-    and ``_lingering``. ``_grace_lock`` guards ``_graced`` (connections awaiting a next request in
-    the grace poll: whoever takes one from it under the lock owns it), ``_watchers``, ``_lone``,
-    ``_unwatched`` and ``_loop_ticks``. ``_handback_lock`` guards ``_handback`` (connections
-    workers return), ``_wake_pending`` and ``_loop_done``; ``_busy_lock`` (with ``_idle``) guards ``_busy``, the
+    and ``_lingering``. ``_handback_lock`` guards ``_handback`` (connections workers return),
+    ``_wake_pending`` and ``_loop_done``; ``_busy_lock`` (with ``_idle``) guards ``_busy``, the
     requests running on workers, which ``shutdown()`` waits for.
     """
 
@@ -168,21 +155,7 @@ class WSGIServer:
         self._stopping = threading.Event()
         self._stopped = threading.Event()
         self._serving = False
-        # More threads than connections: the grace watchers (see _await_next) may wait while every
-        # connection is being served.
-        self._pool = Workers(max_connections + GRACE_WATCHERS, WORKER_IDLE, "minimcp-httpd")
-        # The connections between requests whose next one a worker awaits (see _await_next), by
-        # descriptor, with the end of their grace, in that order; ``_watchers`` waits in
-        # ``_grace_poll`` for them (at most ``GRACE_WATCHERS``), since ``_unwatched`` there was none; ``_lone``
-        # workers await a next request each on its own connection; ``_loop_ticks`` says the loop
-        # looks at the graced every ``RESCUE``. All guarded by ``_grace_lock``.
-        self._grace_poll = select.epoll() if hasattr(select, "epoll") else None
-        self._grace_lock = threading.Lock()
-        self._graced: dict[int, tuple[_Connection, float]] = {}
-        self._watchers = 0
-        self._lone = 0
-        self._unwatched = 0.0
-        self._loop_ticks = False
+        self._pool = Workers(max_connections, WORKER_IDLE, "minimcp-httpd")
         self._handback_lock = threading.Lock()
         self._handback: list[tuple[_Connection, bool]] = []
         self._wake_pending = False
@@ -254,8 +227,6 @@ class WSGIServer:
         self._listener.close()
         self._wake_r.close()
         self._wake_w.close()
-        if self._grace_poll is not None:
-            self._grace_poll.close()
         if self._reserve is not None:
             os.close(self._reserve)
             self._reserve = None
@@ -274,10 +245,6 @@ class WSGIServer:
             wait = self._timers[0][0] - now if self._timers else None
             if self._accept_resumes is not None:
                 wait = min(wait if wait is not None else ACCEPT_PAUSE, self._accept_resumes - now)
-            with self._grace_lock:
-                self._loop_ticks = bool(self._graced)
-            if self._loop_ticks:
-                wait = RESCUE if wait is None else min(wait, RESCUE)
             for key, _ in selector.select(None if wait is None else max(0.0, wait)):
                 owner = key.data
                 if type(owner) is _Connection:
@@ -288,10 +255,7 @@ class WSGIServer:
                     self._accept()
                 else:
                     self._take_back()
-            now = time.monotonic()
-            if self._loop_ticks:
-                self._tend_grace(now)
-            self._expire(now)
+            self._expire(time.monotonic())
 
     def _accept(self) -> None:
         for _ in range(ACCEPT_BATCH):
@@ -458,24 +422,18 @@ class WSGIServer:
         self._unpark(conn)
         self._start(conn, request)
 
-    def _start(self, conn: _Connection | None, request: Head | None) -> bool:
-        """Serve ``request`` on ``conn`` on a worker (with neither: start a grace watcher); ``False``
-        when no worker could be had (the connection is then answered 503 and closed)."""
+    def _start(self, conn: _Connection, request: Head) -> None:
         with self._busy_lock:
             self._busy += 1
-        last: list[_Connection | None] = [conn]
         try:
-            self._pool.submit(lambda: self._serve(last, request), then=lambda: self._finish(last))
+            self._pool.submit(lambda: self._serve(conn, request), then=lambda: self._finish(conn))
         except (Busy, RuntimeError) as exc:  # every worker busy, or the system refused a thread
             with self._idle:
                 self._busy -= 1
                 self._idle.notify_all()
             self._refusals.add(exc)
-            if conn is not None:
-                self._send_now(conn.sock, STATUS[503], "Too many requests at once; try again later")
-                self._close_connection(conn)
-            return False
-        return True
+            self._send_now(conn.sock, STATUS[503], "Too many requests at once; try again later")
+            self._close_connection(conn)
 
     def _take_back(self) -> None:
         """Connections that workers finished with: park the kept-alive ones, close the others."""
@@ -496,37 +454,6 @@ class WSGIServer:
             timeout = self.header_timeout if conn.parser.started else self.idle_timeout
             conn.deadline = now + timeout
             self._park(conn)
-
-    def _tend_grace(self, now: float) -> None:
-        """Park the graced connections whose grace ended, and start a watcher for the others when
-        no worker has watched them for ``RESCUE`` (the watchers run requests that take long: they
-        must not wait for them); when no worker can be had, park them all."""
-        with self._grace_lock:
-            due = self._expired(now)
-            rescue = bool(self._graced) and not self._watchers and now - self._unwatched >= RESCUE
-            self._watchers += rescue  # promised to the new watcher
-        if rescue and not self._start(None, None):
-            with self._grace_lock:
-                self._watchers -= 1
-                due += [conn for conn, _ in self._graced.values()]
-                self._graced.clear()
-        for conn in due:
-            conn.sock.setblocking(False)
-            conn.deadline = now + self.idle_timeout
-            self._park(conn)
-
-    def _expired(self, now: float) -> list[_Connection]:
-        """Take the graced connections whose grace has ended (under ``_grace_lock``)."""
-        graced = self._graced
-        due = []
-        while graced:
-            fd = next(iter(graced))
-            conn, until = graced[fd]
-            if until > now:
-                break
-            del graced[fd]
-            due.append(conn)
-        return due
 
     def _close_connection(self, conn: _Connection) -> None:
         self._conns.discard(conn)
@@ -578,12 +505,6 @@ class WSGIServer:
         for conn, _ in returned:
             conn.sock.close()
             self._conns.discard(conn)
-        with self._grace_lock:
-            graced = [conn for conn, _ in self._graced.values()]
-            self._graced.clear()
-        for conn in graced:
-            conn.sock.close()
-            self._conns.discard(conn)
         for conn in self._conns:
             if conn.parked:
                 conn.sock.close()
@@ -619,62 +540,12 @@ class WSGIServer:
         if wake:
             self._wake()
 
-    def _serve(self, last: list[_Connection | None], request: Head | None) -> None:
-        """Worker: answer ``request`` on ``last[0]``, and the requests already received after it;
-        then those that arrive within ``KEEP_ALIVE_GRACE`` on it or, through the grace poll, on any
-        connection between requests (``_await_next``). ``last[0]`` is left holding the connection
-        ``_finish`` hands back to the loop, or ``None``. With no ``request``, the worker starts as
-        the grace watcher the loop called for (``_tend_grace``)."""
-        if request is None:
-            assert self._grace_poll is not None
-            request = self._take(last, self._watch(self._grace_poll))
-        else:
-            conn = last[0]
-            assert conn is not None
-            sockets.take(conn.sock)
-        while request is not None:
-            conn = last[0]
-            assert conn is not None
-            if not self._answer(conn, request):
-                self._hand_back(conn, False)
-                last[0] = None
-                return
-            if conn.parser.started or conn.served <= 1:
-                return  # the loop waits for the rest of the head, or (a first request) for the next one
-            request = self._take(last, self._await_next(conn))
-
-    def _take(self, last: list[_Connection | None], found: tuple[_Connection, bytes | None] | None) -> Head | None:
-        """The request in what ``_await_next`` found, if a whole head came; ``last[0]`` is left holding
-        the connection ``_finish`` hands back to the loop when none did, or ``None``."""
-        if found is None:
-            last[0] = None
-            return None
-        conn, data = found
-        last[0] = conn
-        if data is None:
-            return None  # nothing came within the grace: the loop waits for the next request
-        event = NEED_DATA
-        try:
-            if not data:
-                raise ConnectionError("the client closed the connection")
-            conn.parser.feed(data)
-            event = conn.parser.next_event()
-        except BadRequest as bad:
-            self._bridge.send_error(conn.sock, bad.status, str(bad))
-            data = b""
-        except (OSError, ValueError):
-            data = b""
-        if not data:
-            self._hand_back(conn, False)
-            last[0] = None
-            return None
-        return event if type(event) is Head else None  # part of a head: the loop waits for the rest
-
-    def _answer(self, conn: _Connection, request: Head) -> bool:
-        """Answer ``request`` and those pipelined after it; ``True`` when the connection stays open
-        with no complete request left in its parser."""
+    def _serve(self, conn: _Connection, request: Head) -> None:
+        """Worker: answer ``request``, and the requests already received after it (``_finish`` then
+        hands the connection back to the loop)."""
         keep = False
         try:
+            sockets.take(conn.sock)
             while True:
                 keep = (self._bridge.exchange(conn.sock, conn.parser, request, conn.address)
                         and not self._stopping.is_set())
@@ -683,8 +554,10 @@ class WSGIServer:
                 conn.served += 1
                 conn.parser = self._parser(conn.parser.leftover())
                 request = conn.parser.next_event()
+                if request is NEED_DATA and not conn.parser.started and conn.served > 1:
+                    request = self._next_request_soon(conn)
                 if request is NEED_DATA:
-                    break
+                    break  # the loop waits for the rest (a started head, within header_timeout)
         except BadRequest as bad:  # the next pipelined head
             keep = False
             self._bridge.send_error(conn.sock, bad.status, str(bad))
@@ -693,99 +566,28 @@ class WSGIServer:
         except Exception:  # a fault of this server's own: end the connection, keep serving the others
             keep = False
             logger.exception("connection from %s failed", conn.address[0])
-        return keep
+        finally:
+            conn.keep = keep
 
-    def _finish(self, last: list[_Connection | None]) -> None:
+    def _finish(self, conn: _Connection) -> None:
         """Worker, after ``_serve``, once the pool counts it free: only then may the connection's
         next request reach the loop, or that request would find every worker still taken and be
         refused with 503 (at ``max_connections``)."""
-        if last[0] is not None:
-            self._hand_back(last[0], True)
+        self._hand_back(conn, conn.keep)
         with self._idle:
             self._busy -= 1
             if not self._busy:
                 self._idle.notify_all()
 
-    def _await_next(self, conn: _Connection) -> tuple[_Connection, bytes | None] | None:
-        """The connection whose next bytes came first within ``KEEP_ALIVE_GRACE``, ``conn`` or another
-        graced one, with those bytes (``b""``: it closed or failed); ``(conn, None)`` when ``conn``
-        waited alone and nothing came; ``None`` when this worker leaves ``conn`` graced and ends.
+    def _next_request_soon(self, conn: _Connection) -> Event:
+        """The next request if its bytes arrive within ``KEEP_ALIVE_GRACE``, else ``NEED_DATA``
+        (nothing came, or only part of a head); ``ConnectionError`` when the client closed."""
+        try:
+            data = sockets.recv(conn.sock)
+        except TimeoutError:
+            return NEED_DATA
+        if not data:
+            raise ConnectionError("the client closed the connection")
+        conn.parser.feed(data)
+        return conn.parser.next_event()
 
-        At most ``GRACE_WATCHERS`` workers (the watchers) wait in the grace poll; one that finds them
-        all there leaves ``conn`` graced and ends, so under load a watcher serves the connections one
-        after the other as their requests come, rather than a thread each taking turns at the GIL.
-        The watchers' own requests may take long: after ``RESCUE`` without a watcher the loop starts
-        one (``_tend_grace``). A lone connection (nothing graced, no watcher, no other lone one) is
-        awaited with a read of its own, one system call."""
-        poll = self._grace_poll
-        with self._grace_lock:
-            lone = poll is None or not (self._graced or self._watchers or self._lone)
-            self._lone += lone
-            if not lone:
-                fd = conn.sock.fileno()
-                self._graced[fd] = (conn, time.monotonic() + KEEP_ALIVE_GRACE)
-                watch = self._watchers < GRACE_WATCHERS
-                self._watchers += watch
-        if lone:
-            try:
-                return conn, sockets.recv(conn.sock)
-            except TimeoutError:
-                return conn, None
-            except OSError:
-                return conn, b""
-            finally:
-                with self._grace_lock:
-                    self._lone -= 1
-        assert poll is not None
-        try:
-            if conn.armed:
-                poll.modify(fd, select.EPOLLIN | select.EPOLLONESHOT)
-            else:
-                poll.register(fd, select.EPOLLIN | select.EPOLLONESHOT)
-                conn.armed = True
-        except (OSError, ValueError):  # the server is stopping: the loop closes what is graced
-            pass
-        return self._watch(poll) if watch else None
-
-    def _watch(self, poll: select.epoll) -> tuple[_Connection, bytes | None] | None:
-        """The watcher's wait: the first graced connection whose next bytes come, ending meanwhile
-        the grace of those whose grace ended; ``None`` once nothing is graced."""
-        found: tuple[_Connection, float] | None = None
-        due: list[_Connection] = []
-        try:
-            while True:
-                now = time.monotonic()
-                with self._grace_lock:
-                    due = self._expired(now)
-                    if not self._graced:
-                        break
-                    wait = next(iter(self._graced.values()))[1] - now
-                for conn in due:
-                    self._hand_back(conn, True)
-                due = []
-                events = poll.poll(max(0.0, wait), 1)
-                if events:
-                    with self._grace_lock:
-                        found = self._graced.pop(events[0][0], None)
-                    if found is not None:
-                        break
-        except (OSError, ValueError):
-            pass  # the grace poll closed: the server stopped
-        finally:
-            with self._grace_lock:
-                self._watchers -= 1
-                self._unwatched = time.monotonic()
-                tick = bool(self._graced) and not self._loop_ticks
-            if tick:
-                self._wake()
-        for conn in due:
-            self._hand_back(conn, True)
-        if found is None:
-            return None
-        conn = found[0]
-        try:
-            return conn, sockets.recv(conn.sock)
-        except TimeoutError:  # nothing to read after all: the loop waits for it
-            return conn, None
-        except OSError:
-            return conn, b""

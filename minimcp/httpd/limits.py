@@ -30,13 +30,6 @@ LOG_INTERVAL = 10.0
 KEEP_ALIVE_GRACE = 0.05
 #: How long accepting pauses when not even the reserved descriptor can be had back.
 ACCEPT_PAUSE = 0.1
-#: How long connections between requests may go without a worker that watches them (see
-#: ``WSGIServer._await_next``; the watchers run requests meanwhile) before the loop starts one.
-RESCUE = 0.005
-#: Workers at most that wait at once in the grace poll for any connection's next request: one
-#: serves the connections in turn (no thread takes turns at the GIL with another); a second keeps
-#: requests moving while the first waits on something else (an app handing a call to its own pool).
-GRACE_WATCHERS = 2
 #: Connections accepted per wake of the loop, so a flood of them does not starve the others.
 ACCEPT_BATCH = 64
 #: Bytes asked of a socket per read.

@@ -1,8 +1,8 @@
 """The HTTP server's worker threads: started on demand up to a bound, ended when idle.
 
 The server's own, not the MCP server's call pool: a request holds its worker while the app runs
-and while its connection waits ``KEEP_ALIVE_GRACE`` for the next request (a grace watcher waits
-so for several), so the bound is the number of connections served at once (and the watchers), and a full pool refuses at once (the loop answers ``503``)
+and while its connection waits ``KEEP_ALIVE_GRACE`` for the next request, so the bound is the
+number of connections served at once, and a full pool refuses at once (the loop answers ``503``)
 rather than making the loop wait.
 """
 
