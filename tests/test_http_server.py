@@ -36,6 +36,7 @@ from conftest import (
 from minimcp import MCPError
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Context
+from minimcp.server.middleware import LoggingMiddleware, TimingMiddleware
 
 
 class Address(BaseModel):
@@ -592,7 +593,7 @@ def test_a_quiet_2026_call_runs_on_the_thread_that_received_it_within_the_pool_b
 def test_a_legacy_call_that_can_send_nothing_runs_on_the_thread_that_received_it(serve_http: Any) -> None:
     """A legacy call may ask back on its stream, so it runs on a worker while the HTTP thread streams;
     a tool whose call can send nothing (no ``Context``, no resolvers, not a task, no component filter,
-    no middleware but the span one) has nothing to stream, so it runs where the POST arrived."""
+    only middleware that says it sends nothing) has nothing to stream, so it runs where the POST arrived."""
     def build(**options: Any) -> MCPServer:
         mcp = MCPServer("here", **options)
 
@@ -617,6 +618,16 @@ def test_a_legacy_call_that_can_send_nothing_runs_on_the_thread_that_received_it
     assert thread_of(legacy_handshake(serve_http(build(middleware=[passing]))), "where") == "minimcp-worker"
     filtered = build(component_filter=lambda ctx, component: True)
     assert thread_of(legacy_handshake(serve_http(filtered)), "where") == "minimcp-worker"
+    # Middleware whose class promises to send nothing (the built-in ones, or a user's) keeps it here.
+
+    class Observing:
+        sends_nothing = True
+
+        def __call__(self, ctx: Any, call_next: Any) -> Any:
+            return call_next(ctx)
+
+    observed = build(middleware=[TimingMiddleware(), LoggingMiddleware(), Observing()])
+    assert thread_of(legacy_handshake(serve_http(observed)), "where") != "minimcp-worker"
 
 
 def test_a_2026_call_that_asked_for_progress_streams_it_while_it_runs(serve_http: Any) -> None:

@@ -85,6 +85,11 @@ class ServerMiddleware(Protocol[_MiddlewareLifespanT]):
     it answers in the handler's place (with a result in wire form). A legacy question the handler
     asks (``ctx.elicit``) happens inside ``call_next``; a 2026-07-28 round ends it with an
     ``input_required`` result, and the retry is a new request through the chain.
+
+    A middleware whose class sets ``sends_nothing = True`` promises to send the client nothing of
+    its own (no notification, no question): it only observes, refuses or answers. Where every one
+    does, a legacy call of a tool that can send nothing runs on the thread that received it
+    (``ServerHooks.get_tool_silent``); any other middleware keeps such calls on the worker pool.
     """
 
     def __call__(self, ctx: ServerRequestContext[_MiddlewareLifespanT, Any], call_next: CallNext) -> HandlerResult: ...

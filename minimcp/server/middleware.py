@@ -45,6 +45,8 @@ def _error_code(exc: BaseException) -> int | None:
 class TimingMiddleware:
     """Logs how long each request took (``tools/call add took 1.23 ms``), at ``level`` on ``logger``."""
 
+    sends_nothing = True  # it writes to a Python logger, not to the client
+
     def __init__(self, logger: logging.Logger | None = None, level: int = logging.INFO) -> None:
         self.logger = logger or logging.getLogger("minimcp.timing")
         self.level = level
@@ -69,6 +71,8 @@ class LoggingMiddleware:
     "outcome": "ok" | "error" | "tool_error", "error_code": ..., "duration_ms": ...}``), and the same
     fields as the record's ``mcp`` attribute for a log formatter. Arguments and results are not
     logged: they may hold what a caller would not want in a log."""
+
+    sends_nothing = True
 
     def __init__(self, logger: logging.Logger | None = None, level: int = logging.INFO) -> None:
         self.logger = logger or logging.getLogger("minimcp.requests")
@@ -110,6 +114,8 @@ class RateLimitMiddleware:
     information, so once there are more than ``max_tracked`` the full ones are dropped: callers that
     come and go leave nothing behind.
     """
+
+    sends_nothing = True  # a refusal is the request's answer, not a message of its own
 
     def __init__(self, limit: int, per: float = 1.0, *, burst: int | None = None,
                  methods: Iterable[str] | None = None, max_tracked: int = 10_000) -> None:

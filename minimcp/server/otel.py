@@ -22,6 +22,8 @@ from minimcp.types import INVALID_PARAMS
 class OpenTelemetryMiddleware:
     """A ``ServerMiddleware`` making one span per received message."""
 
+    sends_nothing = True  # it records spans; the client gets nothing from it
+
     def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if not otel.tracing():
             return call_next(ctx)

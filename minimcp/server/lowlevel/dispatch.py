@@ -36,7 +36,6 @@ from minimcp.server.lowlevel.era import LEGACY, MODERN, Era, era_of_message
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.lowlevel.shares import principal_of
 from minimcp.server.lowlevel.subscriptions import Listens
-from minimcp.server.otel import OpenTelemetryMiddleware
 from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
     INTERNAL_ERROR,
@@ -179,8 +178,8 @@ class Dispatcher:
 
     def quiet(self, message: Message, connection: Connection, outbox: Outbox) -> bool:
         """Whether a request's handler has nothing to send before its answer, so no one need stream
-        while it runs: a tool call that can send nothing (``ServerHooks.get_tool_silent``, behind no
-        middleware but the span one), or any request with no back channel to ask on, no log
+        while it runs: a tool call that can send nothing (``ServerHooks.get_tool_silent``, behind
+        middleware that all send nothing, ``ServerMiddleware``), or any request with no back channel to ask on, no log
         messages (none by default in its era, no level asked for) and no progress token. What it
         still sends on its own (a custom notification) travels with the answer."""
         if self._silent(message):
@@ -192,8 +191,8 @@ class Dispatcher:
         return not (isinstance(meta, dict) and "progressToken" in meta)
 
     def _silent(self, message: Message) -> bool:
-        """Whether ``message`` calls a tool the server says can send nothing, through no middleware
-        that could send in its place."""
+        """Whether ``message`` calls a tool the server says can send nothing, through middleware
+        that all promise to send nothing either (``sends_nothing``)."""
         silent = self.server.hooks.get_tool_silent
         if silent is None or message.get("method") != "tools/call":
             return False
@@ -202,7 +201,7 @@ class Dispatcher:
         if not isinstance(name, str) or not silent(name):
             return False
         for layer in self.server.middleware:
-            if not isinstance(layer, OpenTelemetryMiddleware):
+            if not getattr(type(layer), "sends_nothing", False):
                 return False
         return True
 
