@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from pydantic import ValidationError
 
+from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
 from minimcp.server.lowlevel.workers import Lock, monotonic, wall_clock
 from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS, InputRequiredResult, dump, parse_input_response
@@ -302,25 +303,23 @@ def _check_keys(keys: Sequence[bytes | bytearray | str]) -> list[bytes]:
 
 
 # --- the answer book ------------------------------------------------------------------------------
-def _encoder(**options: Any) -> Callable[[Any], str]:
-    """``json.JSONEncoder(separators=(",", ":"), **options).encode``, the same text, with its C
-    encoder built once: ``encode`` builds one per call, which costs as much as encoding a small
+def _canonical_encoder() -> Callable[[Any], str]:
+    """The digests' canonical JSON: ``json.dumps(value, sort_keys=True, separators=(",", ":"),
+    ensure_ascii=False, default=str)``, the same text (states in flight hold digests of it), with
+    its C encoder built once: ``dumps`` builds one per call, which costs as much as encoding a small
     value. The shared one keeps no state between calls, so threads share it: it looks for no
-    circular references, as none can occur in what it encodes (parsed JSON, rendered questions, the
-    state's payload), and a cycle would still fail, at the recursion limit."""
-    plain = json.JSONEncoder(separators=(",", ":"), **options)
+    circular references, as none can occur in what it encodes (parsed JSON, rendered questions),
+    and a cycle would still fail, at the recursion limit."""
+    plain = json.JSONEncoder(separators=(",", ":"), sort_keys=True, ensure_ascii=False, default=str)
     make = json.encoder.c_make_encoder
     if make is None:  # no C accelerator (another interpreter): the plain encoder
         return plain.encode
-    strings = json.encoder.encode_basestring_ascii if plain.ensure_ascii else json.encoder.encode_basestring
-    encode = make(None, plain.default, strings, plain.indent, plain.key_separator, plain.item_separator,
-                  plain.sort_keys, plain.skipkeys, plain.allow_nan)
+    encode = make(None, plain.default, json.encoder.encode_basestring, plain.indent, plain.key_separator,
+                  plain.item_separator, plain.sort_keys, plain.skipkeys, plain.allow_nan)
     return lambda value: "".join(encode(value, 0))
 
 
-#: Canonical JSON (the digests' input) and the state's compact payload.
-_canonical = _encoder(sort_keys=True, ensure_ascii=False, default=str)
-_compact = _encoder()
+_canonical = _canonical_encoder()
 
 
 def digest(value: Any) -> str:
@@ -480,7 +479,7 @@ def _unseal(security: RequestStateSecurity, binding: Binding, token: Any) -> dic
 def seal(security: RequestStateSecurity, payload: dict[str, Any]) -> str:
     """Seal the next round's state; a codec failure here is the server's, so -32603."""
     try:
-        return security.codec.seal(_compact(payload).encode())
+        return security.codec.seal(jsonrpc.encode(payload))
     except Exception:
         logger.exception("sealing requestState failed")
         raise MCPError(-32603, "Internal error") from None
