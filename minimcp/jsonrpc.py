@@ -221,6 +221,27 @@ def _too_deep() -> MCPError:
     return MCPError(PARSE_ERROR, f"Parse error: JSON nested deeper than {MAX_JSON_DEPTH} levels")
 
 
+#: The C scanner ``json.loads`` runs, as its default decoder's: it keeps no state between calls but
+#: a key memo it empties after each, so every thread shares it, as they share that decoder.
+_scan_once = json.JSONDecoder().scan_once
+_JSON_WHITESPACE = " \t\n\r"
+
+
+def loads(text: str) -> Any:
+    """``json.loads(text)``: the same value, or a ``ValueError``. A text that is one object with
+    only JSON whitespace after it (every message, every sealed state) goes straight to the C
+    scanner, without ``json.loads``'s Python-level steps (a third of its cost for a message);
+    anything else goes through ``json.loads`` itself, which also words the error."""
+    if text[:1] == "{":
+        try:
+            value, end = _scan_once(text, 0)
+        except StopIteration:
+            return json.loads(text)
+        if end == len(text) or not text[end:].strip(_JSON_WHITESPACE):
+            return value
+    return json.loads(text)
+
+
 def decode(data: bytes | str) -> Any:
     """Parse a body into JSON, or raise the -32700 error a peer should receive."""
     _check_structure(data)
@@ -228,7 +249,7 @@ def decode(data: bytes | str) -> Any:
         if isinstance(data, bytes) and data[:1] == b"{" and data[1:2] != b"\0":
             # What json.loads does with bytes it finds are UTF-8 (not UTF-16 or 32, no byte order
             # mark: an object's first byte, then no NUL), without its Python-level detection.
-            data = data.decode("utf-8", "surrogatepass")
+            return loads(data.decode("utf-8", "surrogatepass"))
         return json.loads(data)
     except (ValueError, RecursionError):
         raise MCPError(PARSE_ERROR, "Parse error: the body is not valid JSON") from None
