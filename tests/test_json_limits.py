@@ -130,3 +130,22 @@ def test_a_body_parses_in_every_encoding_json_detects(encoding: str):
 def test_bytes_that_are_not_utf8_are_a_parse_error():
     assert refusal(b'{"text": "\xff"}') == "Parse error: the body is not valid JSON"
     assert decode('{"a": "\ud800"}'.encode("utf-8", "surrogatepass")) == {"a": "\ud800"}  # as json.loads reads them
+
+
+# --- what json.loads accepts around an object ------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    '{"a": 1}', '{"a": 1} \t\r\n', ' {"a": 1}', '{"a": 1}\x0b', '{"a": 1}\u3000', '{"a": 1} x', '{"a": 1}{}',
+    '{"a": 1', '{', '{}', '{"a": NaN}', '{"a": [1, {"b": "}"}]}\n', '\ufeff{"a": 1}',
+])
+def test_an_object_is_parsed_exactly_as_json_loads_parses_it(text: str):
+    """JSON whitespace only (space, tab, CR, LF) may follow the object; other trailing text, a
+    second value, or a cut-off object is a parse error, whether the body comes as bytes or text."""
+    for data in (text, text.encode()):  # as bytes, a byte order mark is json.loads' encoding hint
+        try:
+            expected: Any = json.loads(data)
+        except ValueError:
+            expected = "Parse error: the body is not valid JSON"
+        try:
+            assert decode(data) == expected
+        except MCPError as refused:
+            assert str(refused) == expected
