@@ -18,7 +18,8 @@ How it is built:
 - ``bridge``: one parsed request through the WSGI app, its body read as the app asks, its answer
   framed and sent.
 - ``workers``: the threads requests run on, the server's own; ``sockets``: how a worker reads
-  and sends, each wait bounded by the kernel.
+  and sends, each wait bounded by the kernel; ``affinity``: every thread of a server on one CPU,
+  since they take turns at the GIL and a turn between cores costs more than a request.
 - ``connections``: one thread, the loop (``serve_forever``), owns the listening socket and every connection that is
   not running a request. Idle keep-alive connections, and requests whose head is still arriving,
   wait in a ``selectors`` selector: they cost a descriptor and no thread, and the loop reads their

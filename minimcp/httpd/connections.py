@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from minimcp.httpd import sockets
+from minimcp.httpd import affinity, sockets
 from minimcp.httpd.bridge import WSGIBridge
 from minimcp.httpd.limits import (ACCEPT_BATCH, ACCEPT_PAUSE, KEEP_ALIVE_GRACE, LINGER, LOG_INTERVAL, MAX_DRAIN,
                                   MAX_LINGERING, RECV_SIZE, STATUS, WORKER_IDLE)
@@ -111,6 +111,12 @@ class WSGIServer:
     listening TCP socket bound already (a process manager's, such as gunicorn's), is served instead
     of binding ``host:port``; the server closes it when it stops.
 
+    ``pin_cpu`` keeps the loop and every thread it starts on one CPU while it serves (see
+    ``minimcp.httpd.affinity``: the threads take turns at the GIL, and turns between cores cost more
+    than the requests): the one the loop starts on, or the ``cpu_index``-th of those allowed. Pass
+    ``pin_cpu=False`` when the app does much parallel work outside the GIL (large numeric arrays,
+    say), which one core would serialise.
+
     At ``max_connections`` a newcomer closes the longest-idle keep-alive connection (parked, with no
     byte of a next request): such a connection holds no request, so closing it loses nothing, and
     thousands of them held open from a few addresses cannot lock every other client out. Only when
@@ -126,7 +132,8 @@ class WSGIServer:
     def __init__(self, app: Callable[..., Iterable[bytes]], host: str = "127.0.0.1", port: int = 0, *,
                  max_connections: int = 4096, max_connections_per_peer: int | None = 256,
                  idle_timeout: float = 75.0, header_timeout: float = 10.0, body_timeout: float = 30.0,
-                 parser: str | None = None, listener: socket.socket | None = None) -> None:
+                 parser: str | None = None, listener: socket.socket | None = None, pin_cpu: bool = True,
+                 cpu_index: int | None = None) -> None:
         if parser is not None and parser not in PARSERS:
             raise ValueError(f"no parser {parser!r} here; these are: {', '.join(PARSERS)}")
         self._parser: type[Parser] = PARSERS[parser] if parser is not None else next(iter(PARSERS.values()))
@@ -136,6 +143,8 @@ class WSGIServer:
         self.idle_timeout = idle_timeout
         self.header_timeout = header_timeout
         self.body_timeout = body_timeout
+        self.pin_cpu = pin_cpu
+        self.cpu_index = cpu_index
         if listener is None:
             listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
             listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -182,6 +191,7 @@ class WSGIServer:
     # --- lifecycle ---------------------------------------------------------------------------------
     def serve_forever(self) -> None:
         self._serving = True
+        unpin = affinity.pin(self.cpu_index) if self.pin_cpu else None
         try:
             with selectors.DefaultSelector() as selector:
                 self._selector = selector
@@ -192,6 +202,8 @@ class WSGIServer:
                 finally:
                     self._close_all()
         finally:
+            if unpin is not None:
+                unpin()
             self._stopped.set()
 
     def run(self) -> None:

@@ -13,6 +13,8 @@ How gunicorn's settings map:
 
 - the listeners: gunicorn's (``-b``, ``--reuse-port``); each is served by a loop of its own. TCP
   only: TLS (``--certfile``) and unix sockets are refused; put a proxy in front, or use ``gthread``.
+- ``-w N``: worker ``k`` keeps its threads on the ``k``-th CPU the process may use (modulo their
+  number; ``minimcp.httpd.affinity``), so ``-w`` as many as the cores puts one interpreter on each.
 - ``--threads``: the requests one loop serves at once (``WSGIServer``'s ``max_connections``; its
   threads start on demand, and an idle keep-alive connection holds none; so ``--worker-connections``
   has no part). No per-address cap: behind a proxy every connection comes from the proxy.
@@ -91,8 +93,10 @@ class Worker(base.Worker):
         app = self._app()
         # Under --keep-alive 0 no connection idles (see _closing): the server's default bounds the sends.
         idle = {"idle_timeout": float(self.cfg.keepalive)} if self.cfg.keepalive else {}
+        # Worker k on the k-th CPU (gunicorn numbers its workers from 1, a replacement with the next number).
         servers = [WSGIServer(app, listener=listener.sock, max_connections=self.cfg.threads,
-                              max_connections_per_peer=None, **idle) for listener in self.sockets]
+                              max_connections_per_peer=None, cpu_index=self.age - 1, **idle)
+                   for listener in self.sockets]
         loops = [threading.Thread(target=server.serve_forever, name=f"minimcp-httpd {server.host}:{server.port}",
                                   daemon=True) for server in servers]
         for loop in loops:

@@ -62,18 +62,18 @@ def in_memory_endpoint(server: Server[Any], raise_exceptions: bool = False) -> I
 
 def serve_http(server: Server[Any], host: str = "127.0.0.1", port: int = 8000, *, max_connections: int = 4096,
                max_connections_per_peer: int | None = 256, idle_timeout: float = 75.0, header_timeout: float = 10.0,
-               body_timeout: float = 30.0, **options: Any) -> None:
+               body_timeout: float = 30.0, pin_cpu: bool = True, **options: Any) -> None:
     """Serve ``server`` on minimcp's keep-alive HTTP/1.1 server until interrupted.
 
-    ``max_connections``, ``max_connections_per_peer`` and the timeouts configure the HTTP server (see
-    ``minimcp.httpd``); every other option goes to :class:`MCPWSGIApp`.
+    ``max_connections``, ``max_connections_per_peer``, the timeouts and ``pin_cpu`` configure the
+    HTTP server (see ``minimcp.httpd.WSGIServer``); every other option goes to :class:`MCPWSGIApp`.
     """
     from minimcp.httpd import WSGIServer
 
     app = wsgi_app(server, **options)
     httpd = WSGIServer(app, host, port, max_connections=max_connections,
                        max_connections_per_peer=max_connections_per_peer, idle_timeout=idle_timeout,
-                       header_timeout=header_timeout, body_timeout=body_timeout)
+                       header_timeout=header_timeout, body_timeout=body_timeout, pin_cpu=pin_cpu)
     logger.info("serving MCP on http://%s:%s%s", host, httpd.port, app.path)
     try:
         httpd.run()

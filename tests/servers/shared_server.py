@@ -2,7 +2,8 @@
 
 ``MINIMCP_TEST_BACKEND`` (a Redis URL) is its ``backend=``; without it the server keeps everything
 in its process, as by default. No request-state key is configured: with a backend the keys come from it.
-Run as a program it listens on a port the system picks and announces its URL once it accepts.
+Run as a program it listens on a port the system picks and announces its URL once it accepts;
+``MINIMCP_TEST_PIN_CPU=0`` then lets its threads run on any CPU (``mcp.run(pin_cpu=False)``).
 """
 
 import os
@@ -34,6 +35,20 @@ def confirm(door: str, ctx: Context) -> str:
 @mcp.tool()
 def pid() -> int:
     return os.getpid()
+
+
+@mcp.tool()
+def cpus() -> list[int]:
+    """The CPUs the thread running this call may use (a call that can send nothing runs on the HTTP
+    server's own thread)."""
+    return sorted(os.sched_getaffinity(0))
+
+
+@mcp.tool()
+def cpus_on_a_worker(ctx: Context) -> list[int]:
+    """As ``cpus``, from a call that could ask the client something: on a legacy session it runs on
+    a thread of the server's worker pool."""
+    return sorted(os.sched_getaffinity(0))
 
 
 @mcp.tool()
@@ -88,4 +103,5 @@ app = mcp.wsgi_app(keepalive_interval=1.0, principal=lambda environ: environ.get
 
 if __name__ == "__main__":
     mcp.run(transport="streamable-http", port=0, keepalive_interval=1.0,
-            principal=lambda environ: environ.get("HTTP_X_TEST_USER"))
+            principal=lambda environ: environ.get("HTTP_X_TEST_USER"),
+            pin_cpu=os.environ.get("MINIMCP_TEST_PIN_CPU", "1") != "0")

@@ -1,0 +1,144 @@
+"""The HTTP server keeps its threads on one CPU (``WSGIServer(pin_cpu=True)``, the default, and
+``mcp.run``'s; ``minimcp.httpd.affinity``): the loop, the request threads it starts and the MCP
+worker pool's threads they start all run on the CPU the loop started on, or on the
+``cpu_index``-th allowed one (gunicorn's worker ``k`` on the ``k``-th); ``pin_cpu=False`` leaves
+them where the process may run. A machine allowing this process one CPU only has nothing to pin:
+every thread then stays on it, which the assertions below expect.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from cluster_support import SERVERS, server_env
+from conftest import ServerProcess, server_process
+
+from minimcp import Client
+from minimcp.httpd import WSGIServer
+
+WAIT = 10.0
+ALLOWED = sorted(os.sched_getaffinity(0))
+PINNED = len(ALLOWED) > 1 and getattr(sys, "_is_gil_enabled", lambda: True)()
+
+
+def one_cpu(index: int | None = None) -> list[list[int]]:
+    """What a pinned thread may run on: the ``index``-th allowed CPU, or (``None``) any single one."""
+    if not PINNED:
+        return [ALLOWED]
+    return [[ALLOWED[index % len(ALLOWED)]]] if index is not None else [[cpu] for cpu in ALLOWED]
+
+
+def report_cpus(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    body = json.dumps(sorted(os.sched_getaffinity(0))).encode()
+    start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+class Served:
+    """``report_cpus`` on a ``WSGIServer`` whose loop runs on a thread of its own; ``after`` is what
+    that thread may run on once ``serve_forever`` returned."""
+
+    def __init__(self, **options: Any) -> None:
+        self.server = WSGIServer(report_cpus, **options)
+        self.after: list[int] = []
+        self.loop = threading.Thread(target=self._serve, name="test-httpd", daemon=True)
+        self.loop.start()
+
+    def _serve(self) -> None:
+        self.server.serve_forever()
+        self.after = sorted(os.sched_getaffinity(0))
+
+    def cpus(self) -> list[int]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=WAIT)
+        try:
+            connection.request("GET", "/")
+            response = connection.getresponse()
+            assert response.status == 200
+            return json.loads(response.read())
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self.server.shutdown(WAIT)
+        self.loop.join(WAIT)
+
+
+@pytest.fixture
+def served() -> Iterator[Any]:
+    started: list[Served] = []
+
+    def start(**options: Any) -> Served:
+        started.append(Served(**options))
+        return started[-1]
+
+    yield start
+    for one in started:
+        one.stop()
+
+
+def test_a_request_runs_on_the_one_cpu_its_server_started_on(served: Any) -> None:
+    first = served().cpus()
+    assert first in one_cpu()
+    served_twice = served()
+    assert served_twice.cpus() == served_twice.cpus()
+
+
+@pytest.mark.parametrize("index", [0, 1, len(ALLOWED) + 1])
+def test_cpu_index_picks_that_allowed_cpu_modulo_their_number(served: Any, index: int) -> None:
+    assert served(cpu_index=index).cpus() in one_cpu(index)
+
+
+def test_pin_cpu_false_leaves_the_threads_on_every_allowed_cpu(served: Any) -> None:
+    assert served(pin_cpu=False).cpus() == ALLOWED
+
+
+def test_the_serving_thread_gets_its_cpus_back_when_the_server_stops() -> None:
+    one = Served(cpu_index=1)
+    assert one.cpus() in one_cpu(1)
+    one.stop()
+    assert not one.loop.is_alive()
+    assert one.after == ALLOWED
+    assert sorted(os.sched_getaffinity(0)) == ALLOWED  # the test's own thread was never touched
+
+
+@pytest.fixture
+def program(request: pytest.FixtureRequest) -> Iterator[ServerProcess]:
+    """``python shared_server.py``: ``mcp.run(transport="streamable-http")``, pinned unless the test
+    is parametrized with ``False``."""
+    env = server_env(None)
+    env["MINIMCP_TEST_PIN_CPU"] = "1" if request.param else "0"
+    with server_process([sys.executable, str(SERVERS / "shared_server.py")], env, cwd=SERVERS) as server:
+        yield server
+
+
+@pytest.mark.parametrize("program", [True], indirect=True)
+def test_mcp_run_keeps_its_request_and_pool_threads_on_one_cpu(program: ServerProcess) -> None:
+    with Client(program.base + "/mcp") as modern:
+        on_the_server = modern.call_tool("cpus", {}).structured_content["result"]
+    with Client(program.base + "/mcp", mode="legacy") as legacy:
+        assert legacy.protocol_version == "2025-11-25"
+        on_a_worker = legacy.call_tool("cpus_on_a_worker", {}).structured_content["result"]
+    assert on_the_server in one_cpu()
+    assert on_a_worker == on_the_server
+
+
+@pytest.mark.parametrize("program", [False], indirect=True)
+def test_mcp_run_pin_cpu_false_runs_anywhere(program: ServerProcess) -> None:
+    with Client(program.base + "/mcp", mode="legacy") as legacy:
+        assert legacy.call_tool("cpus", {}).structured_content["result"] == ALLOWED
+        assert legacy.call_tool("cpus_on_a_worker", {}).structured_content["result"] == ALLOWED
+
+
+def test_a_gunicorn_worker_runs_on_the_cpu_of_its_number() -> None:
+    command = [sys.executable, "-m", "gunicorn", "-w", "1", "-k", "minimcp.httpd.gunicorn.Worker", "--threads", "8",
+               "--no-control-socket", "-b", "127.0.0.1:0", "shared_server:app"]
+    with server_process(command, server_env(None), cwd=SERVERS) as server:
+        with Client(server.base + "/mcp") as client:
+            assert client.call_tool("cpus", {}).structured_content["result"] in one_cpu(0)
