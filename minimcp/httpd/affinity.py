@@ -4,9 +4,9 @@ The threads of one process take turns holding the GIL. Spread over several cores
 wake-up on another core (on a virtual machine, an interrupt between virtual CPUs, one of the
 dearest things a guest does), and a request changes hands several times: from the loop to a
 worker, between the workers serving at once, to a tool's worker and back for a legacy question.
-On a 2-core machine, the same server measured 6-26% less CPU per call and 17-46% more calls/s
+On a 2-core machine, the same server measured 6-42% less CPU per call and 17-77% more calls/s
 with its threads on one core (``benchmarks/cpu.py --baseline``, echo and elicitation in both eras,
-8 clients). Python runs on one core at a time anyway; what a second core could run beside it is
+8 and 32 clients, four runs). Python runs on one core at a time anyway; what a second core could run beside it is
 the work done without the GIL (the system calls of the sockets, a large hash), the smaller part.
 A process that needs more cores needs more processes: gunicorn's ``-w N`` with minimcp's worker
 class puts worker ``k`` on the ``k``-th CPU.
