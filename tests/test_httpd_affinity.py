@@ -99,6 +99,14 @@ def test_pin_cpu_false_leaves_the_threads_on_every_allowed_cpu(served: Any) -> N
     assert served(pin_cpu=False).cpus() == ALLOWED
 
 
+def test_a_system_that_refuses_pinning_is_served_all_the_same(served: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(pid: int, cpus: Any) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "sched_setaffinity", refuse)  # what a seccomp sandbox answers
+    assert served().cpus() == ALLOWED
+
+
 def test_the_serving_thread_gets_its_cpus_back_when_the_server_stops() -> None:
     one = Served(cpu_index=1)
     assert one.cpus() in one_cpu(1)

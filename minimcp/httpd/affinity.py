@@ -13,7 +13,8 @@ class puts worker ``k`` on the ``k``-th CPU.
 
 It applies only where it helps and is possible: Linux (``os.sched_setaffinity``), an interpreter
 with a GIL (a free-threaded one runs threads in parallel for real), and a thread allowed more than
-one CPU (a container given one core is pinned already).
+one CPU (a container given one core is pinned already). Where the system refuses (a sandbox's
+seccomp filter), the threads run where it puts them, as without this.
 """
 
 from __future__ import annotations
@@ -42,13 +43,23 @@ def pin(index: int | None = None) -> Callable[[], None] | None:
     """Keep the calling thread, and every thread it starts from now on (they inherit it), on one of
     the CPUs it may use: the ``index``-th of them (modulo their number), by default the one it runs
     on now. Returns what gives the calling thread its CPUs back (threads it started meanwhile keep
-    theirs), or ``None`` where this does not apply (see the module docstring)."""
+    theirs), or ``None`` where this does not apply (see the module docstring) or the system refuses it."""
     setaffinity = getattr(os, "sched_setaffinity", None)
     if setaffinity is None or not _gil_enabled():
         return None
-    allowed = sorted(os.sched_getaffinity(0))
-    if len(allowed) < 2:
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+        if len(allowed) < 2:
+            return None
+        cpu = allowed[index % len(allowed)] if index is not None else _current_cpu(allowed)
+        setaffinity(0, {cpu})
+    except OSError:  # a sandbox that forbids it (seccomp): the threads run where the system puts them
         return None
-    cpu = allowed[index % len(allowed)] if index is not None else _current_cpu(allowed)
-    setaffinity(0, {cpu})
-    return lambda: setaffinity(0, allowed)
+
+    def unpin() -> None:
+        try:
+            setaffinity(0, allowed)
+        except OSError:
+            pass
+
+    return unpin
