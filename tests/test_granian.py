@@ -1,5 +1,6 @@
-"""The recommended production server, granian's WSGI interface, serving a minimcp app (README,
-Deployment): a real granian process, both eras and an elicitation round trip through ``Client``.
+"""granian's WSGI interface, the production server the README names beside the recommended one
+(Deployment), serving a minimcp app: a real granian process, both eras and an elicitation round
+trip through ``Client``.
 
 granian cannot announce a port it was asked to pick (``--port 0`` makes each worker bind a port
 of its own, and the banner says ``:0``), so the test has the system pick one and holds it bound,

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from cluster_support import SERVERS, RoundRobin, server_env
-from conftest import RedisServer, ServerProcess, next_line, server_process, wait_for
+from conftest import RedisServer, ServerProcess, next_line, readme_block, server_process, wait_for
 
 from minimcp import Client
 from minimcp.client.streamable_http import streamable_http_client
@@ -95,6 +95,20 @@ def test_modern_elicitation_round_trips_across_two_worker_processes(two_workers:
         assert client.protocol_version == "2026-07-28"
     assert texts == [f"d{n}: accept True" for n in range(ROUNDS)]
     assert set(pids_answering(server, 8)) <= workers
+
+
+def test_the_readmes_recommended_command_serves_both_eras_elicitation_included() -> None:
+    """The command the README names as the recommended production server, as printed, with only the
+    address (a port the system picks) and the app (this suite's server) swapped in."""
+    printed = readme_block("### The recommended production server", "bash").split()
+    assert printed[:3] == ["gunicorn", "-k", WORKER] and printed[-1] == "server:app"
+    command = [sys.executable, "-m", *printed[:-1], "--no-control-socket", "shared_server:app"]
+    command[command.index("-b") + 1] = "127.0.0.1:0"
+    with server_process(command, server_env(None), cwd=SERVERS) as server:
+        for mode in ("legacy", "auto"):
+            with Client(server.base + "/mcp", mode=mode, elicitation_callback=accept) as client:
+                assert client.call_tool("confirm", {"door": mode}).content[0].text == f"{mode}: accept True"
+                assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
 
 
 def test_term_lets_the_request_in_flight_finish_then_the_master_exits(two_workers: tuple[ServerProcess, set[int]]) -> None:
