@@ -1,8 +1,8 @@
 """The HTTP server keeps its threads on one CPU (``WSGIServer(pin_cpu=True)``, the default, and
 ``mcp.run``'s; ``minimcp.httpd.affinity``): the loop, the request threads it starts and the MCP
 worker pool's threads they start all run on the CPU the loop started on, or on the
-``cpu_index``-th allowed one (gunicorn's worker ``k`` on the ``k``-th); ``pin_cpu=False`` leaves
-them where the process may run. A machine allowing this process one CPU only has nothing to pin:
+``cpu_index``-th allowed one (gunicorn's worker ``k`` on the ``k``-th), and move to a quieter one
+when another process crowds theirs; ``pin_cpu=False`` leaves them where the process may run. A machine allowing this process one CPU only has nothing to pin:
 every thread then stays on it, which the assertions below expect.
 """
 
@@ -11,8 +11,10 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -105,6 +107,26 @@ def test_a_system_that_refuses_pinning_is_served_all_the_same(served: Any, monke
 
     monkeypatch.setattr(os, "sched_setaffinity", refuse)  # what a seccomp sandbox answers
     assert served().cpus() == ALLOWED
+
+
+#: A process that keeps one CPU busy (its only one) for at most a minute, the crowd of the next test.
+HOG = "import os, sys, time\nos.sched_setaffinity(0, {int(sys.argv[1])})\nend = time.monotonic() + 60\nwhile time.monotonic() < end: pass\n"
+
+
+def test_a_server_whose_cpu_another_process_crowds_moves_to_a_quieter_one(served: Any) -> None:
+    server = served(cpu_index=0)
+    assert server.cpus() in one_cpu(0)
+    hog = subprocess.Popen([sys.executable, "-c", HOG, str(ALLOWED[0])])
+    try:
+        deadline = time.monotonic() + 20  # two looks are needed, each within 3 seconds of the last
+        cpus = server.cpus()
+        while PINNED and cpus == [ALLOWED[0]] and time.monotonic() < deadline:
+            time.sleep(0.5)
+            cpus = server.cpus()
+    finally:
+        hog.kill()
+        hog.wait(WAIT)
+    assert cpus in ([[cpu] for cpu in ALLOWED if cpu != ALLOWED[0]] if PINNED else [ALLOWED])
 
 
 def test_the_serving_thread_gets_its_cpus_back_when_the_server_stops() -> None:

@@ -6,10 +6,11 @@ dearest things a guest does), and a request changes hands several times: from th
 worker, between the workers serving at once, to a tool's worker and back for a legacy question.
 On a 2-core machine, the same server measured 6-42% less CPU per call and 17-77% more calls/s
 with its threads on one core (``benchmarks/cpu.py --baseline``, echo and elicitation in both eras,
-8 and 32 clients, four runs). Python runs on one core at a time anyway; what a second core could run beside it is
-the work done without the GIL (the system calls of the sockets, a large hash), the smaller part.
-A process that needs more cores needs more processes: gunicorn's ``-w N`` with minimcp's worker
-class puts worker ``k`` on the ``k``-th CPU.
+8 and 32 clients, four runs). Python runs on one core at a time anyway; what a second core could
+run beside it is the work done without the GIL (the system calls of the sockets, a large hash),
+the smaller part. A process that needs more cores needs more processes: gunicorn's ``-w N`` with
+minimcp's worker class puts worker ``k`` on the ``k``-th CPU. Pinned is not stuck: a server whose
+CPU another process crowds moves to a quieter one (``Pin.look``).
 
 It applies only where it helps and is possible: Linux (``os.sched_setaffinity``), an interpreter
 with a GIL (a free-threaded one runs threads in parallel for real), and a thread allowed more than
@@ -20,7 +21,9 @@ seccomp filter), the threads run where it puts them, as without this.
 from __future__ import annotations
 
 import os
+import random
 import sys
+import time
 from collections.abc import Callable
 
 
@@ -39,11 +42,99 @@ def _current_cpu(allowed: list[int]) -> int:
     return cpu if cpu in allowed else allowed[0]
 
 
-def pin(index: int | None = None) -> Callable[[], None] | None:
+#: Seconds between two looks at how busy the CPUs are, stretched by up to half at random so that
+#: two servers crowding one CPU do not both move at the same moment (and back again).
+LOOK_EVERY = 2.0
+#: The share of our CPU that other processes may keep busy before the server moves to a quieter one.
+CROWDED = 0.5
+
+
+class Pin:
+    """The one CPU a server's threads run on, and the move to a quieter one.
+
+    The kernel cannot move a pinned thread off a CPU another process keeps busy (a database, a
+    second server pinned to the same core), so ``look`` does, every ``LOOK_EVERY`` seconds: when
+    other processes took more than ``CROWDED`` of our CPU since the last look (its busy time from
+    ``/proc/stat`` less this process's own CPU time) and another allowed CPU sat idle for more than
+    that share, every thread of this process pinned to our CPU moves to the idlest one. Used by
+    the loop thread only.
+    """
+
+    def __init__(self, cpu: int, allowed: list[int]) -> None:
+        self.cpu = cpu
+        self.allowed = allowed
+        self.next_look = time.monotonic() + LOOK_EVERY
+        self._last: tuple[dict[int, tuple[int, int]], float] | None = None
+
+    def release(self) -> None:
+        """Give the calling thread every allowed CPU back (the threads it started keep theirs)."""
+        try:
+            os.sched_setaffinity(0, self.allowed)
+        except OSError:
+            pass
+
+    def look(self, now: float) -> None:
+        """Move to a quieter CPU if another process crowds ours (see the class docstring)."""
+        self.next_look = now + LOOK_EVERY * random.uniform(1.0, 1.5)
+        try:
+            times, own = _cpu_times(), _own_seconds()
+        except (OSError, ValueError):
+            return
+        last, self._last = self._last, (times, own)
+        if last is None or self.cpu not in times or self.cpu not in last[0]:
+            return
+        before, own_before = last
+        busy = times[self.cpu][0] - before[self.cpu][0]
+        total = times[self.cpu][1] - before[self.cpu][1]
+        others = busy - (own - own_before) * _TICKS  # this process's time counted as ours, wherever it ran
+        if total <= 0 or others / total <= CROWDED:
+            return
+        idle = {cpu: 1 - (times[cpu][0] - before[cpu][0]) / (times[cpu][1] - before[cpu][1])
+                for cpu in self.allowed if cpu != self.cpu and cpu in times and cpu in before
+                and times[cpu][1] > before[cpu][1]}
+        quietest = max(idle, key=idle.__getitem__, default=None)
+        if quietest is not None and idle[quietest] > CROWDED:
+            self._move(quietest)
+
+    def _move(self, cpu: int) -> None:
+        for task in os.listdir("/proc/self/task"):
+            try:
+                if os.sched_getaffinity(int(task)) == {self.cpu}:
+                    os.sched_setaffinity(int(task), {cpu})
+            except (OSError, ValueError):  # the thread ended meanwhile
+                pass
+        self.cpu = cpu
+        self._last = None  # the next look measures from the new CPU
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_times() -> dict[int, tuple[int, int]]:
+    """Each CPU's ``(busy, total)`` clock ticks since boot, from ``/proc/stat``."""
+    times: dict[int, tuple[int, int]] = {}
+    with open("/proc/stat", "rb") as stat:
+        for line in stat:
+            if line.startswith(b"cpu") and line[3:4].isdigit():
+                name, *fields = line.split()
+                user, nice, system, idle, iowait, irq, softirq, steal = (int(v) for v in fields[:8])
+                total = user + nice + system + idle + iowait + irq + softirq + steal
+                times[int(name[3:])] = (total - idle - iowait, total)
+    return times
+
+
+def _own_seconds() -> float:
+    """This process's CPU time, every thread's."""
+    spent = os.times()
+    return spent.user + spent.system
+
+
+def pin(index: int | None = None) -> Pin | None:
     """Keep the calling thread, and every thread it starts from now on (they inherit it), on one of
     the CPUs it may use: the ``index``-th of them (modulo their number), by default the one it runs
-    on now. Returns what gives the calling thread its CPUs back (threads it started meanwhile keep
-    theirs), or ``None`` where this does not apply (see the module docstring) or the system refuses it."""
+    on now. Returns the ``Pin`` (``release`` gives the calling thread its CPUs back, ``look`` moves
+    off a crowded CPU), or ``None`` where this does not apply (see the module docstring) or the
+    system refuses it."""
     setaffinity = getattr(os, "sched_setaffinity", None)
     if setaffinity is None or not _gil_enabled():
         return None
@@ -55,11 +146,4 @@ def pin(index: int | None = None) -> Callable[[], None] | None:
         setaffinity(0, {cpu})
     except OSError:  # a sandbox that forbids it (seccomp): the threads run where the system puts them
         return None
-
-    def unpin() -> None:
-        try:
-            setaffinity(0, allowed)
-        except OSError:
-            pass
-
-    return unpin
+    return Pin(cpu, allowed)

@@ -113,7 +113,8 @@ class WSGIServer:
 
     ``pin_cpu`` keeps the loop and every thread it starts on one CPU while it serves (see
     ``minimcp.httpd.affinity``: the threads take turns at the GIL, and turns between cores cost more
-    than the requests): the one the loop starts on, or the ``cpu_index``-th of those allowed. Pass
+    than the requests): the one the loop starts on, or the ``cpu_index``-th of those allowed, until
+    another process crowds it (then they move to a quieter one, ``affinity.Pin.look``). Pass
     ``pin_cpu=False`` when the app does much parallel work outside the GIL (large numeric arrays,
     say), which one core would serialise.
 
@@ -123,8 +124,8 @@ class WSGIServer:
     every connection holds a request is the newcomer answered ``503`` (a connection whose worker
     waits ``KEEP_ALIVE_GRACE`` for its next request counts as holding one meanwhile).
 
-    Threads: the loop alone touches the selector, ``_conns``, ``_resting``, ``_per_peer``, ``_timers``
-    and ``_lingering``. ``_handback_lock`` guards ``_handback`` (connections workers return),
+    Threads: the loop alone touches the selector, ``_conns``, ``_resting``, ``_per_peer``, ``_timers``,
+    ``_lingering`` and ``_pin``. ``_handback_lock`` guards ``_handback`` (connections workers return),
     ``_wake_pending`` and ``_loop_done``; ``_busy_lock`` (with ``_idle``) guards ``_busy``, the
     requests running on workers, which ``shutdown()`` waits for.
     """
@@ -161,6 +162,7 @@ class WSGIServer:
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
+        self._pin: affinity.Pin | None = None  # the loop's, while it serves
         self._stopping = threading.Event()
         self._stopped = threading.Event()
         self._serving = False
@@ -191,7 +193,7 @@ class WSGIServer:
     # --- lifecycle ---------------------------------------------------------------------------------
     def serve_forever(self) -> None:
         self._serving = True
-        unpin = affinity.pin(self.cpu_index) if self.pin_cpu else None
+        self._pin = affinity.pin(self.cpu_index) if self.pin_cpu else None
         try:
             with selectors.DefaultSelector() as selector:
                 self._selector = selector
@@ -202,8 +204,8 @@ class WSGIServer:
                 finally:
                     self._close_all()
         finally:
-            if unpin is not None:
-                unpin()
+            if self._pin is not None:
+                self._pin.release()
             self._stopped.set()
 
     def run(self) -> None:
@@ -257,6 +259,9 @@ class WSGIServer:
             wait = self._timers[0][0] - now if self._timers else None
             if self._accept_resumes is not None:
                 wait = min(wait if wait is not None else ACCEPT_PAUSE, self._accept_resumes - now)
+            if self._pin is not None:
+                look = self._pin.next_look - now
+                wait = look if wait is None else min(wait, look)
             for key, _ in selector.select(None if wait is None else max(0.0, wait)):
                 owner = key.data
                 if type(owner) is _Connection:
@@ -381,6 +386,8 @@ class WSGIServer:
         return owner.deadline == deadline and (type(owner) is _Lingering or owner.parked)
 
     def _expire(self, now: float) -> None:
+        if self._pin is not None and now >= self._pin.next_look:
+            self._pin.look(now)
         if self._accept_resumes is not None and now >= self._accept_resumes:
             assert self._selector is not None
             self._accept_resumes = None
