@@ -47,6 +47,8 @@ def _current_cpu(allowed: list[int]) -> int:
 LOOK_EVERY = 2.0
 #: The share of our CPU that other processes may keep busy before the server moves to a quieter one.
 CROWDED = 0.5
+#: Clock ticks per second, the unit of ``/proc/stat``.
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class Pin:
@@ -105,9 +107,6 @@ class Pin:
                 pass
         self.cpu = cpu
         self._last = None  # the next look measures from the new CPU
-
-
-_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _cpu_times() -> dict[int, tuple[int, int]]:
