@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from bench_server import app
-from load import ACCEPT, ACCEPTED, CAPABILITIES, CLIENT_INFO, LEGACY, MODERN
+from load import ACCEPT, ACCEPTED, CAPABILITIES, CLIENT_INFO, FLOWS, LEGACY, MODERN
 
 Environ = dict[str, Any]
 
@@ -148,8 +148,6 @@ class Caller:
             raise SystemExit(f"confirm: {result}")
 
 
-FLOWS = {"echo-2026": (MODERN, "echo"), "echo-legacy": (LEGACY, "echo"),
-         "elicit-2026": (MODERN, "elicit"), "elicit-legacy": (LEGACY, "elicit")}
 
 
 def measure(flow: str, n: int, profile: bool, top: int) -> None:

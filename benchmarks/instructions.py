@@ -31,27 +31,30 @@ import subprocess
 import sys
 from pathlib import Path
 
-from inprocess import FLOWS
+from load import FLOWS
 from run import HERE, checkout, git_describe
 
 #: The calls ``inprocess.py`` makes before it measures (``min(200, n)``): both runs make them all.
 WARMUP = 200
+#: Seconds one run under callgrind may take (about fifty times its speed without): past it, it hangs.
+RUN_TIMEOUT = 1800
 _COLLECTED = re.compile(rb"Collected : (\d+)")
 
 
 def instructions(folder: Path, flow: str, n: int) -> int:
     """Instructions callgrind counts for ``inprocess.py --flow FLOW -n n`` run from ``folder``."""
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    run = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-         str(folder / "benchmarks" / "inprocess.py"), "--flow", flow, "-n", str(n)],
-        cwd=folder / "benchmarks", env=env, capture_output=True)
+    try:
+        run = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+             str(folder / "benchmarks" / "inprocess.py"), "--flow", flow, "-n", str(n)],
+            cwd=folder / "benchmarks", env=env, capture_output=True, timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise SystemExit(f"{flow} under callgrind ran past {RUN_TIMEOUT} s (-n {n}); try a smaller -n") from None
     found = _COLLECTED.search(run.stderr)
     if run.returncode != 0 or found is None:
         raise SystemExit(f"{flow} under callgrind failed ({run.returncode}):\n{run.stderr.decode()[-2000:]}")
     return int(found.group(1))
-
-
 
 
 def main() -> None:
@@ -65,8 +68,10 @@ def main() -> None:
         raise SystemExit("valgrind is not on the PATH (Debian: apt-get install valgrind)")
     trees: dict[str, Path] = {"this": HERE.parent}
     for rev in args.baseline:
-        trees[rev] = Path(rev) if Path(rev).is_dir() else checkout(rev)
-        if not Path(rev).is_dir():
+        if Path(rev).is_dir():
+            trees[rev] = Path(rev)
+        else:
+            trees[rev] = checkout(rev)
             print(f"# {rev}: {git_describe(rev)}")
     flows = list(FLOWS) if args.flow == "all" else [args.flow]
     print(f"| flow | {' | '.join(trees)} |" + "".join(f" this / {rev} |" for rev in args.baseline))

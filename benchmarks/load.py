@@ -48,6 +48,10 @@ ACCEPT = "application/json, text/event-stream"
 CLIENT_INFO = {"name": "minimcp-bench-load", "version": "1"}
 CAPABILITIES = {"elicitation": {"form": {}}}
 ACCEPTED = {"action": "accept", "content": {"confirm": True}}
+#: The benchmark flows by name, each an era and a mode of this load (``inprocess.py`` and
+#: ``instructions.py`` run them without a socket).
+FLOWS = {"echo-2026": (MODERN, "echo"), "echo-legacy": (LEGACY, "echo"),
+         "elicit-2026": (MODERN, "elicit"), "elicit-legacy": (LEGACY, "elicit")}
 
 
 class ProtocolError(Exception):
