@@ -4,7 +4,8 @@
   new connection (the kernel spreads connections unevenly; this makes the spread deterministic);
 - ``AsyncRoundRobin(bases)``: the same as an ``httpx2`` transport, for the official SDK's client;
 - ``gunicorns(count, workers, env)``: ``count`` gunicorns of ``tests/servers/shared_server.py``, each
-  with ``workers`` gthread workers, on ports they bind themselves and announce.
+  with ``workers`` gthread workers, on ports they bind themselves and announce;
+  ``worker_command(workers)``: one gunicorn of it on minimcp's worker class.
 """
 
 from __future__ import annotations
@@ -82,6 +83,16 @@ def server_env(backend: str | None) -> dict[str, str]:
 def gunicorn_command(workers: int) -> list[str]:
     return [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", "gthread", "--threads", "8",
             "--no-control-socket", "--graceful-timeout", "2", "-b", "127.0.0.1:0", "shared_server:app"]
+
+
+#: minimcp's gunicorn worker class.
+WORKER = "minimcp.httpd.gunicorn.Worker"
+
+
+def worker_command(workers: int, *extra: str, bind: str = "127.0.0.1:0") -> list[str]:
+    """gunicorn serving the shared server with ``workers`` workers of minimcp's worker class."""
+    return [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", WORKER, "--threads", "8",
+            "--no-control-socket", "--graceful-timeout", "20", "-b", bind, *extra, "shared_server:app"]
 
 
 @contextlib.contextmanager

@@ -21,22 +21,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_support import SERVERS, RoundRobin, server_env
+from cluster_support import SERVERS, WORKER, RoundRobin, server_env, worker_command
 from conftest import RedisServer, ServerProcess, next_line, readme_block, server_process, wait_for
 
 from minimcp import Client
 from minimcp.client.streamable_http import streamable_http_client
 from minimcp.types import ElicitResult
 
-WORKER = "minimcp.httpd.gunicorn.Worker"
 ROUNDS = 6
 _BOOTED = re.compile(r"Booting worker with pid: (\d+)")
 _EXITED = re.compile(r"Worker exiting \(pid: (\d+)\)")
-
-
-def worker_command(workers: int, *extra: str, bind: str = "127.0.0.1:0") -> list[str]:
-    return [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", WORKER, "--threads", "8",
-            "--no-control-socket", "--graceful-timeout", "20", "-b", bind, *extra, "shared_server:app"]
 
 
 def watch(server: ServerProcess, boots: int, exits: frozenset[int] = frozenset()) -> set[int]:

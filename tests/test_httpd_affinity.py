@@ -2,8 +2,9 @@
 ``mcp.run``'s; ``minimcp.httpd.affinity``): the loop, the request threads it starts and the MCP
 worker pool's threads they start all run on the CPU the loop started on, or on the
 ``cpu_index``-th allowed one (gunicorn's worker ``k`` on the ``k``-th), and move to a quieter one
-when another process crowds theirs; ``pin_cpu=False`` leaves them where the process may run. A machine allowing this process one CPU only has nothing to pin:
-every thread then stays on it, which the assertions below expect.
+when another process crowds theirs; ``pin_cpu=False`` leaves them where the process may run. A
+machine allowing this process one CPU only has nothing to pin: every thread then stays on it,
+which the assertions below expect.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from cluster_support import SERVERS, server_env
+from cluster_support import SERVERS, server_env, worker_command
 from conftest import ServerProcess, server_process
 
 from minimcp import Client
@@ -167,8 +168,6 @@ def test_mcp_run_pin_cpu_false_runs_anywhere(program: ServerProcess) -> None:
 
 
 def test_a_gunicorn_worker_runs_on_the_cpu_of_its_number() -> None:
-    command = [sys.executable, "-m", "gunicorn", "-w", "1", "-k", "minimcp.httpd.gunicorn.Worker", "--threads", "8",
-               "--no-control-socket", "-b", "127.0.0.1:0", "shared_server:app"]
-    with server_process(command, server_env(None), cwd=SERVERS) as server:
+    with server_process(worker_command(1), server_env(None), cwd=SERVERS) as server:
         with Client(server.base + "/mcp") as client:
             assert client.call_tool("cpus", {}).structured_content["result"] in one_cpu(0)
