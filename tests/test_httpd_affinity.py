@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import random
 import subprocess
 import sys
 import threading
@@ -115,6 +116,7 @@ HOG = "import os, sys, time\nos.sched_setaffinity(0, {int(sys.argv[1])})\nend = 
 
 
 def test_a_server_whose_cpu_another_process_crowds_moves_to_a_quieter_one(served: Any) -> None:
+    shared_random = random.getstate()  # the application's generator, which the looks must leave alone
     server = served(cpu_index=0)
     assert server.cpus() in one_cpu(0)
     hog = subprocess.Popen([sys.executable, "-c", HOG, str(ALLOWED[0])])
@@ -128,6 +130,7 @@ def test_a_server_whose_cpu_another_process_crowds_moves_to_a_quieter_one(served
         hog.kill()
         hog.wait(WAIT)
     assert cpus in ([[cpu] for cpu in ALLOWED if cpu != ALLOWED[0]] if PINNED else [ALLOWED])
+    assert random.getstate() == shared_random
 
 
 def test_the_serving_thread_gets_its_cpus_back_when_the_server_stops() -> None:

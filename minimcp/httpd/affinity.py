@@ -47,6 +47,9 @@ def _current_cpu(allowed: list[int]) -> int:
 LOOK_EVERY = 2.0
 #: The share of our CPU that other processes may keep busy before the server moves to a quieter one.
 CROWDED = 0.5
+#: The jitter's own generator: the ``random`` module's shared one is the application's (a seeded
+#: test, Hypothesis, which flags any draw from it), and a server must not advance it.
+_JITTER = random.Random()
 #: Clock ticks per second, the unit of ``/proc/stat``.
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -77,7 +80,7 @@ class Pin:
 
     def look(self, now: float) -> None:
         """Move to a quieter CPU if another process crowds ours (see the class docstring)."""
-        self.next_look = now + LOOK_EVERY * random.uniform(1.0, 1.5)
+        self.next_look = now + LOOK_EVERY * _JITTER.uniform(1.0, 1.5)
         try:
             times, own = _cpu_times(), _own_seconds()
         except (OSError, ValueError):
