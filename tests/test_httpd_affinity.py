@@ -21,11 +21,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from cluster_support import SERVERS, server_env, worker_command
+from cluster_support import SERVERS, gunicorn_command, server_env, worker_command
 from conftest import ServerProcess, server_process
 
 from minimcp import Client
 from minimcp.httpd import WSGIServer
+from minimcp.httpd.affinity import ProcessPin
 
 WAIT = 10.0
 ALLOWED = sorted(os.sched_getaffinity(0))
@@ -174,3 +175,30 @@ def test_a_gunicorn_worker_runs_on_the_cpu_of_its_number() -> None:
     with server_process(worker_command(1), server_env(None), cwd=SERVERS) as server:
         with Client(server.base + "/mcp") as client:
             assert client.call_tool("cpus", {}).structured_content["result"] in one_cpu(0)
+
+
+def test_an_app_on_gunicorn_gthread_keeps_the_worker_process_threads_on_one_cpu() -> None:
+    """``mcp.wsgi_app()`` under another server's threads (``ProcessPin``): the first request pins
+    every thread of the worker process, so the request threads and the MCP pool's agree."""
+    with server_process(gunicorn_command(1), server_env(None), cwd=SERVERS) as server:
+        with Client(server.base + "/mcp") as modern:
+            first = modern.call_tool("cpus", {}).structured_content["result"]
+            again = modern.call_tool("cpus", {}).structured_content["result"]
+        with Client(server.base + "/mcp", mode="legacy") as legacy:
+            on_a_worker = legacy.call_tool("cpus_on_a_worker", {}).structured_content["result"]
+    assert first in one_cpu()
+    assert again == first
+    assert on_a_worker == first
+
+
+def test_an_app_pins_only_under_a_threaded_production_server_unless_asked() -> None:
+    """The decision alone, from the environ (nothing is pinned here: werkzeug's server, a
+    one-thread worker and ``pin_cpu=False`` leave the process as it is)."""
+    for enabled, environ in ((None, {"wsgi.multithread": True, "SERVER_SOFTWARE": "Werkzeug/3.1"}),
+                             (None, {"wsgi.multithread": False, "SERVER_SOFTWARE": "gunicorn/27.0.1"}),
+                             (True, {"wsgi.multithread": False}),
+                             (False, {"wsgi.multithread": True, "SERVER_SOFTWARE": "gunicorn/27.0.1"})):
+        pin = ProcessPin(enabled)
+        pin.touch(environ)
+        assert pin.cpu is None
+    assert sorted(os.sched_getaffinity(0)) == ALLOWED

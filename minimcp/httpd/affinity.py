@@ -23,8 +23,10 @@ from __future__ import annotations
 import os
 import random
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 
 def _gil_enabled() -> bool:
@@ -62,7 +64,7 @@ class Pin:
     other processes took more than ``CROWDED`` of our CPU since the last look (its busy time from
     ``/proc/stat`` less this process's own CPU time) and another allowed CPU sat idle for more than
     that share, every thread of this process pinned to our CPU moves to the idlest one. Used by
-    the loop thread only.
+    one thread at a time (the loop's, or ``ProcessPin``'s under its lock).
     """
 
     def __init__(self, cpu: int, allowed: list[int]) -> None:
@@ -102,14 +104,19 @@ class Pin:
             self._move(quietest)
 
     def _move(self, cpu: int) -> None:
-        for task in os.listdir("/proc/self/task"):
-            try:
-                if os.sched_getaffinity(int(task)) == {self.cpu}:
-                    os.sched_setaffinity(int(task), {cpu})
-            except (OSError, ValueError):  # the thread ended meanwhile
-                pass
+        _repin({self.cpu}, {cpu})
         self.cpu = cpu
         self._last = None  # the next look measures from the new CPU
+
+
+def _repin(current: set[int], cpus: set[int]) -> None:
+    """Every thread of this process whose CPUs are ``current`` runs on ``cpus`` from now on."""
+    for task in os.listdir("/proc/self/task"):
+        try:
+            if os.sched_getaffinity(int(task)) == current:
+                os.sched_setaffinity(int(task), cpus)
+        except (OSError, ValueError):  # the thread ended meanwhile
+            pass
 
 
 def _cpu_times() -> dict[int, tuple[int, int]]:
@@ -149,3 +156,88 @@ def pin(index: int | None = None) -> Pin | None:
     except OSError:  # a sandbox that forbids it (seccomp): the threads run where the system puts them
         return None
     return Pin(cpu, allowed)
+
+
+#: The WSGI servers that run their process for the app they serve (``SERVER_SOFTWARE``'s first
+#: word): under them ``ProcessPin`` pins by default. A development server (werkzeug's, a test's)
+#: shares its process with other work, whose threads a pin would confine too.
+PRODUCTION_SERVERS = frozenset({"gunicorn", "waitress", "granian"})
+
+
+class ProcessPin:
+    """The same single CPU for an app served by another server's threads (gunicorn's gthread,
+    waitress, granian): ``touch`` on each request pins every thread of the process on the first
+    one, and looks for a crowded CPU (``Pin.look``) every few seconds of traffic after it.
+
+    ``enabled``: ``None`` pins under a threaded server of ``PRODUCTION_SERVERS``, ``True`` under
+    any threaded server, ``False`` never. Nothing is pinned where ``pin`` would not (see the module
+    docstring), nor when the request's thread runs on one CPU already (minimcp's own server, or
+    ``taskset``): whoever pinned it decided. ``_lock`` guards ``_decided`` and ``_pin``; a request
+    finding it taken goes on unpinned-or-pinned as it is, without waiting.
+    """
+
+    def __init__(self, enabled: bool | None = None) -> None:
+        self.enabled = enabled
+        self._lock = threading.Lock()
+        self._decided = enabled is False
+        self._pin: Pin | None = None
+
+    def touch(self, environ: Mapping[str, Any]) -> None:
+        """On each request: the first one decides; later ones look now and then (a clock read)."""
+        pin = self._pin
+        if self._decided and (pin is None or time.monotonic() < pin.next_look):
+            return
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            if not self._decided:
+                self._decided = True
+                if self._wanted(environ):
+                    self._pin = _pin_process()
+            elif self._pin is not None:
+                self._pin.look(time.monotonic())
+        finally:
+            self._lock.release()
+
+    def _wanted(self, environ: Mapping[str, Any]) -> bool:
+        if not environ.get("wsgi.multithread"):
+            return False  # one thread per process: no turns at a GIL to keep on one core
+        if self.enabled:
+            return True
+        software = str(environ.get("SERVER_SOFTWARE") or "")
+        return software.split("/", 1)[0].strip().lower() in PRODUCTION_SERVERS
+
+    @property
+    def cpu(self) -> int | None:
+        """The CPU the process's threads are pinned to, or ``None``."""
+        pin = self._pin
+        return None if pin is None else pin.cpu
+
+    def release(self) -> None:
+        """Give every thread pinned here its CPUs back (the app is closed)."""
+        with self._lock:
+            pin, self._pin = self._pin, None
+            self._decided = True
+        if pin is not None:
+            try:
+                _repin({pin.cpu}, set(pin.allowed))
+            except OSError:
+                pass
+
+
+def _pin_process() -> Pin | None:
+    """Pin every thread of this process that may use all its CPUs to the CPU the caller runs on
+    (threads started later inherit their starter's, so the server's next ones follow); ``None``
+    where ``pin`` would not apply, or when the caller is pinned to one CPU already."""
+    if getattr(os, "sched_setaffinity", None) is None or not _gil_enabled():
+        return None
+    try:
+        allowed = set(os.sched_getaffinity(0))
+        if len(allowed) < 2:
+            return None
+        cpu = _current_cpu(sorted(allowed))
+        os.sched_setaffinity(0, {cpu})
+        _repin(allowed, {cpu})
+    except OSError:
+        return None
+    return Pin(cpu, sorted(allowed))

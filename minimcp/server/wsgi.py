@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.wrappers import Request
 
+from minimcp.httpd.affinity import ProcessPin
 from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.streamable_http import errors
 from minimcp.server.streamable_http.exchange import (
@@ -157,6 +158,14 @@ class MCPWSGIApp:
     verifier accepts, the principal becomes the token's holder, and the metadata and (with a
     provider) authorization-server routes are served beside it.
 
+    ``pin_cpu`` keeps the serving process's threads on one CPU, as ``mcp.run`` keeps its own (they
+    take turns at the GIL, and a turn passed between cores costs more than a small request: under
+    gunicorn's gthread worker, on two cores, half the CPU per call and twice the calls/s). The
+    default, ``None``, pins on the first request under a threaded gunicorn, waitress or granian,
+    servers that run their process for this app; ``True`` under any threaded server; ``False``
+    never (for tools doing heavy work outside the GIL, or a host process with parallel work of its
+    own). See ``minimcp.httpd.affinity.ProcessPin``.
+
     ``debug=True`` is the official ``streamable_http_app(debug=True)`` (Starlette's debug mode): a
     custom route that raises answers 500 with its traceback as plain text instead of a bare
     "Internal Server Error". The traceback is logged either way. For an interactive debugger, wrap
@@ -184,8 +193,10 @@ class MCPWSGIApp:
         token_verifier: TokenVerifier | None = None,
         auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
         debug: bool = False,
+        pin_cpu: bool | None = None,
     ) -> None:
         self.server = server
+        self.cpu_pin = ProcessPin(pin_cpu)
         self.debug = debug
         protection: ProtectedResource | None = None
         if auth is None and token_verifier is None and auth_server_provider is None:
@@ -221,6 +232,7 @@ class MCPWSGIApp:
         self._entry: Callable[[dict[str, Any], Any], Any] = self._routed
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        self.cpu_pin.touch(environ)
         return self._entry(environ, start_response)
 
     def _routed(self, environ: dict[str, Any], start_response: Any) -> Any:
@@ -242,6 +254,7 @@ class MCPWSGIApp:
         self._entry = middleware(self._entry, *args, **kwargs)
 
     def close(self) -> None:
+        self.cpu_pin.release()
         self.exchange.close()
         self.server.close()
 
