@@ -110,8 +110,13 @@ class Pin:
 
 
 def _repin(current: set[int], cpus: set[int]) -> None:
-    """Every thread of this process whose CPUs are ``current`` runs on ``cpus`` from now on."""
-    for task in os.listdir("/proc/self/task"):
+    """Every thread of this process whose CPUs are ``current`` runs on ``cpus`` from now on (none
+    moves where ``/proc`` cannot list them)."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return
+    for task in tasks:
         try:
             if os.sched_getaffinity(int(task)) == current:
                 os.sched_setaffinity(int(task), cpus)
@@ -219,25 +224,14 @@ class ProcessPin:
             pin, self._pin = self._pin, None
             self._decided = True
         if pin is not None:
-            try:
-                _repin({pin.cpu}, set(pin.allowed))
-            except OSError:
-                pass
+            _repin({pin.cpu}, set(pin.allowed))
 
 
 def _pin_process() -> Pin | None:
-    """Pin every thread of this process that may use all its CPUs to the CPU the caller runs on
+    """``pin()`` for every thread of this process that may use all its CPUs, not only the caller
     (threads started later inherit their starter's, so the server's next ones follow); ``None``
-    where ``pin`` would not apply, or when the caller is pinned to one CPU already."""
-    if getattr(os, "sched_setaffinity", None) is None or not _gil_enabled():
-        return None
-    try:
-        allowed = set(os.sched_getaffinity(0))
-        if len(allowed) < 2:
-            return None
-        cpu = _current_cpu(sorted(allowed))
-        os.sched_setaffinity(0, {cpu})
-        _repin(allowed, {cpu})
-    except OSError:
-        return None
-    return Pin(cpu, sorted(allowed))
+    where ``pin`` is, and when the caller runs on one CPU already."""
+    pinned = pin()
+    if pinned is not None:
+        _repin(set(pinned.allowed), {pinned.cpu})
+    return pinned
