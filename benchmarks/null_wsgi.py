@@ -8,7 +8,10 @@ server (and load.py) alone; minimcp's figure on the same server, minus this one,
 Usage:
     python benchmarks/null_wsgi.py PORT [--server httpd|gunicorn|granian|waitress|uwsgi] [--threads 32]
 
-``app`` is the WSGI application; ``answer`` is shared with ``null_asgi.py``.
+``app`` is the WSGI application; ``answer`` is shared with ``null_asgi.py``. Under a threaded
+gunicorn, waitress or granian it keeps the process's threads on one CPU, as ``mcp.wsgi_app()``
+does by default (``ProcessPin``): the difference from minimcp's figure is then minimcp's protocol
+work, not the pin (on minimcp's own server both are pinned by the server).
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ from typing import Any
 
 from serving import serve, server_arguments  # this folder is on sys.path
 
+from minimcp.httpd.affinity import ProcessPin
+
 _JSON_HEADERS = [("Content-Type", "application/json")]
+_PIN = ProcessPin()
 
 
 def _result(msg: dict) -> dict:
@@ -53,6 +59,7 @@ def answer(method: str, body: bytes) -> tuple[str, list[tuple[str, str]], bytes]
 
 
 def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    _PIN.touch(environ)
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
     except ValueError:

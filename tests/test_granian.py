@@ -1,6 +1,7 @@
-"""granian's WSGI interface, the production server the README names beside the recommended one
-(Deployment), serving a minimcp app: a real granian process, both eras and an elicitation round
-trip through ``Client``.
+"""granian's WSGI interface, the production server the README recommends (Deployment), serving a
+minimcp app: the README's command as printed (only the address and the app swapped in), both eras
+and an elicitation round trip through ``Client``; and two granian workers sharing a real
+redis-server, a legacy session's requests landing on either process.
 
 granian cannot announce a port it was asked to pick (``--port 0`` makes each worker bind a port
 of its own, and the banner says ``:0``), so the test has the system pick one and holds it bound,
@@ -11,20 +12,27 @@ announces it.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MODES, ROOT, server_process, wait_for
+from cluster_support import SERVERS, RoundRobin, server_env
+from conftest import MODES, ROOT, RedisServer, ServerProcess, readme_block, server_process, wait_for
 
 from minimcp import Client
 from minimcp.client import ClientRequestContext
+from minimcp.client.streamable_http import streamable_http_client
 from minimcp.types import ElicitResult
 
 STARTUP = 30.0
+#: Calls on new connections in the two-worker test: SO_REUSEPORT spreads them by a hash of the
+#: client's port, so all of them on one worker has a chance of one in 2**23.
+SPREAD_CALLS = 24
 
 
 def _accepts(port: int) -> bool:
@@ -35,19 +43,36 @@ def _accepts(port: int) -> bool:
     return True
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
+def readme_command() -> list[str]:
+    """The README's recommended command, as printed."""
+    return readme_block("### The recommended production server", "bash").split()
+
+
+@contextlib.contextmanager
+def granian(app: str, folder: Path, env: dict[str, str] | None = None, workers: int | None = None) -> Iterator[ServerProcess]:
+    """The README's command serving ``app`` from ``folder`` on a port held for it (``workers``
+    in place of the README's count when given)."""
+    printed = readme_command()
+    assert printed[:3] == ["granian", "--interface", "wsgi"] and printed[-1] == "server:app", printed
     with socket.socket() as held:
         held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         held.bind(("127.0.0.1", 0))
         port = held.getsockname()[1]
-        command = [sys.executable, "-m", "granian", "--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port),
-                   "--workers", "1", "--blocking-threads", "32", "--no-ws", "--working-dir",
-                   str(ROOT / "tests" / "servers"), "wsgi_app:app"]
-        with server_process(command) as granian:
-            assert granian.port == port, granian.banner
-            assert wait_for(lambda: _accepts(port), STARTUP), granian.banner
-            yield f"{granian.base}/mcp"
+        command = [sys.executable, "-m", *printed[:-1], "--working-dir", str(folder), app]
+        command[command.index("--host") + 1] = "127.0.0.1"
+        command[command.index("--port") + 1] = str(port)
+        if workers is not None:
+            command[command.index("--workers") + 1] = str(workers)
+        with server_process(command, env) as server:
+            assert server.port == port, server.banner
+            assert wait_for(lambda: _accepts(port), STARTUP), server.banner
+            yield server
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with granian("wsgi_app:app", ROOT / "tests" / "servers") as server:
+        yield f"{server.base}/mcp"
 
 
 def copies(context: ClientRequestContext, params: Any) -> ElicitResult:
@@ -95,3 +120,23 @@ def test_legacy_questions_outstanding_at_once(url: str) -> None:
     for thread in threads:
         thread.join(60)
     assert answers == ["Reserved 2 of 'Dune'."] * 4
+
+
+def accept(context: ClientRequestContext, params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"ok": True})
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_two_workers_sharing_redis_answer_each_others_questions(redis_server: RedisServer, mode: str) -> None:
+    """``--workers 2`` with a shared backend: each request on a new connection, so the kernel
+    spreads them over both processes; every round trip completes and both processes answered."""
+    with granian("shared_server:app", SERVERS, server_env(redis_server.url), workers=2) as server:
+        session = RoundRobin([server.base])
+        with Client(streamable_http_client(server.base + "/mcp", http_client=session), mode=mode,
+                    elicitation_callback=accept, read_timeout_seconds=60) as client:
+            texts = [client.call_tool("confirm", {"door": f"d{n}"}).content[0].text for n in range(6)]
+            pids = {client.call_tool("pid", {}).structured_content["result"] for _ in range(SPREAD_CALLS)}
+            version = client.protocol_version
+    assert texts == [f"d{n}: accept True" for n in range(6)]
+    assert version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+    assert len(pids) == 2, pids

@@ -91,10 +91,10 @@ def test_modern_elicitation_round_trips_across_two_worker_processes(two_workers:
     assert set(pids_answering(server, 8)) <= workers
 
 
-def test_the_readmes_recommended_command_serves_both_eras_elicitation_included() -> None:
-    """The command the README names as the recommended production server, as printed, with only the
-    address (a port the system picks) and the app (this suite's server) swapped in."""
-    printed = readme_block("### The recommended production server", "bash").split()
+def test_the_readmes_gunicorn_command_serves_both_eras_elicitation_included() -> None:
+    """The gunicorn command the README prints (On gunicorn), as printed, with only the address (a
+    port the system picks) and the app (this suite's server) swapped in."""
+    printed = readme_block("### On gunicorn", "bash").split()
     assert printed[:3] == ["gunicorn", "-k", WORKER] and printed[-1] == "server:app"
     command = [sys.executable, "-m", *printed[:-1], "--no-control-socket", "shared_server:app"]
     command[command.index("-b") + 1] = "127.0.0.1:0"
