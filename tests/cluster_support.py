@@ -5,7 +5,10 @@
 - ``AsyncRoundRobin(bases)``: the same as an ``httpx2`` transport, for the official SDK's client;
 - ``gunicorns(count, workers, env)``: ``count`` gunicorns of ``tests/servers/shared_server.py``, each
   with ``workers`` gthread workers, on ports they bind themselves and announce;
-  ``worker_command(workers)``: one gunicorn of it on minimcp's worker class.
+  ``worker_command(workers)``: one gunicorn of it on minimcp's worker class;
+- ``client_of(server)``: a ``Client`` of a multi-process server whose every request opens a new
+  connection; ``pids_answering(server, calls)``: which processes answered ``calls`` calls of ``pid``;
+  ``accept``: the elicitation callback the shared server's ``confirm`` tool is answered with.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx2
 import requests
 from conftest import ROOT, ServerProcess, server_process
+
+from minimcp import Client
+from minimcp.client.streamable_http import streamable_http_client
+from minimcp.types import ElicitResult
 
 SERVERS = Path(__file__).parent / "servers"
 
@@ -93,6 +100,22 @@ def worker_command(workers: int, *extra: str, bind: str = "127.0.0.1:0") -> list
     """gunicorn serving the shared server with ``workers`` workers of minimcp's worker class."""
     return [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", WORKER, "--threads", "8",
             "--no-control-socket", "--graceful-timeout", "20", "-b", bind, *extra, "shared_server:app"]
+
+
+def accept(context: Any, params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"ok": True})
+
+
+def client_of(server: ServerProcess, **options: Any) -> tuple[Client, RoundRobin]:
+    """A client whose every request opens a new connection, so the kernel spreads them over the workers."""
+    rotating = RoundRobin([server.base])
+    return Client(streamable_http_client(server.base + "/mcp", http_client=rotating), **options), rotating
+
+
+def pids_answering(server: ServerProcess, calls: int, **options: Any) -> list[int]:
+    client, _ = client_of(server, **options)
+    with client:
+        return [client.call_tool("pid", {}).structured_content["result"] for _ in range(calls)]
 
 
 @contextlib.contextmanager

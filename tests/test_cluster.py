@@ -15,18 +15,13 @@ import httpx2
 import mcp as official
 import mcp_types as official_types
 import pytest
-from cluster_support import AsyncRoundRobin, RoundRobin, gunicorns
+from cluster_support import AsyncRoundRobin, RoundRobin, accept, gunicorns
 from conftest import RedisServer, ServerProcess
 
 from minimcp import Client
 from minimcp.client.streamable_http import streamable_http_client
-from minimcp.types import ElicitResult
 
 ROUNDS = 10
-
-
-def accept(context: Any, params: Any) -> ElicitResult:
-    return ElicitResult(action="accept", content={"ok": True})
 
 
 @pytest.fixture

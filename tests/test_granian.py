@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_support import SERVERS, RoundRobin, server_env
-from conftest import MODES, ROOT, RedisServer, ServerProcess, readme_block, server_process, wait_for
+from cluster_support import SERVERS, accept, client_of, pids_answering, server_env
+from conftest import MODES, RedisServer, ServerProcess, readme_block, server_process, wait_for
 
 from minimcp import Client
 from minimcp.client import ClientRequestContext
-from minimcp.client.streamable_http import streamable_http_client
 from minimcp.types import ElicitResult
 
 STARTUP = 30.0
@@ -43,16 +42,11 @@ def _accepts(port: int) -> bool:
     return True
 
 
-def readme_command() -> list[str]:
-    """The README's recommended command, as printed."""
-    return readme_block("### The recommended production server", "bash").split()
-
-
 @contextlib.contextmanager
 def granian(app: str, folder: Path, env: dict[str, str] | None = None, workers: int | None = None) -> Iterator[ServerProcess]:
     """The README's command serving ``app`` from ``folder`` on a port held for it (``workers``
     in place of the README's count when given)."""
-    printed = readme_command()
+    printed = readme_block("### The recommended production server", "bash").split()
     assert printed[:3] == ["granian", "--interface", "wsgi"] and printed[-1] == "server:app", printed
     with socket.socket() as held:
         held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
@@ -71,7 +65,7 @@ def granian(app: str, folder: Path, env: dict[str, str] | None = None, workers: 
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    with granian("wsgi_app:app", ROOT / "tests" / "servers") as server:
+    with granian("wsgi_app:app", SERVERS) as server:
         yield f"{server.base}/mcp"
 
 
@@ -122,21 +116,16 @@ def test_legacy_questions_outstanding_at_once(url: str) -> None:
     assert answers == ["Reserved 2 of 'Dune'."] * 4
 
 
-def accept(context: ClientRequestContext, params: Any) -> ElicitResult:
-    return ElicitResult(action="accept", content={"ok": True})
-
-
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_two_workers_sharing_redis_answer_each_others_questions(redis_server: RedisServer, mode: str) -> None:
     """``--workers 2`` with a shared backend: each request on a new connection, so the kernel
     spreads them over both processes; every round trip completes and both processes answered."""
     with granian("shared_server:app", SERVERS, server_env(redis_server.url), workers=2) as server:
-        session = RoundRobin([server.base])
-        with Client(streamable_http_client(server.base + "/mcp", http_client=session), mode=mode,
-                    elicitation_callback=accept, read_timeout_seconds=60) as client:
+        client, _ = client_of(server, mode=mode, elicitation_callback=accept, read_timeout_seconds=60)
+        with client:
             texts = [client.call_tool("confirm", {"door": f"d{n}"}).content[0].text for n in range(6)]
-            pids = {client.call_tool("pid", {}).structured_content["result"] for _ in range(SPREAD_CALLS)}
             version = client.protocol_version
+        pids = set(pids_answering(server, SPREAD_CALLS, mode=mode))
     assert texts == [f"d{n}: accept True" for n in range(6)]
     assert version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
     assert len(pids) == 2, pids

@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_support import SERVERS, WORKER, RoundRobin, server_env, worker_command
+from cluster_support import SERVERS, WORKER, accept, client_of, pids_answering, server_env, worker_command
 from conftest import RedisServer, ServerProcess, next_line, readme_block, server_process, wait_for
 
 from minimcp import Client
 from minimcp.client.streamable_http import streamable_http_client
-from minimcp.types import ElicitResult
 
 ROUNDS = 6
 _BOOTED = re.compile(r"Booting worker with pid: (\d+)")
@@ -53,22 +52,6 @@ def two_workers(redis_server: RedisServer) -> Iterator[tuple[ServerProcess, set[
     """``gunicorn -w 2 -k minimcp.httpd.gunicorn.Worker`` sharing ``redis_server``, and its workers' pids."""
     with server_process(worker_command(2), server_env(redis_server.url), cwd=SERVERS) as server:
         yield server, watch(server, 2)
-
-
-def accept(context: Any, params: Any) -> ElicitResult:
-    return ElicitResult(action="accept", content={"ok": True})
-
-
-def client_of(server: ServerProcess, **options: Any) -> tuple[Client, RoundRobin]:
-    """A client whose every request opens a new connection, so the kernel spreads them over the workers."""
-    rotating = RoundRobin([server.base])
-    return Client(streamable_http_client(server.base + "/mcp", http_client=rotating), **options), rotating
-
-
-def pids_answering(server: ServerProcess, calls: int, **options: Any) -> list[int]:
-    client, _ = client_of(server, **options)
-    with client:
-        return [client.call_tool("pid", {}).structured_content["result"] for _ in range(calls)]
 
 
 def test_legacy_elicitation_round_trips_across_two_worker_processes(two_workers: tuple[ServerProcess, set[int]]) -> None:

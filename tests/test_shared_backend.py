@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import pytest
 from pydantic import BaseModel
-from cluster_support import RoundRobin, gunicorns, programs
+from cluster_support import RoundRobin, accept, gunicorns, programs
 from conftest import RedisServer, modern_post
 
 from minimcp import Client
@@ -19,11 +19,6 @@ from minimcp.server import MCPServer
 from minimcp.server.backends import Backend, MemoryBackend, RedisBackend, resolve_backend
 from minimcp.server.lowlevel.server import Server
 from minimcp.server.mcpserver import Context
-from minimcp.types import ElicitResult
-
-
-def accept(context: Any, params: Any) -> ElicitResult:
-    return ElicitResult(action="accept", content={"ok": True})
 
 
 # --- the seam ---------------------------------------------------------------------------------

@@ -17,16 +17,11 @@ import anyio
 import mcp as official
 import pytest
 import requests
-from cluster_support import SERVERS, programs, server_env
+from cluster_support import SERVERS, accept, programs, server_env
 from conftest import LEGACY, server_process
 
 from minimcp import Client, MCPError
 from minimcp.client.streamable_http import streamable_http_client
-from minimcp.types import ElicitResult
-
-
-def accept(context: Any, params: Any) -> ElicitResult:
-    return ElicitResult(action="accept", content={"ok": True})
 
 
 class AnswersElsewhere(requests.Session):
