@@ -274,6 +274,63 @@ def test_a_program_runs_without_opentelemetry_installed(tmp_path: Any) -> None:
     assert done.stdout.split("\n") == ["3", "3", "False False []", "False", ""]
 
 
+_LATE_PROVIDER = textwrap.dedent('''
+    import os, sys
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from minimcp import Client
+    from minimcp.server.mcpserver import MCPServer
+
+    mcp = MCPServer("late")
+
+    @mcp.tool()
+    def traced() -> bool:
+        return trace.get_current_span().is_recording()
+
+    def call(client):
+        return client.call_tool("traced", {}).structured_content["result"]
+
+    with Client(mcp, mode=sys.argv[1]) as client:
+        if "OTEL_PYTHON_TRACER_PROVIDER" in os.environ:  # nothing asked the API for its provider yet
+            print(call(client))
+        else:
+            print([call(client) for _ in range(3)])  # no provider yet
+            exporter = InMemorySpanExporter()
+            provider = TracerProvider()
+            provider.add_span_processor(SimpleSpanProcessor(exporter))
+            trace.set_tracer_provider(provider)
+            print(call(client), sorted(span.name for span in exporter.get_finished_spans()))
+''')
+
+
+@MODES
+def test_a_provider_set_after_untraced_calls_records_the_next_one(tmp_path: Any, mode: str, version: str) -> None:
+    """Untraced requests do not ask the API for its provider each time (that costs more than the
+    rest of their tracing), yet a provider set after them records the very next call, on both sides."""
+    program = tmp_path / "late_provider.py"
+    program.write_text(_LATE_PROVIDER)
+    done = subprocess.run([sys.executable, str(program), mode], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n") == ["[False, False, False]",
+                                        "True ['MCP send tools/call traced', 'tools/call traced']", ""]
+
+
+@MODES
+def test_the_provider_the_environment_names_records_the_first_call(tmp_path: Any, mode: str, version: str) -> None:
+    """``OTEL_PYTHON_TRACER_PROVIDER`` names a provider the API loads on its first use: the first
+    call is traced though nothing but minimcp asked for a provider."""
+    program = tmp_path / "env_provider.py"
+    program.write_text(_LATE_PROVIDER)
+    done = subprocess.run([sys.executable, str(program), mode], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                                         "OTEL_PYTHON_TRACER_PROVIDER": "sdk_tracer_provider"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n") == ["True", ""]
+
+
 def test_the_environment_switch_sets_the_default(tmp_path: Any) -> None:
     done = subprocess.run([sys.executable, "-c", "from minimcp.shared import otel; print(otel.tracing())"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT,

@@ -89,15 +89,24 @@ def tracing() -> bool:
 #: Whether ``recording()`` has seen a tracer provider set. The API sets one once and for good, so
 #: this only ever turns on (a plain bool, as ``_enabled``); until it does, every call asks again.
 _provider_set = False
+#: What reading the API's provider global gives where a later API has none.
+_UNREADABLE = object()
 
 
 def recording() -> bool:
     """Whether a tracer provider is set (an SDK, or the one the environment names), so a span can
     record anything: until then the API's proxy tracer makes spans that record nothing, and one
-    without a valid parent is the invalid span, which carries no context either."""
+    without a valid parent is the invalid span, which carries no context either.
+
+    Until one is set, the API's ``get_tracer_provider()`` looks ``OTEL_PYTHON_TRACER_PROVIDER`` up
+    in ``os.environ`` on every call (a ``KeyError`` raised and caught: over 2 us, the larger part
+    of what tracing costs an untraced request), so the module global it would return is read
+    instead: the one the environment names was set by ``_load``'s ``get_tracer``, which asked for
+    it. Should a later API drop that global, the public call answers, as before."""
     global _provider_set
     if not _provider_set:
-        _provider_set = _load() and not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+        _provider_set = _load() and getattr(trace, "_TRACER_PROVIDER", _UNREADABLE) is not None and \
+            not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
     return _provider_set
 
 
