@@ -244,6 +244,13 @@ def test_the_span_middleware_comes_first_as_in_the_official_list() -> None:
     assert isinstance(mcp.middleware[0], OpenTelemetryMiddleware) and mcp.middleware[1:] == [mine]
 
 
+def _python(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in a fresh process with this checkout importable: tracing state (the API's
+    provider, set once per process) starts clean there. ``env`` adds environment variables."""
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", **env})
+
+
 def test_a_program_runs_without_opentelemetry_installed(tmp_path: Any) -> None:
     """The extra is optional: with ``opentelemetry`` unimportable a server and its client work, and
     nothing is in the middleware list."""
@@ -268,8 +275,7 @@ def test_a_program_runs_without_opentelemetry_installed(tmp_path: Any) -> None:
         print(otel.available(), otel.tracing(), mcp.middleware)
         print(any(name.startswith("opentelemetry") and sys.modules[name] for name in list(sys.modules)))
     '''))
-    done = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120, cwd=ROOT,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    done = _python(str(program))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n") == ["3", "3", "False False []", "False", ""]
 
@@ -311,8 +317,7 @@ def test_a_provider_set_after_untraced_calls_records_the_next_one(tmp_path: Any,
     rest of their tracing), yet a provider set after them records the very next call, on both sides."""
     program = tmp_path / "late_provider.py"
     program.write_text(_LATE_PROVIDER)
-    done = subprocess.run([sys.executable, str(program), mode], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    done = _python(str(program), mode)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n") == ["[False, False, False]",
                                         "True ['MCP send tools/call traced', 'tools/call traced']", ""]
@@ -324,17 +329,13 @@ def test_the_provider_the_environment_names_records_the_first_call(tmp_path: Any
     call is traced though nothing but minimcp asked for a provider."""
     program = tmp_path / "env_provider.py"
     program.write_text(_LATE_PROVIDER)
-    done = subprocess.run([sys.executable, str(program), mode], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
-                                         "OTEL_PYTHON_TRACER_PROVIDER": "sdk_tracer_provider"})
+    done = _python(str(program), mode, OTEL_PYTHON_TRACER_PROVIDER="sdk_tracer_provider")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n") == ["True", ""]
 
 
 def test_the_environment_switch_sets_the_default(tmp_path: Any) -> None:
-    done = subprocess.run([sys.executable, "-c", "from minimcp.shared import otel; print(otel.tracing())"],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "MINIMCP_TRACING": "0"})
+    done = _python("-c", "from minimcp.shared import otel; print(otel.tracing())", MINIMCP_TRACING="0")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
 

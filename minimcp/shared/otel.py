@@ -105,8 +105,8 @@ def recording() -> bool:
     it. Should a later API drop that global, the public call answers, as before."""
     global _provider_set
     if not _provider_set:
-        _provider_set = _load() and getattr(trace, "_TRACER_PROVIDER", _UNREADABLE) is not None and \
-            not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+        _provider_set = (_load() and getattr(trace, "_TRACER_PROVIDER", _UNREADABLE) is not None
+                         and not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider))
     return _provider_set
 
 
