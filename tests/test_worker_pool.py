@@ -1,11 +1,15 @@
-"""The worker pool every transport shares: what a job's ``then`` step may rely on."""
+"""The worker pool every transport shares, and the HTTP server too: what a job's ``then`` step may
+rely on, and how a full one refuses."""
 
 from __future__ import annotations
 
 import threading
 
+import pytest
+
 from minimcp import MCPError
 from minimcp.server.lowlevel.workers import WorkerPool
+from minimcp.thread_pool import PoolFull, ThreadPool
 
 
 def test_then_runs_once_the_worker_is_counted_free() -> None:
@@ -38,4 +42,21 @@ def test_a_failing_step_does_not_end_the_worker() -> None:
     pool.submit(fail, then=fail)
     pool.submit(lambda: None, then=finished.set)
     assert finished.wait(10)
+    pool.close()
+
+
+@pytest.mark.parametrize(("pool", "refused"), [(ThreadPool(1, wait_timeout=0.0), PoolFull),
+                                                (WorkerPool(1, wait_timeout=0.0), MCPError)])
+def test_a_full_pool_that_may_not_wait_refuses_at_once(pool: ThreadPool, refused: type[Exception]) -> None:
+    """The HTTP server's pool (``PoolFull``, which the loop answers 503) and the core's ("Server
+    busy"): the same pool, each with its own refusal, and a refused job leaves the count alone."""
+    release, started, freed, done = threading.Event(), threading.Event(), threading.Event(), threading.Event()
+    pool.submit(lambda: (started.set(), release.wait(10)), then=freed.set)
+    assert started.wait(10)
+    with pytest.raises(refused, match="busy"):
+        pool.submit(lambda: None)
+    release.set()
+    assert freed.wait(10)
+    pool.submit(done.set)
+    assert done.wait(10)
     pool.close()

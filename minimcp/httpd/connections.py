@@ -27,7 +27,7 @@ from minimcp.httpd.bridge import WSGIBridge
 from minimcp.httpd.limits import (ACCEPT_BATCH, ACCEPT_PAUSE, KEEP_ALIVE_GRACE, LINGER, LOG_INTERVAL, MAX_DRAIN,
                                   MAX_LINGERING, RECV_SIZE, STATUS, WORKER_IDLE)
 from minimcp.httpd.parsing import NEED_DATA, PARSERS, BadRequest, Event, Head, Parser
-from minimcp.httpd.workers import Busy, Workers
+from minimcp.thread_pool import PoolFull, ThreadPool
 
 logger = logging.getLogger("minimcp.httpd")
 
@@ -166,7 +166,11 @@ class WSGIServer:
         self._stopping = threading.Event()
         self._stopped = threading.Event()
         self._serving = False
-        self._pool = Workers(max_connections, WORKER_IDLE, "minimcp-httpd")
+        # The server's own pool, not the MCP server's call pool: a request holds its worker while the
+        # app runs and while its connection waits KEEP_ALIVE_GRACE for the next request, so the bound
+        # is the number of connections served at once, and a full pool refuses at once (the loop
+        # answers 503) rather than making the loop wait.
+        self._pool = ThreadPool(max_connections, wait_timeout=0.0, idle_timeout=WORKER_IDLE, thread_name="minimcp-httpd")
         self._handback_lock = threading.Lock()
         self._handback: list[tuple[_Connection, bool]] = []
         self._wake_pending = False
@@ -446,7 +450,7 @@ class WSGIServer:
             self._busy += 1
         try:
             self._pool.submit(lambda: self._serve(conn, request), then=lambda: self._finish(conn))
-        except (Busy, RuntimeError) as exc:  # every worker busy, or the system refused a thread
+        except (PoolFull, RuntimeError) as exc:  # every worker busy, or the system refused a thread
             with self._idle:
                 self._busy -= 1
                 self._idle.notify_all()

@@ -10,25 +10,24 @@ Rules this file owns:
   worker thread cannot be interrupted.
 
 The rest of the core (outboxes, pending requests, sessions, listens) reaches threads only through
-this module's names, so what it costs and how it waits is decided in one place. ``Lock``, ``RLock``,
+this module's names, so what it costs and how it waits is decided in one place. The pool's
+mechanics are ``minimcp.thread_pool``'s, which minimcp's HTTP server runs its requests on too. ``Lock``, ``RLock``,
 ``Condition`` and ``Event`` are the ``threading`` ones themselves, not wrappers: a lock guarding a
 dict is taken on every call, and an extra Python frame there would be paid on every call too.
 """
 
 from __future__ import annotations
 
-import contextvars
-import functools
 import heapq
 import itertools
 import logging
-import os
 import queue
 import threading
 import time
-from typing import Callable, Generic, Optional, TypeVar
+from typing import Callable, Generic, TypeVar
 
 from minimcp.jsonrpc import MCPError, Message
+from minimcp.thread_pool import ThreadPool
 from minimcp.types import INTERNAL_ERROR
 
 logger = logging.getLogger("minimcp.server.workers")
@@ -45,139 +44,12 @@ wall_clock = time.time
 T = TypeVar("T")
 
 
-#: One queued job of a ``WorkerPool``: the work, and what runs once its worker is counted free.
-_Job = tuple[Callable[[], None], Optional[Callable[[], None]]]
+class WorkerPool(ThreadPool):
+    """The bounded set of worker threads shared by every transport of one server: a job that finds
+    no worker free within ``wait_timeout`` is answered with the "Server busy" error."""
 
-
-class WorkerPool:
-    """A bounded set of worker threads shared by every transport of one server.
-
-    Threads start on demand, up to ``max_workers``, and one idle for ``idle_timeout`` seconds ends;
-    a job waits for a free worker at most ``wait_timeout`` seconds. Jobs travel on a C-implemented
-    ``SimpleQueue`` and every count lives under one lock, because a call's handoff to its worker is
-    paid on every tool call: ``ThreadPoolExecutor`` plus a semaphore cost about four times as much.
-
-    ``_lock`` (the lock of ``_free``) guards ``_running`` (jobs accepted and not finished),
-    ``_idle`` (threads waiting for a job and not yet promised one), ``_queued_waiters``,
-    ``_generation`` (advanced by ``close()``: a thread of an older generation ends after its job)
-    and ``_pid``; jobs are put on the queue under it, so a thread that timed out can tell, under
-    the same lock, whether a job is still meant for it.
-    """
-
-    def __init__(self, max_workers: int, wait_timeout: float, idle_timeout: float = 60.0,
-                 thread_name: str = "minimcp-worker") -> None:
-        if max_workers < 1:
-            raise ValueError(f"max_workers must be at least 1, got {max_workers}")
-        self.max_workers = max_workers
-        self.wait_timeout = wait_timeout
-        self.idle_timeout = idle_timeout
-        self.thread_name = thread_name
-        self._lock = Lock()
-        self._free = Condition(self._lock)
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._running = 0
-        self._idle = 0
-        self._queued_waiters = 0
-        self._generation = 0
-        self._pid = os.getpid()
-
-    def submit(self, fn: Callable[[], None], then: Callable[[], None] | None = None) -> None:
-        """Run ``fn`` on a worker, or raise the "Server busy" error if none frees up in time.
-
-        ``fn`` runs in a copy of the caller's ``contextvars`` context, as an asyncio task would, so
-        what the transport set for the request (its access token, say) is current in the call.
-        ``then`` runs on the same thread after ``fn``, once the worker is counted free: a job that
-        signals "done" from there (a connection handed back for its next request) cannot have the
-        next ``submit`` find the pool still full of it.
-        """
-        job = (functools.partial(contextvars.copy_context().run, fn), then)
-        with self._lock:
-            self._admit()
-            if self._idle:
-                self._idle -= 1  # promised to this job
-            else:  # may raise RuntimeError (the system refused a thread): then nothing was counted
-                threading.Thread(target=self._work, args=(self._jobs, self._generation), name=self.thread_name,
-                                 daemon=True).start()
-            self._running += 1
-            self._jobs.put(job)
-
-    def run_here(self, fn: Callable[[], None]) -> None:
-        """Run ``fn`` on the calling thread as one of this pool's jobs, or raise "Server busy" as
-        ``submit`` does: it counts against ``max_workers`` while it runs, in a copy of the caller's
-        ``contextvars`` context. For a caller that would otherwise only wait for the job to end: it
-        saves the two thread handoffs, which under load cost more than a short job itself."""
-        with self._lock:
-            self._admit()
-            self._running += 1
-        try:
-            contextvars.copy_context().run(fn)
-        finally:
-            with self._lock:
-                self._running -= 1
-                if self._queued_waiters:
-                    self._free.notify()
-
-    def _admit(self) -> None:
-        """Under ``_lock``: make room for one more job (waiting up to ``wait_timeout``) or raise."""
-        if self._pid != os.getpid():  # threads do not survive a fork (gunicorn preloads, then forks)
-            self._pid, self._running, self._idle, self._jobs = os.getpid(), 0, 0, queue.SimpleQueue()
-        if self._running >= self.max_workers and not self._wait_for_slot():
-            raise MCPError(INTERNAL_ERROR, f"Server busy: no worker thread became free within {self.wait_timeout}s")
-
-    def _wait_for_slot(self) -> bool:
-        """Wait (holding ``_lock`` between waits) until a job finishes; ``False`` after ``wait_timeout``."""
-        deadline = time.monotonic() + self.wait_timeout
-        self._queued_waiters += 1
-        try:
-            while self._running >= self.max_workers:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._free.wait(remaining)
-            return True
-        finally:
-            self._queued_waiters -= 1
-
-    def _work(self, jobs: queue.SimpleQueue[_Job | None], generation: int) -> None:
-        while True:
-            try:
-                job = jobs.get(timeout=self.idle_timeout)
-            except queue.Empty:
-                with self._lock:
-                    if jobs.empty():  # no job is promised to an idle thread: this one may end
-                        self._idle -= 1
-                        return
-                continue
-            if job is None:  # close(): this idle thread is no longer counted
-                return
-            fn, then = job
-            try:
-                fn()
-            except BaseException:  # a job reports its own failures; this only keeps the thread alive
-                logger.exception("a worker job failed")
-            with self._lock:
-                self._running -= 1
-                if self._queued_waiters:
-                    self._free.notify()
-                retired = generation != self._generation  # closed while this job ran
-                if not retired:
-                    self._idle += 1
-            if then is not None:
-                try:
-                    then()
-                except BaseException:
-                    logger.exception("a worker job's last step failed")
-            if retired:
-                return
-
-    def close(self) -> None:
-        """End the idle threads now and the busy ones when their job does (their waits are released
-        elsewhere); a later ``submit`` starts new threads."""
-        with self._lock:
-            self._generation += 1
-            for _ in range(self._idle):
-                self._jobs.put(None)
-            self._idle = 0
+    def refusal(self) -> Exception:
+        return MCPError(INTERNAL_ERROR, f"Server busy: no worker thread became free within {self.wait_timeout}s")
 
 
 class Waiter:
