@@ -2,7 +2,7 @@
 """Server CPU time per request: a load-independent measure of the request path's cost.
 
     python benchmarks/cpu.py [--baseline REV ...] [-n 3000] [-c 8[,32]] [--repeats 3] [--only echo|elicit]
-                             [--servers httpd[,gunicorn,gunicorn-httpd,granian,waitress,uwsgi]] [--threads 32] [--peer-h11]
+                             [--servers httpd[,gunicorn,gunicorn-httpd,granian,waitress,uwsgi]] [--threads 64] [--peer-h11]
                              [--null-asgi] [--nulls-only]
 
 Wall-clock requests/s swing several-fold when other work shares the machine; the CPU time the
@@ -15,7 +15,7 @@ from git revision REV; the wall-clock calls/s of the same runs are shown beside 
 with the machine's load, the CPU figures much less).
 
 Servers: minimcp/S for each WSGI server S of ``--servers`` (``serving.py`` starts them: one process,
-``--threads`` request threads, 32 by default; minimcp's own server keeps its own pool), minimcp/httpd@REV (each --baseline), null/S (``null_wsgi.py`` on the same
+``--threads`` request threads, 64 by default, so that 32 legacy elicitations, each holding two requests at once, fit; minimcp's own server keeps its own pool), minimcp/httpd@REV (each --baseline), null/S (``null_wsgi.py`` on the same
 server: the cost of that HTTP server alone, echo rows; the difference is minimcp's own share),
 official/fast (2026-07-28 rows) and official/stateful (legacy rows): the official SDK on uvicorn
 with httptools and uvloop, as ``uvicorn[standard]`` installs it (``--peer-h11`` adds it on h11 and
@@ -63,7 +63,8 @@ def main() -> None:
     ap.add_argument("--only", choices=["echo", "elicit"])
     ap.add_argument("--servers", type=lambda text: text.split(","), default=["httpd"],
                     help=f"the WSGI servers minimcp and the null app run on, comma-separated, of {', '.join(SERVERS)}")
-    ap.add_argument("--threads", type=int, default=32, help="request threads of the production servers")
+    ap.add_argument("--threads", type=int, default=64,
+                    help="request threads of the production servers (two per open legacy elicitation)")
     ap.add_argument("--peer-h11", action="store_true", help="also the official SDK on uvicorn with h11 and asyncio")
     ap.add_argument("--null-asgi", action="store_true", help="also the null ASGI app on uvicorn (httptools, uvloop)")
     ap.add_argument("--nulls-only", action="store_true",

@@ -190,6 +190,23 @@ def test_the_heartbeat_beats_while_a_request_runs_past_timeout_and_keep_alive_cl
             assert idle.recv(65536) == b""  # closed by the server after --keep-alive 1, well within 30 s
 
 
+def test_keep_alive_connections_past_threads_stay_open() -> None:
+    """``--threads`` bounds the requests running at once, not the connections: idle keep-alive
+    connections hold no thread, so a client past ``--threads`` does not close another's."""
+    with server_process(worker_command(1, "--threads", "2"), server_env(None), cwd=SERVERS) as server:
+        connections = [http.client.HTTPConnection("127.0.0.1", server.port, timeout=30) for _ in range(5)]
+        sockets = []
+        for connection in connections:
+            connection.request("GET", "/no-such-path")
+            assert connection.getresponse().read() is not None
+            sockets.append(connection.sock)
+        for connection, sock in zip(connections, sockets):
+            connection.request("GET", "/no-such-path")
+            assert connection.getresponse().status == 404
+            assert connection.sock is sock  # the same connection, not a new one
+            connection.close()
+
+
 def test_every_listener_gunicorn_binds_is_served() -> None:
     with server_process(worker_command(1, "-b", "127.0.0.1:0"), server_env(None), cwd=SERVERS) as server:
         listening = next(line for line in server.banner if "Listening at:" in line)

@@ -919,6 +919,58 @@ def test_max_connections_refuses_with_503_only_when_every_connection_holds_a_req
         wire.close()
 
 
+def test_a_request_past_max_workers_waits_for_a_free_one_instead_of_a_503(serve):
+    app = Holding()
+    server = serve(app, max_workers=1, max_connections=4)
+    first, second, third = Wire(server.port), Wire(server.port), Wire(server.port)
+    first.send(get("/hold"))
+    app.wait_held(1)
+    second.send(get("/second"))
+    third.send(get("/third"))
+    time.sleep(HAND_BACK)  # both reached the loop, which has no worker to give them
+    app.release()
+    assert first.read_response().body == b"hello /hold"
+    assert second.read_response().body == b"hello /second"
+    assert third.read_response().body == b"hello /third"
+    for wire in (first, second, third):  # each still kept alive
+        assert wire.request(get("/again")).status == 200
+        wire.close()
+
+
+def test_a_request_that_finds_no_free_worker_within_wait_timeout_gets_503(serve):
+    app = Holding()
+    server = serve(app, max_workers=1, max_connections=4, wait_timeout=0.2)
+    first, second = Wire(server.port), Wire(server.port)
+    first.send(get("/hold"))
+    app.wait_held(1)
+    second.send(get("/second"))
+    reply = second.read_response()
+    assert (reply.status, reply.header("connection")) == (503, "close")
+    assert second.closed_by_server()
+    app.release()
+    assert first.read_response().body == b"hello /hold"
+    first.close()
+    assert_served(server)
+
+
+def test_a_request_waiting_for_a_worker_at_shutdown_is_told_503(serve):
+    app = Holding()
+    server = serve(app, max_workers=1)
+    first, second = Wire(server.port), Wire(server.port)
+    first.send(get("/hold"))
+    app.wait_held(1)
+    second.send(get("/second"))
+    time.sleep(HAND_BACK)
+    stopper = threading.Thread(target=server.shutdown, args=(WAIT,), kwargs={"drain": True}, daemon=True)
+    stopper.start()
+    assert second.read_response().status == 503
+    app.release()
+    assert first.read_response().body == b"hello /hold"  # the running one drains
+    stopper.join(WAIT)
+    for wire in (first, second):
+        wire.close()
+
+
 def test_a_connection_taken_again_by_a_worker_keeps_its_wait_for_a_next_request_bounded(serve):
     """A connection's read bound is set once, when it is accepted, and outlasts its trips between
     the loop and the workers: each time a worker takes it again and answers a second request, the

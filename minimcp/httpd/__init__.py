@@ -17,7 +17,8 @@ How it is built:
 - ``limits``: every bound (bytes, fields, connections, seconds) in one place.
 - ``bridge``: one parsed request through the WSGI app, its body read as the app asks, its answer
   framed and sent.
-- ``workers``: the threads requests run on, the server's own; ``sockets``: how a worker reads
+- ``minimcp.thread_pool``: the threads requests run on (a pool of the server's own, of the class
+  the MCP core uses, which imports nothing of MCP); ``sockets``: how a worker reads
   and sends, each wait bounded by the kernel; ``affinity``: every thread of a server on one CPU,
   since they take turns at the GIL and a turn between cores costs more than a request.
 - ``connections``: one thread, the loop (``serve_forever``), owns the listening socket and every connection that is
@@ -31,6 +32,9 @@ How it is built:
   ``max_connections_per_peer``, or when no descriptor is left; a closing connection's lingering
   read (so the kernel does not reset away the last response) is done by the selector, bounded in
   time and bytes. Such events are logged at most once per interval, with a count.
+- ``max_workers`` (by default ``max_connections``) bounds the requests running at once; one past
+  it waits in the loop, holding no thread, for the first worker that comes free, and is answered
+  ``503`` after ``wait_timeout`` seconds.
 - Time limits: a request head must be complete ``header_timeout`` seconds after its first byte (or
   after the connection opened), else ``408`` and close; a body must be in ``body_timeout`` seconds
   after its head; a connection idle between requests closes after ``idle_timeout``, and so does

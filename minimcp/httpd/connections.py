@@ -18,7 +18,7 @@ import selectors
 import socket
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -58,13 +58,14 @@ class _Connection:
     worker while a request runs; ``parked`` and ``deadline`` are the loop's (a worker hands the
     connection back through ``WSGIServer._hand_back``, never touching the loop's state)."""
 
-    __slots__ = ("sock", "address", "parser", "parked", "deadline", "served", "keep")
+    __slots__ = ("sock", "address", "parser", "parked", "waiting", "deadline", "served", "keep")
 
     def __init__(self, sock: socket.socket, address: tuple[Any, ...], deadline: float, parser: Parser) -> None:
         self.sock = sock
         self.address = address
         self.parser = parser
         self.parked = False
+        self.waiting: Head | None = None  # a complete request waiting for a free worker: the loop's
         self.deadline = deadline
         self.served = 0  # requests answered: the worker's (see KEEP_ALIVE_GRACE)
         self.keep = False  # whether the worker's last exchange left it reusable: the worker's
@@ -103,8 +104,11 @@ class _Tally:
 class WSGIServer:
     """Serve ``app`` on ``host:port`` (port 0 picks a free one; see ``port``) until ``shutdown()``.
 
-    ``serve_forever()`` runs the loop in the calling thread; requests run on up to
-    ``max_connections`` worker threads, started on demand. ``max_connections_per_peer=None`` lifts
+    ``serve_forever()`` runs the loop in the calling thread; requests run on up to ``max_workers``
+    worker threads (by default ``max_connections``), started on demand. A complete request that finds
+    every one of them busy waits in the loop, holding no thread, for up to ``wait_timeout`` seconds,
+    first come first served, and is answered ``503`` only then: a burst one over the threads is
+    served a moment late, not refused. ``max_connections_per_peer=None`` lifts
     the per-address cap (behind a proxy every connection comes from the proxy's address).
     ``parser`` names the request parser (see ``minimcp.httpd.parsing.PARSERS``): by default
     httptools's when it is installed, else h11's; both give the same verdicts. ``listener``, a
@@ -124,15 +128,16 @@ class WSGIServer:
     every connection holds a request is the newcomer answered ``503`` (a connection whose worker
     waits ``KEEP_ALIVE_GRACE`` for its next request counts as holding one meanwhile).
 
-    Threads: the loop alone touches the selector, ``_conns``, ``_resting``, ``_per_peer``, ``_timers``,
-    ``_lingering`` and ``_pin``. ``_handback_lock`` guards ``_handback`` (connections workers return),
+    Threads: the loop alone touches the selector, ``_conns``, ``_resting``, ``_waiting``, ``_per_peer``,
+    ``_timers``, ``_lingering`` and ``_pin`` (a worker reads whether ``_waiting`` is empty, a hint
+    that may be a moment stale, to skip its keep-alive grace). ``_handback_lock`` guards ``_handback`` (connections workers return),
     ``_wake_pending`` and ``_loop_done``; ``_busy_lock`` (with ``_idle``) guards ``_busy``, the
     requests running on workers, which ``shutdown()`` waits for.
     """
 
     def __init__(self, app: Callable[..., Iterable[bytes]], host: str = "127.0.0.1", port: int = 0, *,
                  max_connections: int = 4096, max_connections_per_peer: int | None = 256,
-                 idle_timeout: float = 75.0, header_timeout: float = 10.0, body_timeout: float = 30.0,
+                 max_workers: int | None = None, wait_timeout: float = 10.0, idle_timeout: float = 75.0, header_timeout: float = 10.0, body_timeout: float = 30.0,
                  parser: str | None = None, listener: socket.socket | None = None, pin_cpu: bool = True,
                  cpu_index: int | None = None) -> None:
         if parser is not None and parser not in PARSERS:
@@ -141,6 +146,8 @@ class WSGIServer:
         self.app = app
         self.max_connections = max_connections
         self.max_connections_per_peer = max_connections_per_peer
+        self.max_workers = max_connections if max_workers is None else max_workers
+        self.wait_timeout = wait_timeout
         self.idle_timeout = idle_timeout
         self.header_timeout = header_timeout
         self.body_timeout = body_timeout
@@ -167,10 +174,12 @@ class WSGIServer:
         self._stopped = threading.Event()
         self._serving = False
         # The server's own pool, not the MCP server's call pool: a request holds its worker while the
-        # app runs and while its connection waits KEEP_ALIVE_GRACE for the next request, so the bound
-        # is the number of connections served at once, and a full pool refuses at once (the loop
-        # answers 503) rather than making the loop wait.
-        self._pool = ThreadPool(max_connections, wait_timeout=0.0, idle_timeout=WORKER_IDLE, thread_name="minimcp-httpd")
+        # app runs and while its connection waits KEEP_ALIVE_GRACE for the next request. A full pool
+        # refuses at once, so the loop never waits: the request joins _waiting instead.
+        self._pool = ThreadPool(self.max_workers, wait_timeout=0.0, idle_timeout=WORKER_IDLE,
+                                thread_name="minimcp-httpd")
+        # Connections whose complete request found every worker busy, oldest first.
+        self._waiting: deque[_Connection] = deque()
         self._handback_lock = threading.Lock()
         self._handback: list[tuple[_Connection, bool]] = []
         self._wake_pending = False
@@ -387,7 +396,7 @@ class WSGIServer:
     @staticmethod
     def _timer_is_live(entry: tuple[float, int, Any]) -> bool:
         deadline, _, owner = entry
-        return owner.deadline == deadline and (type(owner) is _Lingering or owner.parked)
+        return owner.deadline == deadline and (type(owner) is _Lingering or owner.parked or owner.waiting is not None)
 
     def _expire(self, now: float) -> None:
         if self._pin is not None and now >= self._pin.next_look:
@@ -403,6 +412,12 @@ class WSGIServer:
             owner = entry[2]
             if type(owner) is _Lingering:
                 self._end_lingering(owner)
+            elif owner.waiting is not None:  # no worker came free in time
+                self._waiting.remove(owner)
+                owner.waiting = None
+                self._refusals.add(f"no worker came free within {self.wait_timeout}s")
+                self._send_now(owner.sock, STATUS[503], "Too many requests at once; try again later")
+                self._close_connection(owner)
             elif owner.parser.started:  # a head began and did not finish in time
                 self._unpark(owner)
                 self._send_now(owner.sock, STATUS[408], "The request head did not arrive in time")
@@ -446,17 +461,41 @@ class WSGIServer:
         self._start(conn, request)
 
     def _start(self, conn: _Connection, request: Head) -> None:
+        if not self._submit(conn, request):  # every worker busy: wait in line, holding no thread
+            conn.waiting = request
+            conn.deadline = time.monotonic() + self.wait_timeout
+            self._waiting.append(conn)
+            self._add_timer(conn)
+
+    def _start_waiting(self) -> None:
+        """Give the workers that came free to the waiting requests, oldest first."""
+        while self._waiting:
+            conn = self._waiting[0]
+            request, conn.waiting = conn.waiting, None
+            assert request is not None
+            if not self._submit(conn, request):
+                conn.waiting = request  # still first in line, its deadline unchanged
+                return
+            self._waiting.popleft()
+
+    def _submit(self, conn: _Connection, request: Head) -> bool:
+        """Hand ``request`` to a worker; ``False`` when every worker is busy. When the system refuses
+        a thread the client is answered ``503`` at once (that is no reason to wait)."""
         with self._busy_lock:
             self._busy += 1
         try:
             self._pool.submit(lambda: self._serve(conn, request), then=lambda: self._finish(conn))
-        except (PoolFull, RuntimeError) as exc:  # every worker busy, or the system refused a thread
+            return True
+        except (PoolFull, RuntimeError) as exc:
             with self._idle:
                 self._busy -= 1
                 self._idle.notify_all()
+            if isinstance(exc, PoolFull):
+                return False
             self._refusals.add(exc)
             self._send_now(conn.sock, STATUS[503], "Too many requests at once; try again later")
             self._close_connection(conn)
+            return True
 
     def _take_back(self) -> None:
         """Connections that workers finished with: park the kept-alive ones, close the others."""
@@ -477,6 +516,8 @@ class WSGIServer:
             timeout = self.header_timeout if conn.parser.started else self.idle_timeout
             conn.deadline = now + timeout
             self._park(conn)
+        if self._waiting:
+            self._start_waiting()
 
     def _close_connection(self, conn: _Connection) -> None:
         self._conns.discard(conn)
@@ -528,7 +569,12 @@ class WSGIServer:
         for conn, _ in returned:
             conn.sock.close()
             self._conns.discard(conn)
+        for conn in self._waiting:  # accepted, never started: told so rather than dropped
+            self._send_now(conn.sock, STATUS[503], "The server is shutting down; try again later")
+            conn.sock.close()
         for conn in self._conns:
+            if conn.waiting is not None:
+                continue  # closed above
             if conn.parked:
                 conn.sock.close()
             elif self._drain:  # a worker has it and may finish: shutdown() cuts it if it overruns
@@ -539,6 +585,7 @@ class WSGIServer:
             lingering.sock.close()
         self._conns.clear()
         self._resting.clear()
+        self._waiting.clear()
         self._lingering.clear()
         self._timers.clear()
         self._listener.close()
@@ -577,7 +624,7 @@ class WSGIServer:
                 conn.served += 1
                 conn.parser = self._parser(conn.parser.leftover())
                 request = conn.parser.next_event()
-                if request is NEED_DATA and not conn.parser.started and conn.served > 1:
+                if request is NEED_DATA and not conn.parser.started and conn.served > 1 and not self._waiting:
                     request = self._next_request_soon(conn)
                 if request is NEED_DATA:
                     break  # the loop waits for the rest (a started head, within header_timeout)

@@ -15,9 +15,13 @@ How gunicorn's settings map:
   only: TLS (``--certfile``) and unix sockets are refused; put a proxy in front, or use ``gthread``.
 - ``-w N``: worker ``k`` keeps its threads on the ``k``-th CPU the process may use (modulo their
   number; ``minimcp.httpd.affinity``), so ``-w`` as many as the cores puts one interpreter on each.
-- ``--threads``: the requests one loop serves at once (``WSGIServer``'s ``max_connections``; its
-  threads start on demand, and an idle keep-alive connection holds none; so ``--worker-connections``
-  has no part). No per-address cap: behind a proxy every connection comes from the proxy.
+- ``--threads``: the requests one loop runs at once (``WSGIServer``'s ``max_workers``; its threads
+  start on demand). A request past them waits in the loop, holding no thread, until one comes free
+  (``503`` after ``wait_timeout``). A legacy MCP question holds its thread until the answer arrives
+  on another request: size ``--threads`` above twice the questions open at once.
+- ``--worker-connections``: the connections one loop keeps open (``max_connections``, at least
+  ``--threads``); an idle keep-alive connection holds no thread, and at the bound the longest-idle
+  one closes for a newcomer. No per-address cap: behind a proxy every connection comes from the proxy.
 - ``--keep-alive``: how long a connection may idle between requests (and, as everywhere on this
   server, how long a client may stop reading a response); ``0`` answers every request with
   ``Connection: close``.
@@ -77,8 +81,8 @@ class Worker(base.Worker):
             raise RuntimeError("minimcp.httpd.gunicorn.Worker serves plain HTTP: terminate TLS at a proxy, "
                                "or use -k gthread")
         if cfg.threads < 2:
-            log.warning("minimcp.httpd.gunicorn.Worker serves --threads requests at once per worker and "
-                        "answers 503 past them; with %d, a legacy MCP session's GET stream takes the only one "
+            log.warning("minimcp.httpd.gunicorn.Worker runs --threads requests at once per worker, and the "
+                        "others wait for one; with %d, a legacy MCP session's GET stream takes the only one "
                         "(set --threads 32, say)", cfg.threads)
 
     def init_process(self) -> None:
@@ -94,7 +98,8 @@ class Worker(base.Worker):
         # Under --keep-alive 0 no connection idles (see _closing): the server's default bounds the sends.
         idle = {"idle_timeout": float(self.cfg.keepalive)} if self.cfg.keepalive else {}
         # Worker k on the k-th CPU (gunicorn numbers its workers from 1, a replacement with the next number).
-        servers = [WSGIServer(app, listener=listener.sock, max_connections=self.cfg.threads,
+        servers = [WSGIServer(app, listener=listener.sock, max_workers=self.cfg.threads,
+                              max_connections=max(self.cfg.threads, self.cfg.worker_connections),
                               max_connections_per_peer=None, cpu_index=self.age - 1, **idle)
                    for listener in self.sockets]
         loops = [threading.Thread(target=server.serve_forever, name=f"minimcp-httpd {server.host}:{server.port}",
