@@ -130,14 +130,15 @@ class WSGIServer:
 
     Threads: the loop alone touches the selector, ``_conns``, ``_resting``, ``_waiting``, ``_per_peer``,
     ``_timers``, ``_lingering`` and ``_pin`` (a worker reads whether ``_waiting`` is empty, a hint
-    that may be a moment stale, to skip its keep-alive grace). ``_handback_lock`` guards ``_handback`` (connections workers return),
-    ``_wake_pending`` and ``_loop_done``; ``_busy_lock`` (with ``_idle``) guards ``_busy``, the
+    that may be a moment stale, to skip its keep-alive grace). ``_handback_lock`` guards
+    ``_handback`` (connections workers return), ``_wake_pending`` and ``_loop_done``; ``_busy_lock`` (with ``_idle``) guards ``_busy``, the
     requests running on workers, which ``shutdown()`` waits for.
     """
 
     def __init__(self, app: Callable[..., Iterable[bytes]], host: str = "127.0.0.1", port: int = 0, *,
                  max_connections: int = 4096, max_connections_per_peer: int | None = 256,
-                 max_workers: int | None = None, wait_timeout: float = 10.0, idle_timeout: float = 75.0, header_timeout: float = 10.0, body_timeout: float = 30.0,
+                 max_workers: int | None = None, wait_timeout: float = 10.0,
+                 idle_timeout: float = 75.0, header_timeout: float = 10.0, body_timeout: float = 30.0,
                  parser: str | None = None, listener: socket.socket | None = None, pin_cpu: bool = True,
                  cpu_index: int | None = None) -> None:
         if parser is not None and parser not in PARSERS:
