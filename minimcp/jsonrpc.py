@@ -13,7 +13,8 @@ and messages back into the compact single-line JSON every MCP transport frames.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Final, Literal
 
 from pydantic_core import to_json
 
@@ -28,7 +29,7 @@ from minimcp.types import (
 )
 
 #: The protocol version every envelope carries.
-JSONRPC_VERSION = "2.0"
+JSONRPC_VERSION: Final = "2.0"
 
 Message = dict[str, Any]
 Kind = Literal["request", "notification", "response", "error"]
@@ -134,7 +135,7 @@ def error_from(id: RequestId | None, exc: MCPError) -> Message:
     return {"jsonrpc": JSONRPC_VERSION, "id": id, "error": exc.to_wire()}
 
 
-class InProcessError(dict):  # type: ignore[type-arg]
+class InProcessError(dict[str, Any]):
     """An error response that still holds the exception it was made from, for a client in the same
     process: the official SDK's in-memory client calls 2026-07-28 handlers directly, so its caller
     catches the server's own ``UrlElicitationRequiredError`` or ``NoBackChannelError``. Encoded, it
@@ -222,8 +223,9 @@ def _too_deep() -> MCPError:
 
 
 #: The C scanner ``json.loads`` runs, as its default decoder's: it keeps no state between calls but
-#: a key memo it empties after each, so every thread shares it, as they share that decoder.
-_scan_once = json.JSONDecoder().scan_once
+#: a key memo it empties after each, so every thread shares it, as they share that decoder. Typeshed
+#: leaves out the attribute, which the decoder's ``__init__`` sets.
+_scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _JSON_WHITESPACE = " \t\n\r"
 
 

@@ -81,6 +81,22 @@ def test_streamable_http_client_and_plain_requests_take_the_provider(world: Worl
     assert len(world.user.visits) == 1
 
 
+def test_a_plain_requests_user_may_give_header_values_as_bytes(world: World) -> None:
+    """requests sends a header value given as bytes as it is, and so hands it to the provider."""
+    provider = world.provider()
+    answer = requests.post(
+        world.url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        headers={"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": b"2026-07-28",
+                 "Authorization": b"Bearer not-a-token"},
+        auth=provider,
+        timeout=30,
+    )
+    assert answer.status_code != 401  # past the provider, whatever the MCP server makes of a bare ping
+    assert len(world.user.visits) == 1
+    assert provider.context.protocol_version == "2026-07-28"
+
+
 def test_tokens_are_never_sent_to_another_origin(world: World, serve_wsgi: Callable[[Any], str]) -> None:
     provider = world.provider()
     list_tool_names(world.url, provider)

@@ -29,7 +29,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
-from minimcp.shared.subscriptions import ServerEvent, event_method
+from minimcp.shared.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ToolsListChanged,
+    event_method,
+)
 from minimcp.types import MODERN_PROTOCOL_VERSIONS, Result
 from minimcp.types.methods import METHODS, Method
 
@@ -240,7 +246,7 @@ class ResponseCache:
     def _hints(self, result: Result) -> tuple[int, Scope]:
         """A legacy answer may carry the same keys; they count only on a 2026-07-28 connection."""
         modern = self._version() in MODERN_PROTOCOL_VERSIONS
-        fields = getattr(result, "model_fields_set", set())
+        fields: set[str] = getattr(result, "model_fields_set", set())
         ttl_ms = getattr(result, "ttl_ms", None) if modern and "ttl_ms" in fields else None
         if ttl_ms is None:
             ttl_ms = self._config.default_ttl_ms
@@ -256,7 +262,8 @@ class ResponseCache:
     def evict_for(self, change: Any) -> None:
         """What a notification or a listen event makes stale: the methods whose row names it in
         ``evicted_by``; a method with a target (``resources/read``) only for the target it names."""
-        if isinstance(change, ServerEvent):
+        method: str | None
+        if isinstance(change, (ToolsListChanged, PromptsListChanged, ResourcesListChanged, ResourceUpdated)):
             method, target = event_method(change), getattr(change, "uri", None)
         else:
             method, target = getattr(change, "method", None), getattr(getattr(change, "params", None), "uri", None)

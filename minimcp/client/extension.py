@@ -20,7 +20,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, get_args
 
 from pydantic import AliasChoices, AliasPath, BaseModel, ValidationError
 
@@ -108,8 +108,8 @@ class ResultClaim(Generic[ClaimedT]):
             if clash:
                 raise ValueError(f"{model.__name__}.{name} reads the wire key {clash[0]!r}, which the core "
                                  "input_required round owns; give the field another name or alias")
-        field = model.model_fields.get("result_type")
-        if field is None or get_args(field.annotation) != (self.result_type,):
+        result_type_field = model.model_fields.get("result_type")
+        if result_type_field is None or get_args(result_type_field.annotation) != (self.result_type,):
             raise ValueError(f"{model.__name__}.result_type must be Literal[{self.result_type!r}], "
                              "so that the shape carries the resultType it is claimed by")
         if self.protocol_versions is not None:
@@ -221,8 +221,9 @@ def fold_extensions(extensions: Sequence[ClientExtension] | None) -> FoldedExten
     claim_owners: dict[str, str] = {}
     binding_owners: dict[str, str] = {}
     for extension in extensions or ():
-        identifier = getattr(extension, "identifier", None)
-        validate_extension_identifier(identifier, owner=type(extension).__name__)
+        found = getattr(extension, "identifier", None)  # an instance may never have set one
+        validate_extension_identifier(found, owner=type(extension).__name__)
+        identifier = cast(str, found)  # validated just above
         if identifier in folded.declared:
             raise ValueError(f"extension identifier {identifier!r} is passed more than once")
         folded.declared[identifier] = extension.settings()

@@ -398,8 +398,8 @@ class ClientSession:
                     raise
                 restarted = True
                 continue
-            except MCPError as failure:
-                if failure.code == REQUEST_TIMEOUT:
+            except MCPError as failed:
+                if failed.code == REQUEST_TIMEOUT:
                     self._cancel(request_id)
                 raise
             finally:
@@ -464,7 +464,7 @@ class ClientSession:
         """
         if isinstance(request, BaseModel):
             wire = dump(request)
-            method, params, result_type = wire["method"], wire.get("params"), params  # type: ignore[assignment]
+            method, params, result_type = wire["method"], wire.get("params"), params
         else:
             method = request
         if not isinstance(result_type, type) or not isinstance(params, (dict, type(None))):
@@ -760,6 +760,10 @@ class ClientSession:
             return {}
         if method not in _UNSUPPORTED:
             return ErrorData(code=METHOD_NOT_FOUND, message="Method not found")
+        # One shape for the three questions: each callback takes the context and its parsed params.
+        callback: Callable[..., object] | None
+        args: tuple[BaseModel, ...]
+        answer_types: tuple[type[BaseModel], ...]
         try:
             if method == "elicitation/create":
                 callback, args, answer_types = self._elicitation_callback, (parse_elicit_params(params),), (ElicitResult,)
@@ -816,7 +820,9 @@ class ClientSession:
         """Give a frame of an open listen stream to its route; ``True`` when the route consumed it
         (the acknowledgement), so it goes no further."""
         params = message.get("params")
-        meta = params.get("_meta") if isinstance(params, dict) else None
+        if not isinstance(params, dict):
+            return False
+        meta = params.get("_meta")
         subscription = meta.get(META_SUBSCRIPTION_ID) if isinstance(meta, dict) else None
         if not isinstance(subscription, (str, int)):
             return False
@@ -843,14 +849,14 @@ class ClientSession:
             else:
                 observer.receive(message.get("params"))
             return
-        params = notification.params
         if notification.method == "notifications/progress":
+            params = notification.params
             with self._lock:
                 callback = self._progress.get(params.progress_token)
             if callback is not None:
                 callback(params.progress, params.total, params.message)
         elif notification.method == "notifications/message" and self._logging_callback is not None:
-            self._logging_callback(params)
+            self._logging_callback(notification.params)
         self._deliver(notification)
 
     def _direct_progress(self, params: Any) -> None:
@@ -863,7 +869,8 @@ class ClientSession:
         with self._lock:
             callback = self._progress.get(token)
         if callback is not None:
-            callback(params.get("progress"), params.get("total"), params.get("message"))
+            # as the server sent them (see era.direct_progress); an in-process server always sends progress
+            callback(params.get("progress"), params.get("total"), params.get("message"))  # type: ignore[arg-type]
 
     def _deliver(self, item: IncomingMessage) -> None:
         if self._message_handler is not None:

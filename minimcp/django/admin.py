@@ -11,7 +11,7 @@ from minimcp.django.models import APIToken, OAuthClient, OAuthGrant
 
 
 @admin.register(APIToken)
-class APITokenAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class APITokenAdmin(admin.ModelAdmin):
     list_display = ("name", "user", "hint", "created", "last_used")
     list_filter = ("user",)
     fields = ("user", "name", "hint", "created", "last_used")
@@ -28,7 +28,7 @@ class APITokenAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 
 @admin.register(OAuthClient)
-class OAuthClientAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class OAuthClientAdmin(admin.ModelAdmin):
     list_display = ("__str__", "client_id", "created", "used")
     list_filter = ("used",)
     search_fields = ("name", "client_id")
@@ -39,7 +39,7 @@ class OAuthClientAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 
 @admin.register(OAuthGrant)
-class OAuthGrantAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class OAuthGrantAdmin(admin.ModelAdmin):
     list_display = ("user", "client", "created", "access_expires_at")
     list_filter = ("client",)
     search_fields = ("user__username", "client__name")

@@ -73,7 +73,9 @@ def publish(view: type[APIView], *, name: str | None = None, actions: Sequence[s
     if not (isinstance(view, type) and issubclass(view, APIView)):
         raise TypeError(f"publish() takes a DRF APIView, generic view or ViewSet class, not {view!r}")
     if mcp is None:
-        from minimcp.django import mcp
+        from minimcp.django import mcp as project_mcp
+
+        mcp = project_mcp
     base = name or _default_name(view)
     routes = _viewset_routes(view, actions) if issubclass(view, ViewSetMixin) else _view_routes(view, methods)
     published = []
@@ -84,7 +86,7 @@ def publish(view: type[APIView], *, name: str | None = None, actions: Sequence[s
     return published
 
 
-def authenticate(request: HttpRequest, classes: bool | Sequence[str]) -> Any:
+def authenticate(request: HttpRequest, classes: Literal[True] | Sequence[str]) -> Any:
     """The user DRF's authentication ``classes`` (``True``: the project's defaults) find on
     ``request``, or ``None``; credentials they reject are ``None`` too (the endpoint answers 401)."""
     from django.utils.module_loading import import_string
@@ -111,7 +113,9 @@ class _Route:
         self.action = action
         self.detail = detail
         self.serializer = serializer or getattr(view, "serializer_class", None)
-        self.lookup = getattr(view, "lookup_url_kwarg", None) or getattr(view, "lookup_field", "pk")
+        url_kwarg: str | None = getattr(view, "lookup_url_kwarg", None)
+        field: str = getattr(view, "lookup_field", "pk")
+        self.lookup = url_kwarg or field
 
     # --- the tool ---------------------------------------------------------------------------------
     def function(self) -> Any:
@@ -122,7 +126,7 @@ class _Route:
             given = {key: value for key, value in values.items() if value is not None}
             kwargs = {self.lookup: given.pop(self.lookup)} if self.detail else {}
             data = {key: given[key] for key in body_names if key in given}
-            query = {key: given[key] for key in ("page", "search", "ordering") if key in given}
+            query: dict[str, Any] = {key: given[key] for key in ("page", "search", "ordering") if key in given}
             response = self._dispatch(ctx.user, kwargs, query, data if self.method in _BODY else None)
             shown = f"{self.view.__name__} ({self.method.upper()})"
             if response.data is None:
@@ -196,7 +200,7 @@ class _Route:
                                       f"Text to look for in {', '.join(self.view.search_fields)}"))
         if any(issubclass(b, OrderingFilter) for b in backends) and getattr(self.view, "ordering_fields", None):
             choices = [key for f in self.view.ordering_fields for key in (f, f"-{f}")]
-            arguments.append(Argument("ordering", Optional[Literal[tuple(choices)]], None,  # type: ignore[misc]
+            arguments.append(Argument("ordering", Optional[Literal[tuple(choices)]], None,
                                       "Sort by this field (a leading '-' sorts descending)"))
         return arguments
 
@@ -213,7 +217,7 @@ def _argument(name: str, field: serializers.Field, optional: bool) -> Argument:
             annotation = python
             break
     if isinstance(field, serializers.ChoiceField) and field.choices:
-        annotation = Literal[tuple(field.choices)]  # type: ignore[misc]
+        annotation = Literal[tuple(field.choices)]
     if optional or field.allow_null:
         annotation = Optional[annotation]
     words = [str(text) for text in (field.label, field.help_text) if text]
@@ -222,7 +226,7 @@ def _argument(name: str, field: serializers.Field, optional: bool) -> Argument:
 
 def _viewset_routes(view: type[APIView], actions: Sequence[str] | None) -> list[tuple[str, str, str, bool]]:
     """(label, method, action, detail) of each published action of a ViewSet."""
-    extra = {action.__name__: action for action in view.get_extra_actions()}  # type: ignore[attr-defined]
+    extra = {action.__name__: action for action in view.get_extra_actions()}
     wanted = list(actions) if actions is not None else [a for a in _ACTIONS if hasattr(view, a)]
     routes = []
     for action in wanted:

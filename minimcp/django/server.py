@@ -61,8 +61,10 @@ class MCP(HostedServer):
         self._endpoint = self.endpoint(**(http_options or {}))
 
     # --- registering ---------------------------------------------------------------------------
-    def tool(self, name: str | None = None, *, permission_required: str | Sequence[str] | None = None,
-             allowed: AccessRule | None = None, **options: Any) -> Callable[[F], F]:
+    # MCPServer.tool's options are passed on by keyword only, hence the narrower signature
+    def tool(self, name: str | None = None, *,  # type: ignore[override]
+             permission_required: str | Sequence[str] | None = None, allowed: AccessRule | None = None,
+             **options: Any) -> Callable[[F], F]:
         """Register a tool; ``permission_required="app.codename"`` (or several) limits it to users
         with those permissions: the others do not see it and their calls are refused."""
         if permission_required is None:

@@ -106,7 +106,9 @@ class ModelToolset:
     def register(cls, mcp: Any = None) -> list[str]:
         """Add this toolset's tools to ``mcp`` (default: the project's ``minimcp.django.mcp``); their names."""
         if mcp is None:
-            from minimcp.django import mcp
+            from minimcp.django import mcp as project_mcp
+
+            mcp = project_mcp
         toolset = cls()
         toolset._check()
         names = []
@@ -126,7 +128,7 @@ class ModelToolset:
                                       f"Text to look for in {', '.join(self._label(f) for f in self.search)}"))
         if self.ordering:
             choices = [key for name in self.ordering for key in (name, f"-{name}")]
-            arguments.append(Argument("order_by", Optional[Literal[tuple(choices)]], None,  # type: ignore[misc]
+            arguments.append(Argument("order_by", Optional[Literal[tuple(choices)]], None,
                                       "Sort by this field (a leading '-' sorts descending)"))
         arguments.append(Argument("page", int, 1, "The page to return, from 1"))
         arguments.append(Argument("page_size", int, self.page_size, f"How many per page (at most {self.page_size})"))
@@ -242,7 +244,7 @@ class ModelToolset:
         field = self.model._meta.get_field(name)
         annotation = _python_type(field)
         if getattr(field, "choices", None):
-            annotation = Literal[tuple(value for value, _ in field.flatchoices)]  # type: ignore[misc]
+            annotation = Literal[tuple(value for value, _ in field.flatchoices)]
         if optional or field.null:
             annotation = Optional[annotation]
         words = purpose.format(self._label(name))
@@ -264,7 +266,7 @@ class ModelToolset:
         concrete = [field for field in self.model._meta.concrete_fields]
         if self.fields == "__all__":
             return concrete
-        return [self.model._meta.get_field(name) for name in self.fields]  # type: ignore[misc]
+        return [self.model._meta.get_field(name) for name in self.fields]
 
     def _writable(self) -> list[str]:
         names = self.write_fields if self.write_fields is not None else [field.name for field in self._shown()]

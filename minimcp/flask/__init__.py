@@ -342,7 +342,7 @@ class MCP(HostedServer):
         store = app.extensions.get("minimcp.tokens")
         if store is None:
             store = app.extensions["minimcp.tokens"] = self._token_store or default_store(app)
-        return store  # type: ignore[no-any-return]
+        return store
 
     def _takes_api_tokens(self) -> bool:
         """Whether a token's user can be loaded: API tokens need the site's way from an id to a user."""

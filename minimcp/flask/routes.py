@@ -103,7 +103,7 @@ def _call(app: Flask, rule: Rule, method: str, path_values: dict[str, Any], rest
     """Run ``method`` on the route as ``user`` through the whole application; what it answered."""
     path = app.url_map.bind("localhost").build(rule.endpoint, path_values, method=method, append_unknown=False)
     base = request.url_root if has_request_context() else "http://localhost/"
-    headers = {key: request.headers[key] for key in _PASSED_ON if has_request_context() and key in request.headers}
+    headers = [(key, request.headers[key]) for key in _PASSED_ON if has_request_context() and key in request.headers]
     builder = EnvironBuilder(path=path, base_url=base, method=method, headers=headers,
                              query_string=rest if method in _QUERY else None,
                              json=rest if method not in _QUERY else None)

@@ -41,6 +41,8 @@ from minimcp.types import Tool as ToolDefinition
 if TYPE_CHECKING:
     from werkzeug.wrappers import Response
 
+    from minimcp.shared.tasks import CreateTaskResult
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: A rule that decides whether a user may use a tool; it receives the host's user (or ``None``).
@@ -82,7 +84,8 @@ class HostedServer(MCPServer):
         return bool(self._access)
 
     # --- registering ---------------------------------------------------------------------------
-    def tool(self, name: str | None = None, *, allowed: AccessRule | None = None,
+    # MCPServer.tool's options are passed on by keyword only, hence the narrower signature
+    def tool(self, name: str | None = None, *, allowed: AccessRule | None = None,  # type: ignore[override]
              **options: Any) -> Callable[[F], F]:
         """Register a tool: ``@mcp.tool()``; ``allowed=lambda user: ...`` limits who sees and calls it."""
         if callable(name):
@@ -113,7 +116,7 @@ class HostedServer(MCPServer):
         return [tool for tool in super().list_tools() if self.may_use(tool.name, user)]
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None,
-                  context: Any = None) -> CallToolResult | InputRequiredResult:
+                  context: Any = None) -> CallToolResult | InputRequiredResult | CreateTaskResult:
         user = self.host_user()
         if not self.may_use(name, user):
             access = self._access[name]

@@ -46,6 +46,7 @@ from minimcp.server.auth.provider import (
     AuthorizationCode,
     AuthorizationParams,
     AuthorizeError,
+    OAuthAuthorizationServerProvider,
     RefreshToken,
     TokenError,
     construct_redirect_uri,
@@ -254,7 +255,7 @@ class PendingAuthorization:
         return host if parts.port is None else f"{host}:{parts.port}"
 
 
-class SiteAuthorizationServer:
+class SiteAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
     """The authorization-server provider of one site, as seen by one request (``base_url``).
 
     ``endpoint_path`` is where the MCP endpoint is mounted: the endpoint's URL is the protected

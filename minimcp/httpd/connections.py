@@ -459,7 +459,7 @@ class WSGIServer:
                 self._add_timer(conn)
             return
         self._unpark(conn)
-        self._start(conn, request)
+        self._start(conn, request)  # type: ignore[arg-type]  # a parser's first event past NEED_DATA is its Head
 
     def _start(self, conn: _Connection, request: Head) -> None:
         if not self._submit(conn, request):  # every worker busy: wait in line, holding no thread
@@ -624,9 +624,9 @@ class WSGIServer:
                     break
                 conn.served += 1
                 conn.parser = self._parser(conn.parser.leftover())
-                request = conn.parser.next_event()
+                request = conn.parser.next_event()  # type: ignore[assignment]  # a Head, or NEED_DATA: see below
                 if request is NEED_DATA and not conn.parser.started and conn.served > 1 and not self._waiting:
-                    request = self._next_request_soon(conn)
+                    request = self._next_request_soon(conn)  # type: ignore[assignment]  # the same
                 if request is NEED_DATA:
                     break  # the loop waits for the rest (a started head, within header_timeout)
         except BadRequest as bad:  # the next pipelined head

@@ -96,7 +96,7 @@ class Worker(base.Worker):
         self._log_through_gunicorn()
         app = self._app()
         # Under --keep-alive 0 no connection idles (see _closing): the server's default bounds the sends.
-        idle = {"idle_timeout": float(self.cfg.keepalive)} if self.cfg.keepalive else {}
+        idle: dict[str, Any] = {"idle_timeout": float(self.cfg.keepalive)} if self.cfg.keepalive else {}
         # Worker k on the k-th CPU (gunicorn numbers its workers from 1, a replacement with the next number).
         servers = [WSGIServer(app, listener=listener.sock, max_workers=self.cfg.threads,
                               max_connections=max(self.cfg.threads, self.cfg.worker_connections),

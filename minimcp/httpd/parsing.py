@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from typing import Union
+from typing import Any, Union
 
 import h11
 
 try:
     import httptools
 except ImportError:  # the speed extra is not installed: h11 alone
-    httptools = None
+    httptools = None  # type: ignore[assignment]  # an optional module; PARSERS below checks for it
 
 from minimcp.httpd.limits import MAX_EMPTY_LINES, MAX_HEAD, MAX_HEADERS, MAX_LINE, STATUS
 
@@ -256,6 +256,7 @@ class H11Parser(_StrictParser):
 
     def next_event(self) -> Event:
         """The next event, its framing checked."""
+        event: Any  # one of h11's events, told apart by ``kind`` below, which mypy does not follow
         try:
             event = self.h11.next_event()
         except h11.RemoteProtocolError as exc:

@@ -103,7 +103,7 @@ def serve_one(server: Server[Any], dctx: Any, method: str, params: Mapping[str, 
     error = answer.get("error")
     if error is not None:
         raise MCPError(error["code"], error["message"], error.get("data"))
-    return answer["result"]  # type: ignore[no-any-return]
+    return answer["result"]
 
 
 def serve_connection(server: Server[Any], dispatcher: JSONRPCDispatcher, *, connection: Connection,

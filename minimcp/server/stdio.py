@@ -83,13 +83,13 @@ def serve_stdio(server: Server[Any], stdin: IO[bytes] | None = None, stdout: IO[
     legacy connection, when the caller built it (``serve_connection``)."""
     reader = stdin or sys.stdin.buffer
     writer = _Writer(stdout or _protect_stdout())
-    connection = _Connection(server, writer, raise_exceptions, connection)
+    peer = _Connection(server, writer, raise_exceptions, connection)
     try:
         for line in iter(reader.readline, b""):
             if line.strip():
-                connection.receive(line)
+                peer.receive(line)
     finally:
-        connection.close()
+        peer.close()
         writer.close()
 
 

@@ -37,7 +37,7 @@ class Headers(dict[str, str]):
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and dict.__contains__(self, name.lower())
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         return dict.get(self, name.lower(), default)
 
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from minimcp.shared.header_values import (
     HeaderValueError,
@@ -189,7 +189,7 @@ def _routing_mismatch(body: Mapping[str, Any], headers: Mapping[str, str], versi
     return None
 
 
-def _is_mapping(value: Any) -> bool:
+def _is_mapping(value: Any) -> TypeGuard[Mapping[Any, Any]]:
     """``isinstance(value, Mapping)``, asking the ABC only of what is not a plain dict (what JSON
     decodes to), since its check costs several times the plain one."""
     return isinstance(value, dict) or isinstance(value, Mapping)
@@ -266,11 +266,11 @@ def validate_mcp_param_headers(input_schema: Any, arguments: Mapping[str, Any],
         return None
     folded: dict[str, str] = {}
     duplicated: set[str] = set()
-    for name, value in headers.items():
+    for name, field in headers.items():
         key = name.lower()
         if key in folded:
             duplicated.add(key)
-        folded[key] = value
+        folded[key] = field
     for argument, token in annotated.items():
         header = f"{MCP_PARAM_HEADER_PREFIX}{token}"
         raw = folded.get(header.lower())

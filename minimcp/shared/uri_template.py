@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence, TypeAlias
+from typing import Literal, Mapping, Sequence, TypeAlias, cast
 from urllib.parse import quote, unquote
 
 Operator: TypeAlias = Literal["", "+", "#", ".", "/", ";", "?", "&"]
@@ -56,6 +56,10 @@ class Variable:
     explode: bool = False
 
 
+#: A parsed template piece: a literal, or an expression as its operator and variables.
+_Part: TypeAlias = str | tuple[str, list[Variable]]
+
+
 class UriTemplate:
     """A parsed template. Build with :meth:`parse`; immutable and safe to share between threads."""
 
@@ -82,7 +86,7 @@ class UriTemplate:
     ) -> UriTemplate:
         if len(template) > max_length:
             raise InvalidUriTemplate(f"longer than {max_length} characters", template=template)
-        parts: list[str | tuple[str, list[Variable]]] = []
+        parts: list[_Part] = []
         variables: list[Variable] = []
         last = 0
         for found in _EXPRESSION.finditer(template):
@@ -216,22 +220,23 @@ def _variable(name: str, operator: str, template: str, position: int) -> Variabl
     return Variable(name, operator, explode)  # type: ignore[arg-type]
 
 
-def _split_query(parts: list[str | tuple[str, list[Variable]]]) -> tuple[list[Any], list[Variable]]:
+def _split_query(parts: list[_Part]) -> tuple[list[_Part], list[Variable]]:
     """The path parts, matched strictly, and the variables of a trailing ``{?...}{&...}`` run, read
     leniently from the query string. The run must start with ``?`` and the path before it may hold
     no ``?`` or ``#`` of its own, else the query cannot be split off and everything is strict."""
     split = len(parts)
     while split and not isinstance(parts[split - 1], str) and parts[split - 1][0] in ("?", "&"):
         split -= 1
-    if split == len(parts) or parts[split][0] != "?":  # type: ignore[index]
+    if split == len(parts) or parts[split][0] != "?":
         return parts, []
     for part in parts[:split]:
         if ("?" in part or "#" in part) if isinstance(part, str) else part[0] in ("?", "#"):
             return parts, []
-    return parts[:split], [variable for _, names in parts[split:] for variable in names]  # type: ignore[misc]
+    query = cast("list[tuple[str, list[Variable]]]", parts[split:])  # the while loop left only expressions after split
+    return parts[:split], [variable for _, names in query for variable in names]
 
 
-def _check_boundaries(template: str, path: list[Any]) -> None:
+def _check_boundaries(template: str, path: list[_Part]) -> None:
     """Refuse, as the official SDK does, what matching could only guess at: two variables with
     nothing between them to tell where one ends (``{a}{b}``, ``{/a}{/b*}``), and more than one
     variable that may span segments (``{+var}``, ``{#var}``, an explode)."""

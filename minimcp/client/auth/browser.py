@@ -25,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any, TextIO
 from urllib.parse import parse_qs, urlsplit
 
+from pydantic import AnyUrl
+
 from minimcp.client.auth.exceptions import OAuthFlowError
 from minimcp.client.auth.oauth2 import OAuthClientProvider
 from minimcp.client.auth.storage import InMemoryTokenStorage, TokenStorage
@@ -143,7 +145,7 @@ def browser_login(
     drives a headless browser with it). Other keywords go to :class:`OAuthClientProvider`.
     """
     loopback = LoopbackRedirect(port=port, timeout=timeout, open_browser=open_browser)
-    metadata = OAuthClientMetadata(client_name=client_name, redirect_uris=[loopback.redirect_uri])
+    metadata = OAuthClientMetadata(client_name=client_name, redirect_uris=[AnyUrl(loopback.redirect_uri)])
     return _BrowserLoginProvider(
         loopback,
         server_url,

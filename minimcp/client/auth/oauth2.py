@@ -23,7 +23,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -79,6 +79,13 @@ def _same_origin(a: str, b: str) -> bool:
     return origin(a).lower() == origin(b).lower()
 
 
+def _header(headers: Mapping[str, str | bytes], name: str) -> str:
+    """A request header's value as text, ``""`` when absent: requests sends a value its caller gave as
+    bytes as it is, so a plain requests user's header reaches the provider as bytes."""
+    value = headers.get(name, "")
+    return value.decode("latin-1") if isinstance(value, bytes) else value
+
+
 @dataclass
 class OAuthContext:
     """Everything one provider knows: its configuration, what it discovered, what it holds."""
@@ -129,7 +136,7 @@ class OAuthContext:
         if self.protected_resource_metadata is not None:
             return True
         version = protocol_version or self.protocol_version
-        return bool(version) and version >= "2025-06-18"
+        return bool(version and version >= "2025-06-18")
 
     def expected_issuer(self) -> str:
         """The authorization server's issuer: the one resource metadata named, else (2025-03-26) the
@@ -230,7 +237,7 @@ class OAuthClientProvider(requests.auth.AuthBase):
             return request  # never show a token to another server
         with self._locked():
             self._load()
-            version = request.headers.get("MCP-Protocol-Version")
+            version = _header(request.headers, "MCP-Protocol-Version")
             if version:
                 self.context.protocol_version = version
             if not self.context.is_token_valid() and self.context.can_refresh_token():
@@ -276,7 +283,7 @@ class OAuthClientProvider(requests.auth.AuthBase):
         """Whether another thread obtained a new token after this request was signed: then a retry
         with that token, not another login, is the answer to its 401."""
         tokens = self.context.current_tokens
-        sent = request.headers.get("Authorization") or ""
+        sent = _header(request.headers, "Authorization")
         return tokens is not None and sent.partition(" ")[2] != tokens.access_token
 
     def _needed(self, response: requests.Response) -> str | None:
@@ -289,7 +296,7 @@ class OAuthClientProvider(requests.auth.AuthBase):
         header = response.headers.get("WWW-Authenticate")
         if response.status_code == 403:
             return "authorize" if challenge_param(header, "error") == "insufficient_scope" else None
-        sent_dpop = response.request.headers.get("Authorization", "").startswith("DPoP ")
+        sent_dpop = _header(response.request.headers, "Authorization").startswith("DPoP ")
         for challenge in parse_www_authenticate(header):
             if challenge.scheme == "dpop" and challenge.params.get("error") == "use_dpop_nonce" and sent_dpop:
                 return "nonce" if response.headers.get("DPoP-Nonce") else None

@@ -169,7 +169,8 @@ class HttpTransport(StreamPairContext):
         merged = self._headers(headers, "application/json, text/event-stream")
         merged["Content-Type"] = "application/json"
         try:
-            return self._http.post(
+            # A DirectResponse has every attribute of a requests.Response that the transport reads.
+            return self._http.post(  # type: ignore[return-value]
                 self.url, data=jsonrpc.encode(message), headers=merged, stream=True, timeout=self._read_timeout(timeout),
                 auth=self.auth,
             )
@@ -179,7 +180,7 @@ class HttpTransport(StreamPairContext):
             raise unreachable() from exc
 
     def _get(self, headers: Headers | None, timeout: tuple[float, float]) -> requests.Response:
-        return self._http.get(
+        return self._http.get(  # type: ignore[return-value]  # a DirectResponse, as in _post
             self.url, headers=self._headers(headers, "text/event-stream"), stream=True, timeout=timeout, auth=self.auth
         )
 

@@ -111,7 +111,7 @@ class SseTransport(StreamPairContext):
         else:
             self.endpoint = endpoint
             query = parse_qs(urlsplit(endpoint).query)
-            session_id = (query.get("sessionId") or query.get("session_id") or [None])[0]
+            session_id = (query.get("sessionId") or query.get("session_id") or [""])[0]
             if session_id and self.on_session_created is not None:
                 self.on_session_created(session_id)
         self._announced.set()

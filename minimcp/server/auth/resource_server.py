@@ -65,7 +65,10 @@ class ProtectedResource:
                  auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
                  tool_scopes: Iterable[str] = ()) -> None:
         check_auth_options(auth, token_verifier, auth_server_provider, exclusive=False)
-        verifier = token_verifier if token_verifier is not None else ProviderTokenVerifier(auth_server_provider)
+        verifier = token_verifier
+        if verifier is None:
+            assert auth_server_provider is not None  # check_auth_options refuses auth= with neither
+            verifier = ProviderTokenVerifier(auth_server_provider)
         self.settings = auth
         self.required_scopes = list(auth.required_scopes or [])
         self.backend = BearerAuthBackend(

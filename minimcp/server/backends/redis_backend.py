@@ -22,7 +22,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -35,6 +35,8 @@ from minimcp.server.backends.base import BackendUnavailable, SessionListener, Sh
 from minimcp.shared.subscriptions import ResourceUpdated, ServerEvent, event_from_wire, event_method
 
 if TYPE_CHECKING:
+    from redis.typing import EncodableT, FieldT
+
     from minimcp.server.tasks.redis_channel import RedisTaskChannel
     from minimcp.server.tasks.redis_store import RedisTaskStore
 
@@ -64,6 +66,11 @@ def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
 
 
+#: One entry as XRANGE, XREVRANGE and XREAD answer it: its id and its fields (redis-py's types allow
+#: ``None`` for both, which only XCLAIM answers, for an entry deleted meanwhile).
+_Entry = tuple[bytes | str, dict[Any, Any]]
+
+
 def _event(entry_id: bytes | str, fields: dict[Any, Any]) -> tuple[int, dict[str, Any] | None, bool, dict[str, Any]]:
     """One stored event as ``(seq, message, final, origin)``."""
     text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
@@ -90,7 +97,7 @@ class RedisBackend(SharedBackend):
                 retry_on_error=[RedisConnectionError, RedisTimeoutError])
         self.client = client
         self.prefix = prefix
-        self.retry_after = retry_after  # type: ignore[misc]
+        self.retry_after = retry_after
         self._channel = f"{prefix}:bus"
         self._make_ring = client.register_script(_MAKE_RING)
         self._rotate = client.register_script(_ROTATE)
@@ -213,8 +220,9 @@ class RedisBackend(SharedBackend):
     def append_event(self, session_id: str, stream_id: str, seq: int, message: dict[str, Any] | None,
                      final: bool, origin: dict[str, Any], ttl: float) -> None:
         key = self._events_key(session_id, stream_id)
-        fields = {"m": "" if message is None else json.dumps(message, separators=(",", ":")), "f": int(final),
-                  "o": json.dumps(origin, separators=(",", ":"))}
+        fields: dict[FieldT, EncodableT] = {
+            "m": "" if message is None else json.dumps(message, separators=(",", ":")), "f": int(final),
+            "o": json.dumps(origin, separators=(",", ":"))}
         with self._reaching():
             pipe = self.client.pipeline(transaction=False)
             pipe.xadd(key, fields, id=f"0-{seq}", maxlen=MAX_EVENTS, approximate=True)
@@ -225,16 +233,18 @@ class RedisBackend(SharedBackend):
                     timeout: float) -> list[tuple[int, dict[str, Any] | None, bool]]:
         key = self._events_key(session_id, stream_id)
         with self._reaching():
-            entries = self.client.xrange(key, min=f"(0-{after}", count=MAX_EVENTS)
+            entries = cast("list[_Entry]", self.client.xrange(key, min=f"(0-{after}", count=MAX_EVENTS))
             if not entries and timeout > 0:
                 block = _ms(min(timeout, BLOCK_CAP))
-                found = self.client.xread({key: f"0-{after}"}, count=MAX_EVENTS, block=block)
+                # RESP2, redis-py's default protocol: one [key, entries] pair per stream read.
+                found = cast("list[tuple[Any, list[_Entry]]]",
+                             self.client.xread({key: f"0-{after}"}, count=MAX_EVENTS, block=block))
                 entries = found[0][1] if found else []
         return [(seq, message, final) for seq, message, final, _ in (_event(*entry) for entry in entries)]
 
     def last_event(self, session_id: str, stream_id: str) -> tuple[int, dict[str, Any]] | None:
         with self._reaching():
-            newest = self.client.xrevrange(self._events_key(session_id, stream_id), count=1)
+            newest = cast("list[_Entry]", self.client.xrevrange(self._events_key(session_id, stream_id), count=1))
         if not newest:
             return None
         seq, _, _, origin = _event(*newest[0])

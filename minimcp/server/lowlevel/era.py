@@ -352,7 +352,8 @@ class ModernEra(Era):
         except InputRequired:
             result = None
         if book.pending:
-            return InputRequiredResult(input_requests=book.pending,
+            # The questions are in wire form; pydantic validates them into their request models.
+            return InputRequiredResult(input_requests=book.pending,  # type: ignore[arg-type]
                                        request_state=seal(security, book.payload(binding, None)))
         if isinstance(result, InputRequiredResult):
             state = seal(security, book.payload(binding, result.request_state))

@@ -319,7 +319,7 @@ def _canonical_encoder() -> Callable[[Any], str]:
     circular references, as none can occur in what it encodes (parsed JSON, rendered questions),
     and a cycle would still fail, at the recursion limit."""
     plain = json.JSONEncoder(separators=(",", ":"), sort_keys=True, ensure_ascii=False, default=str)
-    make = json.encoder.c_make_encoder
+    make = json.encoder.c_make_encoder  # type: ignore[attr-defined]  # the C accelerator, not in typeshed
     if make is None:  # no C accelerator (another interpreter): the plain encoder
         return plain.encode
     encode = make(None, plain.default, json.encoder.encode_basestring, plain.indent, plain.key_separator,

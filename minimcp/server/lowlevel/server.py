@@ -134,7 +134,7 @@ def _synchronous(cm: Any) -> AbstractContextManager[Any]:
     generator = getattr(cm, "gen", None)
     if not hasattr(cm, "__enter__") and inspect.isgenerator(generator):
         return contextlib.contextmanager(lambda: generator)()
-    return cm  # type: ignore[no-any-return]
+    return cm
 
 
 def require_sync_lifespan(lifespan: Any) -> None:

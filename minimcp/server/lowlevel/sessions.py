@@ -324,7 +324,7 @@ class Connection:
             if self.standalone is not None:
                 return False
             self.standalone = outbox
-        self._server.dispatcher.listens.attach(self)
+        self._server.dispatcher.listens.attach(self)  # type: ignore[union-attr]  # only a served connection streams
         return True
 
     def detach_standalone(self, outbox: Outbox) -> None:
@@ -333,7 +333,7 @@ class Connection:
             if self.standalone is not outbox:
                 return
             self.standalone = None
-        self._server.dispatcher.listens.detach(self)
+        self._server.dispatcher.listens.detach(self)  # type: ignore[union-attr]  # only a served connection streams
 
     # --- resumable response streams (legacy SSE, ``Last-Event-ID``) ----------------------------
     def retain_stream(self, log: EventLog) -> None:

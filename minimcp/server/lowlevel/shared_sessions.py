@@ -39,7 +39,7 @@ from minimcp.server.lowlevel.workers import Lock, monotonic
 from minimcp.types import INTERNAL_ERROR, ClientCapabilities, Implementation, RequestId
 
 if TYPE_CHECKING:
-    from minimcp.server.backends import Backend
+    from minimcp.server.backends import SharedBackend
     from minimcp.server.lowlevel.dispatch import Dispatcher
 
 logger = logging.getLogger("minimcp.server.session")
@@ -77,7 +77,7 @@ def _apply(connection: Connection, record: dict[str, Any]) -> None:
 class _Elsewhere:
     """One replica's way to the other processes: ``tell`` puts a message on the backend's channel."""
 
-    def __init__(self, backend: Backend, connection: Connection) -> None:
+    def __init__(self, backend: SharedBackend, connection: Connection) -> None:
         self.backend = backend
         self.session = connection
 
@@ -96,7 +96,7 @@ class SharedEventLog(EventLog):
     events only in ascending order. A copy that fails is logged; the live stream and the call go on.
     """
 
-    def __init__(self, stream_id: str, backend: Backend, session_id: str, request_id: RequestId,
+    def __init__(self, stream_id: str, backend: SharedBackend, session_id: str, request_id: RequestId,
                  can_request: bool = True) -> None:
         super().__init__(stream_id, can_request)
         self._backend = backend
@@ -137,7 +137,8 @@ class RemoteLog:
     generator, on one thread) owns it, so it holds no lock.
     """
 
-    def __init__(self, backend: Backend, session_id: str, stream_id: str, last: int, origin: dict[str, Any]) -> None:
+    def __init__(self, backend: SharedBackend, session_id: str, stream_id: str, last: int,
+                 origin: dict[str, Any]) -> None:
         self._backend = backend
         self._session_id = session_id
         self.stream_id = stream_id
@@ -183,7 +184,7 @@ class SharedSessionManager(SessionManager):
     each sweep; a replica with nothing in flight is forgotten after ``idle_timeout`` without use.
     """
 
-    def __init__(self, backend: Backend, dispatcher: Dispatcher, idle_timeout: float, max_sessions: int = 10_000,
+    def __init__(self, backend: SharedBackend, dispatcher: Dispatcher, idle_timeout: float, max_sessions: int = 10_000,
                  max_pending_per_session: int = 32) -> None:
         super().__init__(idle_timeout, max_sessions, max_pending_per_session)
         self.backend = backend
@@ -220,22 +221,22 @@ class SharedSessionManager(SessionManager):
         """This process's replica of the live session, brought up to date; ``None`` when it ended."""
         self.sweep()
         record = self.backend.load_session(session_id, self.idle_timeout)  # renews its expiry
+        if record is None:
+            with self._lock:
+                ended = self._sessions.pop(session_id, None)
+                self._records.pop(session_id, None)
+            if ended is not None:
+                ended.close()
+            return None
         with self._lock:
             session = self._sessions.get(session_id)
-            if record is None:
-                self._sessions.pop(session_id, None)
-                self._records.pop(session_id, None)
-            elif session is None:
+            if session is None:
                 session = self.dispatcher.new_legacy_connection()
                 _apply(session, record)
                 self._adopt(session, session_id, record)
             elif record != self._records.get(session_id):
                 _apply(session, record)
                 self._records[session_id] = record
-        if record is None:
-            if session is not None:
-                session.close()
-            return None
         session.last_seen = monotonic()
         return session
 

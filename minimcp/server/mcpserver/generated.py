@@ -45,7 +45,8 @@ class Argument:
                                    json_schema_extra=None if documented is None else {"default": documented})]
         if self.schema is not None:
             extras.append(WithJsonSchema(self.schema))
-        annotation = Annotated[(self.annotation, *extras)]  # type: ignore[valid-type]
+        metadata = (self.annotation, *extras)  # Annotated[self.annotation, *extras] before Python 3.11
+        annotation: Any = Annotated[metadata]
         default = inspect.Parameter.empty if self.default is ... else self.default
         return inspect.Parameter(identifier, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 

@@ -294,7 +294,7 @@ def _require(connection: Connection, what: str, required: dict[str, Any], asker:
         raise missing_capability(what, required, asker)
 
 
-def _elicit(node: Resolver, question: Elicit[Any], ctx: Context) -> Any:
+def _elicit(node: Resolver, question: Elicit[BaseModel], ctx: Context) -> Any:
     connection = ctx.session.connection
     schema = connection.era.resolver_schema(form_schema(question.schema))
     params = {"mode": "form", "message": question.message, "requestedSchema": schema}

@@ -85,10 +85,10 @@ def to_contents(uri: str, value: Any, mime_type: str | None,
         return value
     mime = mime_type or "text/plain"
     if isinstance(value, bytes):
-        return [BlobResourceContents(uri=uri, mime_type=mime, meta=meta, blob=base64.b64encode(value).decode())]
+        return [BlobResourceContents(uri=uri, mime_type=mime, _meta=meta, blob=base64.b64encode(value).decode())]
     if isinstance(value, str):
-        return [TextResourceContents(uri=uri, mime_type=mime, meta=meta, text=value)]
-    return [TextResourceContents(uri=uri, mime_type=mime, meta=meta,
+        return [TextResourceContents(uri=uri, mime_type=mime, _meta=meta, text=value)]
+    return [TextResourceContents(uri=uri, mime_type=mime, _meta=meta,
                                  text=pydantic_core.to_json(value, fallback=str, indent=2).decode())]
 
 

@@ -59,7 +59,7 @@ from minimcp.server.mcpserver.tools import TaskSupport, Tool, failure_result
 from minimcp.server.mcpserver.visibility import ComponentFilter, Kind, Visibility
 from minimcp.server.subscriptions import SubscriptionBus
 from minimcp.server.tasks import TaskChannel, TaskManager, TaskStore
-from minimcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
+from minimcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ServerEvent, ToolsListChanged
 from minimcp.shared.extension import declares_extension, extension_required_data, validate_extension_identifier
 from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
@@ -302,7 +302,7 @@ class MCPServer(Generic[LifespanT]):
         self.extensions: tuple[Extension, ...] = ()
         for extension in extensions or ():
             self._apply_extension(extension)
-        if any(intercepts_tool_calls(extension) for extension in self.extensions):
+        if any(intercepts_tool_calls(extension) for extension in extensions or ()):
             low.add_request_handler("tools/call", _ToolCall, compose_tool_call_handler(self.extensions, self._call_tool))
 
     @property
@@ -447,7 +447,8 @@ class MCPServer(Generic[LifespanT]):
         before = self._enabled_keys()
         self.visibility.add(rule)
         after = self._enabled_keys()
-        changes = {"tool": ToolsListChanged(), "resource": ResourcesListChanged(), "prompt": PromptsListChanged()}
+        changes: dict[Kind, ServerEvent] = {
+            "tool": ToolsListChanged(), "resource": ResourcesListChanged(), "prompt": PromptsListChanged()}
         for kind, change in changes.items():
             if before[kind] != after[kind]:
                 self.subscriptions.publish(change)
@@ -551,8 +552,9 @@ class MCPServer(Generic[LifespanT]):
     def _apply_extension(self, extension: Extension) -> None:
         """Register what one extension adds and advertise its settings; fixed at construction, so a
         clash (a second extension of one identifier, a method already served) fails here."""
-        identifier = getattr(extension, "identifier", None)
-        validate_extension_identifier(identifier, owner=type(extension).__name__)
+        # one that never set an identifier is refused with the TypeError that says how, not an AttributeError
+        validate_extension_identifier(getattr(extension, "identifier", None), owner=type(extension).__name__)
+        identifier = extension.identifier
         if any(known.identifier == identifier for known in self.extensions):
             raise ValueError(f"Extension {identifier!r} is already registered")
         if intercepts_tool_calls(extension):

@@ -114,7 +114,7 @@ def arguments_model(model_name: str, arguments: dict[str, tuple[Any, Any]]) -> t
             fields[f"field_{name}"] = (Annotated[annotation, Field(alias=name)], default)
         else:
             fields[name] = (annotation, default)
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    return create_model(
         model_name, __config__=ConfigDict(arbitrary_types_allowed=True, populate_by_name=True), **fields
     )
 

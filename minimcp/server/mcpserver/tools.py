@@ -141,13 +141,16 @@ def _annotated_class_model(annotation: Any) -> type[BaseModel] | None:
     if not fields:
         return None
     if is_typeddict(annotation):
-        defaults = {name: None for name in fields if name not in annotation.__required_keys__}
+        # is_typeddict() does not narrow `annotation`, so mypy cannot see this TypedDict attribute
+        required: frozenset[str] = annotation.__required_keys__  # type: ignore[attr-defined]
+        defaults = {name: None for name in fields if name not in required}
     else:  # a class attribute set in the body is the field's default
         defaults = {name: getattr(annotation, name) for name in fields if hasattr(annotation, name)}
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    definitions: dict[str, Any] = {name: (hint, defaults.get(name, ...)) for name, hint in fields.items()}
+    return create_model(
         annotation.__name__, __config__=ConfigDict(from_attributes=True),
         __doc__=annotation.__doc__ if is_typeddict(annotation) else None,  # a TypedDict's docstring describes it
-        **{name: (hint, defaults.get(name, ...)) for name, hint in fields.items()},
+        **definitions,
     )
 
 
@@ -185,7 +188,8 @@ def output_plan(name: str, fn: Callable[..., Any], structured_output: bool | Non
             adapter: TypeAdapter[Any] = TypeAdapter(annotation)
             if get_origin(annotation) is dict or annotation is dict:
                 # titled as the official SDK titles it, through the field, so the keys come in its order
-                schema = TypeAdapter(Annotated[annotation, Field(title=f"{name}DictOutput")]).json_schema()
+                titled: Any = Annotated[annotation, Field(title=f"{name}DictOutput")]
+                schema = TypeAdapter(titled).json_schema()
             else:
                 schema = adapter.json_schema()
             return _Output(schema, adapter, wrap=False)
@@ -194,7 +198,7 @@ def output_plan(name: str, fn: Callable[..., Any], structured_output: bool | Non
             return _Output(model.model_json_schema(), TypeAdapter(model), wrap=False)
         if inspect.isclass(annotation) and annotation.__module__ != "builtins" and not _is_plain_data(annotation):
             raise TypeError("not serializable")
-        wrapper = create_model(f"{name}Output", result=(annotation, ...))  # type: ignore[call-overload]
+        wrapper = create_model(f"{name}Output", result=(annotation, ...))
         return _Output(wrapper.model_json_schema(), TypeAdapter(wrapper), wrap=True,
                        verbatim=annotation if annotation in _VERBATIM else None)
     except Exception:
@@ -215,7 +219,7 @@ def task_support(task: TaskSupport) -> Literal["optional", "required"] | None:
     if task is True:
         return "optional"
     if task in ("optional", "required"):
-        return task  # type: ignore[return-value]
+        return task
     raise ValueError(f"task= must be True, False, 'optional' or 'required', not {task!r}")
 
 
@@ -286,7 +290,7 @@ class Tool:
         return ToolDefinition(
             name=self.name, title=self.title, description=self.description, input_schema=self.parameters,
             output_schema=self.output.schema if self.output else None, annotations=self.annotations,
-            icons=self.icons, meta=self.meta,
+            icons=self.icons, _meta=self.meta,
         )
 
     def run(self, arguments: dict[str, Any] | None, ctx: Context) -> CallToolResult | InputRequiredResult:

@@ -142,7 +142,8 @@ class PlainError(Exception):
     """A request refused before it is MCP at all, answered in plain text."""
 
     status: ClassVar[int] = HTTPStatus.BAD_REQUEST
-    text: ClassVar[str] = "Bad Request"
+    #: The class's words; an instance keeps the text it was raised with.
+    text: str = "Bad Request"
 
     def __init__(self, text: str | None = None, headers: dict[str, str] | None = None) -> None:
         super().__init__(text or self.text)

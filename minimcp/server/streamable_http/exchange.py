@@ -40,11 +40,11 @@ import logging
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.server.backends import BackendUnavailable
+from minimcp.server.backends import BackendUnavailable, SharedBackend
 from minimcp.server.lowlevel.outbox import EventLog, LogEntry, QueueOutbox
 from minimcp.server.lowlevel.dispatch import Dispatcher
 from minimcp.server.lowlevel.sessions import Connection, SessionManager
@@ -215,9 +215,10 @@ class Exchange:
         self.stateless_http = stateless_http
         self.max_request_body_size = max_request_body_size
         self.security = transport_security or TransportSecuritySettings()
+        # A backend that says it is ``shared`` keeps the sessions as a ``SharedBackend`` does.
         self.sessions: SessionManager = (
-            SharedSessionManager(server.backend, self.dispatcher, session_idle_timeout, max_sessions,
-                                 max_pending_per_session) if server.backend.shared
+            SharedSessionManager(cast(SharedBackend, server.backend), self.dispatcher, session_idle_timeout,
+                                 max_sessions, max_pending_per_session) if server.backend.shared
             else SessionManager(session_idle_timeout, max_sessions, max_pending_per_session))
         self.keepalive_interval = keepalive_interval
         self.retry_interval = retry_interval
@@ -543,7 +544,8 @@ class Exchange:
         log = connection.stream(stream_id) if stream_id is not None else None
         if not isinstance(log, StoredEventLog):
             raise errors.UnknownEventId()
-        seen = [log.position(event_id) for event_id in (last_event_id, *(event_id for _, event_id in events))]
+        seen = [log.position(event_id) for event_id in (last_event_id, *(event_id for _, event_id in events))
+                if event_id is not None]  # an event the store replayed without an id has no place in the log
         after = max((seq for seq in seen if seq is not None), default=log.last)
         return _events(self._replay_stored(events, log, after), {SESSION_HEADER: connection.id or ""})
 

@@ -139,7 +139,7 @@ class TaskQuestions(Questions):
             if recorded["d"] != digest(request):
                 raise MCPError(INTERNAL_ERROR, f"The question '{key}' changed between runs of this task; questions "
                                                "must be built from the arguments and earlier answers")
-            return recorded["r"]  # type: ignore[no-any-return]
+            return recorded["r"]
         gate()
         self.pending[key] = request
         raise InputRequired({key: request})

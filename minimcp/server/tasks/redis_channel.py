@@ -48,6 +48,8 @@ class RedisTaskChannel(TaskChannel):
     ``max_backoff`` (seconds) bounds the wait between reconnection attempts.
     """
 
+    heartbeat: float  # always set: processes share this channel
+
     def __init__(self, client: redis.Redis, *, prefix: str = "minimcp:tasks", heartbeat: float = 10.0,
                  max_backoff: float = 5.0) -> None:
         if heartbeat <= 0 or max_backoff <= 0:

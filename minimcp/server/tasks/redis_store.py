@@ -102,9 +102,10 @@ class RedisTaskStore(TaskStore):
         keys = [self._key("all"), self._key("owner", owner), self._key("task", record.task_id),
                 self._key("gone", record.task_id)]
         per_owner = 0 if record.owner is None else self.max_tasks_per_owner
-        args = [repr(now), self.max_tasks, per_owner, _encode(record), json.dumps(record.owner),
-                left_ms, left_ms + math.ceil(self.keep_expired * 1000), repr(record.expires_at), record.task_id,
-                math.ceil(self.keep_expired * 1000) + 1000]
+        args: list[str | int] = [
+            repr(now), self.max_tasks, per_owner, _encode(record), json.dumps(record.owner), left_ms,
+            left_ms + math.ceil(self.keep_expired * 1000), repr(record.expires_at), record.task_id,
+            math.ceil(self.keep_expired * 1000) + 1000]
         with _reachable():
             outcome = int(self._create(keys=keys, args=args))
         if outcome == 1:
