@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import sys
 import threading
@@ -79,11 +80,16 @@ class AsyncRoundRobin(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-def server_env(backend: str | None) -> dict[str, str]:
+def server_env(backend: str | None, client_options: dict[str, Any] | None = None) -> dict[str, str]:
+    """The environment of a ``shared_server.py`` on ``backend``, through a Redis client made with
+    ``client_options`` when they are given."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(SERVERS), os.environ.get("PYTHONPATH", "")])}
     env.pop("MINIMCP_TEST_BACKEND", None)
+    env.pop("MINIMCP_TEST_REDIS_CLIENT", None)
     if backend is not None:
         env["MINIMCP_TEST_BACKEND"] = backend
+    if client_options is not None:
+        env["MINIMCP_TEST_REDIS_CLIENT"] = json.dumps(client_options)
     return env
 
 
@@ -127,11 +133,12 @@ def gunicorns(count: int, workers: int, backend: str | None) -> Iterator[list[Se
 
 
 @contextlib.contextmanager
-def programs(count: int, backend: str | None) -> Iterator[list[ServerProcess]]:
+def programs(count: int, backend: str | None,
+             client_options: dict[str, Any] | None = None) -> Iterator[list[ServerProcess]]:
     """``count`` processes of ``python shared_server.py`` (minimcp's own HTTP server), stopped afterwards."""
     with contextlib.ExitStack() as stack:
         yield [stack.enter_context(server_process([sys.executable, str(SERVERS / "shared_server.py")],
-                                                  server_env(backend))) for _ in range(count)]
+                                                  server_env(backend, client_options))) for _ in range(count)]
 
 
 class Stream:
@@ -146,8 +153,6 @@ class Stream:
         self._reader.start()
 
     def _read(self) -> None:
-        import json
-
         try:
             for line in self.response.iter_lines():
                 if line.startswith(b"data:") and line[5:].strip():

@@ -189,6 +189,32 @@ def test_a_stream_resumes_on_another_process_for_its_own_session_only(a_b_c: lis
     assert rest[-1]["id"] == "tale" and rest[-1]["result"]["content"][0]["text"] == "the end"
 
 
+@pytest.mark.parametrize("options", [{"decode_responses": True}, {"protocol": 3}], ids=["decode_responses", "resp3"])
+def test_a_redis_client_of_the_users_making_serves_sessions_streams_and_questions(redis_server: RedisServer,
+                                                                                  options: dict[str, Any]) -> None:
+    """``RedisBackend(client)`` takes the client as it is: one that decodes answers to text, or that
+    speaks RESP3 (another shape for a stream read), shares sessions, questions and resumable streams
+    as the default client does."""
+    with programs(2, redis_server.url, client_options=options) as servers:
+        a, b = [server.base + "/mcp" for server in servers]
+        session = Session(a, capabilities={"elicitation": {}})
+        session.notify(b, "notifications/initialized")
+        asking = session.call(a, "confirm", {"door": "north"}, id=1)
+        question = asking.next()
+        answer = {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"ok": True}}}
+        assert session.post(b, answer).status_code == 202
+        assert asking.next()["result"]["content"][0]["text"] == "north: accept True"
+        first = session.post(a, request_message("tools/call", {"name": "chapters", "arguments": {}}, id="tale"))
+        assert [m["params"]["data"] for m in read_messages(first)] == ["chapter 1"]
+        last_event_id = [line for line in first.text.splitlines() if line.startswith("id:")][-1][3:].strip()
+        # resumed while the tool still runs: the other process waits on the stream for what comes next
+        resumed = requests.get(b, headers={**session.headers(), "Accept": "text/event-stream",
+                                           "Last-Event-ID": last_event_id}, timeout=TIMEOUT)
+        rest = read_messages(resumed)
+        assert [m["params"]["data"] for m in rest if m.get("method") == "notifications/message"] == ["chapter 2"]
+        assert rest[-1]["id"] == "tale" and rest[-1]["result"]["content"][0]["text"] == "the end"
+
+
 def test_minimcp_client_resumes_a_closed_stream_on_the_next_process(redis_server: RedisServer) -> None:
     from cluster_support import RoundRobin
 

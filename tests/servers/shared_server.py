@@ -1,11 +1,13 @@
 """A server for the multi-process tests: ``gunicorn shared_server:app`` or ``python shared_server.py``.
 
 ``MINIMCP_TEST_BACKEND`` (a Redis URL) is its ``backend=``; without it the server keeps everything
-in its process, as by default. No request-state key is configured: with a backend the keys come from it.
+in its process, as by default. ``MINIMCP_TEST_REDIS_CLIENT`` (JSON: ``redis.Redis.from_url``'s
+options) makes it ``RedisBackend(client)`` with a client of the user's own making instead. No request-state key is configured: with a backend the keys come from it.
 Run as a program it listens on a port the system picks and announces its URL once it accepts;
 ``MINIMCP_TEST_PIN_CPU=0`` then lets its threads run on any CPU (``mcp.run(pin_cpu=False)``).
 """
 
+import json
 import os
 import time
 
@@ -14,7 +16,21 @@ from pydantic import BaseModel
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Context
 
-mcp = MCPServer("Shared", backend=os.environ.get("MINIMCP_TEST_BACKEND") or None)
+
+
+def _backend() -> object:
+    url = os.environ.get("MINIMCP_TEST_BACKEND") or None
+    options = os.environ.get("MINIMCP_TEST_REDIS_CLIENT")
+    if url is None or options is None:
+        return url
+    import redis
+
+    from minimcp.server.backends import RedisBackend
+
+    return RedisBackend(redis.Redis.from_url(url, **json.loads(options)))
+
+
+mcp = MCPServer("Shared", backend=_backend())
 
 
 #: The ``hang`` calls that stopped on a cancel, in this process.

@@ -71,13 +71,28 @@ def _ms(seconds: float) -> int:
 _Entry = tuple[bytes | str, dict[Any, Any]]
 
 
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def _event(entry_id: bytes | str, fields: dict[Any, Any]) -> tuple[int, dict[str, Any] | None, bool, dict[str, Any]]:
-    """One stored event as ``(seq, message, final, origin)``."""
-    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-    raw = fields.get(b"m", b"")
-    origin = fields.get(b"o", b"")
-    return (int(text.split("-")[1]), json.loads(raw) if raw else None, fields.get(b"f") == b"1",
+    """One stored event as ``(seq, message, final, origin)``, read from a client of either decoding:
+    bytes names and values by default, text under ``decode_responses=True``."""
+    named = {_text(name): _text(value) for name, value in fields.items()}
+    raw, origin = named.get("m", ""), named.get("o", "")
+    return (int(_text(entry_id).split("-")[1]), json.loads(raw) if raw else None, named.get("f") == "1",
             json.loads(origin) if origin else {})
+
+
+def _stream_read(found: Any) -> list[_Entry]:
+    """The entries of XREAD's answer for one stream, in either protocol a client may speak: RESP2
+    (redis-py's default) answers ``[[key, entries]]``, RESP3 ``{key: [entries]}``."""
+    if not found:
+        return []
+    if isinstance(found, dict):
+        (listed,) = found.values()
+        return list(listed[0])
+    return list(found[0][1])
 
 
 class RedisBackend(SharedBackend):
@@ -85,8 +100,9 @@ class RedisBackend(SharedBackend):
 
     ``prefix`` names every key and the channel, so several servers may share one database;
     ``retry_after`` is the ``Retry-After`` (seconds) an HTTP client gets while Redis is unreachable.
-    A client passed in is used as it is (its timeouts and retries are yours); one made from a URL
-    times out a command after 5 s and retries a broken connection with backoff.
+    A client passed in is used as it is (its timeouts and retries are yours, and it may decode answers
+    to text or speak RESP3); one made from a URL times out a command after 5 s and retries a broken
+    connection with backoff.
     """
 
     def __init__(self, client: str | redis.Redis, *, prefix: str = "minimcp", retry_after: int = 1) -> None:
@@ -140,7 +156,7 @@ class RedisBackend(SharedBackend):
         offered = [key.hex() for key in seed] or [secrets.token_hex(32)]
         with self._reaching():
             ring = self._make_ring(keys=[f"{self.prefix}:rs:keys"], args=offered)
-        return [bytes.fromhex(key.decode() if isinstance(key, bytes) else key) for key in ring]
+        return [bytes.fromhex(_text(key)) for key in ring]
 
     def rotate_request_state_keys(self) -> None:
         with self._reaching():
@@ -236,10 +252,7 @@ class RedisBackend(SharedBackend):
             entries = cast("list[_Entry]", self.client.xrange(key, min=f"(0-{after}", count=MAX_EVENTS))
             if not entries and timeout > 0:
                 block = _ms(min(timeout, BLOCK_CAP))
-                # RESP2, redis-py's default protocol: one [key, entries] pair per stream read.
-                found = cast("list[tuple[Any, list[_Entry]]]",
-                             self.client.xread({key: f"0-{after}"}, count=MAX_EVENTS, block=block))
-                entries = found[0][1] if found else []
+                entries = _stream_read(self.client.xread({key: f"0-{after}"}, count=MAX_EVENTS, block=block))
         return [(seq, message, final) for seq, message, final, _ in (_event(*entry) for entry in entries)]
 
     def last_event(self, session_id: str, stream_id: str) -> tuple[int, dict[str, Any]] | None:
