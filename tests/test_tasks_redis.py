@@ -88,16 +88,17 @@ def client(redis_socket: str) -> Iterator[redis.Redis]:
 
 
 # --- the store's rules, against both stores --------------------------------------------------------
-@pytest.fixture(params=["memory", "redis", "redis, decoded responses"])
+@pytest.fixture(params=["memory", "redis", "redis, decoded responses", "redis, RESP3"])
 def make_store(request: pytest.FixtureRequest) -> Iterator[Callable[..., TaskStore]]:
     """A store of either kind with the given options (the Redis one on this module's server, through
-    a client answering bytes or, with ``decode_responses``, strings)."""
+    a client answering bytes or, with ``decode_responses``, strings, or speaking RESP3)."""
     if request.param == "memory":
         yield InMemoryTaskStore
         return
     request.getfixturevalue("client")  # an empty Redis
     connection = redis.Redis(unix_socket_path=request.getfixturevalue("redis_socket"), socket_timeout=10,
-                             decode_responses=request.param.endswith("decoded responses"))
+                             decode_responses=request.param.endswith("decoded responses"),
+                             protocol=3 if request.param.endswith("RESP3") else 2)
     yield lambda **options: RedisTaskStore(connection, **options)
     connection.close()
 
