@@ -8,7 +8,9 @@ iterated so, as ASGI's and ``http.client``'s are.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar, overload
+
+_Default = TypeVar("_Default")
 
 
 class Headers(dict[str, str]):
@@ -36,6 +38,15 @@ class Headers(dict[str, str]):
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and dict.__contains__(self, name.lower())
+
+    @overload  # type: ignore[override]  # a name only, where dict.get takes any key
+    def get(self, name: str) -> str | None: ...
+
+    @overload
+    def get(self, name: str, default: str) -> str: ...
+
+    @overload
+    def get(self, name: str, default: _Default) -> str | _Default: ...
 
     def get(self, name: str, default: Any = None) -> Any:
         return dict.get(self, name.lower(), default)
