@@ -21,6 +21,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, create_model
+from typing_extensions import TypeVar as TypeVarWithDefault
 
 from minimcp.jsonrpc import MCPError
 from minimcp.server.backends import Backend, BackendSpec, resolve_backend
@@ -101,7 +102,8 @@ if TYPE_CHECKING:
     from minimcp.server.wsgi import MCPWSGIApp
 
 logger = logging.getLogger("minimcp.server")
-LifespanT = TypeVar("LifespanT")
+#: What the lifespan yields; ``Any`` for a server without one, so ``mcp = MCPServer("name")`` type-checks as is.
+LifespanT = TypeVarWithDefault("LifespanT", default=Any)
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: How many entries one page of a list result holds.
