@@ -3,13 +3,14 @@
 minimcp is installed from this checkout as a user installs it, into a folder of its own (built from
 a copy of its sources, so the checkout gets no ``build/``), and mypy checks a user's file against
 that copy: the package must carry ``py.typed`` (PEP 561, without which mypy does not read an
-installed package at all), and the elicitation page's server must check as it is written, its
-``mcp = MCPServer("Booking")`` included.
+installed package at all), and the elicitation page's server and the README's first example must
+check as they are written, their ``mcp = MCPServer(...)`` included.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,14 +64,18 @@ def _installed(tmp_path: Path) -> Path:
     return site
 
 
-def test_an_installed_minimcp_is_typed_and_the_elicitation_server_checks_as_written(tmp_path: Path) -> None:
+def test_an_installed_minimcp_is_typed_and_its_examples_check_as_written(tmp_path: Path) -> None:
     site = _installed(tmp_path)
     assert (site / "minimcp" / "py.typed").is_file()
-    user = tmp_path / "booking.py"
-    user.write_text(USER_FILE)
+    users = tmp_path / "users"
+    users.mkdir()
+    (users / "booking.py").write_text(USER_FILE)
+    readme_first = re.search(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert readme_first is not None
+    (users / "bistro.py").write_text(readme_first[1])
     checked = subprocess.run(
         [sys.executable, "-m", "mypy", "--follow-imports=silent", "--python-version", "3.10",
-         "--cache-dir", str(tmp_path / "mypy-cache"), str(user)],
+         "--cache-dir", str(tmp_path / "mypy-cache"), str(users / "booking.py"), str(users / "bistro.py")],
         cwd=tmp_path, env={**os.environ, "MYPYPATH": str(site)}, capture_output=True, text=True, timeout=600)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "Success: no issues found in 1 source file" in checked.stdout
+    assert "Success: no issues found in 2 source files" in checked.stdout
