@@ -22,6 +22,21 @@ logger = logging.getLogger("minimcp.thread_pool")
 #: One queued job: the work, and what runs once its worker is counted free.
 _Job = tuple[Callable[[], None], Optional[Callable[[], None]]]
 
+#: The forks this process descends from, counted in each child as it starts (gunicorn preloads an
+#: app, then forks its workers). A pool compares the count it was made under with this one to tell
+#: that its threads stayed behind in the parent: a global read per job where ``os.getpid()`` was a
+#: system call. Written only in a child just forked, while it has a single thread.
+_forks = 0
+
+
+def _count_fork() -> None:
+    global _forks
+    _forks += 1
+
+
+if hasattr(os, "register_at_fork"):  # no fork, no count (Windows)
+    os.register_at_fork(after_in_child=_count_fork)
+
 
 class PoolFull(Exception):
     """Every worker was taken, and none became free within the pool's ``wait_timeout``."""
@@ -35,7 +50,7 @@ class ThreadPool:
     Jobs travel on a C-implemented ``SimpleQueue``. ``_lock`` (the lock of ``_free``) guards
     ``_running`` (jobs accepted and not finished), ``_idle`` (threads waiting for a job and not yet
     promised one), ``_queued_waiters``, ``_generation`` (advanced by ``close()``: a thread of an
-    older generation ends after its job) and ``_pid``; jobs are put on the queue under it, so a
+    older generation ends after its job) and ``_forks``; jobs are put on the queue under it, so a
     thread that timed out can tell, under the same lock, whether a job is still meant for it.
     """
 
@@ -54,7 +69,7 @@ class ThreadPool:
         self._idle = 0
         self._queued_waiters = 0
         self._generation = 0
-        self._pid = os.getpid()
+        self._forks = _forks
 
     def refusal(self) -> Exception:
         """What a job that found no free worker in time raises."""
@@ -100,8 +115,8 @@ class ThreadPool:
 
     def _admit(self) -> None:
         """Under ``_lock``: make room for one more job (waiting up to ``wait_timeout``) or raise."""
-        if self._pid != os.getpid():  # threads do not survive a fork (gunicorn preloads, then forks)
-            self._pid, self._running, self._idle, self._jobs = os.getpid(), 0, 0, queue.SimpleQueue()
+        if self._forks != _forks:  # made before a fork: its threads did not come along
+            self._forks, self._running, self._idle, self._jobs = _forks, 0, 0, queue.SimpleQueue()
         if self._running >= self.max_workers and not self._wait_for_slot():
             raise self.refusal()
 

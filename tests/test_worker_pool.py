@@ -3,6 +3,7 @@ rely on, and how a full one refuses."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -59,4 +60,24 @@ def test_a_full_pool_that_may_not_wait_refuses_at_once(pool: ThreadPool, refused
     assert freed.wait(10)
     pool.submit(done.set)
     assert done.wait(10)
+    pool.close()
+
+
+def test_a_pool_made_before_a_fork_runs_jobs_in_the_child() -> None:
+    """gunicorn's ``--preload`` builds the app, then forks: the child's pool counts an idle thread
+    that stayed in the parent, and a job promised to it would never run."""
+    pool = ThreadPool(2, wait_timeout=5.0)
+    ran = threading.Event()
+    pool.submit(ran.set)
+    assert ran.wait(10)  # one idle thread now, in this process only
+    pid = os.fork()
+    if pid == 0:  # the child: report through the exit status, never return into pytest
+        done = threading.Event()
+        try:
+            pool.submit(done.set)
+            os._exit(0 if done.wait(10) else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
     pool.close()
