@@ -29,13 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
-from minimcp.shared.subscriptions import (
-    PromptsListChanged,
-    ResourcesListChanged,
-    ResourceUpdated,
-    ToolsListChanged,
-    event_method,
-)
+from minimcp.shared.subscriptions import event_method, is_server_event
 from minimcp.types import MODERN_PROTOCOL_VERSIONS, Result
 from minimcp.types.methods import METHODS, Method
 
@@ -263,7 +257,7 @@ class ResponseCache:
         """What a notification or a listen event makes stale: the methods whose row names it in
         ``evicted_by``; a method with a target (``resources/read``) only for the target it names."""
         method: str | None
-        if isinstance(change, (ToolsListChanged, PromptsListChanged, ResourcesListChanged, ResourceUpdated)):
+        if is_server_event(change):
             method, target = event_method(change), getattr(change, "uri", None)
         else:
             method, target = getattr(change, "method", None), getattr(getattr(change, "params", None), "uri", None)

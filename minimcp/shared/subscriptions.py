@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, TypeGuard, Union, get_args
 
 from minimcp.types import (
     META_SUBSCRIPTION_ID,
@@ -51,6 +51,13 @@ class ResourceUpdated:
 
 
 ServerEvent = Union[ToolsListChanged, PromptsListChanged, ResourcesListChanged, ResourceUpdated]
+_SERVER_EVENT_TYPES: tuple[type, ...] = get_args(ServerEvent)
+
+
+def is_server_event(value: object) -> TypeGuard[ServerEvent]:
+    """``isinstance(value, ServerEvent)``, which a type checker refuses: a ``Union`` is not a class."""
+    return isinstance(value, _SERVER_EVENT_TYPES)
+
 
 _LIST_CHANGED: dict[str, ServerEvent] = {
     "notifications/tools/list_changed": ToolsListChanged(),
@@ -111,4 +118,5 @@ __all__ = [
     "event_matches",
     "event_method",
     "event_to_notification",
+    "is_server_event",
 ]
