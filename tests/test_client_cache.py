@@ -140,6 +140,26 @@ def test_a_listen_event_evicts_what_it_makes_stale(serve: Callable[..., tuple[st
     assert counting.methods["resources/read"] == 2
 
 
+def test_a_change_another_client_makes_reaches_the_cache_through_the_listen_stream_alone(
+        serve: Callable[..., tuple[str, Counting]]) -> None:
+    """The change is made by a second client, so the listen stream is the only way this one hears
+    of it: its events alone must evict the cached listing and resource."""
+    mcp = _server({"tools/list": CacheHint(ttl_ms=HOUR), "resources/read": CacheHint(ttl_ms=HOUR)})
+    url, counting = serve(mcp)
+    elsewhere, _ = serve(mcp)  # the same server behind a second endpoint, counted apart
+    with Client(url, mode=MODERN) as client, Client(elsewhere, mode=MODERN) as other:
+        client.list_tools()
+        assert client.read_resource("note://today").contents[0].text == "version 1"
+        with client.listen(tools_list_changed=True, resource_subscriptions=["note://today"]) as sub:
+            other.call_tool("bump", {})
+            events = {sub.next(timeout=10), sub.next(timeout=10)}
+        assert events == {ToolsListChanged(), ResourceUpdated(uri="note://today")}
+        client.list_tools()
+        assert client.read_resource("note://today").contents[0].text == "version 2"
+    assert counting.methods["tools/list"] == 2
+    assert counting.methods["resources/read"] == 2
+
+
 def test_a_tool_listing_from_the_cache_still_teaches_the_session(serve: Callable[..., tuple[str, Counting]]) -> None:
     """A cached listing re-teaches a fresh session which tools exist (for output-schema checks)."""
     mcp = _server({"tools/list": CacheHint(ttl_ms=HOUR)})
