@@ -37,6 +37,7 @@ import os
 import queue
 import re
 import runpy
+import signal
 import socket
 import subprocess
 import sys
@@ -157,8 +158,12 @@ def server_process(command: list[str], env: dict[str, str] | None = None,
     taken by another process of a busy machine before the server binds it, and the test would then
     talk to that process. Its output is read to the end by a thread of its own, so a chatty server
     never blocks on a full pipe; a server that exits or stays silent fails with what it printed.
+    It runs in a process group of its own, stopped as a whole: a server's workers (granian's,
+    gunicorn's) hold its output open, and one left behind by a master that died first would keep
+    the reader, and so the test, waiting.
     """
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd,
+                               start_new_session=True)
     assert process.stdout is not None
     lines: queue.Queue[str] = queue.Queue()
     reader = threading.Thread(target=_read_lines, args=(process.stdout, lines), name="test-server-output", daemon=True)
@@ -174,8 +179,15 @@ def server_process(command: list[str], env: dict[str, str] | None = None,
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
+        _signal_group(process.pid, signal.SIGKILL)  # whatever the server left running
         reader.join(10)
-        process.stdout.close()
+        if not reader.is_alive():  # closing under a reader still blocked in read would wait for it
+            process.stdout.close()
+
+
+def _signal_group(group: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signum)
 
 
 def _read_lines(stream: Any, lines: queue.Queue[str]) -> None:
