@@ -6,6 +6,7 @@ each test sees which calls the cache answered and which went to the server.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 from collections import Counter
@@ -122,36 +123,21 @@ def test_modes_bypass_and_refresh_and_none(serve: Callable[..., tuple[str, Count
     assert counting.methods["tools/list"] == 5
 
 
-def test_a_listen_event_evicts_what_it_makes_stale(serve: Callable[..., tuple[str, Counting]]) -> None:
+@pytest.mark.parametrize("changed_by", ["this client", "another endpoint"])
+def test_a_listen_event_evicts_what_it_makes_stale(serve: Callable[..., tuple[str, Counting]], changed_by: str) -> None:
+    """Made through another endpoint of the same server (counted apart), the change reaches this
+    client on its listen stream alone."""
     mcp = _server({"tools/list": CacheHint(ttl_ms=HOUR), "resources/read": CacheHint(ttl_ms=HOUR)})
     url, counting = serve(mcp)
-    with Client(url, mode=MODERN) as client:
+    with contextlib.ExitStack() as clients:
+        client = clients.enter_context(Client(url, mode=MODERN))
+        changer = client if changed_by == "this client" else clients.enter_context(Client(serve(mcp)[0], mode=MODERN))
         client.list_tools()
         assert client.read_resource("note://today").contents[0].text == "version 1"
         assert client.read_resource("note://today").contents[0].text == "version 1"
         assert counting.methods["resources/read"] == 1
         with client.listen(tools_list_changed=True, resource_subscriptions=["note://today"]) as sub:
-            client.call_tool("bump", {})
-            events = {sub.next(timeout=10), sub.next(timeout=10)}
-        assert events == {ToolsListChanged(), ResourceUpdated(uri="note://today")}
-        client.list_tools()
-        assert client.read_resource("note://today").contents[0].text == "version 2"
-    assert counting.methods["tools/list"] == 2
-    assert counting.methods["resources/read"] == 2
-
-
-def test_a_change_another_client_makes_reaches_the_cache_through_the_listen_stream_alone(
-        serve: Callable[..., tuple[str, Counting]]) -> None:
-    """The change is made by a second client, so the listen stream is the only way this one hears
-    of it: its events alone must evict the cached listing and resource."""
-    mcp = _server({"tools/list": CacheHint(ttl_ms=HOUR), "resources/read": CacheHint(ttl_ms=HOUR)})
-    url, counting = serve(mcp)
-    elsewhere, _ = serve(mcp)  # the same server behind a second endpoint, counted apart
-    with Client(url, mode=MODERN) as client, Client(elsewhere, mode=MODERN) as other:
-        client.list_tools()
-        assert client.read_resource("note://today").contents[0].text == "version 1"
-        with client.listen(tools_list_changed=True, resource_subscriptions=["note://today"]) as sub:
-            other.call_tool("bump", {})
+            changer.call_tool("bump", {})
             events = {sub.next(timeout=10), sub.next(timeout=10)}
         assert events == {ToolsListChanged(), ResourceUpdated(uri="note://today")}
         client.list_tools()
