@@ -58,8 +58,9 @@ def _installed(tmp_path: Path) -> Path:
         shutil.copy(ROOT / name, source / name)
     shutil.copytree(ROOT / "minimcp", source / "minimcp", ignore=shutil.ignore_patterns("__pycache__"))
     site = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(source)],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(source)],
+        capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     return site
 
