@@ -20,7 +20,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, get_args
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
 
 from pydantic import AliasChoices, AliasPath, BaseModel, ValidationError
 
@@ -221,9 +221,8 @@ def fold_extensions(extensions: Sequence[ClientExtension] | None) -> FoldedExten
     claim_owners: dict[str, str] = {}
     binding_owners: dict[str, str] = {}
     for extension in extensions or ():
-        found = getattr(extension, "identifier", None)  # an instance may never have set one
-        validate_extension_identifier(found, owner=type(extension).__name__)
-        identifier = cast(str, found)  # validated just above
+        identifier = validate_extension_identifier(getattr(extension, "identifier", None),
+                                                   owner=type(extension).__name__)
         if identifier in folded.declared:
             raise ValueError(f"extension identifier {identifier!r} is passed more than once")
         folded.declared[identifier] = extension.settings()

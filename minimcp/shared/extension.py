@@ -16,12 +16,13 @@ _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _IDENTIFIER = re.compile(rf"{_LABEL}(?:\.{_LABEL})*/{_NAME}")
 
 
-def validate_extension_identifier(identifier: Any, *, owner: str) -> None:
-    """Refuse (``TypeError``) an identifier without its vendor prefix, naming ``owner``: two vendors'
-    ``search`` must never meet under one key of ``capabilities.extensions``."""
+def validate_extension_identifier(identifier: Any, *, owner: str) -> str:
+    """``identifier``, once it is a string with its vendor prefix; else ``TypeError`` naming
+    ``owner``: two vendors' ``search`` must never meet under one key of ``capabilities.extensions``."""
     if not isinstance(identifier, str) or not _IDENTIFIER.fullmatch(identifier):
         raise TypeError(f"{owner}.identifier must be a `vendor-prefix/name` string "
                         f"(reverse-DNS prefix required, e.g. 'com.example/search'), got {identifier!r}")
+    return identifier
 
 
 def declares_extension(capabilities: Any, identifier: str) -> bool:

@@ -554,9 +554,8 @@ class MCPServer(Generic[LifespanT]):
     def _apply_extension(self, extension: Extension) -> None:
         """Register what one extension adds and advertise its settings; fixed at construction, so a
         clash (a second extension of one identifier, a method already served) fails here."""
-        # one that never set an identifier is refused with the TypeError that says how, not an AttributeError
-        validate_extension_identifier(getattr(extension, "identifier", None), owner=type(extension).__name__)
-        identifier = extension.identifier
+        identifier = validate_extension_identifier(getattr(extension, "identifier", None),
+                                                   owner=type(extension).__name__)
         if any(known.identifier == identifier for known in self.extensions):
             raise ValueError(f"Extension {identifier!r} is already registered")
         if intercepts_tool_calls(extension):
