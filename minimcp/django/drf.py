@@ -113,9 +113,7 @@ class _Route:
         self.action = action
         self.detail = detail
         self.serializer = serializer or getattr(view, "serializer_class", None)
-        url_kwarg: str | None = getattr(view, "lookup_url_kwarg", None)
-        field: str = getattr(view, "lookup_field", "pk")
-        self.lookup = url_kwarg or field
+        self.lookup: str = getattr(view, "lookup_url_kwarg", "") or getattr(view, "lookup_field", "pk")
 
     # --- the tool ---------------------------------------------------------------------------------
     def function(self) -> Any:
