@@ -4,7 +4,9 @@ rely on, and how a full one refuses."""
 from __future__ import annotations
 
 import os
+import signal
 import threading
+import time
 
 import pytest
 
@@ -67,9 +69,9 @@ def test_a_pool_made_before_a_fork_runs_jobs_in_the_child() -> None:
     """gunicorn's ``--preload`` builds the app, then forks: the child's pool counts an idle thread
     that stayed in the parent, and a job promised to it would never run."""
     pool = ThreadPool(2, wait_timeout=5.0)
-    ran = threading.Event()
-    pool.submit(ran.set)
-    assert ran.wait(10)  # one idle thread now, in this process only
+    idle = threading.Event()
+    pool.submit(lambda: None, then=idle.set)  # ``then`` runs once the worker is counted idle, its lock let go
+    assert idle.wait(10)  # one idle thread now, in this process only
     pid = os.fork()
     if pid == 0:  # the child: report through the exit status, never return into pytest
         done = threading.Event()
@@ -78,6 +80,11 @@ def test_a_pool_made_before_a_fork_runs_jobs_in_the_child() -> None:
             os._exit(0 if done.wait(10) else 1)
         finally:
             os._exit(2)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    deadline = time.monotonic() + 30
+    while (ended := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if ended[0] == 0:  # a child stuck for good: end it, and fail
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
     pool.close()
+    assert ended[0] == pid and os.waitstatus_to_exitcode(ended[1]) == 0
