@@ -2,7 +2,8 @@
 
 ``MINIMCP_TEST_BACKEND`` (a Redis URL) is its ``backend=``; without it the server keeps everything
 in its process, as by default. ``MINIMCP_TEST_REDIS_CLIENT`` (JSON: ``redis.Redis.from_url``'s
-options) makes it ``RedisBackend(client)`` with a client of the user's own making instead. No request-state key is configured: with a backend the keys come from it.
+options) makes it ``RedisBackend(client)`` with a client of the user's own making instead. No
+request-state key is configured: with a backend the keys come from it.
 Run as a program it listens on a port the system picks and announces its URL once it accepts;
 ``MINIMCP_TEST_PIN_CPU=0`` then lets its threads run on any CPU (``mcp.run(pin_cpu=False)``).
 """
@@ -15,7 +16,6 @@ from pydantic import BaseModel
 
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Context
-
 
 
 def _backend() -> object:
