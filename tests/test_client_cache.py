@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -144,6 +146,29 @@ def test_a_listen_event_evicts_what_it_makes_stale(serve: Callable[..., tuple[st
         assert client.read_resource("note://today").contents[0].text == "version 2"
     assert counting.methods["tools/list"] == 2
     assert counting.methods["resources/read"] == 2
+
+
+class SlowOnTheListenThread(InMemoryResponseCacheStore):
+    """Deletes late when the listen stream's own thread asks, as a store over the network might."""
+
+    def delete(self, key: CacheKey) -> None:
+        if threading.current_thread().name == "minimcp-listen":
+            time.sleep(0.5)
+        super().delete(key)
+
+
+def test_a_listen_event_is_evicted_before_the_loop_body_reads_again(serve: Callable[..., tuple[str, Counting]]) -> None:
+    """The event reaches the iterator before the stream's thread has evicted anything: the read
+    right after ``next()`` must still miss the stale entry."""
+    url, counting = serve(_server({"tools/list": CacheHint(ttl_ms=HOUR)}))
+    cache = CacheConfig(store=SlowOnTheListenThread(), partition="me")
+    with Client(url, mode=MODERN, cache=cache) as client:
+        client.list_tools()
+        with client.listen(tools_list_changed=True) as sub:
+            client.call_tool("bump", {})
+            assert sub.next(timeout=10) == ToolsListChanged()
+            client.list_tools()
+            assert counting.methods["tools/list"] == 2
 
 
 def test_a_tool_listing_from_the_cache_still_teaches_the_session(serve: Callable[..., tuple[str, Counting]]) -> None:

@@ -468,6 +468,9 @@ class Client:
         (``sub.honored``). A graceful close ends the loop, a dropped stream raises
         ``SubscriptionLost``. Legacy servers: ``subscribe_resource()`` and ``message_handler``.
         """
+        # The cache hears a listen event twice, and needs both: the session queues the event for
+        # the iterator first and passes it to the message handler (which evicts) after, so only
+        # ``on_event``, run on the iterating thread, evicts before a loop body reads again.
         return listen(self.session, tools_list_changed=tools_list_changed, prompts_list_changed=prompts_list_changed,
                       resources_list_changed=resources_list_changed, resource_subscriptions=resource_subscriptions,
                       on_event=None if self._cache is None else self._cache.evict_for)
