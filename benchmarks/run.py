@@ -80,10 +80,19 @@ def log(*args: object) -> None:
 
 
 # --- processes -----------------------------------------------------------------------------------
+#: Ports already handed out: the servers start together, after every port is picked, and the kernel
+#: may give a port closed by one pick to the next one.
+_taken: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _taken:
+            _taken.add(port)
+            return port
 
 
 def _status(pid: int) -> dict[str, str]:
