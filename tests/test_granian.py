@@ -119,13 +119,21 @@ def test_legacy_questions_outstanding_at_once(url: str) -> None:
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_two_workers_sharing_redis_answer_each_others_questions(redis_server: RedisServer, mode: str) -> None:
     """``--workers 2`` with a shared backend: each request on a new connection, so the kernel
-    spreads them over both processes; every round trip completes and both processes answered."""
+    spreads them over both processes; once both serve, every round trip completes.
+
+    granian starts its workers one after the other, and the port accepts as soon as the first
+    listens: the round trips wait (bounded) until both processes answer."""
     with granian("shared_server:app", SERVERS, server_env(redis_server.url), workers=2) as server:
+        pids: set[int] = set()
+
+        def both_serve() -> bool:
+            pids.update(pids_answering(server, SPREAD_CALLS, mode=mode))
+            return len(pids) == 2
+
+        assert wait_for(both_serve, STARTUP), f"only {pids} answered:\n{''.join(server.banner)}"
         client, _ = client_of(server, mode=mode, elicitation_callback=accept, read_timeout_seconds=60)
         with client:
             texts = [client.call_tool("confirm", {"door": f"d{n}"}).content[0].text for n in range(6)]
             version = client.protocol_version
-        pids = set(pids_answering(server, SPREAD_CALLS, mode=mode))
     assert texts == [f"d{n}: accept True" for n in range(6)]
     assert version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
-    assert len(pids) == 2, pids
