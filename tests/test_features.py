@@ -16,6 +16,7 @@ from minimcp.client import ClientRequestContext
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import AssistantMessage, Context, Image, UserMessage
 from minimcp.server.mcpserver.exceptions import ResourceNotFoundError
+from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.types import (
     Completion,
     CreateMessageResult,
@@ -25,6 +26,10 @@ from minimcp.types import (
     SamplingMessage,
     TextContent,
 )
+
+#: ``chatty`` logs through ``ctx.info``, protocol logging, which warns as deprecated (as officially);
+#: ``test_logging_and_progress`` checks that it does.
+pytestmark = pytest.mark.filterwarnings("ignore:protocol logging is deprecated:minimcp.shared.exceptions.MCPDeprecationWarning")
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
 
@@ -140,7 +145,8 @@ def test_logging_and_progress(connect: Callable[..., Client], mode: str) -> None
     with connect(library(), mode=mode, logging_callback=logged.append, log_level="info") as client:
         if mode == "legacy":
             client.set_logging_level("info")
-        result = client.call_tool("chatty", {}, progress_callback=lambda p, t, m: progress.append((p, t, m)))
+        with pytest.warns(MCPDeprecationWarning, match="protocol logging is deprecated"):
+            result = client.call_tool("chatty", {}, progress_callback=lambda p, t, m: progress.append((p, t, m)))
     assert result.content[0].text == "done"
     assert [entry.data for entry in logged] == ["one", "two", "three"]
     assert progress == [(1, 3, "one"), (2, 3, "two"), (3, 3, "three")]
