@@ -27,6 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import requests
 import requests.auth
+from pydantic import AnyUrl
 
 from minimcp import Client
 from minimcp.client import ClientRequestContext
@@ -135,7 +136,7 @@ def call_first_tool(client: Client, ctx: dict[str, Any]) -> None:
 
 # --- authorization ---------------------------------------------------------------------------
 
-REDIRECT_URI = "http://localhost:3000/callback"
+REDIRECT_URI = AnyUrl("http://localhost:3000/callback")
 #: The Client ID Metadata Document URL the harness expects (it never fetches it successfully).
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 

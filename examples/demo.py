@@ -19,7 +19,7 @@ from typing import Any
 
 from minimcp import Client, MCPError
 from minimcp.client import ClientRequestContext
-from minimcp.types import ElicitRequestParams, ElicitRequestURLParams, ElicitResult
+from minimcp.types import CallToolResult, ElicitRequestParams, ElicitRequestURLParams, ElicitResult, TextContent
 
 HERE = Path(__file__).resolve().parent
 
@@ -75,12 +75,19 @@ def interactive_callback() -> Any:
     return handle_elicitation
 
 
+def text_of(result: CallToolResult) -> str:
+    """A tool's first block as the tour prints it: these tools answer in text, and only a
+    ``TextContent`` block has ``.text``."""
+    block = result.content[0]
+    return block.text if isinstance(block, TextContent) else str(block)
+
+
 def tour(mode: str, callback: Any) -> None:
     print(f"\n=== {'legacy connection (2025-11-25)' if mode == 'legacy' else 'auto: 2026-07-28'} ===")
     with serving("bistro_server") as url, Client(url, mode=mode, elicitation_callback=callback) as client:
         print(f"[connected, protocol {client.protocol_version}]")
         result = client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
-        print(result.content[0].text)
+        print(text_of(result))
     completed: list[str] = []
 
     def on_message(message: Any) -> None:
@@ -89,14 +96,14 @@ def tour(mode: str, callback: Any) -> None:
 
     with serving("deposit_server") as url, Client(url, mode=mode, elicitation_callback=callback,
                                                    message_handler=on_message) as client:
-        print(client.call_tool("pay_deposit", {"booking_id": "42"}).content[0].text)
-        print(client.call_tool("confirm_deposit", {"booking_id": "42"}).content[0].text)
+        print(text_of(client.call_tool("pay_deposit", {"booking_id": "42"})))
+        print(text_of(client.call_tool("confirm_deposit", {"booking_id": "42"})))
         time.sleep(0.2)
         if completed:
             print(f"[notifications/elicitation/complete for {completed[0]}]")
     with serving("files_server") as url, Client(url, mode=mode, elicitation_callback=callback) as client:
         for path in ("/tmp/empty", "/tmp/project"):
-            print(client.call_tool("delete_folder", {"path": path}).content[0].text)
+            print(text_of(client.call_tool("delete_folder", {"path": path})))
     with serving("bistro_server") as url, Client(url, mode=mode) as client:
         try:
             client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})

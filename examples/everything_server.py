@@ -10,7 +10,9 @@ through one helper, ``_gather``: on a legacy (2025-11-25) connection it sends se
 requests on the call's own SSE stream and blocks until they are answered; on a 2026-07-28 request
 it returns a hand-built ``InputRequiredResult`` and reads the answers from the retry. Raw
 ``requestedSchema`` dicts are used where the harness checks a shape a pydantic model cannot
-express exactly (SEP-1034 defaults, SEP-1330 enum variants).
+express exactly (SEP-1034 defaults, SEP-1330 enum variants). The requests themselves are dicts as
+well, which ``InputRequiredResult`` validates into request models: mypy sees only the models'
+type, hence the ``# type: ignore[arg-type]`` where they are handed over.
 
 The tasks extension's scenarios (``tasks-*``, run without a version pin) call ``greet``,
 ``slow_compute``, ``failing_job``, ``protocol_error_job``, ``confirm_delete``, ``multi_input`` and
@@ -111,13 +113,15 @@ ROOTS: dict[str, Any] = {"method": "roots/list", "params": {}}
 
 
 def _gather(ctx: Context, requests: dict[str, dict[str, Any]], state: str | None = None) -> (
-    dict[str, dict[str, Any]] | InputRequiredResult
+    dict[str, Any] | InputRequiredResult
 ):
     """The client's answers to ``requests``, keyed like them, on either era.
 
     Legacy: each request goes to the client on this call's stream, in order, and the worker waits.
     2026-07-28: the answers come from this round's ``inputResponses``; when one is missing (or the
     round does not carry ``state`` back) the caller gets the ``InputRequiredResult`` to return.
+    An answer is the raw result on a legacy connection and a result model (``ctx.input_responses``)
+    on a 2026-07-28 one; the callers' ``model_validate`` reads either.
     """
     if not _is_modern(ctx):
         related = ctx.request_context.request_id
@@ -126,10 +130,10 @@ def _gather(ctx: Context, requests: dict[str, dict[str, Any]], state: str | None
     responses = ctx.input_responses or {}
     if all(key in responses for key in requests) and ctx.request_state == state:
         return {key: responses[key] for key in requests}
-    return InputRequiredResult(input_requests=requests, request_state=state)
+    return InputRequiredResult(input_requests=requests, request_state=state)  # type: ignore[arg-type]
 
 
-def _sampled_text(response: dict[str, Any]) -> str:
+def _sampled_text(response: Any) -> str:
     content = CreateMessageResult.model_validate(response).content
     return content.text if isinstance(content, TextContent) else str(content)
 
@@ -400,8 +404,8 @@ def test_input_required_result_multi_round(ctx: Context) -> CallToolResult | Inp
     if ctx.request_state == "round-2" and "step2" in responses:
         return _text("Completed both rounds")
     if ctx.request_state == "round-1" and "step1" in responses:
-        return InputRequiredResult(input_requests=step2, request_state="round-2")
-    return InputRequiredResult(input_requests=step1, request_state="round-1")
+        return InputRequiredResult(input_requests=step2, request_state="round-2")  # type: ignore[arg-type]
+    return InputRequiredResult(input_requests=step1, request_state="round-1")  # type: ignore[arg-type]
 
 
 @mcp.tool()
@@ -482,7 +486,7 @@ def multi_input(ctx: Context) -> CallToolResult | InputRequiredResult:
     }
     answers = ctx.input_responses or {}
     if not all(key in answers for key in questions):
-        return InputRequiredResult(input_requests=questions)
+        return InputRequiredResult(input_requests=questions)  # type: ignore[arg-type]
     return _text(f"Received {', '.join(sorted(questions))}")
 
 

@@ -31,7 +31,7 @@ db = SQLAlchemy()
 login_manager = LoginManager()
 
 
-class User(UserMixin, db.Model):  # type: ignore[name-defined,misc]
+class User(UserMixin, db.Model):  # type: ignore[name-defined]
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(unique=True)
     is_librarian: Mapped[bool] = mapped_column(default=False)
@@ -41,7 +41,7 @@ class User(UserMixin, db.Model):  # type: ignore[name-defined,misc]
         return self.username
 
 
-class Book(db.Model):  # type: ignore[name-defined,misc]
+class Book(db.Model):  # type: ignore[name-defined]
     id: Mapped[int] = mapped_column(primary_key=True)
     title: Mapped[str]
     author: Mapped[str]

@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from flask import Flask, redirect, request
+from flask.typing import ResponseReturnValue
 from flask_login import LoginManager, UserMixin, current_user, login_user
 from flask_sqlalchemy import SQLAlchemy
 from pydantic import BaseModel, Field
@@ -34,7 +35,7 @@ login_manager.login_view = "login"
 mcp = MCP(name="Notes", oauth=True)
 
 
-class User(UserMixin, db.Model):  # type: ignore[name-defined,misc]
+class User(UserMixin, db.Model):  # type: ignore[name-defined]
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(unique=True)
     password_hash: Mapped[str]
@@ -44,7 +45,7 @@ class User(UserMixin, db.Model):  # type: ignore[name-defined,misc]
         return self.username
 
 
-class Note(db.Model):  # type: ignore[name-defined,misc]
+class Note(db.Model):  # type: ignore[name-defined]
     id: Mapped[int] = mapped_column(primary_key=True)
     owner_id: Mapped[int] = mapped_column(ForeignKey("user.id"))
     text: Mapped[str]
@@ -150,7 +151,7 @@ def create_app(database_uri: str | None = None, instance_path: str | None = None
         return f"Signed in as {who}. MCP endpoint: {request.host_url}mcp"
 
     @app.route("/login", methods=["GET", "POST"])
-    def login() -> object:
+    def login() -> ResponseReturnValue:
         if request.method == "POST":
             user = db.session.scalar(select(User).where(User.username == request.form.get("username", "")))
             if user is not None and check_password_hash(user.password_hash, request.form.get("password", "")):

@@ -15,6 +15,14 @@ import sys
 from minimcp import Client
 from minimcp.client import terminal_elicitation
 from minimcp.client.auth import browser_login
+from minimcp.types import CallToolResult, TextContent
+
+
+def text_of(result: CallToolResult) -> str:
+    """A tool's first block as printed: the example server's tools answer in text, and only a
+    ``TextContent`` block has ``.text``."""
+    block = result.content[0]
+    return block.text if isinstance(block, TextContent) else str(block)
 
 
 def main(url: str) -> None:
@@ -23,8 +31,8 @@ def main(url: str) -> None:
         with Client(url, auth=login, elicitation_callback=terminal_elicitation) as client:
             me = client.call_tool("whoami", {}).structured_content or {}
             print(f"signed in as {me.get('user')} with {' '.join(me.get('scopes', []))}")
-            print("counter:", client.call_tool("increment", {}).content[0].text)
-            print(client.call_tool("reset_counter", {}).content[0].text)
+            print("counter:", text_of(client.call_tool("increment", {})))
+            print(text_of(client.call_tool("reset_counter", {})))
     finally:
         login.close()
 

@@ -307,8 +307,10 @@ def build_server(base_url: str = "http://localhost:8000", users: dict[str, str] 
     mcp = MCPServer(
         "OAuth demo",
         auth=AuthSettings(
-            issuer_url=base_url,
-            resource_server_url=f"{base_url}/mcp",
+            # Strings, which pydantic parses: AuthSettings keeps the issuer as spelled, where an
+            # AnyHttpUrl built here would have gained a trailing "/" (the issuer must match exactly).
+            issuer_url=base_url,  # type: ignore[arg-type]
+            resource_server_url=f"{base_url}/mcp",  # type: ignore[arg-type]
             validate_token_resource=True,
             required_scopes=["mcp:tools"],
             client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES,
@@ -325,6 +327,8 @@ def build_server(base_url: str = "http://localhost:8000", users: dict[str, str] 
     def whoami(ctx: Context) -> dict[str, Any]:
         """Who the server thinks is calling: the token's user, client and scopes."""
         token = ctx.access_token
+        if token is None:  # only in memory or over stdio: over HTTP every call carries a token
+            return {"user": None, "client_id": None, "scopes": []}
         return {"user": token.subject, "client_id": token.client_id, "scopes": token.scopes}
 
     @mcp.tool()
@@ -339,7 +343,8 @@ def build_server(base_url: str = "http://localhost:8000", users: dict[str, str] 
         """Set the counter back to zero (needs the mcp:admin scope)."""
         with counter_lock:
             counter["value"] = 0
-        return f"reset by {get_access_token().subject}"
+        token = get_access_token()
+        return f"reset by {token.subject if token is not None else 'a caller without a token'}"
 
     return mcp
 

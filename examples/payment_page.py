@@ -119,7 +119,7 @@ def pay(url: str, booking_id: str, elicitation_callback: Any, timeout: float = 6
     travels on the session's standalone GET stream.
     """
     from minimcp import Client
-    from minimcp.types import ElicitCompleteNotification
+    from minimcp.types import ElicitCompleteNotification, TextContent
 
     expected = elicitation_id_for(booking_id)
     completed = threading.Event()
@@ -130,8 +130,10 @@ def pay(url: str, booking_id: str, elicitation_callback: Any, timeout: float = 6
 
     with Client(url, mode="legacy", elicitation_callback=elicitation_callback, message_handler=on_message) as client:
         result = client.call_tool("pay_deposit", {"booking_id": booking_id})
-        print(result.content[0].text)
-        if result.is_error or result.content[0].text != "Complete the payment in your browser.":
+        first = result.content[0]
+        text = first.text if isinstance(first, TextContent) else str(first)
+        print(text)
+        if result.is_error or text != "Complete the payment in your browser.":
             return False
         if not completed.wait(timeout):
             print(f"no payment within {timeout:.0f}s")

@@ -40,7 +40,7 @@ class MyReviewTools(ModelToolset):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Review]:
         return super().get_queryset(request).filter(reviewer=request.user)
 
-    def before_save(self, request: HttpRequest, instance: Review, created: bool) -> None:  # type: ignore[override]
+    def before_save(self, request: HttpRequest, instance: Review, created: bool) -> None:
         instance.reviewer = request.user
 
 
