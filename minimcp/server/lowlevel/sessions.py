@@ -90,6 +90,17 @@ def _with_meta(params: dict[str, Any] | None, meta: dict[str, Any] | None) -> di
     return {**(params or {}), "_meta": meta} if meta else params
 
 
+def _timeout_of(opts: Mapping[str, Any] | None) -> float | None:
+    """The official ``CallOptions``' ``timeout`` for one request on the standalone channel; its
+    other keys (progress, resumption, a caller's own id) mean nothing to a server's channel."""
+    timeout = (opts or {}).get("timeout")
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"opts['timeout'] must be a positive number of seconds, got {timeout!r}")
+    return float(timeout)
+
+
 def _covers(declared: Any, required: Any) -> bool:
     """Whether a declared capability object includes everything ``required`` names."""
     if not isinstance(required, dict):
@@ -385,10 +396,11 @@ class Connection:
                 return self._inflight.get(related_request_id)
             return self.standalone
 
-    def notify(self, method: str, params: Mapping[str, Any] | None = None, opts: Any = None, *,
+    def notify(self, method: str, params: Mapping[str, Any] | None = None, opts: Mapping[str, Any] | None = None, *,
                related_request_id: RequestId | None = None) -> None:
         """Send on the request's stream, or the standalone channel; dropped where neither exists
-        (a notification is advisory: this never raises)."""
+        (a notification is advisory: this never raises). ``opts``, the official ``CallOptions``,
+        holds nothing a notification uses."""
         channel = self.era.channel(self, related_request_id)
         message = jsonrpc.notification(method, params if params is None or isinstance(params, dict) else dict(params))
         if channel is not None:
@@ -415,8 +427,10 @@ class Connection:
         elif self.elsewhere is not None:
             self.elsewhere.tell("cancel", {"id": request_id})
 
-    def ask(self, method: str, params: dict[str, Any], related_request_id: RequestId | None) -> dict[str, Any]:
-        """Ask the client and wait (bounded by the server's ``back_channel_timeout``); the raw result."""
+    def ask(self, method: str, params: dict[str, Any], related_request_id: RequestId | None,
+            timeout: float | None = None) -> dict[str, Any]:
+        """Ask the client and wait ``timeout`` seconds at most (by default the server's
+        ``back_channel_timeout``); the raw result."""
         channel = self.era.channel(self, related_request_id)
         if channel is None or self._server is None:
             raise jsonrpc.NoBackChannelError(method)
@@ -427,27 +441,30 @@ class Connection:
         shares = self._server.question_shares
         shares.take(self.share_principal)
         try:
-            return send_request(self.pending, channel, method, params, self._server.back_channel_timeout)
+            return send_request(self.pending, channel, method, params,
+                                self._server.back_channel_timeout if timeout is None else timeout)
         finally:
             shares.give_back(self.share_principal)
 
     # --- the official ``Connection``'s standalone-stream API --------------------------------------
-    def send_raw_request(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> dict[str, Any]:
-        """Ask on the standalone channel; ``NoBackChannelError`` where there is none (2026-07-28)."""
-        return self.ask(method, dict(params or {}), None)
+    def send_raw_request(self, method: str, params: Mapping[str, Any] | None,
+                         opts: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Ask on the standalone channel; ``NoBackChannelError`` where there is none (2026-07-28).
+        ``opts={"timeout": seconds}`` bounds this request's wait in place of ``back_channel_timeout``."""
+        return self.ask(method, dict(params or {}), None, _timeout_of(opts))
 
     def send_request(self, req: BaseModel, *, result_type: type[BaseModel] | None = None,
-                     opts: Any = None) -> BaseModel:
+                     opts: Mapping[str, Any] | None = None) -> BaseModel:
         """Ask with a request model and validate the answer (``result_type`` for a custom request)."""
         wire = dump(req)
-        raw = self.send_raw_request(wire["method"], wire.get("params"))
+        raw = self.send_raw_request(wire["method"], wire.get("params"), opts)
         model = result_type or _RESULT_FOR.get(wire["method"])
         if model is None:
             raise KeyError(f"pass result_type= for the custom request {wire['method']!r}")
         return model.model_validate(raw)
 
-    def ping(self, *, meta: dict[str, Any] | None = None, opts: Any = None) -> None:
-        self.send_raw_request("ping", {"_meta": meta} if meta else None)
+    def ping(self, *, meta: dict[str, Any] | None = None, opts: Mapping[str, Any] | None = None) -> None:
+        self.send_raw_request("ping", {"_meta": meta} if meta else None, opts)
 
     def log(self, level: LoggingLevel, data: Any, logger: str | None = None, *,
             meta: dict[str, Any] | None = None) -> None:

@@ -1,0 +1,134 @@
+"""The official ``Connection`` API a handler reaches as ``ctx.session.connection``, and the
+``ServerSession`` notifications that share its standalone channel, on a real legacy HTTP session
+whose client holds the standalone GET stream open."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from minimcp import Client, MCPError
+from minimcp.client import ClientRequestContext
+from minimcp.server import MCPServer
+from minimcp.server.mcpserver import Context
+from minimcp.types import (
+    ListRootsRequest,
+    ListRootsResult,
+    LoggingMessageNotification,
+    PromptListChangedNotification,
+    ResourceListChangedNotification,
+    ResourceUpdatedNotification,
+    Root,
+    ToolListChangedNotification,
+)
+
+#: What the ``announce`` tool sends, by notification class (``ResourceUpdated`` twice: once per API).
+ANNOUNCED = {ToolListChangedNotification: 1, PromptListChangedNotification: 2, ResourceListChangedNotification: 1,
+             ResourceUpdatedNotification: 2, LoggingMessageNotification: 1}
+
+
+def standalone_server() -> MCPServer:
+    mcp = MCPServer("Standalone", back_channel_timeout=20)
+
+    @mcp.tool()
+    def announce(ctx: Context) -> str:
+        connection = ctx.session.connection
+        connection.send_tool_list_changed()
+        connection.send_prompt_list_changed()
+        connection.send_resource_list_changed()
+        connection.send_resource_updated("note://today")
+        connection.log("warning", "disk low", "storage")
+        ctx.session.send_prompt_list_changed()
+        ctx.session.send_resource_updated("note://today")
+        return "sent"
+
+    @mcp.tool()
+    def roots(ctx: Context, timeout: float | None = None) -> str:
+        connection = ctx.session.connection
+        opts = None if timeout is None else {"timeout": timeout}
+        raw = connection.send_raw_request("roots/list", None, opts)
+        typed = connection.send_request(ListRootsRequest(method="roots/list"), opts=opts)
+        connection.ping(opts=opts)
+        assert isinstance(typed, ListRootsResult)
+        return f"{raw['roots'][0]['uri']} {typed.roots[0].uri}"
+
+    return mcp
+
+
+def _until_announced(client: Client, seen: list[Any]) -> None:
+    """Call ``announce`` until each of its notifications arrived: the client opens its GET stream
+    on its own thread after the handshake, and what is sent before it is open is dropped."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        del seen[:]
+        assert client.call_tool("announce", {}).content[0].text == "sent"
+        time.sleep(0.2)
+        if all(sum(isinstance(m, kind) for m in seen) >= count for kind, count in ANNOUNCED.items()):
+            return
+    raise AssertionError(f"not every notification arrived: {seen}")
+
+
+def test_the_standalone_channel_carries_every_notification(serve_http: Callable[..., str]) -> None:
+    seen: list[Any] = []
+    with Client(serve_http(standalone_server()), mode="legacy", message_handler=seen.append) as client:
+        _until_announced(client, seen)
+    updated = [m for m in seen if isinstance(m, ResourceUpdatedNotification)]
+    assert {str(m.params.uri) for m in updated} == {"note://today"}
+    (logged,) = [m for m in seen if isinstance(m, LoggingMessageNotification)]
+    assert (logged.params.level, logged.params.data, logged.params.logger) == ("warning", "disk low", "storage")
+
+
+def test_requests_on_the_standalone_channel_are_answered(serve_http: Callable[..., str]) -> None:
+    seen: list[Any] = []
+
+    def list_roots(context: ClientRequestContext) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri="file:///work")])
+
+    with Client(serve_http(standalone_server()), mode="legacy", message_handler=seen.append,
+                list_roots_callback=list_roots) as client:
+        _until_announced(client, seen)
+        assert client.call_tool("roots", {}).content[0].text == "file:///work file:///work"
+
+
+def test_opts_timeout_bounds_one_request_in_place_of_the_servers(serve_http: Callable[..., str]) -> None:
+    """The official ``CallOptions`` ``timeout``: the client's answer comes after 5 s, the server's
+    ``back_channel_timeout`` is 20 s, and the request gives up after 0.3 s."""
+    seen: list[Any] = []
+    release = threading.Event()
+
+    def slow_roots(context: ClientRequestContext) -> ListRootsResult:
+        release.wait(5)
+        return ListRootsResult(roots=[Root(uri="file:///late")])
+
+    try:
+        with Client(serve_http(standalone_server()), mode="legacy", message_handler=seen.append,
+                    list_roots_callback=slow_roots) as client:
+            _until_announced(client, seen)
+            started = time.monotonic()
+            with pytest.raises(MCPError) as timed_out:
+                client.call_tool("roots", {"timeout": 0.3})
+            assert time.monotonic() - started < 3
+            release.set()
+    finally:
+        release.set()
+    assert (timed_out.value.code, str(timed_out.value)) == (-32001, "Request 'roots/list' timed out")
+
+
+def test_a_timeout_that_is_not_a_positive_number_is_refused(serve_http: Callable[..., str]) -> None:
+    mcp = MCPServer("Standalone")
+
+    @mcp.tool()
+    def ask(ctx: Context) -> str:
+        try:
+            ctx.session.connection.send_raw_request("roots/list", None, {"timeout": -1})
+        except ValueError as refused:
+            return str(refused)
+        return "asked"
+
+    with Client(serve_http(mcp), mode="legacy") as client:
+        assert client.call_tool("ask", {}).content[0].text == \
+            "opts['timeout'] must be a positive number of seconds, got -1"
