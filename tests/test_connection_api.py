@@ -1,6 +1,6 @@
 """The official ``Connection`` API a handler reaches as ``ctx.session.connection``, and the
 ``ServerSession`` notifications that share its standalone channel, on a real legacy HTTP session
-whose client holds the standalone GET stream open."""
+whose client holds the standalone GET stream open; and the per-request timeouts of both APIs."""
 
 from __future__ import annotations
 
@@ -56,6 +56,12 @@ def standalone_server() -> MCPServer:
         assert isinstance(typed, ListRootsResult)
         return f"{raw['roots'][0]['uri']} {typed.roots[0].uri}"
 
+    @mcp.tool()
+    def roots_on_this_call(ctx: Context, timeout: float) -> str:
+        result = ctx.session.send_request(ListRootsRequest(method="roots/list"), ListRootsResult,
+                                          request_read_timeout_seconds=timeout, related_request_id=ctx.request_id)
+        return str(result.roots[0].uri)
+
     return mcp
 
 
@@ -94,24 +100,26 @@ def test_requests_on_the_standalone_channel_are_answered(serve_http: Callable[..
         assert client.call_tool("roots", {}).content[0].text == "file:///work file:///work"
 
 
-def test_opts_timeout_bounds_one_request_in_place_of_the_servers(serve_http: Callable[..., str]) -> None:
-    """The official ``CallOptions`` ``timeout``: the client's answer comes after 5 s, the server's
-    ``back_channel_timeout`` is 20 s, and the request gives up after 0.3 s."""
+@pytest.mark.parametrize("tool", ["roots", "roots_on_this_call"])
+def test_a_request_timeout_bounds_one_request_in_place_of_the_servers(serve_http: Callable[..., str],
+                                                                      tool: str) -> None:
+    """The official ``CallOptions`` ``timeout`` on the standalone channel, and ``ServerSession.send_request``'s
+    ``request_read_timeout_seconds`` on the call's own stream: the client's answer comes after 2 s,
+    the server's ``back_channel_timeout`` is 20 s, so only a request that gave up after its own 0.3 s
+    fails. (On the call's own stream the client reads the failure once its callback has returned.)"""
     seen: list[Any] = []
     release = threading.Event()
 
     def slow_roots(context: ClientRequestContext) -> ListRootsResult:
-        release.wait(5)
+        release.wait(2)
         return ListRootsResult(roots=[Root(uri="file:///late")])
 
     try:
         with Client(serve_http(standalone_server()), mode="legacy", message_handler=seen.append,
                     list_roots_callback=slow_roots) as client:
             _until_announced(client, seen)
-            started = time.monotonic()
             with pytest.raises(MCPError) as timed_out:
-                client.call_tool("roots", {"timeout": 0.3})
-            assert time.monotonic() - started < 3
+                client.call_tool(tool, {"timeout": 0.3})
             release.set()
     finally:
         release.set()

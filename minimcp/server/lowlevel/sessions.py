@@ -90,14 +90,12 @@ def _with_meta(params: dict[str, Any] | None, meta: dict[str, Any] | None) -> di
     return {**(params or {}), "_meta": meta} if meta else params
 
 
-def _timeout_of(opts: Mapping[str, Any] | None) -> float | None:
-    """The official ``CallOptions``' ``timeout`` for one request on the standalone channel; its
-    other keys (progress, resumption, a caller's own id) mean nothing to a server's channel."""
-    timeout = (opts or {}).get("timeout")
+def _checked_timeout(timeout: Any, name: str) -> float | None:
+    """One request's wait in place of the server's ``back_channel_timeout`` (``None``: that one)."""
     if timeout is None:
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"opts['timeout'] must be a positive number of seconds, got {timeout!r}")
+        raise ValueError(f"{name} must be a positive number of seconds, got {timeout!r}")
     return float(timeout)
 
 
@@ -450,8 +448,10 @@ class Connection:
     def send_raw_request(self, method: str, params: Mapping[str, Any] | None,
                          opts: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Ask on the standalone channel; ``NoBackChannelError`` where there is none (2026-07-28).
-        ``opts={"timeout": seconds}`` bounds this request's wait in place of ``back_channel_timeout``."""
-        return self.ask(method, dict(params or {}), None, _timeout_of(opts))
+        ``opts``, the official ``CallOptions``: its ``timeout`` bounds this request's wait; its other
+        keys (progress, resumption, a caller's own id) mean nothing to a server's channel."""
+        timeout = _checked_timeout((opts or {}).get("timeout"), "opts['timeout']")
+        return self.ask(method, dict(params or {}), None, timeout)
 
     def send_request(self, req: BaseModel, *, result_type: type[BaseModel] | None = None,
                      opts: Mapping[str, Any] | None = None) -> BaseModel:
@@ -537,10 +537,11 @@ class ServerSession:
         # ``ctx.request_id`` is the id as text, as officially: it names this request whatever its JSON type.
         return related_request_id is not None and str(related_request_id) == str(self._request_id)
 
-    def _ask(self, method: str, params: dict[str, Any], related_request_id: RequestId | None) -> dict[str, Any]:
+    def _ask(self, method: str, params: dict[str, Any], related_request_id: RequestId | None,
+             timeout: float | None = None) -> dict[str, Any]:
         """Ask on the channel ``related_request_id`` names; this request's own id may come as text."""
         related = self._request_id if self._own(related_request_id) else related_request_id
-        return self.connection.ask(method, params, related)
+        return self.connection.ask(method, params, related, timeout)
 
     def _route(self, method: str, params: dict[str, Any] | None, related_request_id: RequestId | None) -> None:
         if self._own(related_request_id) and self._outbox is not None:
@@ -601,17 +602,19 @@ class ServerSession:
     def send_request(self, request: BaseModel | str, result_type: Any = None,
                      request_read_timeout_seconds: float | None = None, metadata: Any = None, *,
                      related_request_id: RequestId | None = None) -> Any:
-        """Ask the client and wait.
+        """Ask the client and wait, ``request_read_timeout_seconds`` at most when given (else the
+        server's ``back_channel_timeout``).
 
         ``send_request(request_model, ResultType)`` returns the validated result, as the official
         SDK does; ``send_request("roots/list", params)`` returns the raw result object.
         """
         related = getattr(metadata, "related_request_id", None) if metadata is not None else related_request_id
+        timeout = _checked_timeout(request_read_timeout_seconds, "request_read_timeout_seconds")
         if isinstance(request, BaseModel):
             wire = dump(request)
-            result = self._ask(wire["method"], wire.get("params") or {}, related)
+            result = self._ask(wire["method"], wire.get("params") or {}, related, timeout)
             return result if result_type is None else result_type.model_validate(result)
-        return self._ask(request, result_type or {}, related)
+        return self._ask(request, result_type or {}, related, timeout)
 
     def elicit(self, message: str, requested_schema: dict[str, Any],
                related_request_id: RequestId | None = None) -> ElicitResult:
