@@ -341,7 +341,7 @@ class Exchange:
         if self.json_response and self.dispatcher.streams(message):
             raise errors.BadEnvelope(f"{message['method']} answers with an SSE stream; this endpoint answers JSON only")
         outbox = QueueOutbox(can_request=False)
-        return self._answer(message, connection, outbox, self.dispatcher.handle_request(
+        return self._answer(connection, outbox, self.dispatcher.handle_request(
             message, connection, outbox, self._transport(request, outbox.can_request), here=True), era)
 
     def _post_in_session(self, request: HTTPRequest, message: Message, kind: str, era: Era) -> HTTPResponse:
@@ -385,7 +385,7 @@ class Exchange:
                 raise errors.TooManySessions(request_id=message["id"])
         elif connection.id is not None:
             self.sessions.save(connection)
-        return self._answer(message, connection, outbox, answer, era)
+        return self._answer(connection, outbox, answer, era)
 
     def _connection_of(self, request: HTTPRequest) -> Connection:
         session_id = request.headers.get(SESSION_HEADER)
@@ -408,7 +408,7 @@ class Exchange:
         return not self.json_response and not self.stateless_http and connection.era.resumable(connection)
 
     # --- answering a request ---------------------------------------------------------------------
-    def _answer(self, message: Message, connection: Connection, outbox: QueueOutbox | EventLog,
+    def _answer(self, connection: Connection, outbox: QueueOutbox | EventLog,
                 answer: Message | None, era: Era) -> HTTPResponse:
         """The reply to a request; a JSON answer's status is the era's rule."""
         headers = {SESSION_HEADER: connection.id} if connection.id else {}
