@@ -7,6 +7,7 @@ requests and notifications (models rather than method names).
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -125,3 +126,45 @@ def test_a_server_that_stops_reading_stdin_cannot_hold_the_caller_past_its_timeo
     caller.join(30)
     assert not caller.is_alive(), "a server that does not read its stdin held the caller"
     assert len(outcome) == 1 and isinstance(outcome[0], MCPError) and outcome[0].code == REQUEST_TIMEOUT
+
+
+class Recording:
+    """The JSON-RPC messages POSTed through it, in order."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.messages: list[dict[str, Any]] = []
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
+        if body:
+            self.messages.append(json.loads(body))
+        environ["wsgi.input"] = io.BytesIO(body)
+        return self.app(environ, start_response)
+
+
+def test_the_official_meta_keywords_and_client_progress_reach_the_server(serve_wsgi: Callable[[Any], str]) -> None:
+    """``meta=`` on ping, logging/setLevel and resource (un)subscription, and a client's progress on
+    a legacy server's question (``send_progress_notification``), as the official client sends them."""
+    app = _demo().wsgi_app()
+    recording = Recording(app)
+    meta = {"trace": "t-1"}
+    try:
+        with minimcp.Client(serve_wsgi(recording) + app.path, mode="legacy") as client:
+            client.send_ping(meta=meta)
+            client.set_logging_level("info", meta=meta)
+            client.subscribe_resource("memo://0", meta=meta)
+            client.unsubscribe_resource("memo://0", meta=meta)
+            client.send_progress_notification("question-7", 0.5, 1.0, "half way")
+            client.session.send_progress_notification(8, 1.0, meta=meta)
+    finally:
+        app.close()
+    sent = {m["method"]: m.get("params") for m in recording.messages if m.get("method") != "notifications/progress"}
+    assert sent["ping"] == {"_meta": meta}
+    assert sent["logging/setLevel"] == {"level": "info", "_meta": meta}
+    assert sent["resources/subscribe"] == sent["resources/unsubscribe"] == {"uri": "memo://0", "_meta": meta}
+    assert [m["params"] for m in recording.messages if m.get("method") == "notifications/progress"] == [
+        {"progressToken": "question-7", "progress": 0.5, "total": 1.0, "message": "half way"},
+        {"progressToken": 8, "progress": 1.0, "_meta": meta},
+    ]

@@ -440,15 +440,15 @@ class Client:
     ) -> CompleteResult:
         return self.session.complete(ref, argument, context_arguments)
 
-    def send_ping(self) -> EmptyResult:
+    def send_ping(self, *, meta: RequestParamsMeta | None = None) -> EmptyResult:
         """Legacy only (``ping`` does not exist on 2026-07-28)."""
-        return self.session.send_ping()
+        return self.session.send_ping(meta=meta)
 
     ping = send_ping
 
-    def set_logging_level(self, level: LoggingLevel) -> EmptyResult:
+    def set_logging_level(self, level: LoggingLevel, *, meta: RequestParamsMeta | None = None) -> EmptyResult:
         """Legacy only; on 2026-07-28 pass ``Client(log_level=...)``, which rides on every request."""
-        return self.session.set_logging_level(level)
+        return self.session.set_logging_level(level, meta=meta)
 
     def listen(
         self,
@@ -475,11 +475,16 @@ class Client:
                       resources_list_changed=resources_list_changed, resource_subscriptions=resource_subscriptions,
                       on_event=None if self._cache is None else self._cache.evict_for)
 
-    def subscribe_resource(self, uri: str) -> EmptyResult:
-        return self.session.subscribe_resource(uri)
+    def subscribe_resource(self, uri: str, *, meta: RequestParamsMeta | None = None) -> EmptyResult:
+        return self.session.subscribe_resource(uri, meta=meta)
 
-    def unsubscribe_resource(self, uri: str) -> EmptyResult:
-        return self.session.unsubscribe_resource(uri)
+    def unsubscribe_resource(self, uri: str, *, meta: RequestParamsMeta | None = None) -> EmptyResult:
+        return self.session.unsubscribe_resource(uri, meta=meta)
+
+    def send_progress_notification(self, progress_token: str | int, progress: float, total: float | None = None,
+                                   message: str | None = None) -> None:
+        """Progress on a request a legacy server sent (see ``ClientSession.send_progress_notification``)."""
+        self.session.send_progress_notification(progress_token, progress, total, message)
 
     def send_roots_list_changed(self) -> None:
         self.session.send_roots_list_changed()

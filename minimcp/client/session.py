@@ -142,6 +142,13 @@ _UNSUPPORTED = {
 _INVALID_RESULT = ErrorData.model_construct(code=INTERNAL_ERROR, message="Client callback returned an invalid result")
 
 
+def _with_meta(params: dict[str, Any], meta: RequestParamsMeta | None) -> dict[str, Any]:
+    """``params`` with the caller's ``_meta``, when there is one."""
+    if meta:
+        params["_meta"] = dict(meta)
+    return params
+
+
 def _default_client_info() -> Implementation:
     from minimcp import __version__
 
@@ -492,9 +499,7 @@ class ClientSession:
         params: dict[str, Any] = dump(given) if given is not None else {}
         if cursor is not None:
             params["cursor"] = cursor
-        if meta:
-            params["_meta"] = dict(meta)
-        return params
+        return _with_meta(params, meta)
 
     @staticmethod
     def _round(
@@ -507,9 +512,7 @@ class ClientSession:
             }
         if request_state is not None:
             params["requestState"] = request_state
-        if meta:
-            params["_meta"] = dict(meta)
-        return params
+        return _with_meta(params, meta)
 
     @staticmethod
     def _terminal(raw: dict[str, Any], model: type[ResultT], method: str, allow_input_required: bool) -> ResultT | InputRequiredResult:
@@ -720,17 +723,25 @@ class ClientSession:
             params["context"] = {"arguments": context_arguments}
         return self.send_request("completion/complete", params, CompleteResult)
 
-    def send_ping(self) -> EmptyResult:
-        return self.send_request("ping", None, EmptyResult)
+    def send_ping(self, *, meta: RequestParamsMeta | None = None) -> EmptyResult:
+        return self.send_request("ping", _with_meta({}, meta), EmptyResult)
 
-    def set_logging_level(self, level: LoggingLevel) -> EmptyResult:
-        return self.send_request("logging/setLevel", {"level": level}, EmptyResult)
+    def set_logging_level(self, level: LoggingLevel, *, meta: RequestParamsMeta | None = None) -> EmptyResult:
+        return self.send_request("logging/setLevel", _with_meta({"level": level}, meta), EmptyResult)
 
-    def subscribe_resource(self, uri: str) -> EmptyResult:
-        return self.send_request("resources/subscribe", {"uri": str(uri)}, EmptyResult)
+    def subscribe_resource(self, uri: str, *, meta: RequestParamsMeta | None = None) -> EmptyResult:
+        return self.send_request("resources/subscribe", _with_meta({"uri": str(uri)}, meta), EmptyResult)
 
-    def unsubscribe_resource(self, uri: str) -> EmptyResult:
-        return self.send_request("resources/unsubscribe", {"uri": str(uri)}, EmptyResult)
+    def unsubscribe_resource(self, uri: str, *, meta: RequestParamsMeta | None = None) -> EmptyResult:
+        return self.send_request("resources/unsubscribe", _with_meta({"uri": str(uri)}, meta), EmptyResult)
+
+    def send_progress_notification(self, progress_token: str | int, progress: float, total: float | None = None,
+                                   message: str | None = None, *, meta: RequestParamsMeta | None = None) -> None:
+        """Progress on a request the server sent, for the server's ``progressToken`` (a legacy
+        server's question; from 2026-07-28 on, progress flows from server to client only)."""
+        params = {"progressToken": progress_token, "progress": progress, "total": total, "message": message}
+        self.send_notification("notifications/progress",
+                               _with_meta({k: v for k, v in params.items() if v is not None}, meta))
 
     def send_roots_list_changed(self) -> None:
         self.send_notification("notifications/roots/list_changed")
