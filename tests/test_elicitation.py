@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from minimcp import Client, MCPError
 from minimcp.client import ClientRequestContext
 from minimcp.server import MCPServer
+from minimcp.server.elicitation import elicit_url, elicit_with_validation, render_elicitation_schema
 from minimcp.server.mcpserver import Context
 from minimcp.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 
@@ -257,3 +258,69 @@ def test_replay_takes_one_round_per_question(connect: Callable[..., Client]) -> 
     with connect(mcp, elicitation_callback=callback) as client:
         assert text_of(client.call_tool("twice", {})) == "accept decline"
     assert len(runs) == 3
+
+
+def helper_server() -> MCPServer:
+    """Tools that ask through the official low-level helpers, given the call's ``ServerSession``."""
+    mcp = MCPServer("Helpers")
+
+    @mcp.tool()
+    def ask_date(ctx: Context) -> str:
+        try:
+            result = elicit_with_validation(ctx.session, QUESTION, AlternativeDate, ctx.request_id)
+        except ValueError as refused:
+            return f"refused: {refused}"
+        if result.action == "accept":
+            return f"accept {result.data.accept_alternative} {result.data.date}"
+        return result.action
+
+    @mcp.tool()
+    def ask_url(ctx: Context) -> str:
+        result = elicit_url(ctx.session, "Pay the deposit.", "https://pay.example.com/42", "deposit-42",
+                            ctx.request_id)
+        return f"{type(result).__name__} {result.action}"
+
+    return mcp
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    (ElicitResult(action="accept", content={"accept_alternative": True}), "accept True 2025-12-26"),
+    (ElicitResult(action="accept", content={"date": 5}),
+     "refused: Received an accepted elicitation whose content does not match the requested schema"),
+    (ElicitResult(action="accept"), "refused: Received an accepted elicitation with no content"),
+    (ElicitResult(action="decline"), "decline"),
+    (ElicitResult(action="cancel"), "cancel"),
+])
+def test_elicit_with_validation_the_official_helper(connect: Callable[..., Client], answer: ElicitResult,
+                                                    expected: str) -> None:
+    asked: list[Any] = []
+
+    def callback(context: ClientRequestContext, params: Any) -> ElicitResult:
+        asked.append(params)
+        return answer
+
+    with connect(helper_server(), mode="legacy", elicitation_callback=callback) as client:
+        assert client.call_tool("ask_date", {}).content[0].text == expected
+    (params,) = asked
+    assert isinstance(params, ElicitRequestFormParams) and params.message == QUESTION
+    assert params.requested_schema == render_elicitation_schema(AlternativeDate)
+
+
+def test_elicit_url_the_official_helper(connect: Callable[..., Client]) -> None:
+    def callback(context: ClientRequestContext, params: Any) -> ElicitResult:
+        assert isinstance(params, ElicitRequestURLParams)
+        assert (params.url, params.elicitation_id) == ("https://pay.example.com/42", "deposit-42")
+        return ElicitResult(action="accept")
+
+    with connect(helper_server(), mode="legacy", elicitation_callback=callback) as client:
+        assert client.call_tool("ask_url", {}).content[0].text == "AcceptedUrlElicitation accept"
+
+
+def test_render_elicitation_schema_gives_a_copy_of_its_own() -> None:
+    first = render_elicitation_schema(AlternativeDate)
+    first["properties"].clear()
+    again = render_elicitation_schema(AlternativeDate)
+    assert set(again["properties"]) == {"accept_alternative", "date"}
+    assert again["required"] == ["accept_alternative"]
+    with pytest.raises(TypeError, match="Elicitation schema field 'address'"):
+        render_elicitation_schema(Shipping)

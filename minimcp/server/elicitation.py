@@ -5,15 +5,25 @@ shows as a form and refuses anything the spec's ``PrimitiveSchemaDefinition`` ca
 before a byte is sent. ``outcome_of`` turns the client's ``ElicitResult`` back into one of three
 typed outcomes, validating accepted content against the model, so ``result.data`` only exists on
 an accept and a type checker can narrow on ``result.action``.
+
+``elicit_with_validation``, ``elicit_url`` and ``render_elicitation_schema`` are the official
+low-level helpers of the same names, for a handler that holds a ``ServerSession`` rather than a
+tool's ``Context`` (whose ``ctx.elicit`` / ``ctx.elicit_url`` do the same, in both eras).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
-from typing import Any, Generic, Literal, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from typing_extensions import TypeAliasType
+
+from minimcp.types import RequestId, dump
+
+if TYPE_CHECKING:
+    from minimcp.server.lowlevel.sessions import ServerSession
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -170,3 +180,24 @@ def outcome_of(
 def _accepted(schema: type[T]) -> type[AcceptedElicitation[T]]:
     """``AcceptedElicitation[schema]``, parametrised once per model rather than on every answer."""
     return AcceptedElicitation[schema]  # type: ignore[valid-type]
+
+
+def render_elicitation_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """``schema`` as the ``requestedSchema`` of a form question (a copy of ``form_schema``'s cached
+    rendering, so the caller may change it); ``TypeError`` for a field a form cannot hold."""
+    return copy.deepcopy(form_schema(schema))
+
+
+def elicit_with_validation(session: ServerSession, message: str, schema: type[T],
+                           related_request_id: RequestId | None = None) -> ElicitationResult[T]:
+    """Ask ``session``'s client to fill ``schema`` in (form mode; a legacy connection) and return
+    the validated outcome; ``ValueError`` when an accepted answer is missing or does not fit."""
+    answer = session.elicit_form(message, form_schema(schema), related_request_id)
+    return outcome_of(dump(answer), schema)  # type: ignore[return-value]  # accept carries data when schema is given
+
+
+def elicit_url(session: ServerSession, message: str, url: str, elicitation_id: str,
+               related_request_id: RequestId | None = None) -> UrlElicitationResult:
+    """Send the user to ``url`` (URL mode; a legacy connection) and return whether they agreed to go."""
+    answer = session.elicit_url(message, url, elicitation_id, related_request_id)
+    return outcome_of(dump(answer), None)  # type: ignore[return-value]  # without a schema an accept is the URL one
