@@ -26,6 +26,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Client": "minimcp.client",
     "ClientSession": "minimcp.client.session",
+    "ClientSessionGroup": "minimcp.client.session_group",
     "InputRequiredRoundsExceededError": "minimcp.client",
     "TaskCancelledError": "minimcp.client",
     "TaskHandle": "minimcp.client",
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from minimcp import types
     from minimcp.client import Client, InputRequiredRoundsExceededError, TaskCancelledError, TaskHandle
     from minimcp.client.session import ClientSession
+    from minimcp.client.session_group import ClientSessionGroup
     from minimcp.client.stdio import StdioServerParameters, stdio_client
     from minimcp.jsonrpc import MCPError, UrlElicitationRequiredError
     from minimcp.server.session import ServerSession

@@ -18,6 +18,7 @@ import pytest
 import minimcp
 from minimcp import ClientSession, StdioServerParameters, types
 from minimcp.client.context import ClientRequestContext
+from minimcp.client.session_group import ClientSessionGroup
 from minimcp.client.stdio import stdio_client
 from minimcp.client.streamable_http import streamable_http_client
 from minimcp.server import MCPServer
@@ -40,6 +41,7 @@ def _demo() -> MCPServer:
 
 def test_the_official_names_import_where_the_official_sdk_has_them() -> None:
     assert minimcp.ClientSession is ClientSession
+    assert minimcp.ClientSessionGroup is ClientSessionGroup
     assert ClientRequestContext.__module__ == "minimcp.client.session"
     assert minimcp.Tool is types.Tool and minimcp.ServerCapabilities is types.ServerCapabilities
 
