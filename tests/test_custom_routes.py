@@ -28,7 +28,8 @@ def notes_server() -> MCPServer:
         notes.append(request.get_data(as_text=True))
         return Response("stored", status=201)
 
-    @mcp.custom_route("health/", methods=["GET"])  # slashes around the path do not matter
+    # Slashes around the path do not matter; the official positional name and include_in_schema are taken.
+    @mcp.custom_route("health/", ["GET"], "health", False)
     def health(request: Any) -> Any:
         return Response("ok")
 

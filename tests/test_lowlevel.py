@@ -342,3 +342,15 @@ def test_a_low_level_server_answers_the_core_through_its_hooks() -> None:
         release.set()
         assert client.call_tool("quick", {}).content[0].text == "quick"  # type: ignore[union-attr]
     assert len(scopes) == 2 and all(name.startswith("minimcp-worker") for name in scopes)
+
+
+@MODES
+def test_server_info_stamp_is_what_the_client_is_told_and_a_copy_of_its_own(mode: str, version: str) -> None:
+    server = Server("stamped", version="1.2", website_url="https://example.com")
+    stamp = server.server_info_stamp
+    assert stamp == {"name": "stamped", "version": "1.2", "websiteUrl": "https://example.com"}
+    stamp["name"] = "changed"
+    assert server.server_info_stamp["name"] == "stamped"
+    with Client(server, mode=mode) as client:
+        assert client.protocol_version == version
+        assert client.server_info is not None and client.server_info.name == "stamped"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import copy
 import inspect
 import logging
 import warnings
@@ -309,6 +310,12 @@ class Server(Generic[LifespanResultT]):
         if wire is None:
             wire = self.__dict__["_server_info_wire"] = dump(self.server_info)
         return wire
+
+    @property
+    def server_info_stamp(self) -> dict[str, Any]:
+        """The official name: ``server_info`` in wire form, a copy the caller owns (the cached one
+        is stamped into every answer, so it is never handed out)."""
+        return copy.deepcopy(self.server_info_wire)
 
     def get_capabilities(self, notification_options: NotificationOptions | None = None,
                          experimental_capabilities: dict[str, dict[str, Any]] | None = None,

@@ -856,12 +856,14 @@ class MCPServer(Generic[LifespanT]):
         return CompleteResult(completion=completion or Completion(values=[]))
 
     # --- custom routes ---------------------------------------------------------------------------
-    def custom_route(self, path: str, methods: list[str], name: str | None = None, *,
-                     dns_rebinding_protection: bool = True) -> Callable[[F], F]:
+    def custom_route(self, path: str, methods: list[str], name: str | None = None, include_in_schema: bool = True,
+                     *, dns_rebinding_protection: bool = True) -> Callable[[F], F]:
         """Serve a plain ``def handler(request) -> werkzeug.Response`` beside the MCP endpoint.
 
         Routes are keyed by path and method, so several handlers may share a path (GET reads, POST
         writes); a GET route answers HEAD too, and another method gets 405 with ``Allow``.
+        ``include_in_schema`` is taken as the official signature has it; Starlette's OpenAPI
+        schema has no WSGI counterpart, so it changes nothing here.
 
         The route checks ``Host`` and ``Origin`` as the MCP endpoint does (``transport_security``),
         so a hostile page cannot reach it through DNS rebinding; ``dns_rebinding_protection=False``
