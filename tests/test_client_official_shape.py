@@ -170,3 +170,44 @@ def test_the_official_meta_keywords_and_client_progress_reach_the_server(serve_w
         {"progressToken": "question-7", "progress": 0.5, "total": 1.0, "message": "half way"},
         {"progressToken": 8, "progress": 1.0, "_meta": meta},
     ]
+
+
+def test_send_discover_and_adopt_negotiate_without_a_handshake(serve_http: Callable[..., str]) -> None:
+    """The official pair: ``send_discover(version)`` returns the raw probe and adopts nothing;
+    ``adopt(result)`` installs a result the caller holds, with no traffic of its own."""
+    url = serve_http(_demo())
+    with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        raw = session.send_discover("2026-07-28")
+        assert "2026-07-28" in raw["supportedVersions"] and session.protocol_version is None
+        discovered = types.DiscoverResult.model_validate(raw)
+        session.adopt(discovered)
+        assert (session.protocol_version, session.discover_result) == ("2026-07-28", discovered)
+        assert session.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
+        elsewhere = types.DiscoverResult(supported_versions=["2099-01-01"], capabilities=types.ServerCapabilities())
+        with pytest.raises(minimcp.MCPError) as none_shared:
+            session.adopt(elsewhere)
+        assert none_shared.value.code == -32022 and session.protocol_version == "2026-07-28"
+    with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        initialized = session.initialize()
+    with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        session.adopt(discovered)
+        session.adopt(initialized)
+        assert (session.protocol_version, session.initialize_result, session.discover_result) == (
+            initialized.protocol_version, initialized, None)
+
+
+def test_dispatch_input_request_routes_a_question_through_the_callbacks(serve_http: Callable[..., str]) -> None:
+    def elicit(context: ClientRequestContext, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"copies": 2})
+
+    url = serve_http(_demo())
+    with streamable_http_client(url) as (read, write), \
+            ClientSession(read, write, elicitation_callback=elicit) as session:
+        session.initialize()
+        context = ClientRequestContext(session=session, request_id="q1")
+        question = types.ElicitRequest(params=types.ElicitRequestFormParams(
+            message="How many?", requested_schema={"type": "object", "properties": {"copies": {"type": "integer"}}}))
+        assert session.dispatch_input_request(context, question) == types.ElicitResult(action="accept",
+                                                                                        content={"copies": 2})
+        refused = session.dispatch_input_request(context, types.ListRootsRequest())
+        assert refused == types.ErrorData(code=-32600, message="List roots not supported")

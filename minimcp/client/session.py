@@ -316,8 +316,7 @@ class ClientSession:
             },
         )
         result = InitializeResult.model_validate(raw)
-        self.protocol_version = LEGACY.settle(result.protocol_version)
-        self.initialize_result = result
+        self.adopt(result)
         self.send_notification("notifications/initialized")
         self.transport.listen(headers=self._headers(None, None))
         return result
@@ -329,16 +328,30 @@ class ClientSession:
         ``DiscoverResult`` (several legacy servers answer unknown methods with ``{}``); the era is
         left unset either way so that the caller can fall back to the handshake.
         """
-        self.protocol_version = LATEST_PROTOCOL_VERSION
-        try:
-            result = DiscoverResult.model_validate(self._exchange("server/discover", {}))
-            version = MODERN.settle(result.supported_versions)
-        except BaseException:
-            self.protocol_version = None
-            raise
-        self.protocol_version = version
-        self.discover_result = result
+        self.protocol_version = None
+        result = DiscoverResult.model_validate(self.send_discover(LATEST_PROTOCOL_VERSION))
+        self.adopt(result)
         return result
+
+    def send_discover(self, version: str) -> dict[str, Any]:
+        """One ``server/discover`` stamped at ``version``, and its raw result: the probe ``discover()``
+        sends, with nothing adopted (``adopt()`` does that) and the negotiated version left as it was."""
+        negotiated, self.protocol_version = self.protocol_version, version
+        try:
+            return self._exchange("server/discover", {})
+        finally:
+            self.protocol_version = negotiated
+
+    def adopt(self, result: InitializeResult | DiscoverResult) -> None:
+        """Speak as ``result`` says, with no traffic: an ``initialize`` answer's version, or the
+        newest modern version a ``server/discover`` answer shares with this client (``MCPError``
+        when it shares none). The other kind of result is forgotten."""
+        if isinstance(result, DiscoverResult):
+            self.protocol_version = MODERN.settle(result.supported_versions)
+            self.discover_result, self.initialize_result = result, None
+        else:
+            self.protocol_version = LEGACY.settle(result.protocol_version)
+            self.initialize_result, self.discover_result = result, None
 
     def use_version(self, version: str, prior_discover: DiscoverResult | None = None) -> None:
         """Speak ``version`` from the first request on, with no traffic to find out; without a
@@ -765,10 +778,21 @@ class ClientSession:
             responses[key] = outcome
         return responses
 
+    def dispatch_input_request(self, ctx: ClientRequestContext, request: BaseModel) -> BaseModel | ErrorData:
+        """One server question (``ElicitRequest``, ``CreateMessageRequest`` or ``ListRootsRequest``)
+        through this client's callbacks, as the official session routes it: the callback's result,
+        or the ``ErrorData`` it (or a missing callback) answered. Callback exceptions propagate."""
+        wire = dump(request)
+        return self._callback_answer(wire["method"], wire.get("params") or {}, ctx)
+
     def _answer(self, method: str, params: dict[str, Any], context: ClientRequestContext) -> dict[str, Any] | ErrorData:
         """The wire answer to one server question; callback exceptions propagate."""
         if method == "ping":
             return {}
+        outcome = self._callback_answer(method, params, context)
+        return outcome if isinstance(outcome, ErrorData) else dump(outcome)
+
+    def _callback_answer(self, method: str, params: dict[str, Any], context: ClientRequestContext) -> BaseModel | ErrorData:
         if method not in _UNSUPPORTED:
             return ErrorData(code=METHOD_NOT_FOUND, message="Method not found")
         # One shape for the three questions: each callback takes the context and its parsed params.
@@ -792,7 +816,7 @@ class ClientSession:
             return outcome
         if not isinstance(outcome, answer_types):
             return _INVALID_RESULT
-        return dump(outcome)
+        return outcome
 
     def _on_message(self, message: Message) -> None:
         """Every server message that is not the answer to one of our requests."""
