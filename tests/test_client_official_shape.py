@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -211,3 +212,26 @@ def test_dispatch_input_request_routes_a_question_through_the_callbacks(serve_ht
                                                                                         content={"copies": 2})
         refused = session.dispatch_input_request(context, types.ListRootsRequest())
         assert refused == types.ErrorData(code=-32600, message="List roots not supported")
+
+
+def test_send_request_takes_the_official_positions_and_keywords(serve_http: Callable[..., str]) -> None:
+    """``send_request(request, result_type, request_read_timeout_seconds)``: ``result_type`` may come
+    by keyword, and a third positional argument is the timeout (it used to be dropped)."""
+    mcp = _demo()
+
+    @mcp.tool()
+    def slow() -> str:
+        time.sleep(2)
+        return "late"
+
+    url = serve_http(mcp)
+    with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        session.initialize()
+        listed = session.send_request(types.ListToolsRequest(), result_type=types.ListToolsResult)
+        assert {tool.name for tool in listed.tools} == {"add", "slow"}
+        call = types.CallToolRequest(params=types.CallToolRequestParams(name="slow", arguments={}))
+        with pytest.raises(minimcp.MCPError) as timed_out:
+            session.send_request(call, types.CallToolResult, 0.3)
+        assert timed_out.value.code == -32001
+        with pytest.raises(TypeError, match="the third argument is a timeout in seconds"):
+            session.send_request(call, types.CallToolResult, "soon")

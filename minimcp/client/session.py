@@ -23,7 +23,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar, Union
+from typing import Any, TypeAlias, TypeVar, Union, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -471,7 +471,7 @@ class ClientSession:
         self,
         request: str | BaseModel,
         params: dict[str, Any] | type[ResultT] | None = None,
-        result_type: type[ResultT] | None = None,
+        result_type: type[ResultT] | float | None = None,
         *,
         timeout: float | None = None,
         request_read_timeout_seconds: float | None = None,
@@ -480,19 +480,29 @@ class ClientSession:
         """Any request, its result validated as ``result_type``.
 
         Two spellings: ``send_request("tools/list", {...}, ListToolsResult)``, or the official
-        ``send_request(types.ListToolsRequest(...), ListToolsResult)`` with a request model.
+        ``send_request(types.ListToolsRequest(...), ListToolsResult, request_read_timeout_seconds)``
+        with a request model, whose second argument may also come as ``result_type=``.
         """
+        model: Any
         if isinstance(request, BaseModel):
             wire = dump(request)
-            method, params, result_type = wire["method"], wire.get("params"), params
+            method, body = wire["method"], wire.get("params")
+            # The official order is (request, result_type, request_read_timeout_seconds).
+            model, positional_timeout = (result_type, None) if params is None else (params, result_type)
+            if positional_timeout is not None:
+                if isinstance(positional_timeout, bool) or not isinstance(positional_timeout, (int, float)):
+                    raise TypeError("send_request(request_model, ResultType, request_read_timeout_seconds): "
+                                    f"the third argument is a timeout in seconds, not {positional_timeout!r}")
+                if request_read_timeout_seconds is None:
+                    request_read_timeout_seconds = positional_timeout
         else:
-            method = request
-        if not isinstance(result_type, type) or not isinstance(params, (dict, type(None))):
+            method, body, model = request, params, result_type
+        if not isinstance(model, type) or not isinstance(body, (dict, type(None))):
             raise TypeError("send_request takes (method, params, result_type) or (request_model, result_type)")
         if timeout is None:
             timeout = request_read_timeout_seconds
-        raw = self._exchange(method, params or {}, timeout=timeout, progress_callback=progress_callback)
-        return result_type.model_validate(raw)
+        raw = self._exchange(method, body or {}, timeout=timeout, progress_callback=progress_callback)
+        return cast("type[ResultT]", model).model_validate(raw)
 
     def send_notification(self, notification: str | BaseModel, params: dict[str, Any] | None = None) -> None:
         """A notification by method name and params, or as the official notification model."""
