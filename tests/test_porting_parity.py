@@ -578,3 +578,21 @@ def test_errors_that_crossed_the_wire_are_plain_mcp_errors(where: str, mode: str
     assert type(required.value) is MCPError
     assert (required.value.code, str(required.value)) == (-32042, "URL elicitation required")
     assert required.value.data["elicitations"][0]["elicitationId"] == "auth-1"
+
+
+def test_11_the_oauth_models_declare_every_official_field() -> None:
+    """Measured on the installed ``mcp`` 2.3.0: each ``mcp.shared.auth`` model's fields are declared
+    here too, so an absent one reads as ``None`` rather than raising (the models keep extras)."""
+    import mcp.shared.auth as official
+    from pydantic import BaseModel
+
+    import minimcp.shared.auth as ours
+
+    models = [name for name, value in vars(official).items()
+              if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == official.__name__]
+    assert "OAuthMetadata" in models and "ProtectedResourceMetadata" in models
+    for name in models:
+        missing = set(getattr(official, name).model_fields) - set(getattr(ours, name).model_fields)
+        assert not missing, f"{name} lacks {sorted(missing)}"
+    metadata = ours.OAuthMetadata(issuer="https://auth.example.com", token_endpoint="https://auth.example.com/token")
+    assert (metadata.op_policy_uri, metadata.op_tos_uri, metadata.ui_locales_supported) == (None, None, None)

@@ -175,6 +175,9 @@ class OAuthMetadata(BaseModel):
     token_endpoint_auth_methods_supported: list[str] | None = None
     token_endpoint_auth_signing_alg_values_supported: list[str] | None = None
     service_documentation: str | None = None
+    ui_locales_supported: list[str] | None = None
+    op_policy_uri: str | None = None
+    op_tos_uri: str | None = None
     revocation_endpoint: str | None = None
     revocation_endpoint_auth_methods_supported: list[str] | None = None
     revocation_endpoint_auth_signing_alg_values_supported: list[str] | None = None
