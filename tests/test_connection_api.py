@@ -10,12 +10,15 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import requests
+from conftest import legacy_handshake
 
 from minimcp import Client, MCPError
 from minimcp.client import ClientRequestContext
-from minimcp.server import MCPServer
+from minimcp.server import MCPServer, Server, ServerRequestContext
 from minimcp.server.mcpserver import Context
 from minimcp.types import (
+    CallToolResult,
     ListRootsRequest,
     ListRootsResult,
     LoggingMessageNotification,
@@ -23,6 +26,7 @@ from minimcp.types import (
     ResourceListChangedNotification,
     ResourceUpdatedNotification,
     Root,
+    TextContent,
     ToolListChangedNotification,
 )
 
@@ -140,3 +144,73 @@ def test_a_timeout_that_is_not_a_positive_number_is_refused(serve_http: Callable
     with Client(serve_http(mcp), mode="legacy") as client:
         assert client.call_tool("ask", {}).content[0].text == \
             "opts['timeout'] must be a positive number of seconds, got -1"
+
+
+def polling_server() -> MCPServer:
+    mcp = MCPServer("Polling")
+
+    @mcp.tool()
+    def poll(ctx: Context) -> str:
+        ctx.close_standalone_sse_stream()
+        return "closed"
+
+    @mcp.tool()
+    def announce(ctx: Context) -> str:
+        ctx.session.send_tool_list_changed()
+        return "sent"
+
+    return mcp
+
+
+def low_level_polling_server() -> Server:
+    def call_tool(ctx: ServerRequestContext[Any], params: Any) -> CallToolResult:
+        ctx.close_standalone_sse_stream()
+        return CallToolResult(content=[TextContent(type="text", text="closed")])
+
+    return Server("Polling", on_call_tool=call_tool)
+
+
+@pytest.mark.parametrize("tier", [polling_server, low_level_polling_server])
+def test_close_standalone_sse_stream_ends_the_get_stream(serve_http: Callable[..., str],
+                                                         tier: Callable[[], Any]) -> None:
+    """The official ``ctx.close_standalone_sse_stream()`` on either tier: the open GET stream ends at
+    once (not at its next keep-alive), and the session takes a new one."""
+    session = legacy_handshake(serve_http(tier()))
+    headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session.session_id,
+               "MCP-Protocol-Version": session.protocol_version}
+    stream = requests.get(session.url, headers=headers, stream=True, timeout=10)
+    assert stream.status_code == 200
+    ended = threading.Event()
+
+    def read_to_the_end() -> None:
+        for _ in stream.iter_content(None):
+            pass
+        ended.set()
+
+    threading.Thread(target=read_to_the_end, daemon=True).start()
+    assert session.call_tool("poll")["content"][0]["text"] == "closed"
+    assert ended.wait(5)
+    again = requests.get(session.url, headers=headers, stream=True, timeout=10)
+    assert again.status_code == 200
+    again.close()
+
+
+def _announced(client: Client, seen: list[Any]) -> bool:
+    """Whether an ``announce`` reaches the client on its standalone stream within 10 s."""
+    del seen[:]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        client.call_tool("announce", {})
+        time.sleep(0.2)
+        if any(isinstance(m, ToolListChangedNotification) for m in seen):
+            return True
+    return False
+
+
+def test_a_client_reopens_its_standalone_stream_after_the_server_closed_it(serve_http: Callable[..., str]) -> None:
+    seen: list[Any] = []
+    url = serve_http(polling_server())
+    with Client(url, mode="legacy", message_handler=seen.append) as client:
+        assert _announced(client, seen)  # the stream is open
+        assert client.call_tool("poll", {}).content[0].text == "closed"
+        assert _announced(client, seen)  # and open again

@@ -128,6 +128,21 @@ def test_a_standalone_stream_hears_updates_subscribed_on_a_second_process_and_pu
     standalone.close()
 
 
+def test_a_standalone_stream_is_closed_from_another_process(a_b_c: list[str]) -> None:
+    """``ctx.close_standalone_sse_stream()`` in a call served by one process ends the session's GET
+    stream held by another, at once; the session takes a new one there."""
+    a, b, _ = a_b_c
+    session = Session(a)
+    session.notify(a, "notifications/initialized")
+    get_headers = {**session.headers(), "Accept": "text/event-stream"}
+    standalone = Stream(requests.get(a, headers=get_headers, stream=True, timeout=TIMEOUT))
+    assert session.rpc(b, "tools/call", {"name": "close_standalone", "arguments": {}}).status_code == 200
+    assert standalone.next(timeout=5) is None
+    again = requests.get(a, headers=get_headers, stream=True, timeout=TIMEOUT)
+    assert again.status_code == 200
+    again.close()
+
+
 def listen(url: str, uris: list[str]) -> Stream:
     params = {"notifications": {"resourceSubscriptions": uris}}
     message = request_message("subscriptions/listen", modern_params(params))

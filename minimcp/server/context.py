@@ -63,6 +63,11 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
         if self.outbox is not None:
             self.outbox.close_stream()
 
+    def close_standalone_sse_stream(self) -> None:
+        """End the session's standalone GET stream now; the client opens another (a no-op where
+        there is none: 2026-07-28, stateless HTTP, a client that never opened one)."""
+        self.session.connection.close_standalone_stream()
+
 
 HandlerResult = BaseModel | dict[str, Any] | None
 """What a request handler or a middleware returns: a result model, a result in wire form, or

@@ -75,6 +75,13 @@ def touch(uri: str, ctx: Context) -> str:
 
 
 @mcp.tool()
+def close_standalone(ctx: Context) -> str:
+    """End the session's standalone GET stream, on whichever process holds it."""
+    ctx.close_standalone_sse_stream()
+    return f"closed from {os.getpid()}"
+
+
+@mcp.tool()
 def hang(seconds: float, ctx: Context) -> str:
     """A call that runs until cancelled (or ``seconds``): it outlives its process when the test kills it."""
     ctx.info(f"pid {os.getpid()}")

@@ -344,6 +344,17 @@ class Connection:
             self.standalone = None
         self._server.dispatcher.listens.detach(self)  # type: ignore[union-attr]  # only a served connection streams
 
+    def close_standalone_stream(self, *, here_only: bool = False) -> None:
+        """End the standalone GET stream now, in this process or (unless ``here_only``) the one
+        holding it: the official ``close_standalone_sse_stream``. The client may open another; what
+        is sent meanwhile is dropped, as this stream keeps no log."""
+        with self._lock:
+            standalone = self.standalone
+        if standalone is not None:
+            standalone.abort()
+        elif self.elsewhere is not None and not here_only:
+            self.elsewhere.tell("close_standalone", {})
+
     # --- resumable response streams (legacy SSE, ``Last-Event-ID``) ----------------------------
     def retain_stream(self, log: EventLog) -> None:
         """Keep ``log`` so a client that lost its connection can resume it by event id.

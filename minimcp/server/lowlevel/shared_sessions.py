@@ -345,6 +345,8 @@ class SharedSessionManager(SessionManager):
             outbox = session.channel(None)
             if outbox is not None:
                 outbox.send(body["m"])
+        elif kind == "close_standalone":
+            session.close_standalone_stream(here_only=True)
         elif kind == "changed":
             self._reread(session_id, session)
 

@@ -217,6 +217,12 @@ class Context(Generic[LifespanT, RequestT]):
         """
         self._outbox.close_stream()
 
+    def close_standalone_sse_stream(self) -> None:
+        """End the session's standalone GET stream now: the client opens another, as clients do when
+        it ends (minimcp's after a second). What is sent while it is away is dropped, as that stream
+        keeps no log; a no-op where there is no such stream (2026-07-28)."""
+        self.session.connection.close_standalone_stream()
+
     # --- telling every client: 2026-07-28 listens and legacy standalone channels alike ----------
     def notify_tools_changed(self) -> None:
         """Publish that the tool list changed on the server's bus: the listens that asked for it
