@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic_core import to_json
 
@@ -24,9 +24,13 @@ from minimcp.types import (
     INVALID_REQUEST,
     PARSE_ERROR,
     URL_ELICITATION_REQUIRED,
+    ElicitRequestURLParams,
     ErrorData,
     RequestId,
 )
+
+if TYPE_CHECKING:
+    from minimcp.types.jsonrpc import JSONRPCError
 
 #: The protocol version every envelope carries.
 JSONRPC_VERSION: Final = "2.0"
@@ -64,6 +68,10 @@ class MCPError(Exception):
     def from_error_data(cls, error: ErrorData) -> MCPError:
         return cls(error.code, error.message, error.data)
 
+    @classmethod
+    def from_jsonrpc_error(cls, error: JSONRPCError) -> MCPError:
+        return cls.from_error_data(error.error)
+
     def to_wire(self) -> dict[str, Any]:
         return error_object(self.code, self.message, self.data)
 
@@ -96,6 +104,16 @@ class UrlElicitationRequiredError(MCPError):
                 for e in elicitations]
         super().__init__(URL_ELICITATION_REQUIRED, message, {"elicitations": wire})
         self.elicitations = elicitations
+
+    @classmethod
+    def from_error(cls, error: ErrorData) -> UrlElicitationRequiredError:
+        """The error a server answered (``-32042``), its elicitations as ``ElicitRequestURLParams``;
+        ``ValueError`` for another code or elicitations that are not URL-mode requests."""
+        if error.code != URL_ELICITATION_REQUIRED:
+            raise ValueError(f"Expected error code {URL_ELICITATION_REQUIRED}, got {error.code}")
+        listed = error.data.get("elicitations") if isinstance(error.data, dict) else None
+        items = listed if isinstance(listed, list) else []
+        return cls([ElicitRequestURLParams.model_validate(item) for item in items], error.message)
 
 
 def connection_closed() -> MCPError:

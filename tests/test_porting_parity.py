@@ -571,6 +571,8 @@ def test_in_process_2026_calls_raise_the_servers_own_exception() -> None:
 @pytest.mark.parametrize(("where", "mode"), [("memory", "legacy"), ("http", "legacy"), ("http", "2026-07-28")])
 def test_errors_that_crossed_the_wire_are_plain_mcp_errors(where: str, mode: str,
                                                             serve_http: Callable[..., str]) -> None:
+    from minimcp.shared.exceptions import UrlElicitationRequiredError
+
     mcp = _back_channel_errors()
     with Client(mcp if where == "memory" else serve_http(mcp), mode=mode) as client:
         with pytest.raises(MCPError) as required:
@@ -578,6 +580,14 @@ def test_errors_that_crossed_the_wire_are_plain_mcp_errors(where: str, mode: str
     assert type(required.value) is MCPError
     assert (required.value.code, str(required.value)) == (-32042, "URL elicitation required")
     assert required.value.data["elicitations"][0]["elicitationId"] == "auth-1"
+    # The official ways back to the typed error:
+    rebuilt = UrlElicitationRequiredError.from_error(required.value.error)
+    assert [(e.elicitation_id, e.url) for e in rebuilt.elicitations] == [("auth-1", "https://auth.example/x")]
+    assert str(rebuilt) == "URL elicitation required"
+    envelope = types.JSONRPCError(jsonrpc="2.0", id=1, error=required.value.error)
+    assert MCPError.from_jsonrpc_error(envelope).error == required.value.error
+    with pytest.raises(ValueError, match="Expected error code -32042, got -32600"):
+        UrlElicitationRequiredError.from_error(types.ErrorData(code=-32600, message="no"))
 
 
 def test_11_the_oauth_models_declare_every_official_field() -> None:
