@@ -53,8 +53,12 @@ _TYPE_EXPORTS = (
     "SamplingContent", "SamplingContextCapability", "SamplingMessage", "SamplingMessageContentBlock",
     "SamplingToolsCapability", "ServerCapabilities", "ServerNotification", "SetLevelRequest", "SubscribeRequest",
     "Tool", "ToolChoice", "ToolResultContent", "ToolsCapability", "ToolUseContent", "UnsubscribeRequest",
+    "ClientNotification", "ClientRequest", "ClientResult", "Notification", "ServerRequest", "ServerResult",
 )
 _EXPORTS.update(dict.fromkeys(_TYPE_EXPORTS, "minimcp.types"))
+#: Names the official package exports under another name than ``mcp.types`` gives them.
+_RENAMED = {"SamplingRole": "Role"}
+_EXPORTS.update(dict.fromkeys(_RENAMED, "minimcp.types"))
 
 __all__ = [*_EXPORTS, "types"]
 
@@ -77,6 +81,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'minimcp' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
     globals()[name] = value
     return value

@@ -235,3 +235,20 @@ def test_send_request_takes_the_official_positions_and_keywords(serve_http: Call
         assert timed_out.value.code == -32001
         with pytest.raises(TypeError, match="the third argument is a timeout in seconds"):
             session.send_request(call, types.CallToolResult, "soon")
+
+
+def test_the_official_message_unions_have_the_official_members() -> None:
+    """Measured on the installed ``mcp`` 2.3.0: the unions its top level names (for annotations)
+    hold the same models here, by name, and ``SamplingRole`` is the role literal."""
+    import typing
+
+    import mcp
+
+    def members(union: Any) -> list[Any]:
+        return [arg.__name__ if isinstance(arg, type) else arg for arg in typing.get_args(union)]
+
+    for name in ("ClientRequest", "ClientNotification", "ClientResult", "ServerRequest", "ServerResult",
+                 "SamplingRole"):
+        assert members(getattr(minimcp, name)) == members(getattr(mcp, name)), name
+    assert minimcp.ClientRequest is types.ClientRequest and minimcp.Notification is types.Notification
+    assert typing.get_args(minimcp.SamplingRole) == ("user", "assistant")

@@ -1172,6 +1172,24 @@ StopReason: TypeAlias = Union[Literal["endTurn", "stopSequence", "maxTokens", "t
 #: The JSON Schema object an elicitation asks with (``requestedSchema``).
 ElicitRequestedSchema: TypeAlias = dict[str, Any]
 
+# The message unions the official ``mcp.types`` names, for annotations (both eras' members).
+ClientRequest: TypeAlias = Union[
+    PingRequest, InitializeRequest, CompleteRequest, SetLevelRequest, GetPromptRequest, ListPromptsRequest,
+    ListResourcesRequest, ListResourceTemplatesRequest, ReadResourceRequest, SubscribeRequest, UnsubscribeRequest,
+    CallToolRequest, ListToolsRequest, DiscoverRequest, SubscriptionsListenRequest,
+]
+ClientNotification: TypeAlias = Union[
+    CancelledNotification, ProgressNotification, InitializedNotification, RootsListChangedNotification,
+]
+ClientResult: TypeAlias = Union[EmptyResult, CreateMessageResult, CreateMessageResultWithTools, ListRootsResult,
+                                ElicitResult]
+ServerRequest: TypeAlias = Union[PingRequest, CreateMessageRequest, ListRootsRequest, ElicitRequest]
+ServerResult: TypeAlias = Union[
+    EmptyResult, InitializeResult, DiscoverResult, CompleteResult, GetPromptResult, ListPromptsResult,
+    ListResourcesResult, ListResourceTemplatesResult, ReadResourceResult, CallToolResult, ListToolsResult,
+    SubscriptionsListenResult, InputRequiredResult,
+]
+
 _JSONRPC_MODELS = ("JSONRPCError", "JSONRPCMessage", "JSONRPCNotification", "JSONRPCRequest", "JSONRPCResponse",
                    "JSONRPC_VERSION", "jsonrpc_message_adapter")
 
