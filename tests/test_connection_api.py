@@ -19,6 +19,9 @@ from minimcp.server import MCPServer, Server, ServerRequestContext
 from minimcp.server.mcpserver import Context
 from minimcp.types import (
     CallToolResult,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
     ListRootsRequest,
     ListRootsResult,
     LoggingMessageNotification,
@@ -26,6 +29,7 @@ from minimcp.types import (
     ResourceListChangedNotification,
     ResourceUpdatedNotification,
     Root,
+    SamplingMessage,
     TextContent,
     ToolListChangedNotification,
 )
@@ -214,3 +218,33 @@ def test_a_client_reopens_its_standalone_stream_after_the_server_closed_it(serve
         assert _announced(client, seen)  # the stream is open
         assert client.call_tool("poll", {}).content[0].text == "closed"
         assert _announced(client, seen)  # and open again
+
+
+def sampling_with_progress_server() -> MCPServer:
+    mcp = MCPServer("Progress")
+
+    @mcp.tool()
+    def sample(ctx: Context) -> str:
+        heard: list[tuple[float, float | None, str | None]] = []
+        request = CreateMessageRequest(params=CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(type="text", text="hi"))], max_tokens=5))
+        result = ctx.session.send_request(request, CreateMessageResult, progress_callback=lambda *p: heard.append(p),
+                                          related_request_id=ctx.request_id)
+        return f"{result.content.text} {heard}"
+
+    return mcp
+
+
+@pytest.mark.parametrize("where", ["memory", "http"])
+def test_send_request_progress_callback_hears_the_clients_progress(serve_http: Callable[..., str], where: str) -> None:
+    """The official ``ServerSession.send_request(..., progress_callback=)``: the question carries a
+    ``progressToken``, and what the client reports against it reaches the callback before the answer."""
+    def sample(context: ClientRequestContext, params: Any) -> CreateMessageResult:
+        token = (context.meta or {})["progressToken"]
+        context.session.send_progress_notification(token, 0.5, 1.0, "half way")
+        context.session.send_progress_notification("not-a-token-of-the-servers", 0.9)
+        return CreateMessageResult(role="assistant", content=TextContent(type="text", text="hello"), model="m")
+
+    mcp = sampling_with_progress_server()
+    with Client(mcp if where == "memory" else serve_http(mcp), mode="legacy", sampling_callback=sample) as client:
+        assert client.call_tool("sample", {}).content[0].text == "hello [(0.5, 1.0, 'half way')]"

@@ -72,6 +72,23 @@ def test_an_answer_posted_on_one_process_reaches_the_worker_waiting_on_another(a
     assert on_b.next()["result"]["content"][0]["text"] == "west: accept True"
 
 
+def test_progress_posted_on_one_process_reaches_the_question_asked_on_another(a_b_c: list[str]) -> None:
+    """``ServerSession.send_request(..., progress_callback=)``: the client's progress on the question
+    lands on a second process, its answer on a third, and the asker heard the progress."""
+    a, b, c = a_b_c
+    session = Session(a, capabilities={"sampling": {}})
+    session.notify(b, "notifications/initialized")
+    on_a = session.call(a, "sample_with_progress", {}, id=1)
+    question = on_a.next()
+    assert question["method"] == "sampling/createMessage"
+    token = question["params"]["_meta"]["progressToken"]
+    session.notify(b, "notifications/progress", {"progressToken": token, "progress": 1, "total": 2, "message": "one"})
+    answer = {"jsonrpc": "2.0", "id": question["id"],
+              "result": {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"}}
+    assert session.post(c, answer).status_code == 202
+    assert on_a.next()["result"]["content"][0]["text"] == "hello [(1, 2, 'one')]"
+
+
 def test_delete_on_any_process_ends_the_session_everywhere_and_wakes_its_waiting_workers(a_b_c: list[str]) -> None:
     a, b, c = a_b_c
     session = Session(a, capabilities={"elicitation": {}})

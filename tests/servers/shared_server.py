@@ -15,6 +15,7 @@ import time
 from pydantic import BaseModel
 
 from minimcp.server import MCPServer
+from minimcp import types
 from minimcp.server.mcpserver import Context
 
 
@@ -72,6 +73,18 @@ def touch(uri: str, ctx: Context) -> str:
     """Announce that ``uri`` changed, to every listener of every process."""
     ctx.notify_resource_updated(uri)
     return f"touched {uri} on {os.getpid()}"
+
+
+@mcp.tool()
+def sample_with_progress(ctx: Context) -> str:
+    """Ask for a sample and report the progress the client sent against it, wherever it was posted."""
+    heard: list[tuple[float, float | None, str | None]] = []
+    request = types.CreateMessageRequest(params=types.CreateMessageRequestParams(
+        messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text="hi"))],
+        max_tokens=5))
+    result = ctx.session.send_request(request, types.CreateMessageResult, progress_callback=lambda *p: heard.append(p),
+                                      related_request_id=ctx.request_id)
+    return f"{result.content.text} {heard}"
 
 
 @mcp.tool()

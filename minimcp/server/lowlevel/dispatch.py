@@ -222,6 +222,8 @@ class Dispatcher:
                 calls.cancel(request_id)
         if connection is None or not isinstance(method, str):
             return
+        if method == "notifications/progress":  # on a question of ours, perhaps (and to the handler too)
+            connection.progress_heard(message.get("params"))
         try:
             self._through_middleware(self._notified)(self._context(message, connection, None, _NOTIFICATION))
         except Exception:

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import secrets
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from pydantic import BaseModel, ValidationError
@@ -86,6 +86,10 @@ def _valid(model: type[BaseModel], raw: Any) -> Any:
         return None
 
 
+#: What hears a client's progress on a question the server asked: (progress, total, message).
+QuestionProgress = Callable[[float, "float | None", "str | None"], None]
+
+
 def _with_meta(params: dict[str, Any] | None, meta: dict[str, Any] | None) -> dict[str, Any] | None:
     return {**(params or {}), "_meta": meta} if meta else params
 
@@ -141,8 +145,11 @@ class Connection:
         #: When the client's idle clock last started: it sent something, or was asked something.
         #: A plain float, written without a lock: storing one is atomic.
         self.last_seen = monotonic()
-        # _lock guards standalone, _inflight, subscriptions, _streams, _streams_swept and _declared.
+        # _lock guards standalone, _inflight, subscriptions, _streams, _streams_swept, _declared and _progress.
         self._lock = Lock()
+        # progressToken -> the callback of a question this server asked with one (made on first use:
+        # a 2026-07-28 request builds a connection each time, and asks nothing).
+        self._progress: dict[str | int, QuestionProgress] | None = None
         self.standalone: Outbox | None = None
         self._inflight: dict[RequestId, Outbox] = {}
         self._streams: OrderedDict[str, EventLog] = OrderedDict()
@@ -343,6 +350,43 @@ class Connection:
                 return
             self.standalone = None
         self._server.dispatcher.listens.detach(self)  # type: ignore[union-attr]  # only a served connection streams
+
+    def ask_with_progress(self, method: str, params: dict[str, Any], related_request_id: RequestId | None,
+                          timeout: float | None, on_progress: QuestionProgress) -> dict[str, Any]:
+        """``ask``, with a ``progressToken`` in the question's ``_meta`` whose progress notifications
+        (on this process or, through ``elsewhere``, another) go to ``on_progress`` until it is answered."""
+        token = f"question-{secrets.token_hex(8)}"
+        params = {**params, "_meta": {**(params.get("_meta") or {}), "progressToken": token}}
+        with self._lock:
+            if self._progress is None:
+                self._progress = {}
+            self._progress[token] = on_progress
+        try:
+            return self.ask(method, params, related_request_id, timeout)
+        finally:
+            with self._lock:
+                self._progress.pop(token, None)
+
+    def progress_heard(self, params: Any, *, here_only: bool = False) -> None:
+        """A client's ``notifications/progress`` on one of this server's questions: to the callback
+        that asked, here or (unless ``here_only``) on the process that asked. A failing callback is
+        logged; the notification has no one to answer."""
+        token = params.get("progressToken") if isinstance(params, dict) else None
+        progress = params.get("progress") if isinstance(params, dict) else None
+        if not isinstance(token, (str, int)) or isinstance(progress, bool) or not isinstance(progress, (int, float)):
+            return
+        with self._lock:
+            callback = None if self._progress is None else self._progress.get(token)
+        if callback is None:
+            if self.elsewhere is not None and not here_only:
+                self.elsewhere.tell("progress", {"params": params})
+            return
+        total, message = params.get("total"), params.get("message")
+        try:
+            callback(progress, total if isinstance(total, (int, float)) else None,
+                     message if isinstance(message, str) else None)
+        except Exception:
+            logger.exception("the progress callback of a question failed")
 
     def close_standalone_stream(self, *, here_only: bool = False) -> None:
         """End the standalone GET stream now, in this process or (unless ``here_only``) the one
@@ -549,10 +593,12 @@ class ServerSession:
         return related_request_id is not None and str(related_request_id) == str(self._request_id)
 
     def _ask(self, method: str, params: dict[str, Any], related_request_id: RequestId | None,
-             timeout: float | None = None) -> dict[str, Any]:
+             timeout: float | None = None, on_progress: QuestionProgress | None = None) -> dict[str, Any]:
         """Ask on the channel ``related_request_id`` names; this request's own id may come as text."""
         related = self._request_id if self._own(related_request_id) else related_request_id
-        return self.connection.ask(method, params, related, timeout)
+        if on_progress is None:
+            return self.connection.ask(method, params, related, timeout)
+        return self.connection.ask_with_progress(method, params, related, timeout, on_progress)
 
     def _route(self, method: str, params: dict[str, Any] | None, related_request_id: RequestId | None) -> None:
         if self._own(related_request_id) and self._outbox is not None:
@@ -611,10 +657,12 @@ class ServerSession:
 
     # --- questions (legacy connections) ----------------------------------------------------------
     def send_request(self, request: BaseModel | str, result_type: Any = None,
-                     request_read_timeout_seconds: float | None = None, metadata: Any = None, *,
+                     request_read_timeout_seconds: float | None = None, metadata: Any = None,
+                     progress_callback: QuestionProgress | None = None, *,
                      related_request_id: RequestId | None = None) -> Any:
         """Ask the client and wait, ``request_read_timeout_seconds`` at most when given (else the
-        server's ``back_channel_timeout``).
+        server's ``back_channel_timeout``); ``progress_callback`` hears the progress the client
+        reports while it works on the answer (a legacy client's ``send_progress_notification``).
 
         ``send_request(request_model, ResultType)`` returns the validated result, as the official
         SDK does; ``send_request("roots/list", params)`` returns the raw result object.
@@ -623,9 +671,11 @@ class ServerSession:
         timeout = _checked_timeout(request_read_timeout_seconds, "request_read_timeout_seconds")
         if isinstance(request, BaseModel):
             wire = dump(request)
-            result = self._ask(wire["method"], wire.get("params") or {}, related, timeout)
-            return result if result_type is None else result_type.model_validate(result)
-        return self._ask(request, result_type or {}, related, timeout)
+            method, params, model = wire["method"], wire.get("params") or {}, result_type
+        else:
+            method, params, model = request, result_type or {}, None
+        result = self._ask(method, params, related, timeout, progress_callback)
+        return result if model is None else model.model_validate(result)
 
     def elicit(self, message: str, requested_schema: dict[str, Any],
                related_request_id: RequestId | None = None) -> ElicitResult:

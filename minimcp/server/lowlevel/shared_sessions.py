@@ -347,6 +347,8 @@ class SharedSessionManager(SessionManager):
                 outbox.send(body["m"])
         elif kind == "close_standalone":
             session.close_standalone_stream(here_only=True)
+        elif kind == "progress":
+            session.progress_heard(body.get("params"), here_only=True)
         elif kind == "changed":
             self._reread(session_id, session)
 
