@@ -332,3 +332,33 @@ def test_header_mismatch_with_nothing_new_to_learn_is_not_retried() -> None:
             client.call_tool("t")
     assert server.methods().count("tools/list") == 2
     assert len(server.calls()) == 1
+
+
+def test_a_discover_probe_leaves_the_negotiated_version_alone_while_it_travels() -> None:
+    """``send_discover(version)`` stamps its own request: another thread's request sent meanwhile
+    still speaks the session's version (it used to be switched for the probe's duration)."""
+    server = ScriptedServer({"server/discover": [DISCOVER], "initialize": [INITIALIZE]})
+    seen_during_probe: list[str | None] = []
+    answer = server.request
+
+    def request(message: dict[str, Any], **options: Any) -> dict[str, Any]:
+        if message["method"] == "server/discover":
+            seen_during_probe.append(client.session.protocol_version)
+        return answer(message, **options)
+
+    server.request = request  # type: ignore[method-assign]
+    with Client(server, mode="legacy") as client:
+        raw = client.session.send_discover("2026-07-28")
+    assert raw["supportedVersions"] == ["2026-07-28"] and seen_during_probe == ["2025-11-25"]
+    probe, headers = next((m, h) for m, h in server.sent if m.get("method") == "server/discover")
+    assert probe["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+    assert headers == {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
+
+
+def test_discover_probes_once_more_at_a_version_the_refusal_names() -> None:
+    refusal = {"error": {"code": -32022, "message": "Unsupported",
+                         "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}}
+    server = ScriptedServer({"server/discover": [refusal, DISCOVER]})
+    with Client(server) as client:
+        assert client.protocol_version == "2026-07-28"
+    assert server.methods() == ["server/discover", "server/discover"]

@@ -64,8 +64,8 @@ class ClientEra(ABC):
         return next((version for version in self.versions if version in names), None)
 
     @abstractmethod
-    def stamp(self, session: ClientSession, params: dict[str, Any]) -> dict[str, Any]:
-        """``params`` as this era sends them."""
+    def stamp(self, session: ClientSession, params: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+        """``params`` as this era sends them, at ``version`` (by default the negotiated one)."""
 
     @abstractmethod
     def request_headers(self, session: ClientSession, method: str,
@@ -115,7 +115,7 @@ class LegacyClientEra(ClientEra):
         supported = refusal.get("supported") if isinstance(refusal, dict) else None
         return not isinstance(supported, list) or any(self.speaks(version) for version in supported)
 
-    def stamp(self, session: ClientSession, params: dict[str, Any]) -> dict[str, Any]:
+    def stamp(self, session: ClientSession, params: dict[str, Any], version: str | None = None) -> dict[str, Any]:
         return params
 
     def request_headers(self, session: ClientSession, method: str,
@@ -160,9 +160,9 @@ class ModernClientEra(ClientEra):
         """Ask ``server/discover``: a pinned version skips the probe that names the server."""
         session.discover()
 
-    def stamp(self, session: ClientSession, params: dict[str, Any]) -> dict[str, Any]:
+    def stamp(self, session: ClientSession, params: dict[str, Any], version: str | None = None) -> dict[str, Any]:
         meta = dict(params.get("_meta") or {})
-        meta[META_PROTOCOL_VERSION] = session.protocol_version
+        meta[META_PROTOCOL_VERSION] = version or session.protocol_version
         meta[META_CLIENT_CAPABILITIES] = dump(session.capabilities)
         meta[META_CLIENT_INFO] = dump(session.client_info)
         if session.log_level is not None:

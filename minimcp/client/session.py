@@ -55,6 +55,7 @@ from minimcp.types import (
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
     CallToolRequestParams,
     CallToolResult,
     PaginatedRequestParams,
@@ -326,21 +327,25 @@ class ClientSession:
 
         Raises ``MCPError`` for any error answer and ``ValidationError`` for a result that is not a
         ``DiscoverResult`` (several legacy servers answer unknown methods with ``{}``); the era is
-        left unset either way so that the caller can fall back to the handshake.
+        left as it was either way (unset, before a handshake) so that the caller can fall back to
+        the handshake. A ``-32022`` naming a modern version we speak earns one more probe at it.
         """
-        self.protocol_version = None
-        result = DiscoverResult.model_validate(self.send_discover(LATEST_PROTOCOL_VERSION))
+        try:
+            raw = self.send_discover(LATEST_PROTOCOL_VERSION)
+        except MCPError as refused:
+            supported = refused.data.get("supported") if isinstance(refused.data, dict) else None
+            version = MODERN.common(supported) if refused.code == UNSUPPORTED_PROTOCOL_VERSION else None
+            if version is None:
+                raise
+            raw = self.send_discover(version)
+        result = DiscoverResult.model_validate(raw)
         self.adopt(result)
         return result
 
     def send_discover(self, version: str) -> dict[str, Any]:
         """One ``server/discover`` stamped at ``version``, and its raw result: the probe ``discover()``
-        sends, with nothing adopted (``adopt()`` does that) and the negotiated version left as it was."""
-        negotiated, self.protocol_version = self.protocol_version, version
-        try:
-            return self._exchange("server/discover", {})
-        finally:
-            self.protocol_version = negotiated
+        sends, with nothing adopted (``adopt()`` does that) and no retry."""
+        return self._exchange("server/discover", {}, version=version)
 
     def adopt(self, result: InitializeResult | DiscoverResult) -> None:
         """Speak as ``result`` says, with no traffic: an ``initialize`` answer's version, or the
@@ -362,14 +367,17 @@ class ClientSession:
 
     # --- one exchange ----------------------------------------------------------------------
 
-    def _headers(self, method: str | None, params: Mapping[str, Any] | None) -> dict[str, str]:
-        """HTTP request headers for this era (other transports ignore them); ``method`` is ``None``
-        for what is not a request (the standalone GET, our answers to the server)."""
-        if self.protocol_version is None:
+    def _headers(self, method: str | None, params: Mapping[str, Any] | None,
+                 version: str | None = None) -> dict[str, str]:
+        """HTTP request headers at ``version`` (by default the negotiated one; other transports
+        ignore them); ``method`` is ``None`` for what is not a request (the standalone GET, our
+        answers to the server)."""
+        version = version or self.protocol_version
+        if version is None:
             return {}
-        headers = {"MCP-Protocol-Version": self.protocol_version}
+        headers = {"MCP-Protocol-Version": version}
         if method is not None:
-            headers.update(self.era.request_headers(self, method, params))
+            headers.update(client_era(version).request_headers(self, method, params))
         return headers
 
     def header_parameters(self, tool_name: Any) -> dict[str, str]:
@@ -386,20 +394,23 @@ class ClientSession:
         *,
         timeout: float | None = None,
         progress_callback: ProgressFnT | None = None,
+        version: str | None = None,
     ) -> dict[str, Any]:
         """Send one request and return its ``result`` dict; a JSON-RPC error raises ``MCPError``.
 
         On 2026-07-28 a ``-32022`` naming a version we speak earns exactly one retry with it, and a
         ``-32020`` on ``tools/call`` one retry after listing the tools again, when the listing changed
         which arguments travel as ``Mcp-Param-*`` headers (the tool was redefined since we last
-        listed, or never listed).
+        listed, or never listed). ``version`` stamps this request at a version of its own (a
+        probe), leaving the negotiated one, which other threads' requests read, untouched, and
+        earns no retry.
         """
         retried: set[int] = set()
         restarted = False
         while True:
             request_id = next(self._ids)
-            era = self.era
-            stamped = era.stamp(self, params)
+            era = self.era if version is None else client_era(version)
+            stamped = era.stamp(self, params, version)
             if progress_callback is not None:
                 stamped = {**stamped, "_meta": {**(stamped.get("_meta") or {}), "progressToken": request_id}}
                 with self._lock:
@@ -409,7 +420,7 @@ class ClientSession:
                         covered(functools.partial(self._stop, request_id)):
                     answer = self.transport.request(
                         jsonrpc.request(request_id, method, outgoing.params),
-                        headers=self._headers(method, stamped),
+                        headers=self._headers(method, stamped, version),
                         timeout=timeout if timeout is not None else self.read_timeout_seconds,
                     )
                     outgoing.answered(answer)
@@ -431,7 +442,7 @@ class ClientSession:
                 result = answer.get("result")
                 return result if isinstance(result, dict) else {}
             failure = jsonrpc.failure_of(answer)
-            if era.retry(self, failure, method, params, retried):
+            if version is None and era.retry(self, failure, method, params, retried):
                 continue
             raise failure
 
