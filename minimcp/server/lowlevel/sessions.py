@@ -88,6 +88,9 @@ def _valid(model: type[BaseModel], raw: Any) -> Any:
 
 #: What hears a client's progress on a question the server asked: (progress, total, message).
 QuestionProgress = Callable[[float, "float | None", "str | None"], None]
+#: How the ``progressToken`` of a question of this server's begins: other tokens are not looked up,
+#: nor relayed to the other processes of a shared session.
+_QUESTION_TOKEN = "question-"
 
 
 def _with_meta(params: dict[str, Any] | None, meta: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -147,9 +150,8 @@ class Connection:
         self.last_seen = monotonic()
         # _lock guards standalone, _inflight, subscriptions, _streams, _streams_swept, _declared and _progress.
         self._lock = Lock()
-        # progressToken -> the callback of a question this server asked with one (made on first use:
-        # a 2026-07-28 request builds a connection each time, and asks nothing).
-        self._progress: dict[str | int, QuestionProgress] | None = None
+        # progressToken -> the callback of a question this server asked with one.
+        self._progress: dict[str, QuestionProgress] = {}
         self.standalone: Outbox | None = None
         self._inflight: dict[RequestId, Outbox] = {}
         self._streams: OrderedDict[str, EventLog] = OrderedDict()
@@ -351,32 +353,18 @@ class Connection:
             self.standalone = None
         self._server.dispatcher.listens.detach(self)  # type: ignore[union-attr]  # only a served connection streams
 
-    def ask_with_progress(self, method: str, params: dict[str, Any], related_request_id: RequestId | None,
-                          timeout: float | None, on_progress: QuestionProgress) -> dict[str, Any]:
-        """``ask``, with a ``progressToken`` in the question's ``_meta`` whose progress notifications
-        (on this process or, through ``elsewhere``, another) go to ``on_progress`` until it is answered."""
-        token = f"question-{secrets.token_hex(8)}"
-        params = {**params, "_meta": {**(params.get("_meta") or {}), "progressToken": token}}
-        with self._lock:
-            if self._progress is None:
-                self._progress = {}
-            self._progress[token] = on_progress
-        try:
-            return self.ask(method, params, related_request_id, timeout)
-        finally:
-            with self._lock:
-                self._progress.pop(token, None)
-
     def progress_heard(self, params: Any, *, here_only: bool = False) -> None:
         """A client's ``notifications/progress`` on one of this server's questions: to the callback
         that asked, here or (unless ``here_only``) on the process that asked. A failing callback is
         logged; the notification has no one to answer."""
-        token = params.get("progressToken") if isinstance(params, dict) else None
-        progress = params.get("progress") if isinstance(params, dict) else None
-        if not isinstance(token, (str, int)) or isinstance(progress, bool) or not isinstance(progress, (int, float)):
+        if not isinstance(params, dict):
             return
+        token, progress = params.get("progressToken"), params.get("progress")
+        if not (isinstance(token, str) and token.startswith(_QUESTION_TOKEN)) \
+                or isinstance(progress, bool) or not isinstance(progress, (int, float)):
+            return  # not about a question of this server's: nothing to hear, nothing to relay
         with self._lock:
-            callback = None if self._progress is None else self._progress.get(token)
+            callback = self._progress.get(token)
         if callback is None:
             if self.elsewhere is not None and not here_only:
                 self.elsewhere.tell("progress", {"params": params})
@@ -481,9 +469,11 @@ class Connection:
             self.elsewhere.tell("cancel", {"id": request_id})
 
     def ask(self, method: str, params: dict[str, Any], related_request_id: RequestId | None,
-            timeout: float | None = None) -> dict[str, Any]:
+            timeout: float | None = None, on_progress: QuestionProgress | None = None) -> dict[str, Any]:
         """Ask the client and wait ``timeout`` seconds at most (by default the server's
-        ``back_channel_timeout``); the raw result."""
+        ``back_channel_timeout``); the raw result. With ``on_progress``, the question carries a
+        ``progressToken`` whose notifications (here, or relayed from another process) it hears
+        until the question is answered."""
         channel = self.era.channel(self, related_request_id)
         if channel is None or self._server is None:
             raise jsonrpc.NoBackChannelError(method)
@@ -493,11 +483,19 @@ class Connection:
         self.last_seen = monotonic()
         shares = self._server.question_shares
         shares.take(self.share_principal)
+        if on_progress is not None:
+            token = f"{_QUESTION_TOKEN}{secrets.token_hex(8)}"
+            params = {**params, "_meta": {**(params.get("_meta") or {}), "progressToken": token}}
+            with self._lock:
+                self._progress[token] = on_progress
         try:
             return send_request(self.pending, channel, method, params,
                                 self._server.back_channel_timeout if timeout is None else timeout)
         finally:
             shares.give_back(self.share_principal)
+            if on_progress is not None:
+                with self._lock:
+                    self._progress.pop(token, None)
 
     # --- the official ``Connection``'s standalone-stream API --------------------------------------
     def send_raw_request(self, method: str, params: Mapping[str, Any] | None,
@@ -596,9 +594,7 @@ class ServerSession:
              timeout: float | None = None, on_progress: QuestionProgress | None = None) -> dict[str, Any]:
         """Ask on the channel ``related_request_id`` names; this request's own id may come as text."""
         related = self._request_id if self._own(related_request_id) else related_request_id
-        if on_progress is None:
-            return self.connection.ask(method, params, related, timeout)
-        return self.connection.ask_with_progress(method, params, related, timeout, on_progress)
+        return self.connection.ask(method, params, related, timeout, on_progress)
 
     def _route(self, method: str, params: dict[str, Any] | None, related_request_id: RequestId | None) -> None:
         if self._own(related_request_id) and self._outbox is not None:
