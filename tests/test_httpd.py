@@ -515,6 +515,54 @@ def test_rejected_request_gets_its_status_and_close(serve, raw, status):
     assert_served(server)
 
 
+#: Heads refused by a framing rule, and the reason told, by parser: where h11 or llhttp refuses a
+#: head before the server's own rule does, its own words are the reason.
+FRAMING_REASONS = {
+    "bare CR": (b"GET / HTTP/1.1\r\nHost: t\r\nX-A: a\rb\r\n\r\n",
+                {"httptools": b"other than as a CRLF line end", "h11": b"illegal header line"}),
+    "LF CR": (b"GET / HTTP/1.1\r\nHost: t\r\nX-A: a\n\rX-B: b\r\n\r\n",
+              {"httptools": b"other than as a CRLF line end", "h11": b"illegal header line"}),
+    "bare LF": (b"GET / HTTP/1.1\r\nHost: t\r\nX-A: a\nX-B: b\r\n\r\n",
+                {"httptools": b"other than as a CRLF line end", "h11": b"other than as a CRLF line end"}),
+    "vertical tab": (b"GET / HTTP/1.1\r\nHost: t\r\nX-A: a\x0bb\r\n\r\n",
+                     {"httptools": b"a control character", "h11": b"illegal header line"}),
+    "DEL": (b"GET / HTTP/1.1\r\nHost: t\r\nX-A: a\x7fb\r\n\r\n",
+            {"httptools": b"a control character", "h11": b"a control character"}),
+    "folded line": (b"GET / HTTP/1.1\r\nHost: t\r\nX-A: 1\r\n\tcontinued\r\n\r\n",
+                    {"httptools": b"obsolete line folding", "h11": b"obsolete line folding"}),
+    "two content-lengths": (b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nCONTENT-LENGTH: 1\r\n\r\nx",
+                            {"httptools": b"Duplicate Content-Length", "h11": b"more than one Content-Length"}),
+    "content-length list": (b"POST / HTTP/1.1\r\nHost: t\r\ncontent-length: 1,1\r\n\r\nx",
+                            {"httptools": b"Invalid character in Content-Length", "h11": b"a list in the Content-Length"}),
+    "long line in a long head": (b"GET / HTTP/1.1\r\nHost: t\r\nX-Long: " + b"b" * 8200 + b"\r\n\r\n",
+                                 {"httptools": b"header line too long", "h11": b"header line too long"}),
+}
+
+
+@pytest.mark.parametrize("parser", list(PARSERS))
+@pytest.mark.parametrize("raw,reasons", FRAMING_REASONS.values(), ids=FRAMING_REASONS.keys())
+def test_framing_refusal_names_its_rule(parser, raw, reasons):
+    server = WSGIServer(hello, "127.0.0.1", 0, parser=parser)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        reply = Wire(server.port).request(raw)
+        assert reply.status in (400, 431), reply
+        assert reasons[parser] in reply.body, reply.body
+        assert_served(server)
+    finally:
+        server.shutdown(WAIT)
+        thread.join(WAIT)
+
+
+def test_head_of_many_short_lines_longer_than_a_line_is_served(serve):
+    """A head over MAX_LINE bytes whose every field line is short is not taken for a long line."""
+    server = serve(hello)
+    fields = b"".join(b"X-Field-%d: %s\r\n" % (i, b"v" * 100) for i in range(90))
+    reply = Wire(server.port).request(b"GET /many HTTP/1.1\r\nHost: t\r\n" + fields + b"\r\n")
+    assert reply.status == 200, reply
+
+
 BAD_CHUNKED_FRAMING = {
     "bare LF after a chunk size": b"2\nxx\r\n0\r\n\r\n",
     "bare LF in a chunk extension": b"2;\nxx\r\n0\r\n\r\n",
