@@ -352,9 +352,11 @@ class ModernEra(Era):
         except InputRequired:
             result = None
         if book.pending:
-            # The questions are in wire form; pydantic validates them into their request models.
-            return InputRequiredResult(input_requests=book.pending,  # type: ignore[arg-type]
-                                       request_state=seal(security, book.payload(binding, None)))
+            # The result in its wire form, the questions as their askers built them: what a legacy
+            # connection sends as requests (``Connection.ask``), not validated into models only
+            # to be dumped back.
+            return {"resultType": "input_required", "inputRequests": book.pending,
+                    "requestState": seal(security, book.payload(binding, None))}
         if isinstance(result, InputRequiredResult):
             state = seal(security, book.payload(binding, result.request_state))
             return result.model_copy(update={"request_state": state})
