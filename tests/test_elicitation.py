@@ -13,7 +13,7 @@ import time
 from typing import Any, Callable
 
 import pytest
-from conftest import ERAS, busy_threads, load_example
+from conftest import ERAS, busy_threads, legacy_handshake, load_example, modern_rpc
 from pydantic import BaseModel, Field
 
 from minimcp import Client, MCPError
@@ -324,3 +324,58 @@ def test_render_elicitation_schema_gives_a_copy_of_its_own() -> None:
     assert again["required"] == ["accept_alternative"]
     with pytest.raises(TypeError, match="Elicitation schema field 'address'"):
         render_elicitation_schema(Shipping)
+
+
+def asking_server() -> MCPServer:
+    """One tool that asks its ``mode``'s question from the body."""
+    mcp = MCPServer("Gate")
+
+    @mcp.tool()
+    def ask(mode: str, ctx: Context) -> str:
+        if mode == "url":
+            return ctx.elicit_url("Pay here.", "https://pay.example.com/7", "pay-7").action
+        return ctx.elicit("Proceed?", schema=Address).action
+
+    return mcp
+
+
+#: What a client declares -> (what a form question gets, what a URL question gets): "asked" or the
+#: error code. A bare ``elicitation: {}`` is form only; nothing declared is "Elicitation not supported".
+GATE = [
+    ({"elicitation": {}}, "asked", -32021),
+    ({"elicitation": {"form": {}}}, "asked", -32021),
+    ({"elicitation": {"url": {}}}, -32021, "asked"),
+    ({"elicitation": {"form": {}, "url": {}}}, "asked", "asked"),
+    ({}, -32600, -32600),
+]
+
+
+@pytest.mark.parametrize(("declared", "form", "url"), GATE)
+def test_a_body_question_is_gated_by_the_declared_modes_on_2026(serve_http: Callable[..., str],
+                                                               declared: dict[str, Any], form: Any, url: Any) -> None:
+    """The gate reads the envelope's own declaration (no model is made of it for the question)."""
+    endpoint = serve_http(asking_server())
+    for mode, expected in (("form", form), ("url", url)):
+        answer = modern_rpc(endpoint, "tools/call", {"name": "ask", "arguments": {"mode": mode}},
+                            capabilities=declared)
+        if expected == "asked":
+            result = answer["result"]
+            assert result["resultType"] == "input_required", answer
+            (request,) = result["inputRequests"].values()
+            assert request["method"] == "elicitation/create"
+            assert request["params"]["mode"] == mode
+        else:
+            assert answer["error"]["code"] == expected, answer
+
+
+@pytest.mark.parametrize(("declared", "form", "url"), [row for row in GATE if row[1:] != ("asked", "asked")])
+def test_a_refused_body_question_is_refused_alike_on_a_legacy_session(serve_http: Callable[..., str],
+                                                                      declared: dict[str, Any], form: Any,
+                                                                      url: Any) -> None:
+    """The same gate on a legacy session, whose capabilities are a model since ``initialize``; a
+    refused question is answered at once, with nothing sent to the client."""
+    session = legacy_handshake(serve_http(asking_server()), capabilities=declared)
+    for mode, expected in (("form", form), ("url", url)):
+        if expected != "asked":
+            answer = session.rpc("tools/call", {"name": "ask", "arguments": {"mode": mode}})
+            assert answer["error"]["code"] == expected, answer

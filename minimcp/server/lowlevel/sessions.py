@@ -289,13 +289,26 @@ class Connection:
         return self.era.ask_back and not self.closed
 
     def check_client_capability(self, capability: ClientCapabilities) -> bool:
-        return _covers(dump(self.client_capabilities), dump(capability))
+        return _covers(self._wire_capabilities(), dump(capability))
 
     check_capability = check_client_capability
 
     def declares(self, required: dict[str, Any]) -> bool:
         """``check_client_capability`` for a wire-shaped capability object."""
-        return _covers(dump(self.client_capabilities), required)
+        return _covers(self._wire_capabilities(), required)
+
+    def capability(self, name: str) -> Any:
+        """One capability the client declared, in wire form (``None``: not declared)."""
+        return self._wire_capabilities().get(name)
+
+    def _wire_capabilities(self) -> dict[str, Any]:
+        """The client's capabilities in wire form: a 2026-07-28 envelope's raw declaration while it
+        is one (proven valid, and asked about by a question's gate far more often than made a model),
+        else the model's."""
+        declared = self._declared  # read once: another thread may settle it meanwhile
+        if declared is not None:
+            return declared[0]
+        return dump(self.client_capabilities)
 
     def log_enabled(self, level: str) -> bool:
         """Whether a protocol log message at ``level`` may go to this client.

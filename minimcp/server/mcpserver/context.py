@@ -70,13 +70,13 @@ def elicitation_gate(connection: Connection, mode: str, asker: str | None = None
     (``Elicitation not supported``); a client lacking only the mode gets -32021. A bare
     ``elicitation: {}`` counts as form support.
     """
-    declared = connection.client_capabilities.elicitation
+    declared = connection.capability("elicitation")
     if declared is None:
         if asker is None:
             raise MCPError(INVALID_REQUEST, "Elicitation not supported")
         raise missing_capability(f"{mode} elicitation", {"elicitation": {mode: {}}}, asker)
-    modes = {"form": declared.form, "url": declared.url}
-    if modes[mode] is None and not (mode == "form" and declared.url is None):
+    url = declared.get("url")
+    if declared.get(mode) is None and not (mode == "form" and url is None):
         raise missing_capability(f"{mode} elicitation", {"elicitation": {mode: {}}}, asker)
 
 
