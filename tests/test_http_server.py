@@ -707,3 +707,29 @@ def test_progress_turns_the_answer_into_sse(serve_http: Any) -> None:
     assert messages[0]["params"] == {"progressToken": "p1", "progress": 1, "total": 2, "message": "half"}
     assert messages[-1]["id"] == message["id"]
     assert messages[-1]["result"]["content"] == [{"type": "text", "text": "finished"}]
+
+
+def test_headers_are_read_right_however_many_names_clients_invent(serve_http: Any) -> None:
+    """The table of environ keys -> header names stops growing at its limit (a client picks its own
+    header names); a name first seen past it is still read, and the table holds what it held."""
+    from minimcp.server import wsgi
+
+    mcp = MCPServer("headers")
+
+    @mcp.tool()
+    def header(name: str, ctx: Context) -> str:
+        headers = ctx.request_context.transport.headers
+        return f"{headers.get(name)} {headers.get('Content-Type')}"
+
+    endpoint = serve_http(mcp)
+    with requests.Session() as http:
+        for i in range(wsgi._FieldNames.LIMIT + 20):
+            response = http.post(endpoint, json=request_message("ping"),
+                                 headers={**modern_headers("ping"), "Accept": BASE_HEADERS["Accept"],
+                                          f"X-Invented-{i}": "1"})
+            assert response.status_code == 400  # no _meta: what matters is that it was read at all
+    # Served in this process: the table filled to its limit (one racing thread may add one more).
+    assert wsgi._FieldNames.LIMIT <= len(wsgi._field_names) <= wsgi._FieldNames.LIMIT + 1
+    answer = modern_rpc(endpoint, "tools/call", {"name": "header", "arguments": {"name": "X-Late-Comer"}},
+                        headers={"X-Late-Comer": "here", "X-Invented-3": "1"})
+    assert answer["result"]["content"][0]["text"] == "here application/json"

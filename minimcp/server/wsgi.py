@@ -48,17 +48,28 @@ logger = logging.getLogger("minimcp.server.wsgi")
 _UNPREFIXED = (("CONTENT_TYPE", "content-type"), ("CONTENT_LENGTH", "content-length"))
 
 
-@functools.lru_cache(maxsize=256)
-def _field_name(key: str) -> str:
-    """The header name of an environ key (``HTTP_MCP_METHOD`` -> ``mcp-method``); cached, since the
-    same few names come with every request and rewriting each costs more than the lookup."""
-    return key[5:].replace("_", "-").lower()
+class _FieldNames(dict[str, str]):
+    """Environ key -> its header's name (``HTTP_MCP_METHOD`` -> ``mcp-method``), ``""`` for a key
+    that names no header: one dict lookup per environ key, since the same few keys come with every
+    request and rewriting each costs more than the lookup. Keys are remembered up to ``LIMIT`` (a
+    client's header names are its own to choose); past it a new key is worked out each time."""
+
+    LIMIT = 512
+
+    def __missing__(self, key: str) -> str:
+        name = key[5:].replace("_", "-").lower() if key[:5] == "HTTP_" else ""
+        if len(self) < self.LIMIT:  # a racing thread may add one more: the bound is not exact
+            self[key] = name
+        return name
+
+
+_field_names = _FieldNames()
 
 
 def environ_headers(environ: Mapping[str, Any]) -> Headers:
     """The header fields of a WSGI (or CGI-style, as Django's ``request.META``) environ, read in one
     pass: the exchange looks up several per request, each then a dict lookup."""
-    fields = {_field_name(key): value for key, value in environ.items() if key[:5] == "HTTP_"}
+    fields = {name: value for key, value in environ.items() if (name := _field_names[key])}
     for key, name in _UNPREFIXED:
         value = environ.get(key)
         if value:
