@@ -709,27 +709,51 @@ def test_progress_turns_the_answer_into_sse(serve_http: Any) -> None:
     assert messages[-1]["result"]["content"] == [{"type": "text", "text": "finished"}]
 
 
-def test_headers_are_read_right_however_many_names_clients_invent(serve_http: Any) -> None:
-    """The table of environ keys -> header names stops growing at its limit (a client picks its own
-    header names); a name first seen past it is still read, and the table holds what it held."""
+def test_a_handler_reads_the_request_headers_by_any_case(serve_http: Any) -> None:
+    """``ctx.headers``: every field by case-insensitive name, iterated in lower case; CGI's empty
+    ``CONTENT_TYPE``/``CONTENT_LENGTH`` (and an absent field) read as not sent."""
+    mcp = MCPServer("headers")
+
+    @mcp.tool()
+    def headers(ctx: Context) -> dict[str, Any]:
+        fields = ctx.headers
+        assert fields is not None
+        return {"names": sorted(fields), "length": len(fields), "items": dict(fields.items()),
+                "x": [fields.get("X-Custom"), fields.get("x-custom"), fields.get("X-CUSTOM")],
+                "type": fields["Content-Type"], "absent": [fields.get("X-Absent"), fields.get("X-Absent", "-"),
+                                                          "x-absent" in fields, "X-Custom" in fields, 7 in fields]}
+
+    answer = modern_rpc(serve_http(mcp), "tools/call", {"name": "headers", "arguments": {}},
+                        headers={"X-Custom": "yes"})
+    seen = answer["result"]["structuredContent"]
+    assert {"x-custom", "content-type", "content-length", "mcp-method", "mcp-name", "host", "accept"} <= \
+        set(seen["names"])
+    assert seen["names"] == sorted(seen["items"]) and seen["length"] == len(seen["names"])
+    assert seen["x"] == ["yes", "yes", "yes"]
+    assert seen["type"] == "application/json"
+    assert seen["absent"] == [None, "-", False, True, False]
+
+
+def test_header_names_a_client_invents_grow_nothing_past_a_limit(serve_http: Any) -> None:
+    """Reading a request's headers by name costs no table entry for the names a client sends; a
+    handler that walks them all fills the table of environ keys only to its limit, and a name first
+    seen past it is still read."""
     from minimcp.server import wsgi
 
     mcp = MCPServer("headers")
 
     @mcp.tool()
-    def header(name: str, ctx: Context) -> str:
-        headers = ctx.request_context.transport.headers
-        return f"{headers.get(name)} {headers.get('Content-Type')}"
+    def walk(name: str, ctx: Context) -> str:
+        fields = ctx.headers
+        assert fields is not None
+        return f"{len(list(fields))} {fields.get(name)} {name.lower() in set(fields)}"
 
     endpoint = serve_http(mcp)
-    with requests.Session() as http:
-        for i in range(wsgi._FieldNames.LIMIT + 20):
-            response = http.post(endpoint, json=request_message("ping"),
-                                 headers={**modern_headers("ping"), "Accept": BASE_HEADERS["Accept"],
-                                          f"X-Invented-{i}": "1"})
-            assert response.status_code == 400  # no _meta: what matters is that it was read at all
-    # Served in this process: the table filled to its limit (one racing thread may add one more).
-    assert wsgi._FieldNames.LIMIT <= len(wsgi._field_names) <= wsgi._FieldNames.LIMIT + 1
-    answer = modern_rpc(endpoint, "tools/call", {"name": "header", "arguments": {"name": "X-Late-Comer"}},
-                        headers={"X-Late-Comer": "here", "X-Invented-3": "1"})
-    assert answer["result"]["content"][0]["text"] == "here application/json"
+    for i in range(wsgi._Table.LIMIT + 20):
+        answer = modern_rpc(endpoint, "tools/call", {"name": "walk", "arguments": {"name": f"X-Invented-{i}"}},
+                            headers={f"X-Invented-{i}": str(i)})
+        count, value, listed = answer["result"]["content"][0]["text"].split()
+        assert (value, listed) == (str(i), "True")
+    # Served in this process: the tables filled to their limit (one racing thread may add one more).
+    assert wsgi._Table.LIMIT <= len(wsgi._field_names) <= wsgi._Table.LIMIT + 1
+    assert wsgi._Table.LIMIT <= len(wsgi._environ_keys) <= wsgi._Table.LIMIT + 1

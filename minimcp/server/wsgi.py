@@ -14,7 +14,7 @@ import functools
 import inspect
 import logging
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -32,7 +32,6 @@ from minimcp.server.streamable_http.exchange import (
     refusal_response,
 )
 from minimcp.server.transport_security import TransportSecuritySettings
-from minimcp.shared.http_headers import Headers
 
 if TYPE_CHECKING:
     from minimcp.server.auth.provider import OAuthAuthorizationServerProvider, TokenVerifier
@@ -44,37 +43,86 @@ if TYPE_CHECKING:
 logger = logging.getLogger("minimcp.server.wsgi")
 
 
-#: The two request headers CGI keeps without the ``HTTP_`` prefix, and their names.
-_UNPREFIXED = (("CONTENT_TYPE", "content-type"), ("CONTENT_LENGTH", "content-length"))
+#: The two request headers CGI keeps without the ``HTTP_`` prefix, by name and by environ key;
+#: an empty value there means the header was not sent.
+_UNPREFIXED = {"content-type": "CONTENT_TYPE", "content-length": "CONTENT_LENGTH"}
+_CGI_KEYS = frozenset(_UNPREFIXED.values())
 
 
-class _FieldNames(dict[str, str]):
-    """Environ key -> its header's name (``HTTP_MCP_METHOD`` -> ``mcp-method``), ``""`` for a key
-    that names no header: one dict lookup per environ key, since the same few keys come with every
-    request and rewriting each costs more than the lookup. Keys are remembered up to ``LIMIT`` (a
-    client's header names are its own to choose); past it a new key is worked out each time."""
+class _Table(dict[str, str]):
+    """A name rewriting remembered: the same few names come with every request, and rewriting one
+    costs more than looking it up. Up to ``LIMIT`` names are kept (a client chooses its header
+    names); past it a new one is rewritten each time."""
 
     LIMIT = 512
 
-    def __missing__(self, key: str) -> str:
-        name = key[5:].replace("_", "-").lower() if key[:5] == "HTTP_" else ""
+    def __init__(self, rewrite: Callable[[str], str]) -> None:
+        super().__init__()
+        self._rewrite = rewrite
+
+    def __missing__(self, name: str) -> str:
+        rewritten = self._rewrite(name)
         if len(self) < self.LIMIT:  # a racing thread may add one more: the bound is not exact
-            self[key] = name
-        return name
+            self[name] = rewritten
+        return rewritten
 
 
-_field_names = _FieldNames()
+#: Environ key -> its header's name in lower case (``HTTP_MCP_METHOD`` -> ``mcp-method``), ``""``
+#: for a key that names no header (the CGI pair are read by name).
+_field_names = _Table(lambda key: key[5:].replace("_", "-").lower() if key[:5] == "HTTP_" else "")
+#: Header name, in any case -> its environ key (``Mcp-Method`` -> ``HTTP_MCP_METHOD``).
+_environ_keys = _Table(lambda name: _UNPREFIXED.get(name.lower()) or "HTTP_" + name.upper().replace("-", "_"))
 
 
-def environ_headers(environ: Mapping[str, Any]) -> Headers:
-    """The header fields of a WSGI (or CGI-style, as Django's ``request.META``) environ, read in one
-    pass: the exchange looks up several per request, each then a dict lookup."""
-    fields = {name: value for key, value in environ.items() if (name := _field_names[key])}
-    for key, name in _UNPREFIXED:
-        value = environ.get(key)
-        if value:
-            fields[name] = value
-    return Headers.lowered(fields)
+class EnvironHeaders(Mapping[str, str]):
+    """The header fields of a WSGI (or CGI-style, as Django's ``request.META``) environ, by
+    case-insensitive name, read where they are: the exchange looks up a dozen of a request's
+    fields, and copying all of them out first costs more than those lookups. Iterated, it names
+    the fields in lower case."""
+
+    __slots__ = ("_environ",)
+
+    def __init__(self, environ: Mapping[str, Any]) -> None:
+        self._environ = environ
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if not isinstance(name, str):
+            return default
+        key = _environ_keys[name]
+        value = self._environ.get(key)
+        if value is None or (not value and key in _CGI_KEYS):
+            return default
+        return value
+
+    def __getitem__(self, name: str) -> str:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        return self.get(name) is not None  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[str]:
+        environ = self._environ
+        for key in environ:
+            name = _field_names[key]
+            if name:
+                yield name
+        for name, key in _UNPREFIXED.items():
+            if environ.get(key):
+                yield name
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"EnvironHeaders({dict(self.items())!r})"
+
+
+def environ_headers(environ: Mapping[str, Any]) -> EnvironHeaders:
+    """The header fields of a WSGI (or CGI-style) environ, as the exchange reads them."""
+    return EnvironHeaders(environ)
 
 
 PrincipalHook = Callable[[dict[str, Any]], "str | None"]
@@ -109,7 +157,7 @@ def read_body(environ: dict[str, Any], limit: int) -> bytes | None:
         return None
 
 
-def exchange_request(environ: dict[str, Any], path: str, headers: Headers, principal: str | None) -> HTTPRequest:
+def exchange_request(environ: dict[str, Any], path: str, headers: Mapping[str, str], principal: str | None) -> HTTPRequest:
     """The exchange's view of a WSGI request made by ``principal``, to ``path``, with ``headers``
     (``environ_headers``)."""
     return HTTPRequest(environ["REQUEST_METHOD"], path, headers,
