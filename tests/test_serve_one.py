@@ -178,3 +178,32 @@ def test_serve_connection_serves_a_hand_built_stdio_loop(tmp_path: Path, mode: s
         result = client.call_tool("add", {"a": 2, "b": 3})
     assert result.structured_content == {"result": 5}
     assert result.content[0].text == f"5 apples at {version}"
+
+
+def test_a_transport_context_is_a_frozen_record_built_from_its_fields() -> None:
+    """What a custom entry builds: every field by keyword, with the dataclass's defaults (its own
+    ``__init__`` names them all), frozen, compared and replaced as a dataclass is."""
+    import dataclasses
+    import inspect
+
+    parameters = inspect.signature(TransportContext).parameters
+    fields = dataclasses.fields(TransportContext)
+    assert list(parameters) == [f.name for f in fields]
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in parameters.values())
+    assert [p.default for p in parameters.values()] == [
+        inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default for f in fields]
+
+    made: list[str] = []
+    transport = TransportContext(kind="custom", can_send_request=True, headers={"x": "1"}, principal="ada",
+                                 client_address="10.0.0.1", access_token="token",
+                                 make_request=lambda: made.append("request") or "native")
+    assert (transport.kind, transport.can_send_request, transport.principal) == ("custom", True, "ada")
+    assert transport == TransportContext(kind="custom", can_send_request=True, headers={"x": "1"}, principal="ada",
+                                         client_address="10.0.0.1", access_token="token",
+                                         make_request=transport.make_request)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        transport.kind = "other"  # type: ignore[misc]
+    assert dataclasses.replace(transport, principal="bob").principal == "bob"
+    assert (transport.request, transport.request, made) == ("native", "native", ["request"])
+    assert TransportContext(kind="stdio", can_send_request=False).request is None
+    assert "principal='ada'" in repr(transport)

@@ -13,9 +13,15 @@ from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass(kw_only=True, frozen=True)
+@dataclass(kw_only=True, frozen=True, init=False)
 class TransportContext:
-    """One inbound message's transport, as the core and the handlers see it."""
+    """One inbound message's transport, as the core and the handlers see it.
+
+    Frozen, and built per HTTP request: its ``__init__`` writes every field at once rather than
+    through ``object.__setattr__`` one by one (what a frozen dataclass's own does, at a third of
+    the cost of describing the request). Its parameters are the fields, in order, with their
+    defaults.
+    """
 
     kind: str
     """``"streamable-http"``, ``"stdio"`` or ``"memory"``."""
@@ -33,6 +39,12 @@ class TransportContext:
     make_request: Callable[[], Any] | None = None
     """Builds ``request`` on first use: most calls never read it, and building one costs more
     than the rest of the transport's description."""
+
+    def __init__(self, *, kind: str, can_send_request: bool, headers: Mapping[str, str] | None = None,
+                 principal: str | None = None, client_address: str | None = None, access_token: Any = None,
+                 make_request: Callable[[], Any] | None = None) -> None:
+        self.__dict__.update(kind=kind, can_send_request=can_send_request, headers=headers, principal=principal,
+                             client_address=client_address, access_token=access_token, make_request=make_request)
 
     @functools.cached_property
     def request(self) -> Any:
