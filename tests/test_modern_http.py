@@ -256,8 +256,37 @@ def test_each_request_gets_models_of_its_own_declarations(serve_http: Any) -> No
         assert answer["result"]["content"][0]["text"] == "first {'x': {'a': 1}} True"
     answer = _declared_call(url, {"experimental": {"x": {"a": True}}}, {"name": "first", "version": "1"})
     assert answer["result"]["content"][0]["text"] == "first {'x': {'a': True}} False"
+    # Equal to the pair seen (1 == true), so taken without validating it again: still its own values.
+    answer = _declared_call(url, {**one, "experimental": {"x": {"a": True}}}, {"name": "first", "version": "1"})
+    assert answer["result"]["content"][0]["text"] == "first {'x': {'a': True}} True"
     # A refusal is still a refusal after the valid pair was seen.
     answer = _declared_call(url, one, {"name": 1, "version": "1"})
     assert answer["error"]["code"] == -32602
     answer = _declared_call(url, {**one, "elicitation": "yes"}, {"name": "first", "version": "1"})
     assert answer["error"]["code"] == -32602
+
+
+def test_the_declarations_kept_are_bounded(serve_http: Any) -> None:
+    """Clients choose their names and declarations: the pairs kept to skip validating a repeat stay
+    within their bounds however many a client invents, and each request is still answered."""
+    from minimcp.server.lowlevel import era
+
+    mcp = MCPServer("declarations")
+
+    @mcp.tool()
+    def declared(ctx: Context) -> str:
+        return f"{ctx.session.client_info.name} {sorted(ctx.session.client_capabilities.experimental or {})}"
+
+    url = serve_http(mcp)
+    for i in range(era._MAX_DECLARING_CLIENTS + 10):
+        answer = _declared_call(url, {}, {"name": f"client-{i}", "version": "1"})
+        assert answer["result"]["content"][0]["text"] == f"client-{i} []"
+        assert len(era._VALID_DECLARATIONS) <= era._MAX_DECLARING_CLIENTS
+    for i in range(era._MAX_PAIRS_PER_CLIENT + 3):
+        answer = _declared_call(url, {"experimental": {f"x{i}": {}}}, {"name": "shifting", "version": "1"})
+        assert answer["result"]["content"][0]["text"] == f"shifting ['x{i}']"
+    assert len(era._VALID_DECLARATIONS[("shifting", "1")]) == era._MAX_PAIRS_PER_CLIENT
+    huge = {"experimental": {f"x{i}": {"pad": "." * 100} for i in range(60)}}
+    answer = _declared_call(url, huge, {"name": "huge", "version": "1"})
+    assert answer["result"]["content"][0]["text"].startswith("huge ['x0', 'x1', 'x10'")
+    assert ("huge", "1") not in era._VALID_DECLARATIONS  # over the text bound: validated every time

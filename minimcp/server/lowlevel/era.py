@@ -21,6 +21,7 @@ classifies them, and the core asks the object instead of branching on a flag:
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 from abc import ABC, abstractmethod
@@ -68,13 +69,43 @@ RoundBody = Callable[[Questions, "dict[str, Any] | None", "str | None"], Any]
 #: What a 2026-07-28 ``input_required`` elicitation keeps of a resolver model's schema.
 _INPUT_REQUEST_SCHEMA_KEYS = ("type", "properties", "required")
 
-#: The ``(clientCapabilities, clientInfo)`` pairs, as the reprs of their JSON values, that
-#: validated: a client sends the same pair with every request. Bounded in number (emptied when
-#: full) and in each entry's length, since clients choose them; a set's add and lookup are atomic,
-#: so it needs no lock. Only validity is kept: each connection still makes models of its own.
-_VALID_DECLARATIONS: set[tuple[str, str]] = set()
-_MAX_VALID_DECLARATIONS = 256
+#: The ``(clientCapabilities, clientInfo)`` pairs that validated, by the name and version the
+#: client gave itself: a client sends the same pair with every request, and a repeat is taken raw.
+#: Found by name and version, then compared whole, as the JSON values they were decoded from (where
+#: ``1`` and ``true`` are equal, and so validate alike). Bounded, since clients choose them: names
+#: (emptied when full), pairs per name (the oldest dropped), each pair's text. A name's pairs are a
+#: tuple replaced whole, so readers need no lock. Only validity is kept: each connection still makes
+#: models of its own.
+_VALID_DECLARATIONS: dict[tuple[str | None, str | None], tuple[tuple[Any, Any], ...]] = {}
+_MAX_DECLARING_CLIENTS = 256
+_MAX_PAIRS_PER_CLIENT = 4
 _MAX_DECLARATION_TEXT = 4096
+
+
+def _declarer(info: Any) -> tuple[str | None, str | None]:
+    """The ``(name, version)`` a ``clientInfo`` gives, ``None`` for either that is not a string."""
+    if not isinstance(info, dict):
+        return None, None
+    name, version = info.get("name"), info.get("version")
+    return name if isinstance(name, str) else None, version if isinstance(version, str) else None
+
+
+def _validated_before(capabilities: Any, info: Any) -> bool:
+    for known_capabilities, known_info in _VALID_DECLARATIONS.get(_declarer(info), ()):
+        if known_capabilities == capabilities and known_info == info:
+            return True
+    return False
+
+
+def _remember(capabilities: Any, info: Any) -> None:
+    """Keep a pair that validated (a copy: the request's own values are its handlers')."""
+    if len(repr(capabilities)) + len(repr(info)) > _MAX_DECLARATION_TEXT:
+        return
+    declarer = _declarer(info)
+    if declarer not in _VALID_DECLARATIONS and len(_VALID_DECLARATIONS) >= _MAX_DECLARING_CLIENTS:
+        _VALID_DECLARATIONS.clear()
+    kept = _VALID_DECLARATIONS.get(declarer, ())[-(_MAX_PAIRS_PER_CLIENT - 1):]
+    _VALID_DECLARATIONS[declarer] = (*kept, copy.deepcopy((capabilities, info)))
 
 #: The first legacy revision whose clients expect priming events and resume with ``Last-Event-ID``.
 RESUMABLE_SINCE = "2025-11-25"
@@ -310,10 +341,10 @@ class ModernEra(Era):
         if log_level is not None and log_level not in _log_levels():
             raise MCPError(INVALID_PARAMS, f"Invalid log level in _meta: {log_level!r}")
         capabilities, info = route.client_capabilities, route.client_info
-        # Over HTTP the message was decoded from JSON, so each value is a JSON type, which its repr
-        # names exactly: an identical pair validated before validates again, and is taken raw.
-        key = (repr(capabilities), repr(info)) if headers is not None else None
-        if key is not None and key in _VALID_DECLARATIONS:
+        # Over HTTP the message was decoded from JSON, so each value is a JSON value: a pair equal
+        # to one that validated before validates again, and is taken raw.
+        decoded = headers is not None
+        if decoded and _validated_before(capabilities, info):
             connection = connection_type(server, protocol_version=route.protocol_version, era=self,
                                          log_level=log_level)
             connection.declare(capabilities, info)
@@ -323,10 +354,8 @@ class ModernEra(Era):
             client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
         except ValidationError:
             raise MCPError(INVALID_PARAMS, "Invalid clientCapabilities or clientInfo in _meta") from None
-        if key is not None and len(key[0]) + len(key[1]) <= _MAX_DECLARATION_TEXT:
-            if len(_VALID_DECLARATIONS) >= _MAX_VALID_DECLARATIONS:
-                _VALID_DECLARATIONS.clear()
-            _VALID_DECLARATIONS.add(key)
+        if decoded:
+            _remember(capabilities, info)
         return connection_type(server, protocol_version=route.protocol_version, client_capabilities=client_capabilities,
                                client_info=client_info, era=self, log_level=log_level)
 
