@@ -50,9 +50,11 @@ _UNSTRUCTURED = (*_CONTENT, Image, Audio, CallToolResult, InputRequiredResult)
 
 
 def to_content(value: Any) -> list[Any]:
-    """What a handler returned, as content blocks: text as is, objects as indented JSON."""
+    """What a handler returned, as content blocks for the result (or message) model that takes them
+    to validate: text as is, objects as indented JSON. Text comes as the block's wire form, which
+    that model makes a ``TextContent`` of in one step, rather than as a model it would check again."""
     if isinstance(value, str):  # the common case first; no content type is a str
-        return [TextContent(type="text", text=value)]
+        return [{"type": "text", "text": value}]
     if value is None:
         return []
     if isinstance(value, _CONTENT):
@@ -63,7 +65,7 @@ def to_content(value: Any) -> list[Any]:
         return [value.to_audio_content()]
     if isinstance(value, (list, tuple)):
         return [block for item in value for block in to_content(item)]
-    return [TextContent(type="text", text=pydantic_core.to_json(value, fallback=str, indent=2).decode())]
+    return [{"type": "text", "text": pydantic_core.to_json(value, fallback=str, indent=2).decode()}]
 
 
 def error_result(text: str) -> CallToolResult:
