@@ -91,6 +91,7 @@ def _declarer(info: Any) -> tuple[str | None, str | None]:
 
 
 def _validated_before(capabilities: Any, info: Any) -> bool:
+    """Whether an equal pair validated before (so this one would too, and may be taken raw)."""
     for known_capabilities, known_info in _VALID_DECLARATIONS.get(_declarer(info), ()):
         if known_capabilities == capabilities and known_info == info:
             return True
@@ -106,6 +107,7 @@ def _remember(capabilities: Any, info: Any) -> None:
         _VALID_DECLARATIONS.clear()
     kept = _VALID_DECLARATIONS.get(declarer, ())[-(_MAX_PAIRS_PER_CLIENT - 1):]
     _VALID_DECLARATIONS[declarer] = (*kept, copy.deepcopy((capabilities, info)))
+
 
 #: The first legacy revision whose clients expect priming events and resume with ``Last-Event-ID``.
 RESUMABLE_SINCE = "2025-11-25"
