@@ -757,3 +757,16 @@ def test_header_names_a_client_invents_grow_nothing_past_a_limit(serve_http: Any
     # Served in this process: the tables filled to their limit (one racing thread may add one more).
     assert wsgi._Table.LIMIT <= len(wsgi._field_names) <= wsgi._Table.LIMIT + 1
     assert wsgi._Table.LIMIT <= len(wsgi._environ_keys) <= wsgi._Table.LIMIT + 1
+
+
+def test_a_content_type_a_server_also_gives_as_http_content_type_is_one_field() -> None:
+    """PEP 3333 keeps Content-Type and Content-Length in their CGI keys; a server that adds
+    ``HTTP_CONTENT_TYPE`` too does not make the view name the field twice, and what it reads is the
+    CGI key's value (empty there: not sent)."""
+    from minimcp.server.wsgi import EnvironHeaders
+
+    headers = EnvironHeaders({"CONTENT_TYPE": "application/json", "HTTP_CONTENT_TYPE": "text/plain",
+                              "CONTENT_LENGTH": "", "HTTP_CONTENT_LENGTH": "9", "HTTP_HOST": "h"})
+    assert sorted(headers) == ["content-type", "host"] and len(headers) == 2
+    assert dict(headers.items()) == {"content-type": "application/json", "host": "h"}
+    assert headers.get("Content-Length") is None and "content-length" not in headers

@@ -34,7 +34,7 @@ from minimcp.server.auth.routes import validate_issuer_url
 from minimcp.server.streamable_http import errors
 from minimcp.server.streamable_http.exchange import Exchange, HTTPRequest, HTTPResponse, content, refusal_response
 from minimcp.server.transport_security import TransportSecuritySettings
-from minimcp.server.wsgi import environ_headers
+from minimcp.server.wsgi import EnvironHeaders
 from minimcp.types import INVALID_PARAMS, CallToolResult, InputRequiredResult
 from minimcp.types import Tool as ToolDefinition
 
@@ -151,7 +151,7 @@ def host_request(environ: Mapping[str, Any], body: bytes, principal: str | None,
     """A host view's request to the endpoint, made by ``principal`` (``None``: nobody): ``environ``
     is the request's CGI-style variables (Flask's ``request.environ``, Django's ``request.META``),
     ``native`` the host's own request object, which handlers see as ``ctx.request``."""
-    return HTTPRequest(environ["REQUEST_METHOD"], "/", environ_headers(environ), body, principal=principal,
+    return HTTPRequest(environ["REQUEST_METHOD"], "/", EnvironHeaders(environ), body, principal=principal,
                        client_address=environ.get("REMOTE_ADDR") or None,
                        holds_streams=environ.get("wsgi.multithread", True),
                        multiprocess=bool(environ.get("wsgi.multiprocess")), native=lambda: native)

@@ -67,9 +67,16 @@ class _Table(dict[str, str]):
         return rewritten
 
 
-#: Environ key -> its header's name in lower case (``HTTP_MCP_METHOD`` -> ``mcp-method``), ``""``
-#: for a key that names no header (the CGI pair are read by name).
-_field_names = _Table(lambda key: key[5:].replace("_", "-").lower() if key[:5] == "HTTP_" else "")
+def _field_name(key: str) -> str:
+    """The header an environ key holds, in lower case (``HTTP_MCP_METHOD`` -> ``mcp-method``); ``""``
+    for one that holds none, and for an ``HTTP_CONTENT_TYPE`` or ``HTTP_CONTENT_LENGTH`` a server may
+    add: those two are read from their CGI keys only, so each is named once."""
+    name = key[5:].replace("_", "-").lower() if key[:5] == "HTTP_" else ""
+    return "" if name in _UNPREFIXED else name
+
+
+#: Environ key -> ``_field_name``.
+_field_names = _Table(_field_name)
 #: Header name, in any case -> its environ key (``Mcp-Method`` -> ``HTTP_MCP_METHOD``).
 _environ_keys = _Table(lambda name: _UNPREFIXED.get(name.lower()) or "HTTP_" + name.upper().replace("-", "_"))
 
@@ -120,11 +127,6 @@ class EnvironHeaders(Mapping[str, str]):
         return f"EnvironHeaders({dict(self.items())!r})"
 
 
-def environ_headers(environ: Mapping[str, Any]) -> EnvironHeaders:
-    """The header fields of a WSGI (or CGI-style) environ, as the exchange reads them."""
-    return EnvironHeaders(environ)
-
-
 PrincipalHook = Callable[[dict[str, Any]], "str | None"]
 
 
@@ -159,7 +161,7 @@ def read_body(environ: dict[str, Any], limit: int) -> bytes | None:
 
 def exchange_request(environ: dict[str, Any], path: str, headers: Mapping[str, str], principal: str | None) -> HTTPRequest:
     """The exchange's view of a WSGI request made by ``principal``, to ``path``, with ``headers``
-    (``environ_headers``)."""
+    (``EnvironHeaders``)."""
     return HTTPRequest(environ["REQUEST_METHOD"], path, headers,
                        functools.partial(read_body, environ), principal=principal,
                        access_token=environ.get(ACCESS_TOKEN_KEY), client_address=environ.get("REMOTE_ADDR") or None,
@@ -347,7 +349,7 @@ class MCPWSGIApp:
             handler, protected = route
         else:
             protected, handler = True, None
-        headers = environ_headers(environ)
+        headers = EnvironHeaders(environ)
         refused = self.exchange.guard(headers) if protected else None
         if refused is not None:
             return refused
