@@ -304,8 +304,13 @@ class MCPServer(Generic[LifespanT]):
         self.extensions: tuple[Extension, ...] = ()
         for extension in extensions or ():
             self._apply_extension(extension)
-        if any(intercepts_tool_calls(extension) for extension in extensions or ()):
+        intercepted = any(intercepts_tool_calls(extension) for extension in extensions or ())
+        if intercepted:
             low.add_request_handler("tools/call", _ToolCall, compose_tool_call_handler(self.extensions, self._call_tool))
+        #: Whether ``tools/call`` may answer a tool's plain return in wire form: only when no
+        #: subclass's ``call_tool`` and no intercepting extension reads the ``CallToolResult`` (the
+        #: middleware sees the wire form either way). Fixed here, as the extensions are.
+        self._answers_in_wire_form = type(self).call_tool is MCPServer.call_tool and not intercepted
 
     @property
     def name(self) -> str:
@@ -469,6 +474,8 @@ class MCPServer(Generic[LifespanT]):
 
         def call(context: Context) -> Any:
             try:
+                if self._answers_in_wire_form:
+                    return self._answer_tool_call(params.name, params.arguments, context)
                 return self.call_tool(params.name, params.arguments, context=context)
             except ToolError as failure:
                 return failure_result(failure)
@@ -658,15 +665,30 @@ class MCPServer(Generic[LifespanT]):
                   context: Context | None = None) -> CallToolResult | InputRequiredResult | CreateTaskResult:
         """Run a tool in-process. Raises ``ToolError`` (unknown tool, invalid arguments, a failure the
         tool reports) or ``UnexpectedToolError`` (a crash, the original as ``__cause__``)."""
+        tool = self._tool_to_call(name, context)
+        if tool.task is not None and context is not None:
+            return self.tasks.call(tool, arguments, context)
+        return tool.run(arguments, context or self._detached_context())
+
+    def _answer_tool_call(self, name: str, arguments: dict[str, Any] | None, context: Context) -> Any:
+        """``call_tool`` for the dispatcher, which only sends what it returns: a tool's plain return
+        value may come as the result's wire form (``Tool.invoke``). Used only where nothing between
+        the dispatcher and the tool expects a model: no subclass's ``call_tool``, no extension that
+        intercepts tool calls (``_answers_in_wire_form``)."""
+        tool = self._tool_to_call(name, context)
+        if tool.task is not None:
+            return self.tasks.call(tool, arguments, context)
+        return tool.run(arguments, context, wire=True)
+
+    def _tool_to_call(self, name: str, context: Context | None) -> Tool:
+        """The tool ``name`` names, if this caller may call it now; else the ``ToolError`` to answer."""
         tool = self.get_tool(name)
         why = None if tool is None else self._usable("tool", tool, context)
         if tool is None or why == "hidden":
             raise ToolError(f"Unknown tool: {name}")
         if why == "disabled":
             raise ToolError(f"Tool '{name}' is disabled")
-        if tool.task is not None and context is not None:
-            return self.tasks.call(tool, arguments, context)
-        return tool.run(arguments, context or self._detached_context())
+        return tool
 
     def _detached_context(self) -> Context:
         connection = MODERN.connection(self._lowlevel_server)

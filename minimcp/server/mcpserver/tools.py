@@ -12,7 +12,7 @@ import inspect
 import logging
 import typing
 from collections.abc import Iterable
-from typing import Annotated, Any, Callable, Literal, get_args, get_origin
+from typing import Annotated, Any, Callable, Literal, get_args, get_origin, overload
 
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
@@ -66,6 +66,17 @@ def to_content(value: Any) -> list[Any]:
     if isinstance(value, (list, tuple)):
         return [block for item in value for block in to_content(item)]
     return [{"type": "text", "text": pydantic_core.to_json(value, fallback=str, indent=2).decode()}]
+
+
+def text_result(content: list[dict[str, Any]], structured: dict[str, Any] | None) -> dict[str, Any]:
+    """What ``dump(CallToolResult(content=content, structured_content=structured))`` gives, key for
+    key, for text blocks ``to_content`` made and an output ``_Output.structure`` made (both already
+    JSON values, so the model would check and copy them only to give them back)."""
+    result: dict[str, Any] = {"resultType": "complete", "content": content}
+    if structured is not None:
+        result["structuredContent"] = structured
+    result["isError"] = False
+    return result
 
 
 def error_result(text: str) -> CallToolResult:
@@ -295,9 +306,17 @@ class Tool:
             icons=self.icons, _meta=self.meta,
         )
 
-    def run(self, arguments: dict[str, Any] | None, ctx: Context) -> CallToolResult | InputRequiredResult:
-        """Call the tool; raises as :meth:`invoke` says."""
-        return self.invoke(self.prepare(arguments, ctx), ctx)
+    @overload
+    def run(self, arguments: dict[str, Any] | None, ctx: Context) -> CallToolResult | InputRequiredResult: ...
+
+    @overload
+    def run(self, arguments: dict[str, Any] | None, ctx: Context,
+            wire: bool) -> CallToolResult | InputRequiredResult | dict[str, Any]: ...
+
+    def run(self, arguments: dict[str, Any] | None, ctx: Context,
+            wire: bool = False) -> CallToolResult | InputRequiredResult | dict[str, Any]:
+        """Call the tool; raises as :meth:`invoke` says, and answers as it does."""
+        return self.invoke(self.prepare(arguments, ctx), ctx, wire)
 
     def prepare(self, arguments: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
         """The body's parameters: validated arguments and settled resolvers.
@@ -324,8 +343,20 @@ class Tool:
                 raise self._failure(exc) from exc
         return values
 
-    def invoke(self, values: dict[str, Any], ctx: Context) -> CallToolResult | InputRequiredResult:
+    @overload
+    def invoke(self, values: dict[str, Any], ctx: Context) -> CallToolResult | InputRequiredResult: ...
+
+    @overload
+    def invoke(self, values: dict[str, Any], ctx: Context,
+               wire: bool) -> CallToolResult | InputRequiredResult | dict[str, Any]: ...
+
+    def invoke(self, values: dict[str, Any], ctx: Context,
+               wire: bool = False) -> CallToolResult | InputRequiredResult | dict[str, Any]:
         """Run the body with ``values`` (from ``prepare``) and turn what it returns into a result.
+
+        ``wire``: the caller only sends the result (the dispatcher), so a result made of text
+        blocks this module built comes in its wire form (``text_result``): no ``CallToolResult``
+        is validated only to be dumped back, which was a tenth of an echo call's own cost.
 
         Raises as the official SDK does: ``ToolError`` carrying the message of a ``ToolError`` or
         ``ResourceError`` raised on purpose, ``UnexpectedToolError`` naming only the tool for
@@ -346,7 +377,11 @@ class Tool:
                     )
                 return returned
             structured = self.output.structure(returned) if self.output else None
-            return CallToolResult(content=to_content(returned), structured_content=structured)
+            content = to_content(returned)
+            if wire and (structured is None or type(structured) is dict) and all(
+                    type(block) is dict for block in content):
+                return text_result(content, structured)
+            return CallToolResult(content=content, structured_content=structured)
         except MCPError:
             raise
         except Exception as exc:
