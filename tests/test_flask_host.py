@@ -370,3 +370,13 @@ def test_a_token_store_of_the_sites_own_decides_whose_token_it_is(serve_wsgi: Ca
         assert text(dave.call_tool("whoami", {})) == "dave"
     assert store.revoke("dave", 1)
     assert requests.post(url, json={}, headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT).status_code == 401
+
+
+def test_a_call_in_process_is_held_to_the_tools_rule_as_a_served_one_is(site: FlaskSite) -> None:
+    """``mcp.call_tool(...)`` in the application's own code (no request, so no user) meets the same
+    rule as a call over HTTP: a limited tool is refused, naming its requirement."""
+    with site.app.app_context():
+        with pytest.raises(MCPError) as refused:
+            site.module.mcp.call_tool("all_notes", {})
+    assert refused.value.message == "Permission denied: tool 'all_notes' requires an admin account; sign in first"
+    assert refused.value.data == {"tool": "all_notes", "requires": "an admin account"}

@@ -35,13 +35,13 @@ from minimcp.server.streamable_http import errors
 from minimcp.server.streamable_http.exchange import Exchange, HTTPRequest, HTTPResponse, content, refusal_response
 from minimcp.server.transport_security import TransportSecuritySettings
 from minimcp.server.wsgi import EnvironHeaders
-from minimcp.types import INVALID_PARAMS, CallToolResult, InputRequiredResult
+from minimcp.types import INVALID_PARAMS
 from minimcp.types import Tool as ToolDefinition
 
 if TYPE_CHECKING:
     from werkzeug.wrappers import Response
 
-    from minimcp.shared.tasks import CreateTaskResult
+    from minimcp.server.mcpserver.tools import Tool
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -115,15 +115,16 @@ class HostedServer(MCPServer):
         user = self.host_user()
         return [tool for tool in super().list_tools() if self.may_use(tool.name, user)]
 
-    def call_tool(self, name: str, arguments: dict[str, Any] | None,
-                  context: Any = None) -> CallToolResult | InputRequiredResult | CreateTaskResult:
+    def _tool_to_call(self, name: str, context: Any) -> Tool:
+        """The tool, for ``call_tool`` and a served call alike, once the host's rule admits the user
+        (a served call then keeps ``MCPServer``'s cheaper route for its result)."""
         user = self.host_user()
         if not self.may_use(name, user):
             access = self._access[name]
             why = "" if principal_of(user) is not None else "; sign in first"
             raise MCPError(INVALID_PARAMS, f"Permission denied: tool '{name}' requires {access.requirement}{why}",
                            {"tool": name, "requires": access.requirement})
-        return super().call_tool(name, arguments, context)
+        return super()._tool_to_call(name, context)
 
     # --- the endpoint --------------------------------------------------------------------------
     def endpoint(self, **options: Any) -> Exchange:
