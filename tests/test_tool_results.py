@@ -205,3 +205,38 @@ def test_call_tool_in_process_still_returns_the_model() -> None:
     result = mcp.call_tool("echo", {"text": "hi"})
     assert isinstance(result, CallToolResult)
     assert result.content == [TextContent(type="text", text="hi")] and result.structured_content == {"result": "hi"}
+
+
+BAD_PARAMS = [{"arguments": {}}, {"name": 5, "arguments": {}}, {"name": None}, {"name": "echo", "arguments": [1]},
+              {"name": "echo", "arguments": "text"}, {"name": ["echo"], "arguments": {"text": "hi"}}]
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+def test_params_the_handler_would_not_take_are_refused_alike_by_either_route(
+        serve_http: Callable[..., str], era: str) -> None:
+    """``MCPServer`` reads a call's ``name`` and ``arguments`` without validating a params model
+    when they have their types; anything else is validated, so each refusal is the model's."""
+    servers = _servers()
+    answers: dict[str, list[dict[str, Any]]] = {}
+    for kind in ("plain", "intercepted"):
+        url = serve_http(servers[kind], json_response=True)
+        session = legacy_handshake(url) if era == "legacy" else None
+        answers[kind] = []
+        for number, params in enumerate(BAD_PARAMS):
+            if session is not None:
+                response = session.post(request_message("tools/call", params, id=number))
+            else:
+                headers = {"Mcp-Name": str(params.get("name"))}
+                response, _ = modern_post(url, "tools/call", params, id=number, headers=headers)
+            answers[kind].append(final_message(response, number))
+    assert answers["plain"] == answers["intercepted"]
+    for params, answer in zip(BAD_PARAMS, answers["plain"]):
+        # On 2026-07-28 a name that is not a string cannot match its Mcp-Name header: the envelope
+        # refuses it first (-32020); the rest reach the handler's params.
+        routed = era == "legacy" or params.get("name") == "echo"
+        assert answer["error"]["code"] == (-32602 if routed else -32020), (params, answer)
+    if era == "legacy":  # a _meta that is not an object (2026-07-28 refuses it in its envelope first)
+        session = legacy_handshake(serve_http(servers["plain"], json_response=True))
+        response = session.post(request_message("tools/call", {"name": "echo", "arguments": {"text": "hi"},
+                                                               "_meta": "x"}, id="m"))
+        assert final_message(response, "m")["error"] == {"code": -32602, "message": "Invalid request parameters"}

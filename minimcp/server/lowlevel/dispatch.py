@@ -286,7 +286,7 @@ class Dispatcher:
         if entry is None:
             result: Any = CORE[name](self, ctx)
         else:
-            result = entry.handler(ctx, entry.params_type.model_validate(ctx.params or {}))
+            result = entry.handler(ctx, entry.params(ctx.params or {}))
         if isinstance(result, ErrorData):
             raise MCPError.from_error_data(result)  # inside the chain, so middleware sees the failure
         result = hinted(result, name, server.cache_hints, server.hooks.listings_vary)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, create_model
 from typing_extensions import TypeVar as TypeVarWithDefault
@@ -134,6 +134,24 @@ def _rounds_unparsed(params_type: type[BaseModel]) -> type[BaseModel]:
 
 
 _ToolCall = _rounds_unparsed(CallToolRequestParams)
+
+
+class _NamedCall(NamedTuple):
+    """What ``MCPServer``'s own ``tools/call`` handler reads of its params."""
+
+    name: str
+    arguments: dict[str, Any] | None
+
+
+def _read_tool_call(params: dict[str, Any]) -> Any:
+    """``tools/call`` params as ``MCPServer._call_tool`` reads them: decoded JSON whose ``name``,
+    ``arguments`` and ``_meta`` have their types is all that validating ``_ToolCall`` would check
+    (its other fields are kept raw or allowed), so it is taken as it is; anything else is validated,
+    and refused as before."""
+    name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta")
+    if type(name) is str and (arguments is None or type(arguments) is dict) and (meta is None or type(meta) is dict):
+        return _NamedCall(name, arguments)
+    return _ToolCall.model_validate(params)
 _ResourceRead = _rounds_unparsed(ReadResourceRequestParams)
 _PromptGet = _rounds_unparsed(GetPromptRequestParams)
 
@@ -284,7 +302,7 @@ class MCPServer(Generic[LifespanT]):
         low = self._lowlevel_server
         self._own_subscriptions = subscriptions or None
         self.use_backend(low.backend)
-        low.add_request_handler("tools/call", _ToolCall, self._call_tool)
+        low.add_request_handler("tools/call", _ToolCall, self._call_tool, read=_read_tool_call)
         low.add_request_handler("resources/read", _ResourceRead, self._read_resource)
         low.add_request_handler("prompts/get", _PromptGet, self._get_prompt)
         low.add_request_handler("logging/setLevel", SetLevelRequestParams, _set_level)
