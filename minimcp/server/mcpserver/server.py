@@ -134,6 +134,8 @@ def _rounds_unparsed(params_type: type[BaseModel]) -> type[BaseModel]:
 
 
 _ToolCall = _rounds_unparsed(CallToolRequestParams)
+_ResourceRead = _rounds_unparsed(ReadResourceRequestParams)
+_PromptGet = _rounds_unparsed(GetPromptRequestParams)
 
 
 class _NamedCall(NamedTuple):
@@ -144,16 +146,14 @@ class _NamedCall(NamedTuple):
 
 
 def _read_tool_call(params: dict[str, Any]) -> Any:
-    """``tools/call`` params as ``MCPServer._call_tool`` reads them: decoded JSON whose ``name``,
-    ``arguments`` and ``_meta`` have their types is all that validating ``_ToolCall`` would check
-    (its other fields are kept raw or allowed), so it is taken as it is; anything else is validated,
-    and refused as before."""
+    """``tools/call`` params as ``MCPServer._call_tool`` reads them. Of decoded JSON, validating
+    ``_ToolCall`` checks only that ``name``, ``arguments`` and ``_meta`` have their types (its other
+    fields are kept raw or let through), so params where they do are taken as they came; anything
+    else is validated, and refused as before."""
     name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta")
     if type(name) is str and (arguments is None or type(arguments) is dict) and (meta is None or type(meta) is dict):
         return _NamedCall(name, arguments)
     return _ToolCall.model_validate(params)
-_ResourceRead = _rounds_unparsed(ReadResourceRequestParams)
-_PromptGet = _rounds_unparsed(GetPromptRequestParams)
 
 
 @dataclass
