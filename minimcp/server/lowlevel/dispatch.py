@@ -235,7 +235,7 @@ class Dispatcher:
             ctx.session.connection.initialized = True
         entry = self.server._notification_handlers.get(ctx.method)
         if entry is not None:
-            entry.handler(ctx, entry.params_type.model_validate(ctx.params or {}))
+            entry.handler(ctx, entry.params(ctx.params or {}))
 
     def handle_response(self, message: Message, connection: Connection) -> None:
         """A client's answer to a server-to-client request; unknown ids are ignored."""

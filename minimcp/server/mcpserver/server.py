@@ -493,7 +493,7 @@ class MCPServer(Generic[LifespanT]):
         def call(context: Context) -> Any:
             try:
                 if self._answers_in_wire_form:
-                    return self._answer_tool_call(params.name, params.arguments, context)
+                    return self._run_tool(params.name, params.arguments, context, wire=True)
                 return self.call_tool(params.name, params.arguments, context=context)
             except ToolError as failure:
                 return failure_result(failure)
@@ -683,20 +683,17 @@ class MCPServer(Generic[LifespanT]):
                   context: Context | None = None) -> CallToolResult | InputRequiredResult | CreateTaskResult:
         """Run a tool in-process. Raises ``ToolError`` (unknown tool, invalid arguments, a failure the
         tool reports) or ``UnexpectedToolError`` (a crash, the original as ``__cause__``)."""
+        return self._run_tool(name, arguments, context, wire=False)
+
+    def _run_tool(self, name: str, arguments: dict[str, Any] | None, context: Context | None, wire: bool) -> Any:
+        """``call_tool``'s work. ``wire``: for the dispatcher, which only sends what it returns, a
+        tool's plain return value may come as the result's wire form (``Tool.invoke``); asked only
+        where nothing between the dispatcher and the tool expects a model: no subclass's
+        ``call_tool``, no extension that intercepts tool calls (``_answers_in_wire_form``)."""
         tool = self._tool_to_call(name, context)
         if tool.task is not None and context is not None:
             return self.tasks.call(tool, arguments, context)
-        return tool.run(arguments, context or self._detached_context())
-
-    def _answer_tool_call(self, name: str, arguments: dict[str, Any] | None, context: Context) -> Any:
-        """``call_tool`` for the dispatcher, which only sends what it returns: a tool's plain return
-        value may come as the result's wire form (``Tool.invoke``). Used only where nothing between
-        the dispatcher and the tool expects a model: no subclass's ``call_tool``, no extension that
-        intercepts tool calls (``_answers_in_wire_form``)."""
-        tool = self._tool_to_call(name, context)
-        if tool.task is not None:
-            return self.tasks.call(tool, arguments, context)
-        return tool.run(arguments, context, wire=True)
+        return tool.run(arguments, context or self._detached_context(), wire)
 
     def _tool_to_call(self, name: str, context: Context | None) -> Tool:
         """The tool ``name`` names, if this caller may call it now; else the ``ToolError`` to answer."""
