@@ -18,6 +18,7 @@ import pytest
 from conftest import busy_threads, final_message, modern_post, modern_rpc
 from pydantic import BaseModel
 
+from minimcp import types
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Context, RequestStateSecurity
 from minimcp.server.request_state import HMACRequestStateCodec
@@ -174,6 +175,53 @@ def test_extra_and_missing_answers(serve_http: Callable[..., str]) -> None:
     params["requestState"] = again["requestState"]
     response, message = modern_post(url, "tools/call", params, capabilities=CAPS)
     assert final_message(response, message["id"])["result"]["content"][0]["text"] == "front: decline"
+
+
+def plain_tools_server() -> MCPServer:
+    """Tools that take no ``Context``, so can ask nothing: their first call runs without a book."""
+    mcp = MCPServer("Plain")
+
+    @mcp.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @mcp.tool()
+    def own_round(door: str) -> types.InputRequiredResult:
+        question = types.ElicitRequest(params=types.ElicitRequestFormParams(
+            message=f"Open {door}?", requested_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}}))
+        return types.InputRequiredResult(input_requests={"confirm": question}, request_state="mine")
+
+    return mcp
+
+
+def test_a_tool_that_cannot_ask_still_has_its_own_input_required_sealed(serve_http: Callable[..., str]) -> None:
+    url = serve_http(plain_tools_server())
+    first = modern_rpc(url, "tools/call", {"name": "own_round", "arguments": {"door": "front"}}, capabilities=CAPS)
+    result = first["result"]
+    assert result["resultType"] == "input_required" and list(result["inputRequests"]) == ["confirm"]
+    assert result["requestState"] != "mine"  # sealed, its own text inside
+    answers = {"confirm": {"action": "accept", "content": {"ok": True}}}
+    again = modern_rpc(url, "tools/call", {"name": "own_round", "arguments": {"door": "front"},
+                                           "requestState": result["requestState"], "inputResponses": answers},
+                       capabilities=CAPS)
+    assert again["result"]["resultType"] == "input_required"
+    assert again["result"]["requestState"] not in ("mine", result["requestState"])
+    refused = modern_rpc(url, "tools/call", {"name": "own_round", "arguments": {"door": "front"},
+                                             "requestState": "mine", "inputResponses": answers}, capabilities=CAPS)
+    assert refused["error"] == FROZEN
+
+
+@pytest.mark.parametrize("extra", [{"requestState": "forged"}, {"requestState": 7},
+                                   {"inputResponses": {"x": 1}}, {"inputResponses": []}])
+def test_a_tool_that_cannot_ask_still_checks_a_state_or_answers_sent_to_it(serve_http: Callable[..., str],
+                                                                           extra: dict[str, Any]) -> None:
+    url = serve_http(plain_tools_server())
+    answer = modern_rpc(url, "tools/call", {"name": "echo", "arguments": {"text": "hi"}, **extra}, capabilities=CAPS)
+    assert answer["error"]["code"] == -32602, answer
+    if "requestState" in extra:
+        assert answer["error"] == FROZEN
+    plain = modern_rpc(url, "tools/call", {"name": "echo", "arguments": {"text": "hi"}}, capabilities=CAPS)
+    assert plain["result"]["content"] == [{"type": "text", "text": "hi"}]
 
 
 def test_construction_errors() -> None:

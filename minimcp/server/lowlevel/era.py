@@ -150,9 +150,10 @@ class Era(ABC):
 
     @abstractmethod
     def rounds(self, ctx: ServerRequestContext[Any, Any], security: RequestStateSecurity, audience: str | None,
-               run: RoundBody) -> Any:
+               run: RoundBody, asks: bool = True) -> Any:
         """Run a handler that may ask: directly (legacy), or as one 2026-07-28 round whose open
-        questions become an ``input_required`` result with a sealed ``requestState``."""
+        questions become an ``input_required`` result with a sealed ``requestState``. ``asks``:
+        whether it can ask at all (``False``: nothing it runs has a ``Context`` to ask with)."""
 
     @abstractmethod
     def body_questions(self, elicit_replay: bool) -> bool:
@@ -249,7 +250,7 @@ class LegacyEra(Era):
         return AskClient(session, request_id)
 
     def rounds(self, ctx: ServerRequestContext[Any, Any], security: RequestStateSecurity, audience: str | None,
-               run: RoundBody) -> Any:
+               run: RoundBody, asks: bool = True) -> Any:
         return run(self.questions(ctx.session, ctx.request_id), None, None)
 
     def body_questions(self, elicit_replay: bool) -> bool:
@@ -373,22 +374,30 @@ class ModernEra(Era):
         return NoQuestions()
 
     def rounds(self, ctx: ServerRequestContext[Any, Any], security: RequestStateSecurity, audience: str | None,
-               run: RoundBody) -> Any:
+               run: RoundBody, asks: bool = True) -> Any:
         params = ctx.params or {}
         responses = params.get("inputResponses")
+        request_state = params.get("requestState")
         binding = Binding(security, ctx, audience)  # works out what it binds only when a state is opened or sealed
-        book = open_book(security, binding, params.get("requestState"), responses)
-        try:
-            result = run(ReplayQuestions(book), responses, book.handler_state)
-        except InputRequired:
-            result = None
-        if book.pending:
-            # The result in its wire form, the questions as their askers built them: what a legacy
-            # connection sends as requests (``Connection.ask``), not validated into models only
-            # to be dumped back.
-            return {"resultType": "input_required", "inputRequests": book.pending,
-                    "requestState": seal(security, book.payload(binding, None))}
+        if not asks and responses is None and request_state is None:
+            # Nothing to replay and nothing will be asked: no book is opened unless the handler
+            # answers input_required itself, with a state of its own to seal.
+            book = None
+            result = run(NoQuestions(), None, None)
+        else:
+            book = open_book(security, binding, request_state, responses)
+            try:
+                result = run(ReplayQuestions(book), responses, book.handler_state)
+            except InputRequired:
+                result = None
+            if book.pending:
+                # The result in its wire form, the questions as their askers built them: what a legacy
+                # connection sends as requests (``Connection.ask``), not validated into models only
+                # to be dumped back.
+                return {"resultType": "input_required", "inputRequests": book.pending,
+                        "requestState": seal(security, book.payload(binding, None))}
         if isinstance(result, InputRequiredResult):
+            book = book or open_book(security, binding, None, None)
             state = seal(security, book.payload(binding, result.request_state))
             return result.model_copy(update={"request_state": state})
         return result

@@ -498,7 +498,7 @@ class MCPServer(Generic[LifespanT]):
             except ToolError as failure:
                 return failure_result(failure)
 
-        return self._with_rounds(ctx, call)
+        return self._with_rounds(ctx, call, asks=not self._tool_silent(params.name))
 
     def _read_resource(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
         """``resources/read``: not found is -32602, any other failure -32603 with its message (a
@@ -554,18 +554,18 @@ class MCPServer(Generic[LifespanT]):
         """Whether a call of ``name`` can reach the client only with its answer: nothing but the
         ``Context`` (the tool's own, its resolvers', a task's, the component filter's) can send."""
         tool = self.get_tool(name)
-        return self.component_filter is None and (
-            tool is None or (not tool.context_params and not tool.graph and tool.task is None))
+        return self.component_filter is None and (tool is None or not tool.can_send)
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         tool = self.get_tool(name)
         return None if tool is None else tool.parameters
 
-    def _with_rounds(self, ctx: ServerRequestContext[Any, Any], run: Callable[[Context], Any]) -> Any:
-        """Run a handler that may ask, as the request's era runs one (``Era.rounds``)."""
+    def _with_rounds(self, ctx: ServerRequestContext[Any, Any], run: Callable[[Context], Any], asks: bool = True) -> Any:
+        """Run a handler that may ask, as the request's era runs one (``Era.rounds``); ``asks``
+        ``False`` for one that cannot (a tool whose call can send nothing, ``_tool_silent``)."""
         return ctx.session.connection.era.rounds(
             ctx, self.request_state_security, self.name,
-            lambda questions, answers, state: run(Context(ctx, self, questions, answers, state)))
+            lambda questions, answers, state: run(Context(ctx, self, questions, answers, state)), asks)
 
     def _sync_extensions(self) -> None:
         """Advertise the tasks extension exactly while some tool runs as a task."""

@@ -286,6 +286,9 @@ class Tool:
         self.graph = ResolverGraph(name, params.resolved, set(params.arguments), resolver_keys or ResolverKeys())
         self.output = output_plan(name, fn, structured_output)
         self.task = task_support(task)
+        #: Whether a call can send the client anything before its answer (a question, a log
+        #: message, progress): only through a ``Context``, its function's own, its resolvers' or a task's.
+        self.can_send = bool(self.context_params or self.graph or self.task is not None)
         self._check_channels()
 
     def _check_channels(self) -> None:
