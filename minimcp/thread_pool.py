@@ -15,9 +15,10 @@ import os
 import queue
 import threading
 import time
-from typing import Callable, Optional
+from typing import Callable, Optional, TypeVar
 
 logger = logging.getLogger("minimcp.thread_pool")
+T = TypeVar("T")
 
 #: One queued job: the work, and what runs once its worker is counted free.
 _Job = tuple[Callable[[], None], Optional[Callable[[], None]]]
@@ -97,16 +98,17 @@ class ThreadPool:
             self._running += 1
             self._jobs.put(job)
 
-    def run_here(self, fn: Callable[[], None]) -> None:
+    def run_here(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on the calling thread as one of this pool's jobs, or raise as ``submit`` does:
         it counts against ``max_workers`` while it runs, in a copy of the caller's ``contextvars``
-        context. For a caller that would otherwise only wait for the job to end: it saves the two
-        thread handoffs, which under load cost more than a short job itself."""
+        context, and what it returns is returned. For a caller that would otherwise only wait for
+        the job to end: it saves the two thread handoffs, which under load cost more than a short
+        job itself."""
         with self._lock:
             self._admit()
             self._running += 1
         try:
-            contextvars.copy_context().run(fn)
+            return contextvars.copy_context().run(fn)
         finally:
             with self._lock:
                 self._running -= 1

@@ -590,6 +590,33 @@ def test_a_quiet_2026_call_runs_on_the_thread_that_received_it_within_the_pool_b
     assert modern_rpc(url, "tools/call", {"name": "where", "arguments": {}})["result"]["content"]
 
 
+def test_what_a_quiet_2026_call_sends_travels_before_its_answer(serve_http: Any) -> None:
+    """A quiet 2026-07-28 call's answer is written by the thread that ran it, as one JSON body;
+    what the call sent on its own first (a vendor notification) comes before the answer on a stream."""
+    mcp = MCPServer("here")
+
+    @mcp.tool()
+    def announce(ctx: Context, count: int) -> str:
+        for n in range(count):
+            ctx.session.send_notification("acme/step", ctx.request_id, {"n": n})
+        return threading.current_thread().name
+
+    url = serve_http(mcp)
+    others = _worker_threads()
+    for count in (0, 2):
+        params = {"name": "announce", "arguments": {"count": count}}
+        message = request_message("tools/call", {**params, "_meta": modern_meta()}, id=count)
+        response = post(url, message, headers=modern_headers("tools/call", params))
+        messages = read_messages(response)
+        streamed = response.headers["Content-Type"].startswith("text/event-stream")
+        assert streamed == (count > 0), response.headers
+        assert [m.get("method") for m in messages] == ["acme/step"] * count + [None]
+        assert [m["params"]["n"] for m in messages[:count]] == list(range(count))
+        answer = messages[-1]
+        assert answer["id"] == count and answer["result"]["content"][0]["text"] != "minimcp-worker"
+    assert not _worker_threads(others)
+
+
 def test_a_legacy_call_that_can_send_nothing_runs_on_the_thread_that_received_it(serve_http: Any) -> None:
     """A legacy call may ask back on its stream, so it runs on a worker while the HTTP thread streams;
     a tool whose call can send nothing (no ``Context``, no resolvers, not a task, no component filter,

@@ -20,10 +20,11 @@ the core's; so are a tool's scopes and its ``Mcp-Param-*`` headers, which the ed
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -46,6 +47,7 @@ from minimcp.types import (
     ErrorData,
     InitializeRequestParams,
     InitializeResult,
+    RequestId,
     dump,
 )
 from minimcp.types.methods import BOTH, METHODS, Method
@@ -96,17 +98,17 @@ class Dispatcher:
 
     # --- messages --------------------------------------------------------------------------------
     def handle_request(self, message: Message, connection: Connection, outbox: Outbox,
-                       transport: TransportContext, calls: Connection | None = None,
+                       transport: TransportContext, calls: Calls | None = None,
                        here: bool = False) -> Message | None:
         """Answer a request now, or (``None``) run it as a pool job that closes ``outbox`` with the answer.
 
         A call that outlives this method (a worker's, an open stream) is tracked in ``calls`` (by
-        default its own connection), where ``notifications/cancelled`` finds it by id. A method
-        this era does not serve is answered inline: the refusal comes from inside the middleware
-        chain, so middleware sees it.
+        default its own connection), where ``notifications/cancelled`` finds it by id (``UNTRACKED``
+        where no later message can name it). A method this era does not serve is answered inline:
+        the refusal comes from inside the middleware chain, so middleware sees it.
         ``here``: the caller would only wait for the answer, so a call that can send nothing before
-        it (``quiet``) runs on the caller's thread, still as one of the pool's jobs; the answer is in
-        ``outbox`` when this returns.
+        it (``quiet``) runs on the caller's thread, still as one of the pool's jobs, and its answer
+        is returned (in ``outbox`` instead, behind anything the call queued there).
         """
         request_id = message["id"]
         method = self._lookup(message["method"], connection.era) or _REFUSED
@@ -116,7 +118,9 @@ class Dispatcher:
                 calls.begin(request_id, outbox)
                 outbox.on_end(functools.partial(calls.end, request_id, outbox))
             return self._execute(method, message, connection, outbox, transport)
-        scope = self.server.hooks.call_scope()  # on the receiving thread, while the host's context is here
+        scope_of = self.server.hooks.call_scope
+        # made on the receiving thread, while the host's context is here
+        scope = None if scope_of is contextlib.nullcontext else scope_of()
         shares = self.server.call_shares
         principal = principal_of(transport, connection)
         try:
@@ -128,11 +132,14 @@ class Dispatcher:
         disarm = None if timeout is None else self.server.deadlines.arm(
             timeout, functools.partial(self._time_out, message, connection, outbox, transport, timeout))
 
-        def job() -> None:
+        def job() -> Message:
             response = None
             try:
-                with scope:
+                if scope is None:
                     response = self._execute(method, message, connection, outbox, transport)
+                else:
+                    with scope:
+                        response = self._execute(method, message, connection, outbox, transport)
             except BaseException:  # even a handler that calls sys.exit() must answer, or its caller waits forever
                 logger.exception("%s ended the worker", message["method"])
             finally:
@@ -142,14 +149,13 @@ class Dispatcher:
                     disarm()
                 shares.give_back(principal)  # before the answer, so the caller's next call finds its share free
                 calls.end(request_id, outbox)
-                outbox.close(response)
+            return response
 
         try:
             # a timed call must leave the receiving thread free to send the timeout's answer
             if here and timeout is None and self.quiet(message, connection, outbox):
-                self.server.pool.run_here(job)
-            else:
-                self.server.pool.submit(job)
+                return outbox.answer_here(self.server.pool.run_here(job))
+            self.server.pool.submit(lambda: outbox.close(job()))
         except MCPError as busy:
             if disarm is not None:
                 disarm()
@@ -367,3 +373,26 @@ CUSTOM = Method("custom", eras=BOTH, worker=True)
 #: A method not served in the request's era: refused inline, by the innermost step of the chain.
 _REFUSED = Method("refused", eras=BOTH)
 _NOTIFICATION = TransportContext(kind="notification", can_send_request=False)
+
+
+class Calls(Protocol):
+    """Where a request's calls in flight are tracked by id (a ``Connection``)."""
+
+    def begin(self, request_id: RequestId, outbox: Outbox) -> None: ...
+
+    def end(self, request_id: RequestId, outbox: Outbox) -> None: ...
+
+
+class _Untracked:
+    """``calls`` for a request that no later message can name: a 2026-07-28 request over HTTP,
+    alone on a connection made for it, whose era routes nothing by request id (it is cancelled by
+    closing its own stream). Tracking it there would be bookkeeping no one reads."""
+
+    def begin(self, request_id: RequestId, outbox: Outbox) -> None:
+        pass
+
+    def end(self, request_id: RequestId, outbox: Outbox) -> None:
+        pass
+
+
+UNTRACKED: Calls = _Untracked()

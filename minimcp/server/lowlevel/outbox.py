@@ -69,14 +69,28 @@ class Outbox(ABC):
 
     def close(self, response: Message) -> None:
         """Deliver the final response; only the first call counts."""
+        callbacks = self._end()
+        if callbacks is not None:
+            self._deliver(response, True)
+            for callback in callbacks:
+                callback()
+
+    def answer_here(self, response: Message) -> Message | None:
+        """End the request with ``response`` for a transport that ran it on its own thread: here,
+        as ``close``. ``QueueOutbox`` hands ``response`` back instead when nothing is queued before
+        it, for the transport to write as the whole answer (``None``: it went the usual way)."""
+        self.close(response)
+        return None
+
+    def _end(self) -> list[Callable[[], None]] | None:
+        """Mark the request answered: the callbacks to run once the answer is out, ``None`` if it
+        was answered already (only the first answer counts)."""
         with self._lock:
             if self._done:
-                return
+                return None
             self._done = True
             callbacks, self._on_end = self._on_end, None
-        self._deliver(response, True)
-        for callback in callbacks or ():
-            callback()
+        return callbacks or []
 
     def time_out(self, response: Message) -> None:
         """The request ran out of time: answer ``response`` now and mark it cancelled, so its body
@@ -158,6 +172,19 @@ class QueueOutbox(Outbox):
     @property
     def backlog(self) -> int:
         return self._queue.qsize()
+
+    def answer_here(self, response: Message) -> Message | None:
+        # Sends dropped from here on (``_done``); one racing this check loses to the answer, as it
+        # would behind a queued one. The queue's put and the reader's get are the cost saved.
+        callbacks = self._end()
+        if callbacks is None:
+            return None
+        direct = not self._queue.qsize()
+        if not direct:
+            self._deliver(response, True)
+        for callback in callbacks:
+            callback()
+        return response if direct else None
 
     def get(self, timeout: float) -> tuple[Message, bool] | None:
         """The next message and whether it is the final response; ``None`` after ``timeout`` seconds,

@@ -97,7 +97,8 @@ class ServerHooks:
     #: on a 2026-07-28 list result then says ``cacheScope: "private"``. Asked per listing.
     listings_vary: Callable[[], bool] = bool
     #: The context every handler of one request runs in on its worker: called on the thread that
-    #: received the request, entered on the worker (a host re-establishes its request there).
+    #: received the request, entered on the worker (a host re-establishes its request there). The
+    #: default, ``contextlib.nullcontext``, is not even entered.
     call_scope: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
     #: Whether the requestStates this server seals open only in this process (``MCPServer``'s
     #: default keys without a shared backend): the HTTP edge warns when it serves several processes.

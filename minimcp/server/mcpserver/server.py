@@ -285,7 +285,7 @@ class MCPServer(Generic[LifespanT]):
                 get_tool_timeout=self._tool_timeout, get_tool_silent=self._tool_silent,
                 list_tool_scopes=self.tool_scopes,
                 listings_vary=lambda: bool(self.listings_vary_by_user) or self.component_filter is not None,
-                call_scope=self.call_scope, keys_per_process=lambda: not self.request_state_security.explicit,
+                call_scope=self._call_scope_hook(), keys_per_process=lambda: not self.request_state_security.explicit,
                 auth_options=(auth, token_verifier, auth_server_provider)),
             max_workers=max_workers, worker_wait_timeout=worker_wait_timeout,
             back_channel_timeout=back_channel_timeout, max_calls_per_principal=max_calls_per_principal,
@@ -403,6 +403,11 @@ class MCPServer(Generic[LifespanT]):
         A host captures what it needs here and re-establishes it there.
         """
         return contextlib.nullcontext()
+
+    def _call_scope_hook(self) -> Callable[[], AbstractContextManager[Any]]:
+        """``call_scope`` as the core's hook: where a class leaves it as it is here, the hook is
+        ``contextlib.nullcontext``, which the core knows to enter nothing for (it wraps every call)."""
+        return self.call_scope if type(self).call_scope is not MCPServer.call_scope else contextlib.nullcontext
 
     def host_user(self) -> Any:
         """The host application's user of the current call (``ctx.user``); ``None`` outside a host."""

@@ -46,7 +46,7 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.backends import BackendUnavailable, SharedBackend
 from minimcp.server.lowlevel.outbox import EventLog, LogEntry, QueueOutbox
-from minimcp.server.lowlevel.dispatch import Dispatcher
+from minimcp.server.lowlevel.dispatch import UNTRACKED, Dispatcher
 from minimcp.server.lowlevel.sessions import Connection, SessionManager
 from minimcp.server.lowlevel.shared_sessions import RemoteLog, SharedSessionManager
 from minimcp.server.streamable_http import errors, sse
@@ -342,7 +342,7 @@ class Exchange:
             raise errors.BadEnvelope(f"{message['method']} answers with an SSE stream; this endpoint answers JSON only")
         outbox = QueueOutbox(can_request=False)
         return self._answer(connection, outbox, self.dispatcher.handle_request(
-            message, connection, outbox, self._transport(request, outbox.can_request), here=True), era)
+            message, connection, outbox, self._transport(request, outbox.can_request), UNTRACKED, here=True), era)
 
     def _post_in_session(self, request: HTTPRequest, message: Message, kind: str, era: Era) -> HTTPResponse:
         header_version = _version_header(request.headers)
