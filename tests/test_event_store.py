@@ -142,3 +142,21 @@ def test_a_failing_store_does_not_strand_the_call(serve_http: Callable[..., str]
 
     with Client(serve_http(mcp, event_store=Broken()), mode="legacy", read_timeout_seconds=10) as client:
         assert client.call_tool("slow", {}, progress_callback=lambda *_: None).content == [TextContent(text="done")]
+
+
+def test_an_answer_sent_as_one_json_body_is_still_kept_in_the_store(serve_http: Callable[..., str]) -> None:
+    """A call of a tool that can send nothing runs on the thread that received it and is answered
+    as one JSON body; with a store, its answer is kept there all the same."""
+    mcp: MCPServer[Any] = MCPServer("quiet-store")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    store = ListStore()
+    session = legacy_handshake(serve_http(mcp, event_store=store, retry_interval=0), LEGACY)
+    response = session.post(request_message("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}))
+    assert response.headers["Content-Type"].startswith("application/json")
+    assert response.json()["result"]["structuredContent"] == {"result": 5}
+    answers = [message for _, message in store.events if isinstance(message, JSONRPCResponse)]
+    assert [answer.result["structuredContent"] for answer in answers] == [{"result": 5}]

@@ -8,6 +8,7 @@ with "Connection closed". Nothing here knows about HTTP, WSGI or stdio: transpor
 from __future__ import annotations
 
 import logging
+import secrets
 from abc import ABC, abstractmethod
 from collections import deque
 from dataclasses import dataclass
@@ -76,11 +77,25 @@ class Outbox(ABC):
                 callback()
 
     def answer_here(self, response: Message) -> Message | None:
-        """End the request with ``response`` for a transport that ran it on its own thread: here,
-        as ``close``. ``QueueOutbox`` hands ``response`` back instead when nothing is queued before
-        it, for the transport to write as the whole answer (``None``: it went the usual way)."""
-        self.close(response)
-        return None
+        """End the request with ``response`` for a transport that ran it on its own thread: when
+        nothing was handed over before it (``_untouched``), ``response`` is returned for the
+        transport to write as the whole answer; else it goes as ``close`` sends it (``None``).
+        Sends are dropped from here on; one racing this check loses to the answer, as it would
+        behind a queued one."""
+        callbacks = self._end()
+        if callbacks is None:
+            return None
+        alone = self._untouched()
+        if not alone:
+            self._deliver(response, True)
+        for callback in callbacks:
+            callback()
+        return response if alone else None
+
+    def _untouched(self) -> bool:
+        """Whether the transport has been handed nothing of this request yet, and can take an
+        answer given here as its whole body (``False``: every answer goes through ``_deliver``)."""
+        return False
 
     def _end(self) -> list[Callable[[], None]] | None:
         """Mark the request answered: the callbacks to run once the answer is out, ``None`` if it
@@ -173,18 +188,8 @@ class QueueOutbox(Outbox):
     def backlog(self) -> int:
         return self._queue.qsize()
 
-    def answer_here(self, response: Message) -> Message | None:
-        # Sends dropped from here on (``_done``); one racing this check loses to the answer, as it
-        # would behind a queued one. The queue's put and the reader's get are the cost saved.
-        callbacks = self._end()
-        if callbacks is None:
-            return None
-        direct = not self._queue.qsize()
-        if not direct:
-            self._deliver(response, True)
-        for callback in callbacks:
-            callback()
-        return response if direct else None
+    def _untouched(self) -> bool:
+        return not self._queue.qsize()  # saves the queue's put and the reader's get
 
     def get(self, timeout: float) -> tuple[Message, bool] | None:
         """The next message and whether it is the final response; ``None`` after ``timeout`` seconds,
@@ -236,9 +241,9 @@ class EventLog(Outbox):
     are dropped, and a reader that fell behind them continues from the oldest one kept.
     """
 
-    def __init__(self, stream_id: str, can_request: bool = True, max_events: int = 1024) -> None:
+    def __init__(self, stream_id: str | None = None, can_request: bool = True, max_events: int = 1024) -> None:
         super().__init__(can_request)
-        self.stream_id = stream_id
+        self._stream_id = stream_id
         # _cond guards _events and _last; finished_at is set once under it and may be read without
         # it (a single attribute read) by whoever decides whether the finished log is still kept.
         # Over an RLock, whose owner checks are C methods: a Condition over a plain Lock looks for
@@ -247,6 +252,21 @@ class EventLog(Outbox):
         self._events: deque[LogEntry] = deque(maxlen=max_events)
         self._last = 0
         self.finished_at: float | None = None
+
+    @property
+    def stream_id(self) -> str:
+        """The stream's part of its events' ids; given, or a random one made when first asked for
+        (under ``_cond``, so every reader gets the same): an answer sent as one JSON body needs none."""
+        with self._cond:
+            if self._stream_id is None:
+                self._stream_id = secrets.token_hex(8)
+            return self._stream_id
+
+    def _untouched(self) -> bool:
+        # Nothing logged: the answer is the whole JSON body, as the HTTP edge sends a log whose
+        # first entry is the final one, and no entry is kept of it.
+        with self._cond:
+            return self._last == 0
 
     def _append(self, message: Message | None, final: bool) -> None:
         with self._cond:

@@ -780,7 +780,7 @@ class SessionManager:
 
     def event_log(self, connection: Connection, can_request: bool, request_id: RequestId) -> EventLog:
         """The log a resumable SSE answer (to ``request_id``) of ``connection`` is drained from."""
-        return EventLog(secrets.token_hex(8), can_request)
+        return EventLog(None, can_request)
 
     def remote_stream(self, connection: Connection, stream_id: str) -> Any:
         """A stream of ``connection`` that another process sends (``SharedSessionManager``): none here,

@@ -96,7 +96,7 @@ class SharedEventLog(EventLog):
     events only in ascending order. A copy that fails is logged; the live stream and the call go on.
     """
 
-    def __init__(self, stream_id: str, backend: SharedBackend, session_id: str, request_id: RequestId,
+    def __init__(self, stream_id: str | None, backend: SharedBackend, session_id: str, request_id: RequestId,
                  can_request: bool = True) -> None:
         super().__init__(stream_id, can_request)
         self._backend = backend
@@ -242,7 +242,7 @@ class SharedSessionManager(SessionManager):
 
     def event_log(self, connection: Connection, can_request: bool, request_id: RequestId) -> EventLog:
         assert connection.id is not None
-        return SharedEventLog(secrets.token_hex(8), self.backend, connection.id, request_id, can_request)
+        return SharedEventLog(None, self.backend, connection.id, request_id, can_request)
 
     def remote_stream(self, connection: Connection, stream_id: str) -> RemoteLog | None:
         """The stream ``stream_id`` of ``connection`` as another process keeps sending it, or ``None``

@@ -87,6 +87,9 @@ class StoredEventLog(EventLog):
         self._ids: dict[int, EventId] = {0: self._store(None, 0)}
         self._seqs: dict[EventId, int] = {self._ids[0]: 0}
 
+    def _untouched(self) -> bool:
+        return False  # every answer is kept in the store, one sent as a JSON body too
+
     def _store(self, message: Message | None, seq: int) -> EventId:
         """Keep one event in the store. A store that fails is logged and the event keeps the log's
         own id, so the live stream and the call still finish; only resuming past it is lost."""
