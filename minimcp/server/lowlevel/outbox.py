@@ -244,8 +244,9 @@ class EventLog(Outbox):
     def __init__(self, stream_id: str | None = None, can_request: bool = True, max_events: int = 1024) -> None:
         super().__init__(can_request)
         self._stream_id = stream_id
-        # _cond guards _events and _last; finished_at is set once under it and may be read without
-        # it (a single attribute read) by whoever decides whether the finished log is still kept.
+        # _cond guards _events, _last and the making of _stream_id; finished_at is set once under it
+        # and may be read without it (a single attribute read) by whoever decides whether the
+        # finished log is still kept.
         # Over an RLock, whose owner checks are C methods: a Condition over a plain Lock looks for
         # them, fails and falls back to Python on every build and notify.
         self._cond = Condition(RLock())
