@@ -257,11 +257,15 @@ class EventLog(Outbox):
     @property
     def stream_id(self) -> str:
         """The stream's part of its events' ids; given, or a random one made when first asked for
-        (under ``_cond``, so every reader gets the same): an answer sent as one JSON body needs none."""
-        with self._cond:
-            if self._stream_id is None:
-                self._stream_id = secrets.token_hex(8)
-            return self._stream_id
+        (under ``_cond``, so every reader gets the same; once made, one attribute read): an answer
+        sent as one JSON body needs none."""
+        stream_id = self._stream_id
+        if stream_id is None:
+            with self._cond:
+                if self._stream_id is None:
+                    self._stream_id = secrets.token_hex(8)
+                stream_id = self._stream_id
+        return stream_id
 
     def _untouched(self) -> bool:
         # Nothing logged: the answer is the whole JSON body, as the HTTP edge sends a log whose
