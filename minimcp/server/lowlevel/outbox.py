@@ -70,11 +70,7 @@ class Outbox(ABC):
 
     def close(self, response: Message) -> None:
         """Deliver the final response; only the first call counts."""
-        callbacks = self._end()
-        if callbacks is not None:
-            self._deliver(response, True)
-            for callback in callbacks:
-                callback()
+        self._finish(response, hand_back=False)
 
     def answer_here(self, response: Message) -> Message | None:
         """End the request with ``response`` for a transport that ran it on its own thread: when
@@ -82,30 +78,27 @@ class Outbox(ABC):
         transport to write as the whole answer; else it goes as ``close`` sends it (``None``).
         Sends are dropped from here on; one racing this check loses to the answer, as it would
         behind a queued one."""
-        callbacks = self._end()
-        if callbacks is None:
-            return None
-        alone = self._untouched()
-        if not alone:
-            self._deliver(response, True)
-        for callback in callbacks:
-            callback()
-        return response if alone else None
+        return self._finish(response, hand_back=True)
 
     def _untouched(self) -> bool:
         """Whether the transport has been handed nothing of this request yet, and can take an
         answer given here as its whole body (``False``: every answer goes through ``_deliver``)."""
         return False
 
-    def _end(self) -> list[Callable[[], None]] | None:
-        """Mark the request answered: the callbacks to run once the answer is out, ``None`` if it
-        was answered already (only the first answer counts)."""
+    def _finish(self, response: Message, hand_back: bool) -> Message | None:
+        """Mark the request answered (only the first answer counts), then deliver ``response``, or,
+        with ``hand_back`` and nothing handed over yet, return it; then run the ``on_end`` callbacks."""
         with self._lock:
             if self._done:
                 return None
             self._done = True
             callbacks, self._on_end = self._on_end, None
-        return callbacks or []
+        handed_back = hand_back and self._untouched()
+        if not handed_back:
+            self._deliver(response, True)
+        for callback in callbacks or ():
+            callback()
+        return response if handed_back else None
 
     def time_out(self, response: Message) -> None:
         """The request ran out of time: answer ``response`` now and mark it cancelled, so its body
