@@ -1,47 +1,54 @@
-"""An HTTP API described by OpenAPI 3, as MCP tools: one tool per operation.
+"""The operations of an OpenAPI document as tools: their arguments, and the request a call makes.
 
-::
-
-    mcp = MCPServer.from_openapi("https://api.example.com/openapi.json", session=session, tags=["pets"])
-
-Each operation's path, query and header parameters and its JSON request body (its properties, or
-one ``body`` argument) make the input schema, ``$ref`` resolved from the spec's components. A call
-is one request over ``requests``: through ``session`` (its auth, headers and adapters) or with
-``auth=``, bounded by ``timeout``. An answer of 400 or more, or a request that fails, is an error
-result with the status and at most ``excerpt`` characters of the body, so a model can read what the
-API said and the server keeps serving.
-
-The spec is a dict, a file or a URL, in JSON or in YAML (YAML needs PyYAML: the ``openapi`` extra).
-
-Path values are percent-encoded whole (``a/../b`` stays one segment), and requests go only to
-``base_url``: a spec names operations, never hosts.
+A caller's argument fills a parameter's value and nothing else: a path value is one percent-encoded
+segment and may not be a dot segment (or empty), a header value is one line of text, a cookie value
+holds only the characters RFC 6265 gives cookie values, and server variables come from the spec's
+defaults or the operator's ``server_variables``, never from a call. Which URL a request goes to is
+the exchange's to check (``exchange``); here the spec's paths are checked once, at registration.
 """
 
 from __future__ import annotations
 
-import copy
-import json
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
-from urllib.parse import quote, urljoin
+from urllib.parse import quote, unquote
 
 import requests
 
 from minimcp.server.mcpserver.context import Context
 from minimcp.server.mcpserver.exceptions import ToolError
 from minimcp.server.mcpserver.generated import Argument, http_answer, tool_function
+from minimcp.server.openapi.exchange import Base, Exchange, ExchangeError, has_dot_segment
+from minimcp.server.openapi.spec import Refs, load_spec, server_url
 from minimcp.types import ToolAnnotations
 
 if TYPE_CHECKING:
     from minimcp.server.mcpserver.server import MCPServer
 
+#: The largest answer a tool reads by default (``max_answer_bytes=``); a model reads far less.
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+
 _METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 _TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list,
                           "object": dict}
 _LOCATIONS = ("path", "query", "header", "cookie")
+#: Header parameters that are not arguments: the three OpenAPI says to ignore, and those the
+#: exchange itself owns (where it goes, how its body is framed, the operator's cookies).
+_OWNED_HEADERS = frozenset({"accept", "content-type", "authorization", "host", "cookie", "content-length",
+                            "transfer-encoding", "connection"})
+#: A spec path: ``/``, then path characters (RFC 3986 pchar, template braces, any non-ASCII letter
+#: requests will encode); no ``?``, ``#``, ``\`` or white space, which would end or bend the path.
+_SPEC_PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@%/{}\u00a0-\U0010ffff]*")
+_TEMPLATE = re.compile(r"\{([^{}]+)\}")
+#: RFC 9110 token characters: what a header or cookie name may hold.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: RFC 6265 cookie-octets: no white space, DQUOTE, comma, semicolon, backslash or control character.
+_COOKIE_VALUE = re.compile(r"[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*")
+#: A header value: one line of Latin-1 text without control characters.
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e\xa0-\xff]*")
 
 
 @dataclass(frozen=True)
@@ -66,61 +73,10 @@ class OperationFilter:
         return not (tags & set(self.exclude_tags)) and operation_id not in self.exclude_operation_ids
 
 
-def load_spec(spec: Mapping[str, Any] | str | Path, session: requests.Session, timeout: float) -> tuple[dict[str, Any], str | None]:
-    """The spec as a dict, and the URL it came from (for a relative ``servers`` entry)."""
-    if isinstance(spec, Mapping):
-        return dict(spec), None
-    text = str(spec)
-    if re.match(r"https?://", text):
-        try:
-            answer = session.get(text, timeout=timeout)
-            answer.raise_for_status()
-        except requests.RequestException as failed:
-            raise ValueError(f"Could not read the OpenAPI spec at {text}: {failed}") from None
-        return _document(answer.text, f"The OpenAPI spec at {text}"), text
-    try:
-        written = Path(text).read_text(encoding="utf-8")
-    except OSError as failed:
-        raise ValueError(f"Could not read the OpenAPI spec {text!r} (a JSON or YAML file, a URL or a dict): "
-                         f"{failed}") from None
-    return _document(written, f"The OpenAPI spec {text!r}"), None
-
-
-def _document(text: str, where: str) -> dict[str, Any]:
-    """A spec's text as a dict: JSON, else YAML (the form most specs are written in), which needs PyYAML."""
-    try:
-        document = json.loads(text)
-    except ValueError as not_json:
-        document = _yaml(text, where, not_json)
-    if not isinstance(document, dict):
-        raise ValueError(f"{where} is not an OpenAPI document: it holds {type(document).__name__}, not an object")
-    return document
-
-
-def _yaml(text: str, where: str, not_json: ValueError) -> Any:
-    try:
-        import yaml
-    except ImportError:
-        raise ValueError(f"{where} is not JSON ({not_json}); if it is YAML, install PyYAML to read it "
-                         "(pip install 'minimcp[openapi]')") from None
-
-    class Loader(yaml.SafeLoader):
-        """YAML's safe loader, keeping dates as the strings JSON Schema means them to be
-        (``format: date`` values, examples): a ``datetime`` in an input schema could not be sent."""
-
-    Loader.yaml_implicit_resolvers = {
-        first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-    try:
-        return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as failed:
-        raise ValueError(f"Could not read {where[0].lower()}{where[1:]}: it is neither JSON ({not_json}) "
-                         f"nor YAML ({failed})") from None
-
-
 def from_openapi(cls: type[MCPServer[Any]], spec: Mapping[str, Any] | str | Path, *, name: str | None = None,
                  base_url: str | None = None, session: requests.Session | None = None,
                  auth: requests.auth.AuthBase | None = None, timeout: float = 30.0, excerpt: int = 2000,
+                 max_answer_bytes: int = MAX_ANSWER_BYTES, server_variables: Mapping[str, str] | None = None,
                  tags: Collection[str] | None = None, operation_ids: Collection[str] | None = None,
                  methods: Collection[str] | None = None, exclude_tags: Collection[str] = (),
                  exclude_operation_ids: Collection[str] = (), **options: Any) -> MCPServer[Any]:
@@ -129,15 +85,18 @@ def from_openapi(cls: type[MCPServer[Any]], spec: Mapping[str, Any] | str | Path
     session = session or requests.Session()
     document, source = load_spec(spec, session, timeout)
     mcp = cls(name or str((document.get("info") or {}).get("title") or "openapi"), **options)
-    add_openapi_tools(mcp, document, base_url=base_url or _base_url(document, None, source, optional=True),
-                      session=session, auth=auth, timeout=timeout, excerpt=excerpt,
+    add_openapi_tools(mcp, document, base_url=base_url or server_url(document, None, source, server_variables,
+                                                                     optional=True),
+                      session=session, auth=auth, timeout=timeout, excerpt=excerpt, max_answer_bytes=max_answer_bytes,
+                      server_variables=server_variables,
                       select=OperationFilter(tags, operation_ids, methods, exclude_tags, exclude_operation_ids))
     return mcp
 
 
 def add_openapi_tools(mcp: MCPServer[Any], spec: Mapping[str, Any] | str | Path, *, base_url: str | None = None,
                       session: requests.Session | None = None, auth: requests.auth.AuthBase | None = None,
-                      timeout: float = 30.0, excerpt: int = 2000, select: OperationFilter = OperationFilter(),
+                      timeout: float = 30.0, excerpt: int = 2000, max_answer_bytes: int = MAX_ANSWER_BYTES,
+                      server_variables: Mapping[str, str] | None = None, select: OperationFilter = OperationFilter(),
                       allowed: Callable[[Any], bool] | None = None, requirement: str | None = None) -> list[str]:
     """Register one tool on ``mcp`` per operation of ``spec`` that ``select`` admits; their names.
     On a server inside a web application (``minimcp.flask.MCP``, ``minimcp.django.MCP``)
@@ -154,10 +113,12 @@ def add_openapi_tools(mcp: MCPServer[Any], spec: Mapping[str, Any] | str | Path,
     if not str(document.get("openapi", "")).startswith("3"):
         raise ValueError("from_openapi reads OpenAPI 3 documents (an 'openapi: 3.x' field); "
                          f"this one says {document.get('openapi') or document.get('swagger')!r}")
-    root = str(_base_url(document, base_url, source))
-    resolver = _Refs(document)
+    exchange = Exchange(Base.parse(str(server_url(document, base_url, source, server_variables))), session, auth,
+                        timeout, max_answer_bytes, "max_answer_bytes")
+    refs = Refs(document)
     names = []
     for path, item in (document.get("paths") or {}).items():
+        item = refs.resolve(item)
         shared = item.get("parameters") or []
         for method in _METHODS:
             operation = item.get(method)
@@ -166,38 +127,54 @@ def add_openapi_tools(mcp: MCPServer[Any], spec: Mapping[str, Any] | str | Path,
             operation_id = operation.get("operationId") or f"{method}_{path}"
             if not select.admits(method, operation, operation_id):
                 continue
-            call = _Operation(root, path, method, operation, shared, resolver, session, auth, timeout, excerpt)
+            _check_path(path)
+            call = _Operation(exchange, path, method, operation, operation_id, shared, refs, excerpt)
             mcp.add_tool(call.function(_tool_name(operation_id)), annotations=call.hints(), **access)
             names.append(_tool_name(operation_id))
     return names
 
 
+def _check_path(path: str) -> None:
+    """Refuse a spec path that is not one under the base URL: a spec names operations, never hosts."""
+    if not _SPEC_PATH.fullmatch(path) or has_dot_segment(path):
+        raise ValueError(f"The OpenAPI spec's path {path!r} is refused: a path starts with '/' and holds no '?', '#', "
+                         "'\\', white space or '.'/'..' segment, so that it stays under the base URL (a spec names "
+                         "operations, never hosts)")
+
+
 class _Operation:
     """One operation: its arguments, and the request a call makes."""
 
-    def __init__(self, root: str, path: str, method: str, operation: Mapping[str, Any], shared: list[Any],
-                 refs: _Refs, session: requests.Session, auth: Any, timeout: float, excerpt: int) -> None:
-        self.url = root.rstrip("/") + path
-        self.path, self.method, self.operation = path, method, operation
-        self.session, self.auth, self.timeout, self.excerpt = session, auth, timeout, excerpt
+    def __init__(self, exchange: Exchange, path: str, method: str, operation: Mapping[str, Any], operation_id: str,
+                 shared: list[Any], refs: Refs, excerpt: int) -> None:
+        self.exchange, self.path, self.method, self.operation, self.excerpt = exchange, path, method, operation, excerpt
+        self.where = (f"The OpenAPI operation {method.upper()} {path} (leave it out with "
+                      f"exclude_operation_ids=[{operation_id!r}])")
         own = [refs.resolve(p) for p in operation.get("parameters") or []]
         keys = {(p.get("name"), p.get("in")) for p in own}
-        self.parameters = [p for p in (refs.resolve(p) for p in shared) if (p.get("name"), p.get("in")) not in keys] + own
+        declared = [p for p in (refs.resolve(p) for p in shared) if (p.get("name"), p.get("in")) not in keys] + own
+        self.parameters = [{**p, "schema": refs.inline(p.get("schema") or {}, self.where)} for p in declared
+                           if p.get("in") in _LOCATIONS
+                           and not (p.get("in") == "header" and str(p.get("name")).lower() in _OWNED_HEADERS)]
+        for parameter in self.parameters:
+            if parameter["in"] in ("header", "cookie") and not _TOKEN.fullmatch(str(parameter.get("name"))):
+                raise ValueError(f"{self.where}: its {parameter['in']} parameter {parameter.get('name')!r} is not "
+                                 "a name HTTP allows (RFC 9110 token characters)")
         self.body_schema = self._body(refs)
 
-    def _body(self, refs: _Refs) -> dict[str, Any] | None:
+    def _body(self, refs: Refs) -> dict[str, Any] | None:
         body = refs.resolve(self.operation.get("requestBody") or {})
         content = body.get("content") or {}
         media = next((c for t, c in content.items() if "json" in t), None)
         if media is None:
             return None
-        schema = refs.inline(media.get("schema") or {})
+        schema = refs.inline(media.get("schema") or {}, self.where)
         return {"schema": schema, "required": bool(body.get("required"))}
 
     def arguments(self) -> tuple[list[Argument], bool]:
         """The tool's arguments, and whether the body's properties are arguments of their own
         (else one ``body`` argument holds it)."""
-        arguments = [self._parameter(p) for p in self.parameters if p.get("in") in _LOCATIONS]
+        arguments = [self._parameter(p) for p in self.parameters]
         taken = {a.name for a in arguments}
         if self.body_schema is None:
             return arguments, False
@@ -218,7 +195,7 @@ class _Operation:
 
     def function(self, name: str) -> Any:
         arguments, spread = self.arguments()
-        locations = {p["name"]: p["in"] for p in self.parameters if p.get("in") in _LOCATIONS}
+        locations = {p["name"]: p["in"] for p in self.parameters}
 
         def body(values: dict[str, Any], ctx: Context) -> str:
             given = {key: value for key, value in values.items() if value is not None}
@@ -234,18 +211,19 @@ class _Operation:
         return tool_function(name, arguments, body, description=description)
 
     def _send(self, parts: dict[str, dict[str, Any]], payload: Any) -> str:
-        url = self.url
-        for key, value in parts["path"].items():
-            url = url.replace("{" + key + "}", quote(str(value), safe=""))
-        shown = f"{self.method.upper()} {url}"
+        def fill(match: re.Match[str]) -> str:
+            name = match.group(1)
+            return _path_value(name, parts["path"][name]) if name in parts["path"] else match.group(0)
+
+        path = _TEMPLATE.sub(fill, self.path)
         try:
-            answer = self.session.request(self.method, url, params=parts["query"] or None,
-                                          headers={k: str(v) for k, v in parts["header"].items()} or None,
-                                          cookies={k: str(v) for k, v in parts["cookie"].items()} or None,
-                                          json=payload, auth=self.auth, timeout=self.timeout)
-        except requests.RequestException as failed:
-            raise ToolError(f"{shown} failed: {failed}") from None
-        return http_answer(shown, answer.status_code, answer.reason, answer.text, self.excerpt)
+            answer = self.exchange.send(self.method, self.exchange.base.url + path, params=parts["query"],
+                                        headers={k: _header_value(k, v) for k, v in parts["header"].items()},
+                                        cookies={k: _cookie_value(k, v) for k, v in parts["cookie"].items()},
+                                        payload=payload)
+        except ExchangeError as failed:
+            raise ToolError(str(failed)) from None
+        return http_answer(answer.request, answer.status, answer.reason, answer.text, self.excerpt)
 
     def hints(self) -> ToolAnnotations:
         return ToolAnnotations(title=self.operation.get("summary"), read_only_hint=self.method in ("get", "head"),
@@ -254,40 +232,32 @@ class _Operation:
 
     def _parameter(self, parameter: Mapping[str, Any]) -> Argument:
         required = bool(parameter.get("required")) or parameter.get("in") == "path"
-        return _argument(parameter["name"], parameter.get("schema") or {}, required, parameter.get("description"))
+        return _argument(parameter["name"], parameter["schema"], required, parameter.get("description"))
 
 
-class _Refs:
-    """``$ref`` within the document, inlined (a reference back into itself becomes ``{}``: any value)."""
+def _path_value(name: str, value: Any) -> str:
+    """A path value as one segment that stays where the spec put it."""
+    text = str(value)
+    if unquote(text) in ("", ".", ".."):
+        raise ToolError(f"The path parameter {name!r} may not be {text!r}: as a path segment it would move the "
+                        "request to another path; give the value the API names the item by")
+    return quote(text, safe="")
 
-    def __init__(self, document: Mapping[str, Any]) -> None:
-        self.document = document
 
-    def resolve(self, node: Any) -> Any:
-        while isinstance(node, Mapping) and "$ref" in node:
-            node = self._target(node["$ref"])
-        return node
+def _header_value(name: str, value: Any) -> str:
+    text = str(value)
+    if not _HEADER_VALUE.fullmatch(text) or text != text.strip():
+        raise ToolError(f"The header parameter {name!r} takes one line of text without control characters or "
+                        "surrounding white space")
+    return text
 
-    def inline(self, node: Any, seen: tuple[str, ...] = ()) -> Any:
-        if isinstance(node, Mapping):
-            if "$ref" in node:
-                ref = node["$ref"]
-                return {} if ref in seen else self.inline(self._target(ref), (*seen, ref))
-            return {key: self.inline(value, seen) for key, value in node.items()}
-        if isinstance(node, list):
-            return [self.inline(value, seen) for value in node]
-        return node
 
-    def _target(self, ref: str) -> Any:
-        if not ref.startswith("#/"):
-            raise ValueError(f"from_openapi resolves references within the document only, not {ref!r}")
-        node: Any = self.document
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if not isinstance(node, Mapping) or part not in node:
-                raise ValueError(f"The OpenAPI spec refers to {ref!r}, which it does not contain")
-            node = node[part]
-        return copy.deepcopy(node)
+def _cookie_value(name: str, value: Any) -> str:
+    text = str(value)
+    if not _COOKIE_VALUE.fullmatch(text):
+        raise ToolError(f"The cookie parameter {name!r} may not hold white space, control characters, quotes, "
+                        "';', ',' or '\\': a cookie value holds only what RFC 6265 allows it")
+    return text
 
 
 def _argument(name: str, schema: Mapping[str, Any], required: bool, description: str | None) -> Argument:
@@ -301,23 +271,6 @@ def _argument(name: str, schema: Mapping[str, Any], required: bool, description:
     if not required:
         annotation = Optional[annotation]
     return Argument(name, annotation, ... if required else None, description or schema.get("description"), schema)
-
-
-def _base_url(document: Mapping[str, Any], base_url: str | None, source: str | None,
-              optional: bool = False) -> str | None:
-    """Where the operations live: ``base_url``, else the spec's first server (relative to where
-    the spec was read)."""
-    if base_url:
-        return base_url
-    servers = document.get("servers") or []
-    url = servers[0].get("url") if servers else None
-    if url and source:
-        return urljoin(source, url)
-    if url and re.match(r"https?://", url):
-        return url
-    if optional:
-        return None
-    raise ValueError("The spec names no absolute server URL: give from_openapi(..., base_url='https://api.example.com')")
 
 
 def _tool_name(operation_id: str) -> str:
