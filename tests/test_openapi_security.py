@@ -169,6 +169,24 @@ def test_redirects_are_followed_only_on_the_apis_origin_and_under_its_path(liste
         assert "api_key=op-query-key" in record["query"]
 
 
+def test_the_spec_itself_is_fetched_only_from_its_origin(listen: Callable[..., Recorder]) -> None:
+    elsewhere = listen(Recorder(), "127.0.0.2")
+    document = json.dumps(spec({"/a": get("a")}, servers=[{"url": "/api/v1"}])).encode()
+    api = listen(Recorder({
+        "/openapi.json": redirect("302 Found", "/specs/openapi.json?v=2"),
+        "/specs/openapi.json": lambda record: ("200 OK", [("Content-Type", "application/json")], [document]),
+        "/moved.json": redirect("301 Moved Permanently", f"{elsewhere.base}/openapi.json"),
+    }))
+    with Client(MCPServer.from_openapi(f"{api.base}/openapi.json?v=2", session=operator())) as client:
+        assert json.loads(text(client.call_tool("a", {})))["path"] == "/api/v1/a"
+    with pytest.raises(ValueError, match="^" + re.escape(
+            f"Could not read the OpenAPI spec at {api.base}/moved.json: GET {api.base}/moved.json answered 301 "
+            f"Moved Permanently, a redirect to {elsewhere.base}/openapi.json, which is not followed")):
+        MCPServer.from_openapi(f"{api.base}/moved.json", session=operator())
+    assert elsewhere.seen == []
+    assert [record["query"] for record in api.seen[:2]] == ["v=2&api_key=op-query-key", "v=2&api_key=op-query-key"]
+
+
 def test_a_spec_path_that_names_a_host_or_leaves_the_base_path_is_refused(listen: Callable[..., Recorder]) -> None:
     api = listen(Recorder())
     elsewhere = listen(Recorder(), "127.0.0.2")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import socket
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, unquote, urljoin, urlsplit, urlunsplit
 
@@ -45,7 +45,9 @@ class Base:
     path: str
 
     @classmethod
-    def parse(cls, url: str) -> Base:
+    def parse(cls, url: str, *, whole_origin: bool = False) -> Base:
+        """The base ``url`` names; with ``whole_origin``, anywhere on its origin (a spec's own URL,
+        which may carry a query and redirect to another path)."""
         try:
             sent = str(requests.Request("GET", url).prepare().url)
         except (requests.RequestException, ValueError) as failed:
@@ -54,15 +56,13 @@ class Base:
         origin = _origin(parts)
         if origin is None:
             raise ValueError(f"{url!r} is not an http or https URL with a host")
+        if whole_origin:
+            return cls(urlunsplit((parts.scheme, parts.netloc, "", "", "")), origin, "")
         if parts.query or parts.fragment:
             raise ValueError(f"{url!r} has a query or a fragment; a base URL is a scheme, a host and a path "
                              "(an API key in the query goes in session.params)")
         path = parts.path.rstrip("/")
         return cls(urlunsplit((parts.scheme, parts.netloc, path, "", "")), origin, path)
-
-    def origin_only(self) -> Base:
-        """Anywhere on this origin (a spec's own URL: its redirects may lead to another path)."""
-        return replace(self, path="")
 
     def admits(self, url: str) -> bool:
         parts = urlsplit(url)

@@ -45,7 +45,7 @@ def load_spec(spec: Mapping[str, Any] | str | Path, session: requests.Session,
     text = str(spec)
     if re.match(r"https?://", text):
         try:
-            answer = Exchange(Base.parse(text).origin_only(), session, None, timeout, MAX_SPEC_BYTES).send("get", text)
+            answer = Exchange(Base.parse(text, whole_origin=True), session, None, timeout, MAX_SPEC_BYTES).send("get", text)
         except (ValueError, ExchangeError) as failed:
             raise ValueError(f"Could not read the OpenAPI spec at {text}: {failed}") from None
         if answer.status >= 400:
