@@ -243,6 +243,9 @@ def test_cookie_and_header_values_cannot_add_cookies_or_headers(listen: Callable
             assert refused.is_error and "The header parameter 'X-Request-Id' takes one line" in text(refused)
         assert api.seen == []
         sent = json.loads(text(client.call_tool("prefs", {"lang": "en-GB", "X-Request-Id": "r-1 é"})))
+    for where in ("cookie", "header"):
+        with pytest.raises(ValueError, match=f"^GET /prefs: its {where} parameter 'lang; role' is not a name HTTP"):
+            MCPServer.from_openapi(spec({"/prefs": get("prefs", param("lang; role", where))}), base_url=api.base)
     assert sorted(sent["cookie"].split("; ")) == ["api_session=op-cookie", "lang=en-GB"]
     assert sent["request_id"] == "r-1 é" and sent["authorization"] == "Bearer op-token"
 
@@ -297,32 +300,35 @@ def load_in_a_process(path: Path) -> str:
     return done.stdout.strip()
 
 
-def with_body(schemas: dict[str, Any]) -> dict[str, Any]:
-    return spec({"/x": {"post": {"operationId": "send", "responses": {"200": {}}, "requestBody": {"content": {
-        "application/json": {"schema": {"$ref": "#/components/schemas/S0"}}}}}}},
-        components={"schemas": schemas})
+def posting(schema: str, operation_id: str) -> dict[str, Any]:
+    return {"post": {"operationId": operation_id, "responses": {"200": {}}, "requestBody": {"content": {
+        "application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}}}}}
 
 
 def test_references_that_fan_out_loop_or_nest_too_deep_are_refused(tmp_path: Path) -> None:
-    fan_out = {f"S{i}": {"type": "object", "properties": {name: {"$ref": f"#/components/schemas/S{i + 1}"}
+    fan_out = {f"F{i}": {"type": "object", "properties": {name: {"$ref": f"#/components/schemas/F{i + 1}"}
                                                           for name in "abcd"}} for i in range(12)}
-    deep = {f"S{i}": {"type": "array", "items": {"$ref": f"#/components/schemas/S{i + 1}"}} for i in range(60)}
+    deep = {f"D{i}": {"type": "array", "items": {"$ref": f"#/components/schemas/D{i + 1}"}} for i in range(60)}
+    schemas = {**fan_out, "F12": {"type": "string"}, **deep, "D60": {"type": "string"}, "Fine": {"type": "object"}}
+    too_large = spec({"/wide": posting("F0", "wide"), "/deep": posting("D0", "deep"), "/fine": posting("Fine", "fine")},
+                     components={"schemas": schemas})
     circle = spec({"/x": {"get": {"operationId": "x", "responses": {"200": {}},
                                   "parameters": [{"$ref": "#/components/parameters/A"}]}}},
                   components={"parameters": {"A": {"$ref": "#/components/parameters/B"},
                                              "B": {"$ref": "#/components/parameters/A"}}})
-    cases = {"fan-out": (with_body({**fan_out, "S12": {"type": "string"}}),
-                         "The OpenAPI operation POST /x (leave it out with exclude_operation_ids=['send']): its "
-                         "schema grows more than 10,000 nodes once its $refs are inlined"),
-             "deep": (with_body({**deep, "S60": {"type": "string"}}),
-                      "The OpenAPI operation POST /x (leave it out with exclude_operation_ids=['send']): its "
-                      "schema grows deeper than 48 levels once its $refs are inlined"),
+    cases = {"too-large": (too_large, "The OpenAPI spec is refused: the schemas of POST /wide (more than 10,000 nodes), "
+                                      "POST /deep (deeper than 48 levels) grow past 10,000 nodes or 48 levels once "
+                                      "their $refs are inlined; leave them out with "
+                                      "exclude_operation_ids=['wide', 'deep']"),
              "circle": (circle, "The OpenAPI spec's references go round in a circle: "
                                 "#/components/parameters/A -> #/components/parameters/B -> #/components/parameters/A")}
     for name, (document, said) in cases.items():
         saved = tmp_path / f"{name}.json"
         saved.write_text(json.dumps(document))
         assert load_in_a_process(saved) == said
+    with Client(MCPServer.from_openapi(too_large, base_url="http://127.0.0.1:1",
+                                       exclude_operation_ids=["wide", "deep"])) as client:
+        assert [tool.name for tool in client.list_tools().tools] == ["fine"]
 
 
 def test_a_yaml_alias_bomb_or_cycle_is_refused_and_plain_aliases_still_load(

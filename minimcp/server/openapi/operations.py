@@ -22,7 +22,7 @@ from minimcp.server.mcpserver.context import Context
 from minimcp.server.mcpserver.exceptions import ToolError
 from minimcp.server.mcpserver.generated import Argument, http_answer, tool_function
 from minimcp.server.openapi.exchange import Base, Exchange, ExchangeError, has_dot_segment
-from minimcp.server.openapi.spec import Refs, load_spec, server_url
+from minimcp.server.openapi.spec import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, Refs, SchemaTooLarge, load_spec, server_url
 from minimcp.types import ToolAnnotations
 
 if TYPE_CHECKING:
@@ -116,7 +116,8 @@ def add_openapi_tools(mcp: MCPServer[Any], spec: Mapping[str, Any] | str | Path,
     exchange = Exchange(Base.parse(str(server_url(document, base_url, source, server_variables))), session, auth,
                         timeout, max_answer_bytes, "max_answer_bytes")
     refs = Refs(document)
-    names = []
+    calls: list[tuple[str, _Operation]] = []
+    too_large: dict[str, str] = {}
     for path, item in (document.get("paths") or {}).items():
         item = refs.resolve(item)
         shared = item.get("parameters") or []
@@ -128,10 +129,17 @@ def add_openapi_tools(mcp: MCPServer[Any], spec: Mapping[str, Any] | str | Path,
             if not select.admits(method, operation, operation_id):
                 continue
             _check_path(path)
-            call = _Operation(exchange, path, method, operation, operation_id, shared, refs, excerpt)
-            mcp.add_tool(call.function(_tool_name(operation_id)), annotations=call.hints(), **access)
-            names.append(_tool_name(operation_id))
-    return names
+            try:
+                calls.append((operation_id, _Operation(exchange, path, method, operation, shared, refs, excerpt)))
+            except SchemaTooLarge as grows:
+                too_large[operation_id] = f"{method.upper()} {path} ({grows})"
+    if too_large:
+        raise ValueError(f"The OpenAPI spec is refused: the schemas of {', '.join(too_large.values())} grow past "
+                         f"{MAX_SCHEMA_NODES:,} nodes or {MAX_SCHEMA_DEPTH} levels once their $refs are inlined; "
+                         f"leave them out with exclude_operation_ids={list(too_large)!r}")
+    for operation_id, call in calls:
+        mcp.add_tool(call.function(_tool_name(operation_id)), annotations=call.hints(), **access)
+    return [_tool_name(operation_id) for operation_id, _ in calls]
 
 
 def _check_path(path: str) -> None:
@@ -145,20 +153,18 @@ def _check_path(path: str) -> None:
 class _Operation:
     """One operation: its arguments, and the request a call makes."""
 
-    def __init__(self, exchange: Exchange, path: str, method: str, operation: Mapping[str, Any], operation_id: str,
-                 shared: list[Any], refs: Refs, excerpt: int) -> None:
+    def __init__(self, exchange: Exchange, path: str, method: str, operation: Mapping[str, Any], shared: list[Any],
+                 refs: Refs, excerpt: int) -> None:
         self.exchange, self.path, self.method, self.operation, self.excerpt = exchange, path, method, operation, excerpt
-        self.where = (f"The OpenAPI operation {method.upper()} {path} (leave it out with "
-                      f"exclude_operation_ids=[{operation_id!r}])")
         own = [refs.resolve(p) for p in operation.get("parameters") or []]
         keys = {(p.get("name"), p.get("in")) for p in own}
         declared = [p for p in (refs.resolve(p) for p in shared) if (p.get("name"), p.get("in")) not in keys] + own
-        self.parameters = [{**p, "schema": refs.inline(p.get("schema") or {}, self.where)} for p in declared
+        self.parameters = [{**p, "schema": refs.inline(p.get("schema") or {})} for p in declared
                            if p.get("in") in _LOCATIONS
                            and not (p.get("in") == "header" and str(p.get("name")).lower() in _OWNED_HEADERS)]
         for parameter in self.parameters:
             if parameter["in"] in ("header", "cookie") and not _TOKEN.fullmatch(str(parameter.get("name"))):
-                raise ValueError(f"{self.where}: its {parameter['in']} parameter {parameter.get('name')!r} is not "
+                raise ValueError(f"{method.upper()} {path}: its {parameter['in']} parameter {parameter.get('name')!r} is not "
                                  "a name HTTP allows (RFC 9110 token characters)")
         self.body_schema = self._body(refs)
 
@@ -168,7 +174,7 @@ class _Operation:
         media = next((c for t, c in content.items() if "json" in t), None)
         if media is None:
             return None
-        schema = refs.inline(media.get("schema") or {}, self.where)
+        schema = refs.inline(media.get("schema") or {})
         return {"schema": schema, "required": bool(body.get("required"))}
 
     def arguments(self) -> tuple[list[Argument], bool]:

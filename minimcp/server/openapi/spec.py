@@ -150,6 +150,10 @@ def _expanded_size(root: Any, where: str) -> int:
     return sizes[id(root)]
 
 
+class SchemaTooLarge(ValueError):
+    """A schema that inlines past ``MAX_SCHEMA_NODES`` or ``MAX_SCHEMA_DEPTH``; the message says which."""
+
+
 class Refs:
     """``$ref`` within the document. ``inline`` replaces each by what it names (a reference back into
     itself becomes ``{}``: any value), within ``MAX_SCHEMA_NODES`` and ``MAX_SCHEMA_DEPTH``."""
@@ -167,17 +171,17 @@ class Refs:
             node = self._target(chain[-1])
         return node
 
-    def inline(self, node: Any, where: str) -> Any:
-        """``node`` with its references inlined; ``where`` names it in the refusal of one too large."""
+    def inline(self, node: Any) -> Any:
+        """``node`` with its references inlined, or ``SchemaTooLarge``."""
         left = MAX_SCHEMA_NODES
 
         def walk(node: Any, seen: frozenset[str], depth: int) -> Any:
             nonlocal left
             left -= 1
-            if left < 0 or depth > MAX_SCHEMA_DEPTH:
-                bound = (f"more than {MAX_SCHEMA_NODES:,} nodes" if left < 0
-                         else f"deeper than {MAX_SCHEMA_DEPTH} levels")
-                raise ValueError(f"{where}: its schema grows {bound} once its $refs are inlined")
+            if left < 0:
+                raise SchemaTooLarge(f"more than {MAX_SCHEMA_NODES:,} nodes")
+            if depth > MAX_SCHEMA_DEPTH:
+                raise SchemaTooLarge(f"deeper than {MAX_SCHEMA_DEPTH} levels")
             if isinstance(node, Mapping):
                 if "$ref" in node:
                     ref = str(node["$ref"])
