@@ -22,6 +22,8 @@ from urllib.parse import SplitResult, unquote, urljoin, urlsplit, urlunsplit
 
 import requests
 import urllib3
+from requests.cookies import extract_cookies_to_jar
+from requests.hooks import dispatch_hook
 
 #: Redirects followed within one exchange.
 MAX_REDIRECTS = 5
@@ -140,11 +142,15 @@ class Exchange:
         left = self._left(deadline, shown)
         settings = self.session.merge_environment_settings(sent, {}, True, None, None)
         try:
-            return self.session.send(prepared, allow_redirects=False, timeout=(left, left), **settings)
+            # The session's adapter, not session.send: even told not to follow redirects, that reads
+            # a redirect's whole body (to offer Response.next), with no bound on its size or time.
+            answer = self.session.get_adapter(sent).send(prepared, timeout=(left, left), **settings)
         except requests.Timeout:
             raise self._late(shown) from None
         except requests.RequestException as failed:
             raise ExchangeError(f"{shown} failed: {failed}") from None
+        extract_cookies_to_jar(self.session.cookies, prepared, answer.raw)
+        return dispatch_hook("response", prepared.hooks, answer)
 
     def _read(self, answer: requests.Response, deadline: float, shown: str) -> str:
         raw: urllib3.BaseHTTPResponse = answer.raw
