@@ -7,9 +7,12 @@ segment, checked on the URL exactly as ``requests`` will send it. A redirect is 
 its target passes the same check; ``requests``' own redirect handling is not used, since across
 hosts it strips only ``Authorization`` and would hand the rest to whoever the answer points at.
 
-The whole exchange, redirects included, has one deadline (``timeout``): each receive may wait only
-for what is left of it, so a server trickling a byte at a time cannot stretch a call. The body is
-read to at most ``limit`` bytes (after decompression), then the exchange is abandoned.
+The whole exchange, redirects included, has one deadline (``timeout``). Connecting, and each
+receive of a response's head, may wait for what is left of it when the request goes out; the body
+is read a receive at a time, each bounded by what is left then, so a server trickling a byte at a
+time cannot stretch a call past it. The body is read to at most ``limit`` bytes (after
+decompression), then the exchange is abandoned. The session's adapters must answer with urllib3
+responses, as ``requests``' own ``HTTPAdapter`` does.
 """
 
 from __future__ import annotations

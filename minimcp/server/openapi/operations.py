@@ -41,7 +41,7 @@ _OWNED_HEADERS = frozenset({"accept", "content-type", "authorization", "host", "
                             "transfer-encoding", "connection"})
 #: A spec path: ``/``, then path characters (RFC 3986 pchar, template braces, any non-ASCII letter
 #: requests will encode); no ``?``, ``#``, ``\`` or white space, which would end or bend the path.
-_SPEC_PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@%/{}\u00a0-\U0010ffff]*")
+_SPEC_PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@%/{}\u00a1-\U0010ffff]*")
 _TEMPLATE = re.compile(r"\{([^{}]+)\}")
 #: RFC 9110 token characters: what a header or cookie name may hold.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
