@@ -7,8 +7,8 @@ segment, checked on the URL exactly as ``requests`` will send it. A redirect is 
 its target passes the same check; ``requests``' own redirect handling is not used, since across
 hosts it strips only ``Authorization`` and would hand the rest to whoever the answer points at.
 
-The whole exchange, redirects included, has one deadline (``timeout``). Connecting, and each
-receive of a response's head, may wait for what is left of it when the request goes out; the body
+The whole exchange, redirects included, has one deadline (``timeout``). Connecting may wait for
+what is left of it, and each receive of a response's head for what is left once connected; the body
 is read a receive at a time, each bounded by what is left then, so a server trickling a byte at a
 time cannot stretch a call past it. The body is read to at most ``limit`` bytes (after
 decompression), then the exchange is abandoned. The session's adapters must answer with urllib3
@@ -147,7 +147,10 @@ class Exchange:
         try:
             # The session's adapter, not session.send: even told not to follow redirects, that reads
             # a redirect's whole body (to offer Response.next), with no bound on its size or time.
-            answer = self.session.get_adapter(sent).send(prepared, timeout=(left, left), **settings)
+            # A urllib3 Timeout, which HTTPAdapter passes on as is: its head waits only for what
+            # connecting left of the deadline (a (connect, read) pair would give each all of it).
+            total: Any = urllib3.Timeout(total=left)
+            answer = self.session.get_adapter(sent).send(prepared, timeout=total, **settings)
         except requests.Timeout:
             raise self._late(shown) from None
         except requests.RequestException as failed:
