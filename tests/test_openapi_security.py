@@ -261,38 +261,44 @@ def drip(record: dict[str, Any]) -> Answer:
     return "200 OK", [("Content-Type", "text/plain"), ("Content-Length", "20")], body()
 
 
-def test_the_timeout_bounds_the_whole_exchange_and_the_answer_has_a_size_bound(
+def test_the_timeout_is_a_deadline_for_the_whole_exchange(listen: Callable[..., Recorder]) -> None:
+    api = listen(Recorder({
+        "/api/v1/drip": drip,
+        "/api/v1/slow-redirect": lambda record: ("302 Found", [("Location", "/api/v1/ok")], drip(record)[2]),
+    }))
+    document = spec({"/drip": get("drip"), "/ok": get("ok"), "/slow-redirect": get("slowRedirect")})
+    with Client(MCPServer.from_openapi(document, base_url=f"{api.base}/api/v1", timeout=2)) as client:
+        late = client.call_tool("drip", {})  # each byte well within 2 s, all of them not
+        assert late.is_error and text(late).endswith(
+            f"GET {api.base}/api/v1/drip did not finish within 2 s, the timeout for the whole exchange "
+            "(from_openapi(..., timeout=...))")
+        followed = client.call_tool("slowRedirect", {})  # its body is not read: the redirect says it all
+        assert json.loads(text(followed))["path"] == "/api/v1/ok"
+    with Client(MCPServer.from_openapi(document, base_url=f"{api.base}/api/v1", timeout=60)) as client:
+        assert text(client.call_tool("drip", {})) == "x" * 20
+
+
+def test_an_answer_past_max_answer_bytes_is_refused_and_the_limit_can_be_raised(
         listen: Callable[..., Recorder]) -> None:
     big = b"y" * (MAX_ANSWER_BYTES + 1)
     zipped = gzip.compress(b"0" * (MAX_ANSWER_BYTES * 4))
     api = listen(Recorder({
-        "/api/v1/drip": drip,
-        "/api/v1/slow-redirect": lambda record: ("302 Found", [("Location", "/api/v1/ok")], drip(record)[2]),
         "/api/v1/big": lambda record: ("200 OK", [("Content-Type", "text/plain")],
                                        (big[i:i + 65536] for i in range(0, len(big), 65536))),
         "/api/v1/zipped": lambda record: ("200 OK", [("Content-Type", "text/plain"), ("Content-Encoding", "gzip"),
                                                      ("Content-Length", str(len(zipped)))], [zipped]),
     }))
-    document = spec({"/drip": get("drip"), "/big": get("big"), "/zipped": get("zipped"), "/ok": get("ok"),
-                     "/slow-redirect": get("slowRedirect")})
-    with Client(MCPServer.from_openapi(document, base_url=f"{api.base}/api/v1", timeout=1)) as client:
-        followed = client.call_tool("slowRedirect", {})  # its body is not read: the redirect says it all
-        assert json.loads(text(followed))["path"] == "/api/v1/ok"
-        late = client.call_tool("drip", {})
-        assert late.is_error and text(late).endswith(
-            f"GET {api.base}/api/v1/drip did not finish within 1 s, the timeout for the whole exchange "
-            "(from_openapi(..., timeout=...))")
-        for name in ("big", "zipped"):
+    document = spec({"/big": get("big"), "/zipped": get("zipped"), "/ok": get("ok")})
+    with Client(MCPServer.from_openapi(document, base_url=f"{api.base}/api/v1")) as client:
+        for name in ("big", "zipped"):  # the limit counts what the answer decompresses to
             refused = client.call_tool(name, {})
             assert refused.is_error and text(refused).endswith(
                 f"GET {api.base}/api/v1/{name} answered more than {MAX_ANSWER_BYTES:,} bytes, the most read; "
                 "from_openapi(..., max_answer_bytes=...) raises it")
         assert json.loads(text(client.call_tool("ok", {})))["path"] == "/api/v1/ok"  # still serving
-    raised = MCPServer.from_openapi(document, base_url=f"{api.base}/api/v1", timeout=30,
-                                    max_answer_bytes=MAX_ANSWER_BYTES + 1)
+    raised = MCPServer.from_openapi(document, base_url=f"{api.base}/api/v1", max_answer_bytes=MAX_ANSWER_BYTES + 1)
     with Client(raised) as client:
         assert text(client.call_tool("big", {})) == big.decode()
-        assert len(text(client.call_tool("drip", {}))) == 20
 
 
 def load_in_a_process(path: Path) -> str:
