@@ -91,7 +91,7 @@ def _yaml(text: str, where: str, not_json: ValueError) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        repeated = _expanded_size(node, where) - _distinct_nodes(node)
+        repeated = _repeated_nodes(node, where)
         if repeated > MAX_ALIAS_NODES:
             raise ValueError(f"{where} is refused: its YAML aliases repeat {repeated:,} nodes, more than the "
                              f"{MAX_ALIAS_NODES:,} a document may (an alias bomb?)")
@@ -106,32 +106,24 @@ def _yaml(text: str, where: str, not_json: ValueError) -> Any:
 
 
 def _children(node: Any) -> Iterator[Any]:
-    import yaml
-
-    if isinstance(node, yaml.SequenceNode):
-        yield from node.value
-    elif isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            yield key
-            yield value
+    """A YAML node's children: a scalar's value is its text, a sequence's a list of nodes, a
+    mapping's a list of (key, value) node pairs."""
+    if isinstance(node.value, list):
+        for item in node.value:
+            yield from item if isinstance(item, tuple) else (item,)
 
 
-def _distinct_nodes(root: Any) -> int:
-    seen = {id(root)}
-    stack = [root]
-    while stack:
-        for child in _children(stack.pop()):
-            if id(child) not in seen:
-                seen.add(id(child))
-                stack.append(child)
-    return len(seen)
-
-
-def _expanded_size(root: Any, where: str) -> int:
-    """How many nodes the YAML graph under ``root`` holds once every alias is replaced by the node it
-    names, counted without expanding (each node's size once); capped just past the bound, since
-    only whether it passes matters. An alias inside the node it names is a cycle, and refused."""
-    cap = MAX_ALIAS_NODES * 2 + 1
+def _repeated_nodes(root: Any, where: str) -> int:
+    """How many nodes YAML aliases add to the graph under ``root`` once each is replaced by the node
+    it names, counted without expanding: each node's expanded size once, capped just past the bound
+    (only whether it passes matters, and a bomb's sizes would be numbers of thousands of digits).
+    An alias inside the node it names is refused."""
+    seen, reach = {id(root)}, [root]
+    while reach:
+        fresh = [child for child in _children(reach.pop()) if id(child) not in seen]
+        seen.update(id(child) for child in fresh)
+        reach.extend(fresh)
+    cap = len(seen) + MAX_ALIAS_NODES + 1
     sizes: dict[int, int] = {}
     open_nodes: set[int] = set()  # entered and not finished: a child among them closes a cycle
     stack: list[tuple[Any, bool]] = [(root, False)]
@@ -147,7 +139,7 @@ def _expanded_size(root: Any, where: str) -> int:
             open_nodes.add(id(node))
             stack.append((node, True))
             stack.extend((child, False) for child in _children(node))
-    return sizes[id(root)]
+    return sizes[id(root)] - len(sizes)
 
 
 class SchemaTooLarge(ValueError):
