@@ -4,8 +4,9 @@ and the base URL its operations live under.
 Every walk here is bounded, since a small document can describe a huge one: a YAML alias names a
 node again (nine aliases of nine aliases, nine levels deep, is 800 bytes and 387 million nodes),
 and a ``$ref`` does the same across the document (a schema whose two properties refer to the next
-schema, forty times, inlines to 2^40 nodes). Both are measured before anything is built, and a
-document past the bound is refused with a message saying which part and why.
+schema, forty times, inlines to 2^40 nodes). Aliases are measured before the document is built,
+references counted as they are inlined, and a document past either bound is refused with a message
+saying which part and why.
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ class Refs:
 
 
 def server_url(document: Mapping[str, Any], given: str | None, source: str | None,
-             variables: Mapping[str, str] | None, optional: bool = False) -> str | None:
+               variables: Mapping[str, str] | None, optional: bool = False) -> str | None:
     """Where the operations live: ``given``, else the spec's first server (relative to where the spec
     was read), its variables filled from ``variables`` or the spec's defaults, never from a call."""
     if given:
