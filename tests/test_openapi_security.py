@@ -25,6 +25,7 @@ import pytest
 import requests
 import yaml
 
+from conftest import refusing_port
 from minimcp import Client
 from minimcp.httpd import WSGIServer
 from minimcp.server import MCPServer
@@ -169,6 +170,27 @@ def test_redirects_are_followed_only_on_the_apis_origin_and_under_its_path(liste
         assert (record["authorization"], record["api_key"]) == ("Bearer op-token", "op-key")
         assert "api_session=op-cookie" in record["cookie"]
         assert "api_key=op-query-key" in record["query"]
+
+
+def test_no_credential_shows_in_a_result(listen: Callable[..., Recorder]) -> None:
+    api = listen(Recorder({"/api/v1/away": redirect("302 Found", "http://127.0.0.2:1/x?key=1"),
+                           "/api/v1/gone": lambda record: ("404 Not Found", [("Content-Type", "text/plain")],
+                                                           [b"no such thing"])}))
+    document = spec({"/away": get("away"), "/gone": get("gone")})
+    signed = api.base.replace("http://", "http://op:base-secret@") + "/api/v1"
+    results = []
+    with Client(MCPServer.from_openapi(document, base_url=signed, session=operator())) as client:
+        results += [text(client.call_tool(name, {})) for name in ("away", "gone")]
+    with refusing_port() as port, Client(MCPServer.from_openapi(
+            document, base_url=f"http://127.0.0.1:{port}/api/v1", session=operator())) as client:
+        results.append(text(client.call_tool("gone", {})))
+    assert results[0].startswith(f"Error executing tool away: GET {api.base}/api/v1/away answered 302 Found, "
+                                 f"a redirect to http://127.0.0.2:1/x, which is not followed: it leaves {api.base}")
+    assert results[1] == f"Error executing tool gone: GET {api.base}/api/v1/gone answered 404 Not Found: no such thing"
+    assert results[2].startswith(f"Error executing tool gone: GET http://127.0.0.1:{port}/api/v1/gone failed: ")
+    assert "Connection refused" in results[2]
+    assert not [said for said in results if "secret" in said or "op-query-key" in said or "key=1" in said]
+    assert {record["authorization"] for record in api.seen} == {"Basic b3A6YmFzZS1zZWNyZXQ="}  # op:base-secret
 
 
 def test_the_spec_itself_is_fetched_only_from_its_origin(listen: Callable[..., Recorder]) -> None:

@@ -95,8 +95,8 @@ def _origin(parts: SplitResult) -> tuple[str, str, int] | None:
 
 @dataclass(frozen=True)
 class Answer:
-    """The last response of an exchange: ``request`` names it (method and URL, without the query,
-    which may hold an API key), ``text`` is its body."""
+    """The last response of an exchange: ``request`` names it (method and ``public_url``), ``text``
+    is its body."""
 
     request: str
     status: int
@@ -121,14 +121,15 @@ class Exchange:
         request = requests.Request(method.upper(), url, params=params or {}, headers=headers, cookies=cookies,
                                    json=payload, auth=self.auth)
         for _ in range(MAX_REDIRECTS + 1):
-            shown = f"{request.method} {_without_query(str(request.url))}"
+            shown = f"{request.method} {public_url(str(request.url))}"
             try:
                 prepared = self.session.prepare_request(request)
             except (requests.RequestException, ValueError) as failed:
-                raise ExchangeError(f"{shown} failed: {failed}") from None
+                raise _failure(shown, failed, str(request.url)) from None
             sent = str(prepared.url)
             if not self.base.admits(sent):
-                raise ExchangeError(f"{shown} is refused: it is not under {self.base.url}, where the API is")
+                raise ExchangeError(f"{shown} is refused: it is not under {public_url(self.base.url)}, "
+                                    "where the API is")
             with self._open(prepared, sent, deadline, shown) as answer:
                 location = answer.headers.get("Location") if answer.status_code in _REDIRECTS else None
                 if location is None:
@@ -136,8 +137,8 @@ class Exchange:
             target = urljoin(sent, location)
             if not self.base.admits(target):
                 raise ExchangeError(f"{shown} answered {answer.status_code} {answer.reason}, a redirect to "
-                                    f"{_without_query(target)}, which is not followed: it leaves {self.base.url}, "
-                                    "where the API is")
+                                    f"{public_url(target)}, which is not followed: it leaves "
+                                    f"{public_url(self.base.url)}, where the API is")
             request = _redirected(request, answer.status_code, target)
         raise ExchangeError(f"{shown} redirected again: more than {MAX_REDIRECTS} redirects are not followed")
 
@@ -154,7 +155,7 @@ class Exchange:
         except requests.Timeout:
             raise self._late(shown) from None
         except requests.RequestException as failed:
-            raise ExchangeError(f"{shown} failed: {failed}") from None
+            raise _failure(shown, failed, sent) from None
         extract_cookies_to_jar(self.session.cookies, prepared, answer.raw)
         return dispatch_hook("response", prepared.hooks, answer)
 
@@ -200,6 +201,15 @@ def _redirected(request: requests.Request, status: int, target: str) -> requests
                             cookies=request.cookies, json=None if to_get else request.json, auth=request.auth)
 
 
-def _without_query(url: str) -> str:
+def _failure(shown: str, failed: Exception, url: str) -> ExchangeError:
+    """A failed request, said without the query of its ``url`` (urllib3 names the URL it gave up on,
+    and the query may hold the operator's API key)."""
+    query = urlsplit(url).query
+    said = str(failed).replace(f"?{query}", "") if query else str(failed)
+    return ExchangeError(f"{shown} failed: {said}")
+
+
+def public_url(url: str) -> str:
+    """``url`` as a message may show it: without a password or an API key (its userinfo, its query)."""
     parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
