@@ -246,6 +246,10 @@ def test_server_variables_come_from_the_spec_or_the_operator_never_from_a_call(
     assert [record["path"] for record in elsewhere.seen] == ["/v1/regions/eu/items"]  # the operator's choice
     with pytest.raises(ValueError, match=r"^server_variables\['region'\] is 'evil.example'; the spec allows"):
         MCPServer.from_openapi(document, server_variables={"region": "evil.example"})
+    with pytest.raises(ValueError, match=r"^server_variables names \['zone'\], which the spec's server URL"):
+        MCPServer.from_openapi(document, server_variables={"zone": "a"})
+    with pytest.raises(ValueError, match="^server_variables= fills in the spec's server URL, which base_url= replaces"):
+        MCPServer.from_openapi(document, base_url=api.base, server_variables={"region": "127.0.0.2"})
     undeclared = spec({"/a": get("a")}, servers=[{"url": f"http://{{host}}:{port}/v1"}])
     with pytest.raises(ValueError, match="uses {host}, which its variables do not declare"):
         MCPServer.from_openapi(undeclared)

@@ -85,10 +85,8 @@ def from_openapi(cls: type[MCPServer[Any]], spec: Mapping[str, Any] | str | Path
     session = session or requests.Session()
     document, source = load_spec(spec, session, timeout)
     mcp = cls(name or str((document.get("info") or {}).get("title") or "openapi"), **options)
-    add_openapi_tools(mcp, document, base_url=base_url or server_url(document, None, source, server_variables,
-                                                                     optional=True),
+    add_openapi_tools(mcp, document, base_url=server_url(document, base_url, source, server_variables, optional=True),
                       session=session, auth=auth, timeout=timeout, excerpt=excerpt, max_answer_bytes=max_answer_bytes,
-                      server_variables=server_variables,
                       select=OperationFilter(tags, operation_ids, methods, exclude_tags, exclude_operation_ids))
     return mcp
 

@@ -203,10 +203,15 @@ def server_url(document: Mapping[str, Any], given: str | None, source: str | Non
     """Where the operations live: ``given``, else the spec's first server (relative to where the spec
     was read), its variables filled from ``variables`` or the spec's defaults, never from a call."""
     if given:
+        if variables:
+            raise ValueError("server_variables= fills in the spec's server URL, which base_url= replaces: give one")
         return given
     servers = document.get("servers") or []
     server = servers[0] if servers and isinstance(servers[0], Mapping) else {}
     url = server.get("url")
+    unused = sorted(set(variables or {}) - set(_VARIABLE.findall(str(url or ""))))
+    if unused:
+        raise ValueError(f"server_variables names {unused}, which the spec's server URL {url!r} does not use")
     if url:
         url = _fill_variables(str(url), server.get("variables") or {}, variables or {})
     if url and source:
