@@ -77,11 +77,13 @@ class SessionExpired(MCPError):
     """The server no longer knows our legacy session (HTTP 404): the client must start over.
 
     ``restartable`` is false once starting over was tried and failed: every later request of that
-    session raises this at once, without going to the server.
+    session raises this at once, without going to the server. ``message`` is the server's own, when
+    it said why (a session another server process opened names the fix: a shared backend, or
+    sticky sessions).
     """
 
-    def __init__(self, *, restartable: bool = True) -> None:
-        super().__init__(INVALID_REQUEST, "Session not found")
+    def __init__(self, *, restartable: bool = True, message: str | None = None) -> None:
+        super().__init__(INVALID_REQUEST, message or "Session not found")
         self.restartable = restartable
 
 

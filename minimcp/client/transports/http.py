@@ -90,6 +90,18 @@ def _read_stream_end(response: requests.Response) -> None:
         logger.debug("A request stream did not end after its answer; its connection is dropped", exc_info=True)
 
 
+def _refusal_message(response: requests.Response) -> str | None:
+    """The message of the JSON-RPC error a refusal carries (a short body, read to its end so the
+    connection is kept), or ``None``."""
+    body = finish(response)
+    try:
+        error = jsonrpc.decode(body).get("error") if body else None
+    except (MCPError, AttributeError):
+        return None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else None
+
+
 class HttpTransport(StreamPairContext):
     """Streamable HTTP (both eras) over a ``requests.Session``, or over ``http.client`` when the
     transport makes its own (``minimcp.client.transports.direct``: no session given, no ``auth``).
@@ -136,8 +148,9 @@ class HttpTransport(StreamPairContext):
         # Set when the server forgot our session (404) and no new one was made since: the session
         # starts over once (a fresh initialize); until that succeeds every other request fails at
         # once with SessionExpired, instead of going out without the header and earning a 400
-        # ("Missing Mcp-Session-Id header") per call.
+        # ("Missing Mcp-Session-Id header") per call. _expired_because: what the server said then.
         self._expired = False
+        self._expired_because: str | None = None
         #: (connect, read) seconds for a request with no timeout of its own.
         self._timeout = timeout
         self._handler: Handler | None = None
@@ -199,7 +212,7 @@ class HttpTransport(StreamPairContext):
     def request(self, message: Message, *, headers: Headers | None = None, timeout: float | None = None) -> Message:
         method = message["method"]
         if self._expired and method != "initialize":
-            raise SessionExpired(restartable=False)
+            raise SessionExpired(restartable=False, message=self._expired_because)
         deadline = None if timeout is None else time.monotonic() + timeout
         request_id = message["id"]
         in_flight = InFlight()
@@ -209,10 +222,10 @@ class HttpTransport(StreamPairContext):
             response = self._post(message, headers, timeout, in_flight)
             in_flight.hold(response)
             if response.status_code == 404 and self.session_id is not None and method != "initialize":
-                finish(response)
                 self.session_id = None
                 self._expired = True
-                raise SessionExpired()
+                self._expired_because = _refusal_message(response)
+                raise SessionExpired(message=self._expired_because)
             if method == "initialize" and response.ok:
                 self._expired = False
                 if "mcp-session-id" in response.headers:
@@ -356,7 +369,7 @@ class HttpTransport(StreamPairContext):
 
     def send(self, message: Message, *, headers: Headers | None = None) -> None:
         if self._expired:
-            raise SessionExpired(restartable=False)
+            raise SessionExpired(restartable=False, message=self._expired_because)
         response = self._post(message, headers, None)
         if not response.ok:
             logger.warning("Server refused %s with HTTP %s", message.get("method", "a response"), response.status_code)

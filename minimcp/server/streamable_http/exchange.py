@@ -410,7 +410,10 @@ class Exchange:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
             raise errors.MissingSession()
-        connection = self.sessions.get(session_id.strip())
+        session_id = session_id.strip()
+        connection = self.sessions.get(session_id)
+        if connection is None and self.sessions.minted_elsewhere(session_id):
+            raise errors.SessionElsewhere()
         # A session id is not a credential: another user presenting it finds no session (protocol.md §2.2).
         if connection is None or connection.principal != request.principal:
             raise errors.SessionNotFound()
