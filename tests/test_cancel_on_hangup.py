@@ -119,3 +119,22 @@ def test_under_gunicorn_a_quiet_modern_call_is_cancelled_when_its_client_hangs_u
         send_and_hang_up(url, *modern_call("hang", {"seconds": 30}))
         assert wait_for(lambda: cancelled() == before + 1, 5), "the call ran on after its client hung up"
 
+
+
+def test_the_watch_sees_a_close_behind_unread_bytes_forgets_what_is_unwatched_and_ends_when_idle() -> None:
+    from minimcp.httpd.hangups import Hangups
+
+    hangups = Hangups(interval=0.05, idle=0.3, thread_name="test-hangups")
+    (server_end, client_end), (kept, kept_peer) = socket.socketpair(), socket.socketpair()
+    heard, not_heard = threading.Event(), threading.Event()
+    hangups.watch(server_end, heard.set)
+    unwatch = hangups.watch(kept, not_heard.set)
+    client_end.sendall(b"POST /mcp HTTP/1.1\r\n")  # a next request's bytes, left unread
+    unwatch()
+    client_end.close()
+    kept_peer.close()
+    assert heard.wait(5), "a peer that closed behind unread bytes went unnoticed"
+    assert not not_heard.is_set()
+    assert wait_for(lambda: "test-hangups" not in {t.name for t in threading.enumerate()}, 5), "the thread stayed"
+    server_end.close()
+    kept.close()

@@ -19,6 +19,7 @@ package's own, gunicorn's workers, werkzeug's development server); under any oth
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import select
@@ -60,9 +61,10 @@ class Hangups:
     ``_cond`` (its lock) guards ``_watched`` (key -> watch) and ``_thread``.
     """
 
-    def __init__(self, interval: float = INTERVAL, idle: float = IDLE) -> None:
+    def __init__(self, interval: float = INTERVAL, idle: float = IDLE, thread_name: str = "minimcp-hangups") -> None:
         self.interval = interval
         self.idle = idle
+        self.thread_name = thread_name
         self._cond = threading.Condition()
         self._watched: dict[int, _Watch] = {}
         self._keys = itertools.count()
@@ -75,7 +77,7 @@ class Hangups:
             key = next(self._keys)
             self._watched[key] = _Watch(sock, on_hangup)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="minimcp-hangups", daemon=True)
+                self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
                 self._thread.start()
             elif len(self._watched) == 1:
                 self._cond.notify()
@@ -147,7 +149,7 @@ def watcher(environ: Mapping[str, Any]) -> Callable[[Callable[[], None]], Unwatc
     for key in SOCKET_KEYS:
         sock = environ.get(key)
         if isinstance(sock, socket.socket):
-            return lambda on_hangup: HANGUPS.watch(sock, on_hangup)
+            return functools.partial(HANGUPS.watch, sock)
     return None
 
 
