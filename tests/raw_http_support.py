@@ -3,7 +3,7 @@ it accepts (what a client's connection reuse is judged by) and serves each on a 
 
 A server subclasses ``CountingListener`` and defines ``handle(conn, number)``, ``number`` being
 the connection's place in the count (1 for the first). ``lock`` guards ``connections`` and
-whatever a subclass's handlers record beside it.
+whatever a subclass's handlers record beside it. A relay forwards each direction with ``pump``.
 """
 
 from __future__ import annotations
@@ -11,6 +11,21 @@ from __future__ import annotations
 import socket
 import threading
 from abc import ABC, abstractmethod
+
+
+def pump(source: socket.socket, sink: socket.socket) -> None:
+    """Forward what ``source`` sends to ``sink`` until either end closes, then shut both."""
+    try:
+        while chunk := source.recv(65536):
+            sink.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        for end in (source, sink):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
 
 class CountingListener(ABC):

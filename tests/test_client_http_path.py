@@ -13,27 +13,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from raw_http_support import CountingListener
+from raw_http_support import CountingListener, pump
 
 from minimcp import Client, MCPError
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Context
 
 CALLS = 10
-
-
-def _pump(source: socket.socket, sink: socket.socket) -> None:
-    try:
-        while chunk := source.recv(65536):
-            sink.sendall(chunk)
-    except OSError:
-        pass
-    finally:
-        for end in (source, sink):
-            try:
-                end.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 class Relay(CountingListener):
@@ -46,7 +32,7 @@ class Relay(CountingListener):
     def handle(self, conn: socket.socket, number: int) -> None:
         outbound = socket.create_connection(self.target, timeout=30)
         for pair in ((conn, outbound), (outbound, conn)):
-            threading.Thread(target=_pump, args=pair, daemon=True).start()
+            threading.Thread(target=pump, args=pair, daemon=True).start()
 
 
 def _server() -> MCPServer:

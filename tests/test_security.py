@@ -282,9 +282,11 @@ def test_session_ids_are_random_visible_ascii_and_never_repeat(serve_http: Calla
     url = serve_http(vault())
     ids = [legacy_handshake(url).session_id for _ in range(50)]
     assert len(set(ids)) == 50
-    assert all(re.fullmatch(r"[0-9a-f]{32}", i) for i in ids)  # 128 bits from secrets.token_hex(16)
+    # 128 bits from secrets.token_hex(16), then the tag of the process that minted them (one for all)
+    assert all(re.fullmatch(r"[0-9a-f]{32}-[0-9a-f]{8}", i) for i in ids)
+    assert len({i.split("-")[1] for i in ids}) == 1
     assert all(0x21 <= ord(c) <= 0x7E for i in ids for c in i)
-    ones = sum(bin(int(i, 16)).count("1") for i in ids)
+    ones = sum(bin(int(i.split("-")[0], 16)).count("1") for i in ids)
     assert 0.45 < ones / (128 * 50) < 0.55  # no structure: half the bits set, as random bits are
 
 

@@ -52,6 +52,9 @@ class ClientEra(ABC):
     versions: tuple[str, ...]
     #: Whether an extension's claimed result shapes travel on this era's connections.
     carries_claims: bool
+    #: Whether a request's own exchange closing (its HTTP connection shut) is its cancellation, so
+    #: no ``notifications/cancelled`` follows (2026-07-28); in legacy a disconnect is no cancellation.
+    cancels_by_closing: bool
 
     # --- which versions, which one ---------------------------------------------------------
     def speaks(self, version: object) -> bool:
@@ -102,6 +105,7 @@ class LegacyClientEra(ClientEra):
 
     versions = HANDSHAKE_PROTOCOL_VERSIONS
     carries_claims = False
+    cancels_by_closing = False
 
     def settle(self, answered: str) -> str:
         """The version an ``initialize`` answer settles on: the one it names, which must be ours."""
@@ -144,6 +148,7 @@ class ModernClientEra(ClientEra):
 
     versions = MODERN_PROTOCOL_VERSIONS
     carries_claims = True
+    cancels_by_closing = True
 
     def settle(self, supported: list[str]) -> str:
         """The version a ``server/discover`` answer settles on; ``MCPError`` when it names none of ours."""

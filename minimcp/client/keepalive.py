@@ -38,6 +38,8 @@ import requests.adapters
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from minimcp.client.transports.inflight import stopped, waiting_on
+
 logger = logging.getLogger("minimcp.client")
 
 
@@ -61,7 +63,8 @@ class _CountingConnection(HTTPConnection):
     def getresponse(self) -> Any:  # urllib3's HTTPResponse; its stubs do not say so
         reused = self._answered > 0
         try:
-            response = super().getresponse()
+            with waiting_on(self.sock):  # where a stop from another thread shuts the socket (transports.inflight)
+                response = super().getresponse()
         except (http.client.RemoteDisconnected, ConnectionResetError, ConnectionAbortedError) as error:
             if reused:
                 raise IdleConnectionDropped(f"Server closed a kept-alive connection without answering: {error}") from error
@@ -130,7 +133,7 @@ class KeepAliveRetryAdapter(requests.adapters.HTTPAdapter):
         try:
             return super().send(request, **options)
         except requests.exceptions.ConnectionError as error:
-            if not dropped_while_idle(error) or not isinstance(request.body, (bytes, str, type(None))):
+            if not dropped_while_idle(error) or not isinstance(request.body, (bytes, str, type(None))) or stopped():
                 raise
         logger.info("%s %s: the server closed an idle connection as the request went out; sending it once more "
                     "on a new connection", request.method, request.url)

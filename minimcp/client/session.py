@@ -430,8 +430,8 @@ class ClientSession:
                 restarted = True
                 continue
             except MCPError as failed:
-                if failed.code == REQUEST_TIMEOUT:
-                    self._cancel(request_id)
+                if failed.code == REQUEST_TIMEOUT:  # the transport gave up on it, closing it where it can
+                    self._cancel(request_id, closed=getattr(self.transport, "closes_abandoned", False))
                 raise
             finally:
                 if progress_callback is not None:
@@ -465,18 +465,22 @@ class ClientSession:
             after = self._tools.get(tool_name)
         return after is not None and (before is None or before[1] != after[1])
 
-    def _cancel(self, request_id: int, reason: str = "timed out") -> None:
-        """Tell the server to stop a request we gave up on; best effort, the wait already failed."""
+    def _cancel(self, request_id: int, reason: str = "timed out", *, closed: bool) -> None:
+        """Tell the server to stop a request we gave up on; best effort, the wait already failed.
+        ``closed``: its own exchange was closed, which in 2026-07-28 is the cancellation itself
+        (over HTTP the server treats the hang-up so, and takes no notifications); in legacy a
+        disconnect is no cancellation, so ``notifications/cancelled`` goes all the same."""
+        if closed and self.era.cancels_by_closing:
+            return
         try:
             self.send_notification("notifications/cancelled", {"requestId": request_id, "reason": reason})
         except MCPError:
             logger.debug("could not send notifications/cancelled for request %s", request_id)
 
     def _stop(self, request_id: int) -> None:
-        """A ``CancelScope`` covering the request was cancelled: stop waiting, and tell the server
-        where stopping alone did not (HTTP closes the request's stream, which tells it)."""
-        if not self.transport.abandon(request_id):
-            self._cancel(request_id, "cancelled")
+        """A ``CancelScope`` covering the request was cancelled: stop waiting, ending its exchange
+        where the transport can, and tell the server as the era says."""
+        self._cancel(request_id, "cancelled", closed=self.transport.abandon(request_id))
 
     def send_request(
         self,

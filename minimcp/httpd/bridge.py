@@ -187,6 +187,7 @@ class WSGIBridge:
             return False
         body = Body(parser, sock, time.monotonic() + self.body_timeout)
         environ["wsgi.input"] = body
+        environ["minimcp.httpd.socket"] = sock  # as gunicorn's "gunicorn.socket": for watching a hang-up (hangups)
         keep = self._respond(sock, environ, self._wants_keep_alive(environ))
         return keep and body.drain()
 

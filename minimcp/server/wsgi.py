@@ -21,6 +21,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.wrappers import Request
 
 from minimcp.httpd.affinity import ProcessPin
+from minimcp.httpd.hangups import watcher
 from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.streamable_http import errors
 from minimcp.server.streamable_http.exchange import (
@@ -166,7 +167,8 @@ def exchange_request(environ: dict[str, Any], path: str, headers: Mapping[str, s
                        functools.partial(read_body, environ), principal=principal,
                        access_token=environ.get(ACCESS_TOKEN_KEY), client_address=environ.get("REMOTE_ADDR") or None,
                        holds_streams=environ.get("wsgi.multithread", True),
-                       multiprocess=bool(environ.get("wsgi.multiprocess")), native=functools.partial(Request, environ))
+                       multiprocess=bool(environ.get("wsgi.multiprocess")), native=functools.partial(Request, environ),
+                       watch_hangup=watcher(environ))
 
 
 def write(response: HTTPResponse, start_response: Any) -> Iterable[bytes]:

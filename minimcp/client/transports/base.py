@@ -46,9 +46,13 @@ class Transport(Protocol):
 
     def abandon(self, request_id: Any) -> bool:
         """Stop waiting for ``request_id``'s response: its ``request`` raises -32000 ("Connection
-        closed"); a no-op when it is not in flight. ``True`` when that alone told the server (HTTP
-        closes the request's own stream, which is how a server learns its client left); otherwise
-        the caller sends ``notifications/cancelled``."""
+        closed"); a no-op when it is not in flight. ``True`` only when that closed the request's own
+        exchange (HTTP shuts the connection it travels on, answer's head awaited or not), which in
+        2026-07-28 is its cancellation; otherwise, and always in legacy (where a disconnect is no
+        cancellation), the caller sends ``notifications/cancelled``.
+
+        A transport whose every request given up on (abandoned, or timed out) has such an
+        exchange of its own says so with a class attribute ``closes_abandoned = True``."""
 
     def close(self) -> None:
         """End the connection and release its threads, sockets or process."""
@@ -73,11 +77,13 @@ class SessionExpired(MCPError):
     """The server no longer knows our legacy session (HTTP 404): the client must start over.
 
     ``restartable`` is false once starting over was tried and failed: every later request of that
-    session raises this at once, without going to the server.
+    session raises this at once, without going to the server. ``message`` is the server's own, when
+    it said why (a session another server process opened names the fix: a shared backend, or
+    sticky sessions).
     """
 
-    def __init__(self, *, restartable: bool = True) -> None:
-        super().__init__(INVALID_REQUEST, "Session not found")
+    def __init__(self, *, restartable: bool = True, message: str | None = None) -> None:
+        super().__init__(INVALID_REQUEST, message or "Session not found")
         self.restartable = restartable
 
 

@@ -38,6 +38,7 @@ import requests
 import requests.utils
 
 from minimcp.client.transports.http11 import Answer
+from minimcp.client.transports.inflight import Stopped, stopped, waiting_on
 
 logger = logging.getLogger("minimcp.client")
 _LINE_BREAKS = re.compile(r"[\r\n]")
@@ -223,6 +224,8 @@ class DirectSession:
                 return self._exchange(pool, connection, method, path, data, headers, timeout[1])
             except _DROPPED:
                 connection.close()
+                if stopped():  # the drop was our own stop, not the server's idle close
+                    raise Stopped() from None
             logger.info("%s %s: the server closed an idle connection as the request went out; sending it once more "
                         "on a new connection", method, url)
         return self._exchange(pool, pool.new(timeout[0]), method, path, data, headers, timeout[1], fresh=True)
@@ -242,8 +245,9 @@ class DirectSession:
             sock = connection.sock
             assert sock is not None  # a closed connection is never pooled
             sock.settimeout(read_timeout)
-            sock.sendall(wire)
-            return DirectResponse(Answer(sock, method), connection, pool)
+            with waiting_on(sock):  # where a stop from another thread shuts the socket (inflight)
+                sock.sendall(wire)
+                return DirectResponse(Answer(sock, method), connection, pool)
         except _DROPPED as error:
             if fresh:
                 connection.close()

@@ -4,6 +4,7 @@ POSTs answered with JSON or SSE, the legacy ``Mcp-Session-Id``, SSE resumption (
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import http.cookiejar
 import logging
@@ -29,6 +30,7 @@ from minimcp.client.transports.base import (
     unreachable,
 )
 from minimcp.client.transports.direct import DirectSession, direct_allowed
+from minimcp.client.transports.inflight import InFlight, Stopped
 from minimcp.client.transports.responses import DRAIN_LIMIT, STREAM_ERRORS, chunks, finish, interrupt
 from minimcp.client.transports.sse import SSEEvent, SSEParser
 from minimcp.jsonrpc import MCPError, Message
@@ -88,6 +90,18 @@ def _read_stream_end(response: requests.Response) -> None:
         logger.debug("A request stream did not end after its answer; its connection is dropped", exc_info=True)
 
 
+def _refusal_message(response: requests.Response) -> str | None:
+    """The message of the JSON-RPC error a refusal carries (a short body, read to its end so the
+    connection is kept), or ``None``."""
+    body = finish(response)
+    try:
+        error = jsonrpc.decode(body).get("error") if body else None
+    except (MCPError, AttributeError):
+        return None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else None
+
+
 class HttpTransport(StreamPairContext):
     """Streamable HTTP (both eras) over a ``requests.Session``, or over ``http.client`` when the
     transport makes its own (``minimcp.client.transports.direct``: no session given, no ``auth``).
@@ -96,6 +110,9 @@ class HttpTransport(StreamPairContext):
     calling thread. A stream that ends before our response, after the server gave it an event
     id, is resumed with GET + ``Last-Event-ID`` after the server's ``retry:`` delay.
     """
+
+    #: A request given up on (abandoned, timed out) has its own connection closed (base.Transport).
+    closes_abandoned = True
 
     def __init__(
         self,
@@ -131,8 +148,9 @@ class HttpTransport(StreamPairContext):
         # Set when the server forgot our session (404) and no new one was made since: the session
         # starts over once (a fresh initialize); until that succeeds every other request fails at
         # once with SessionExpired, instead of going out without the header and earning a 400
-        # ("Missing Mcp-Session-Id header") per call.
+        # ("Missing Mcp-Session-Id header") per call. _expired_because: what the server said then.
         self._expired = False
+        self._expired_because: str | None = None
         #: (connect, read) seconds for a request with no timeout of its own.
         self._timeout = timeout
         self._handler: Handler | None = None
@@ -140,12 +158,10 @@ class HttpTransport(StreamPairContext):
         self._listener: threading.Thread | None = None
         self._closed = threading.Event()
         # Guards _standalone (the open GET response) against close() racing the listener thread,
-        # and _streams (request id -> the SSE response it is read from) and _abandoned (ids of those
-        # whose caller gave up) against abandon() racing the reading thread.
+        # and _in_flight (request id -> its InFlight, which abandon() stops) against abandon().
         self._lock = threading.Lock()
         self._standalone: requests.Response | None = None
-        self._streams: dict[Any, requests.Response] = {}
-        self._abandoned: set[Any] = set()
+        self._in_flight: dict[Any, InFlight] = {}
         self._standalone_headers: dict[str, str] = {}
         # Under _lock too: _asked_on (the id of each server question -> the call whose stream carried
         # it) and _refused (call id -> the error it fails with, once the server refused its answer).
@@ -165,15 +181,19 @@ class HttpTransport(StreamPairContext):
     def _read_timeout(self, timeout: float | None) -> tuple[float, float]:
         return self._timeout if timeout is None else (self._timeout[0], timeout)
 
-    def _post(self, message: Message, headers: Headers | None, timeout: float | None) -> requests.Response:
+    def _post(self, message: Message, headers: Headers | None, timeout: float | None,
+              in_flight: InFlight | None = None) -> requests.Response:
+        """POST ``message``; a request's ``in_flight`` can stop it from another thread while it goes
+        out and its head is awaited."""
         merged = self._headers(headers, "application/json, text/event-stream")
         merged["Content-Type"] = "application/json"
         try:
-            # A DirectResponse has every attribute of a requests.Response that the transport reads.
-            return self._http.post(  # type: ignore[return-value]
-                self.url, data=jsonrpc.encode(message), headers=merged, stream=True, timeout=self._read_timeout(timeout),
-                auth=self.auth,
-            )
+            with in_flight.sending() if in_flight is not None else contextlib.nullcontext():
+                # A DirectResponse has every attribute of a requests.Response that the transport reads.
+                return self._http.post(  # type: ignore[return-value]
+                    self.url, data=jsonrpc.encode(message), headers=merged, stream=True,
+                    timeout=self._read_timeout(timeout), auth=self.auth,
+                )
         except requests.exceptions.Timeout as exc:
             raise timed_out(message.get("method", "message"), NetworkError) from exc
         except requests.exceptions.RequestException as exc:
@@ -192,44 +212,48 @@ class HttpTransport(StreamPairContext):
     def request(self, message: Message, *, headers: Headers | None = None, timeout: float | None = None) -> Message:
         method = message["method"]
         if self._expired and method != "initialize":
-            raise SessionExpired(restartable=False)
+            raise SessionExpired(restartable=False, message=self._expired_because)
         deadline = None if timeout is None else time.monotonic() + timeout
-        response = self._post(message, headers, timeout)
-        if response.status_code == 404 and self.session_id is not None and method != "initialize":
-            finish(response)
-            self.session_id = None
-            self._expired = True
-            raise SessionExpired()
-        if method == "initialize" and response.ok:
-            self._expired = False
-            if "mcp-session-id" in response.headers:
-                self.session_id = response.headers["mcp-session-id"]
-        content_type = response.headers.get("content-type", "")
-        if not response.ok or not content_type.startswith("text/event-stream"):
-            return self._single(response, method)
-        parser = SSEParser(self.max_sse_event_size)
-        attempts = 0
         request_id = message["id"]
+        in_flight = InFlight()
+        with self._lock:
+            self._in_flight[request_id] = in_flight
         try:
+            response = self._post(message, headers, timeout, in_flight)
+            in_flight.hold(response)
+            if response.status_code == 404 and self.session_id is not None and method != "initialize":
+                self.session_id = None
+                self._expired = True
+                self._expired_because = _refusal_message(response)
+                raise SessionExpired(message=self._expired_because)
+            if method == "initialize" and response.ok:
+                self._expired = False
+                if "mcp-session-id" in response.headers:
+                    self.session_id = response.headers["mcp-session-id"]
+            content_type = response.headers.get("content-type", "")
+            if not response.ok or not content_type.startswith("text/event-stream"):
+                return self._single(response, method)
+            parser = SSEParser(self.max_sse_event_size)
+            attempts = 0
             while True:
-                self._track(request_id, response)
                 seen = parser.last_event_id
                 answer = self._drain(response, parser, request_id, method, deadline)
                 if answer is not None:
                     return answer
                 self._raise_refused(request_id)
-                with self._lock:
-                    abandoned = request_id in self._abandoned
-                if parser.last_event_id is None or self._closed.is_set() or abandoned:
+                if parser.last_event_id is None or self._closed.is_set() or in_flight.stopped:
                     raise jsonrpc.connection_closed()
                 attempts = 0 if parser.last_event_id != seen else attempts + 1
                 if attempts >= MAX_RESUME_ATTEMPTS:
                     raise jsonrpc.connection_closed()
-                response = self._resume(parser, headers, method, deadline)
+                response = self._resume(parser, headers, method, deadline, in_flight)
+                in_flight.hold(response)
+        except Stopped:
+            raise jsonrpc.connection_closed() from None
         finally:
+            in_flight.finish()
             with self._lock:
-                self._streams.pop(request_id, None)
-                self._abandoned.discard(request_id)
+                self._in_flight.pop(request_id, None)
                 self._refused.pop(request_id, None)
                 for asked in [asked for asked, call in self._asked_on.items() if call == request_id]:
                     del self._asked_on[asked]
@@ -255,28 +279,18 @@ class HttpTransport(StreamPairContext):
                 "cannot finish: the answer reached another server process than the one that asked. Route "
                 "each session to one process (sticky sessions at the load balancer), or give the server a "
                 'shared backend (backend="redis://host:6379/0") so that any process takes any request'))
-            stream = self._streams.get(call)
-        if stream is not None:
-            interrupt(stream)
-
-    def _track(self, request_id: Any, response: requests.Response) -> None:
-        """Note the stream ``request_id`` is read from, so that ``abandon`` can close it."""
-        with self._lock:
-            abandoned = request_id in self._abandoned
-            if not abandoned:
-                self._streams[request_id] = response
-        if abandoned:  # given up on while it reconnected
-            response.close()
-            raise jsonrpc.connection_closed()
+            in_flight = self._in_flight.get(call)
+        if in_flight is not None:
+            in_flight.interrupt()
 
     def abandon(self, request_id: Any) -> bool:
+        """Stop the request ``request_id`` wherever it is: before it goes out, while its answer's
+        head is awaited (its socket is shut: see ``inflight``), or while its answer is read. ``True``
+        when that closed its exchange; ``False`` when it was not in flight, or its head is awaited
+        on a ``requests.Session`` without the ``KeepAliveRetryAdapter`` (it ends when the head comes)."""
         with self._lock:
-            response = self._streams.get(request_id)
-            if response is not None:
-                self._abandoned.add(request_id)
-        if response is not None:
-            interrupt(response)
-        return True
+            in_flight = self._in_flight.get(request_id)
+        return in_flight is not None and in_flight.stop()
 
     def _single(self, response: requests.Response, method: str) -> Message:
         """A JSON body, or an HTTP error that may still carry a JSON-RPC error we can report."""
@@ -329,7 +343,8 @@ class HttpTransport(StreamPairContext):
             response.close()
         return None
 
-    def _resume(self, parser: SSEParser, headers: Headers | None, method: str, deadline: float | None) -> requests.Response:
+    def _resume(self, parser: SSEParser, headers: Headers | None, method: str, deadline: float | None,
+                in_flight: InFlight) -> requests.Response:
         delay = (parser.retry_ms if parser.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
         if deadline is not None and time.monotonic() + delay > deadline:
             raise timed_out(method)
@@ -339,7 +354,10 @@ class HttpTransport(StreamPairContext):
         resume_headers["Last-Event-ID"] = parser.last_event_id or ""
         remaining = None if deadline is None else max(deadline - time.monotonic(), 0.001)
         try:
-            response = self._get(resume_headers, self._read_timeout(remaining))
+            with in_flight.sending():
+                response = self._get(resume_headers, self._read_timeout(remaining))
+        except Stopped:
+            raise
         except requests.exceptions.Timeout:
             raise timed_out(method) from None
         except requests.exceptions.RequestException:
@@ -351,7 +369,7 @@ class HttpTransport(StreamPairContext):
 
     def send(self, message: Message, *, headers: Headers | None = None) -> None:
         if self._expired:
-            raise SessionExpired(restartable=False)
+            raise SessionExpired(restartable=False, message=self._expired_because)
         response = self._post(message, headers, None)
         if not response.ok:
             logger.warning("Server refused %s with HTTP %s", message.get("method", "a response"), response.status_code)

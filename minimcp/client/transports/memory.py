@@ -17,6 +17,8 @@ class InMemoryTransport(StreamPairContext):
 
     #: Read by the client era's ``direct_progress``: the official in-process path's rules apply.
     in_process = True
+    #: A request given up on (abandoned, timed out) is aborted in the server (base.Transport).
+    closes_abandoned = True
 
     def __init__(self, server: Any, raise_exceptions: bool = False) -> None:
         self._server = server

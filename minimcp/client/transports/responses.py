@@ -53,15 +53,17 @@ STREAM_ERRORS = (
 DRAIN_LIMIT = 64 * 1024
 
 
-def finish(response: requests.Response) -> None:
+def finish(response: requests.Response) -> bytes | None:
     """Close a response we do not read, reading a short body to its end first: closing a response
     with unread bytes closes its connection, and the next request pays a new one. Only a body whose
-    ``Content-Length`` says it is short is read (a stream or an open-ended body may never end)."""
+    ``Content-Length`` says it is short is read (a stream or an open-ended body may never end); it
+    is returned, for a caller that has a use for it after all (a refusal's message)."""
     try:
         length = response.headers.get("content-length", "")
         if length.isdigit() and int(length) <= DRAIN_LIMIT:
-            response.content  # reading it is the point: it returns the connection to the pool
+            return response.content  # reading it is the point: it returns the connection to the pool
     except STREAM_ERRORS:
         logger.debug("Could not read the rest of a response", exc_info=True)
     finally:
         response.close()
+    return None

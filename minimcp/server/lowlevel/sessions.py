@@ -716,6 +716,11 @@ class ServerSession:
         return EmptyResult.model_validate(self._ask("ping", {}, None))
 
 
+#: The bytes of a session manager's ``instance`` tag, and the digits an id is written in.
+_TAG_BYTES = 4
+_HEX = frozenset("0123456789abcdef")
+
+
 class SessionManager:
     """Legacy sessions by ``Mcp-Session-Id``; idle ones expire on a sweep, no timer thread.
 
@@ -727,6 +732,12 @@ class SessionManager:
     the keepalive tick of every open response stream (``sweep``), at most every ``SWEEP_INTERVAL``
     seconds. ``idle_timeout`` may be changed on a running app; the next sweep uses the new value.
     ``max_pending_per_session`` caps the server-to-client requests one session may have outstanding.
+
+    A session id is 128 random bits and the ``instance`` tag of the manager that minted it
+    (``<32 hex>-<8 hex>``): the tag is no secret and grants nothing, but it lets a process that
+    does not know an id tell a session it forgot (its own tag) from one another process (or this
+    server before a restart) minted (``minted_elsewhere``), which no process here can serve
+    without a shared backend or sticky routing.
     """
 
     #: The longest pause between two sweeps; shorter when ``idle_timeout`` is short.
@@ -740,14 +751,17 @@ class SessionManager:
         self._lock = Lock()
         self._sessions: dict[str, Connection] = {}
         self._last_sweep = 0.0
+        #: What this manager's session ids end with (see the class text).
+        self.instance = secrets.token_hex(_TAG_BYTES)
 
     def add(self, connection: Connection) -> str | None:
-        """Register ``connection`` under a fresh 128-bit id; ``None`` when the server is full."""
+        """Register ``connection`` under a fresh id (128 random bits, tagged with ``instance``);
+        ``None`` when the server is full."""
         self.sweep(force=len(self._sessions) >= self.max_sessions)
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
                 return None
-            connection.id = secrets.token_hex(16)
+            connection.id = f"{secrets.token_hex(16)}-{self.instance}"
             connection.pending.limit = self.max_pending_per_session
             connection.share_principal = session_principal(connection)
             self._sessions[connection.id] = connection
@@ -764,6 +778,14 @@ class SessionManager:
         if session is not None:
             session.last_seen = monotonic()
         return session
+
+    def minted_elsewhere(self, session_id: str) -> bool:
+        """Whether ``session_id``, which this manager does not know, has the shape of an id another
+        manager minted (another process, or this server before a restart), rather than one of its
+        own that expired or was ended."""
+        random, _, tag = session_id.rpartition("-")
+        return (tag != self.instance and len(random) == 32 and len(tag) == 2 * _TAG_BYTES
+                and all(c in _HEX for c in random + tag))
 
     def sweep(self, force: bool = False) -> None:
         """Expire every idle session; without ``force``, only if the last sweep is old enough."""

@@ -102,6 +102,16 @@ class SessionNotFound(EnvelopeError):
     text = "Session not found"
 
 
+class SessionElsewhere(SessionNotFound):
+    """The session id was minted by another server process (or by this server before a restart),
+    and this process does not know it: the fix is the deployment's, so the message names it."""
+
+    text = ("Session not found: this session was opened on another server process (or before this server "
+            "restarted), and this process does not know it. Several processes can serve one session only with "
+            'a shared backend (MCPServer(backend="redis://host:6379/0")); otherwise route each session to one '
+            "process (sticky sessions at the load balancer, keyed on the Mcp-Session-Id header)")
+
+
 class NotAcceptable(EnvelopeError):
     status = HTTPStatus.NOT_ACCEPTABLE
 

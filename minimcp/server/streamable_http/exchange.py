@@ -17,7 +17,9 @@ later POSTs and are routed by id; a legacy call of a tool that can send nothing 
 answer (``ServerHooks.get_tool_silent``) runs on the thread that received it. A 2026-07-28
 request is self-contained and never carries a server-to-client request; it runs on the thread
 that received it when it asked for no progress and no log messages (``Dispatcher.quiet``), so it
-answers JSON however long it runs.
+answers JSON however long it runs. Its client cancels it by hanging up, which such a call, writing
+nothing, would never notice: where the adapter can watch the connection
+(``HTTPRequest.watch_hangup``), a hang-up aborts the outbox while the request runs.
 
 Resumability (``Era.resumable``: legacy sessions at 2025-11-25 or later): an SSE answer is drained
 from an ``EventLog`` rather than a queue, opens with a priming event (an id, ``retry:``, empty
@@ -81,7 +83,9 @@ class HTTPRequest:
     ``multiprocess``: whether other processes serve the same endpoint. ``native`` builds the
     adapter's own request object on first use, for ``ctx.request``. ``body`` is the bytes, or a
     reader given the size limit that returns ``None`` past it, so that a body is read only once
-    the headers have passed.
+    the headers have passed. ``watch_hangup``, where the adapter can see the client's connection,
+    watches it: given a function, it calls it once if the client hangs up, until the function it
+    returned (the unwatch) is called.
     """
 
     method: str
@@ -94,6 +98,7 @@ class HTTPRequest:
     holds_streams: bool = True
     multiprocess: bool = False
     native: Callable[[], Any] | None = None
+    watch_hangup: Callable[[Callable[[], None]], Callable[[], None]] | None = None
 
     def read(self, limit: int) -> bytes | None:
         """The body, or ``None`` when it is longer than ``limit``."""
@@ -341,8 +346,22 @@ class Exchange:
         if self.json_response and self.dispatcher.streams(message):
             raise errors.BadEnvelope(f"{message['method']} answers with an SSE stream; this endpoint answers JSON only")
         outbox = QueueOutbox(can_request=False)
-        return self._answer(connection, outbox, self.dispatcher.handle_request(
-            message, connection, outbox, self._transport(request, outbox.can_request), UNTRACKED, here=True), era)
+        # A 2026-07-28 client cancels by hanging up, and a quiet call writes nothing that would
+        # reveal it: the adapter watches the connection until the request ends.
+        unwatch = request.watch_hangup(outbox.abort) if request.watch_hangup is not None else None
+        try:
+            answer = self.dispatcher.handle_request(message, connection, outbox,
+                                                    self._transport(request, outbox.can_request), UNTRACKED, here=True)
+        except BaseException:
+            if unwatch is not None:
+                unwatch()
+            raise
+        if unwatch is not None:
+            if answer is None:
+                outbox.on_end(unwatch)  # a worker's call, or an open stream: watched until it ends
+            else:
+                unwatch()  # answered here (a refusal may leave the outbox open)
+        return self._answer(connection, outbox, answer, era)
 
     def _post_in_session(self, request: HTTPRequest, message: Message, kind: str, era: Era) -> HTTPResponse:
         header_version = _version_header(request.headers)
@@ -391,7 +410,10 @@ class Exchange:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
             raise errors.MissingSession()
-        connection = self.sessions.get(session_id.strip())
+        session_id = session_id.strip()
+        connection = self.sessions.get(session_id)
+        if connection is None and self.sessions.minted_elsewhere(session_id):
+            raise errors.SessionElsewhere()
         # A session id is not a credential: another user presenting it finds no session (protocol.md §2.2).
         if connection is None or connection.principal != request.principal:
             raise errors.SessionNotFound()
