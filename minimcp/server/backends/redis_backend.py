@@ -22,7 +22,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -33,6 +33,7 @@ from redis.retry import Retry
 
 from minimcp.server.backends.base import BackendUnavailable, SessionListener, SharedBackend
 from minimcp.shared.subscriptions import ResourceUpdated, ServerEvent, event_from_wire, event_method
+from minimcp.types import RequestId
 
 if TYPE_CHECKING:
     from redis.typing import EncodableT, FieldT
@@ -55,11 +56,22 @@ BLOCK_CAP = 4.0
 #: A process is alive while its heartbeat key is: renewed every ``HEARTBEAT_EVERY`` seconds by the
 #: relay, gone ``HEARTBEAT_TTL`` seconds after the process stopped beating (killed, or hung).
 HEARTBEAT_EVERY, HEARTBEAT_TTL = 2.0, 6.0
+#: How many questions that ended unanswered a session remembers, to take their late answers.
+LATE_KEPT = 64
 
 # Make the key ring once: whoever comes first pushes its keys, everyone reads the same ring.
 _MAKE_RING = "if redis.call('LLEN', KEYS[1]) == 0 then redis.call('RPUSH', KEYS[1], unpack(ARGV)) end " \
              "return redis.call('LRANGE', KEYS[1], 0, -1)"
 _ROTATE = "redis.call('LPUSH', KEYS[1], ARGV[1]) redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1) return 1"
+# A question is a field of its session's hash ("q:<id>"), made with its id only while the session
+# lives; its answer takes it once. One that ended unanswered moves to the session's short list of
+# late ones (the last LATE_KEPT), whose answers are taken and dropped.
+_OPEN_QUESTION = "if redis.call('EXISTS', KEYS[1]) == 0 then return false end " \
+                 "local id = redis.call('HINCRBY', KEYS[1], 'ids', 1) redis.call('HSET', KEYS[1], 'q:' .. id, 1) return id"
+_TAKE_QUESTION = "if redis.call('HDEL', KEYS[1], 'q:' .. ARGV[1]) == 1 then return 'waiting' end " \
+                 "if redis.call('LREM', KEYS[2], 1, ARGV[1]) == 1 then return 'ended' end return false"
+_END_QUESTION = "if redis.call('HDEL', KEYS[1], 'q:' .. ARGV[1]) == 1 then redis.call('LPUSH', KEYS[2], ARGV[1]) " \
+                "redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1) redis.call('PEXPIRE', KEYS[2], ARGV[3]) end return 1"
 
 
 def _ms(seconds: float) -> int:
@@ -117,6 +129,9 @@ class RedisBackend(SharedBackend):
         self._channel = f"{prefix}:bus"
         self._make_ring = client.register_script(_MAKE_RING)
         self._rotate = client.register_script(_ROTATE)
+        self._open_question = client.register_script(_OPEN_QUESTION)
+        self._take_question = client.register_script(_TAKE_QUESTION)
+        self._end_question = client.register_script(_END_QUESTION)
         # _lock guards _relay, _session_listeners, _event_listeners, _bus, _process, _tasks and _task_channel.
         self._lock = threading.Lock()
         self._relay: _Relay | None = None
@@ -221,13 +236,31 @@ class RedisBackend(SharedBackend):
 
     def delete_session(self, session_id: str) -> bool:
         with self._reaching():
-            existed = bool(self.client.delete(self._session_key(session_id)))
+            existed = bool(self.client.delete(self._session_key(session_id), self._late_key(session_id)))
         self.send("closed", session_id, {})
         return existed
 
-    def next_request_id(self, session_id: str) -> int:
+    # --- questions: fields of the session's hash, late ones a short list beside it ----------------
+    def _late_key(self, session_id: str) -> str:
+        return f"{self.prefix}:late:{session_id}"
+
+    def open_question(self, session_id: str) -> int | None:
         with self._reaching():
-            return int(self.client.hincrby(self._session_key(session_id), "ids", 1))
+            opened = self._open_question(keys=[self._session_key(session_id)])
+        return None if opened is None else int(opened)
+
+    def take_question(self, session_id: str, request_id: RequestId) -> Literal["waiting", "ended"] | None:
+        with self._reaching():
+            taken = self._take_question(keys=[self._session_key(session_id), self._late_key(session_id)],
+                                        args=[json.dumps(request_id)])
+        if taken is None:
+            return None
+        return "waiting" if _text(taken) == "waiting" else "ended"
+
+    def end_question(self, session_id: str, request_id: RequestId, ttl: float) -> None:
+        with self._reaching():
+            self._end_question(keys=[self._session_key(session_id), self._late_key(session_id)],
+                               args=[json.dumps(request_id), LATE_KEPT, _ms(ttl)])
 
     # --- resumable streams: one Redis stream per SSE answer, entry ids ``0-<seq>`` -------------
     def _events_key(self, session_id: str, stream_id: str) -> str:
