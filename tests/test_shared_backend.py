@@ -172,7 +172,7 @@ def _session_keys(redis_server: RedisServer) -> list[bytes]:
 
     client = redis.Redis(unix_socket_path=str(redis_server.socket))
     try:
-        return list(client.scan_iter("minimcp:s:*"))
+        return list(client.scan_iter("minimcp:*:s:*"))
     finally:
         client.close()
 

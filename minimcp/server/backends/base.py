@@ -81,6 +81,11 @@ class Backend(ABC):
         heartbeats); ``None``: one process, nothing to hear."""
         return None
 
+    def named_for(self, server_name: str) -> None:
+        """The server keeping its state here is called ``server_name``: a backend that names its
+        keys and was given no prefix takes one from it, so that two differently named servers on
+        one database never share state (and every process of one server finds the same)."""
+
     def close(self) -> None:
         """Release connections and threads; the backend may be used again afterwards."""
 

@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
+from urllib.parse import parse_qsl, quote, urlencode
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("minimcp.server.backends")
 
+#: The key prefix of a backend no server named and no prefix was given to.
+DEFAULT_PREFIX = "minimcp"
 #: How long ``listen`` waits for the relay's subscription before the process serves without it.
 SUBSCRIBE_TIMEOUT = 5.0
 #: The relay's reconnection delays: doubling from the first to the last, in seconds.
@@ -107,33 +110,65 @@ def _stream_read(found: Any) -> list[_Entry]:
     return list(found[0][1])
 
 
+def prefix_for(server_name: str) -> str:
+    """The default key prefix of the server ``server_name``: ``minimcp:`` and its name, quoted so
+    that no name can spell another's keys (``minimcp:My%20Notes``)."""
+    return f"{DEFAULT_PREFIX}:{quote(server_name, safe='')}"
+
+
+def split_url(url: str) -> tuple[str, str | None]:
+    """A Redis URL without its ``prefix`` parameter (which redis-py does not take), and the prefix;
+    ``valkey://`` and ``valkeys://`` read as redis-py's own schemes."""
+    if url.startswith("valkey"):
+        url = "redis" + url[len("valkey"):]
+    where, _, query = url.partition("?")
+    params = parse_qsl(query, keep_blank_values=True)
+    prefixes = [value for name, value in params if name == "prefix"]
+    if not prefixes:
+        return url, None
+    if len(prefixes) > 1 or not prefixes[0]:
+        raise ValueError(f"{url!r}: give the key prefix once, not empty (?prefix=notes)")
+    rest = urlencode([(name, value) for name, value in params if name != "prefix"])
+    return f"{where}?{rest}" if rest else where, prefixes[0]
+
+
 class RedisBackend(SharedBackend):
     """Shared state on Redis: ``RedisBackend("redis://host:6379/0")`` or ``RedisBackend(client)``.
 
-    ``prefix`` names every key and the channel, so several servers may share one database;
+    ``prefix`` starts every key and the channel's name, so several servers may share one database:
+    given here or as the URL's ``prefix`` parameter (``redis://host:6379/0?prefix=notes``); else the
+    server it is given to names it (``minimcp:`` and the server's name: two differently named servers
+    never share state, the processes of one do), and used by no server it is ``minimcp``.
     ``retry_after`` is the ``Retry-After`` (seconds) an HTTP client gets while Redis is unreachable.
     A client passed in is used as it is (its timeouts and retries are yours, and it may decode answers
     to text or speak RESP3); one made from a URL times out a command after 5 s and retries a broken
     connection with backoff.
     """
 
-    def __init__(self, client: str | redis.Redis, *, prefix: str = "minimcp", retry_after: int = 1) -> None:
+    def __init__(self, client: str | redis.Redis, *, prefix: str | None = None, retry_after: int = 1) -> None:
         if isinstance(client, str):
+            url, in_url = split_url(client)
+            if prefix is not None and in_url is not None and prefix != in_url:
+                raise ValueError(f"RedisBackend: prefix={prefix!r} and the URL's ?prefix={in_url} differ; give one")
+            prefix = prefix if prefix is not None else in_url
             client = redis.Redis.from_url(
-                client, socket_timeout=5.0, socket_connect_timeout=2.0, health_check_interval=30,
+                url, socket_timeout=5.0, socket_connect_timeout=2.0, health_check_interval=30,
                 retry=Retry(ExponentialBackoff(cap=BACKOFF_CAP, base=BACKOFF_FIRST), 3),
                 retry_on_error=[RedisConnectionError, RedisTimeoutError])
+        if prefix == "":
+            raise ValueError("RedisBackend: the key prefix must not be empty")
         self.client = client
-        self.prefix = prefix
         self.retry_after = retry_after
-        self._channel = f"{prefix}:bus"
         self._make_ring = client.register_script(_MAKE_RING)
         self._rotate = client.register_script(_ROTATE)
         self._open_question = client.register_script(_OPEN_QUESTION)
         self._take_question = client.register_script(_TAKE_QUESTION)
         self._end_question = client.register_script(_END_QUESTION)
-        # _lock guards _relay, _session_listeners, _event_listeners, _bus, _process, _tasks and _task_channel.
+        # _lock guards _relay, _session_listeners, _event_listeners, _bus, _process, _tasks, _task_channel
+        # and the naming of _prefix (read without it: set once, before the server's first command).
         self._lock = threading.Lock()
+        self._prefix = prefix
+        self._named_for: str | None = None
         self._relay: _Relay | None = None
         self._session_listeners: dict[object, SessionListener] = {}
         self._event_listeners: dict[object, Callable[[ServerEvent], None]] = {}
@@ -141,6 +176,26 @@ class RedisBackend(SharedBackend):
         self._process: tuple[int | None, str] = (None, "")  # (pid, name), under _lock
         self._tasks: RedisTaskStore | None = None
         self._task_channel: RedisTaskChannel | None = None
+
+    @property
+    def prefix(self) -> str:
+        """What every key and the channel's name start with."""
+        return self._prefix if self._prefix is not None else DEFAULT_PREFIX
+
+    @property
+    def _channel(self) -> str:
+        return f"{self.prefix}:bus"
+
+    def named_for(self, server_name: str) -> None:
+        with self._lock:
+            if self._prefix is None:
+                self._prefix, self._named_for = prefix_for(server_name), server_name
+                return
+            other = self._named_for
+        if other is not None and other != server_name:
+            logger.warning("one RedisBackend serves the servers %r and %r: they share its keys under %r; give each "
+                           "its own backend, or name the prefix (RedisBackend(prefix=...), ?prefix=)",
+                           other, server_name, self.prefix)
 
     def __repr__(self) -> str:
         return f"RedisBackend({self._where()!r}, prefix={self.prefix!r})"
