@@ -2,13 +2,12 @@
 
 The default prefix is ``minimcp:`` and the server's name; a deployment names its own wherever it
 names the backend: ``RedisBackend(prefix=...)``, the URL's ``prefix`` parameter (so Flask's
-``MINIMCP_BACKEND`` and Django's ``MINIMCP["BACKEND"]`` carry it too).
+``MINIMCP_BACKEND`` and Django's ``MINIMCP["BACKEND"]`` carry it too: tests/test_shared_backend.py).
 """
 
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -95,35 +94,3 @@ def test_a_backend_object_takes_its_prefix_from_its_argument_its_url_or_its_serv
     with pytest.raises(ValueError, match="must not be empty"):
         RedisBackend(client, prefix="")
     client.close()
-
-
-def test_flask_s_backend_setting_carries_the_prefix(redis_server: RedisServer,
-                                                     serve_wsgi: Callable[[Any], str]) -> None:
-    from flask import Flask
-
-    from minimcp.flask import MCP
-
-    app = Flask(__name__)
-    app.config["MINIMCP_BACKEND"] = f"{redis_server.url}?prefix=shop"
-    mcp = MCP(app, "site", login_required=False)
-
-    @mcp.tool()
-    def hello() -> str:
-        return "hi"
-
-    with Client(serve_wsgi(app) + "/mcp", mode="legacy") as client:
-        assert client.call_tool("hello", {}).content[0].text == "hi"
-        assert _roots(redis_server) == {"shop"}
-    mcp.close()
-
-
-def test_django_s_backend_setting_carries_the_prefix(redis_server: RedisServer, tmp_path: Path) -> None:
-    from host_support import start_site, stop_site
-
-    site = start_site(tmp_path, NOTES_BACKEND=f"{redis_server.url}?prefix=notesite")
-    try:
-        with site.client("alice", "legacy") as client:
-            assert client.call_tool("my_notes", {}).is_error is False
-            assert _roots(redis_server) == {"notesite"}
-    finally:
-        stop_site(site)
