@@ -127,7 +127,7 @@ def split_url(url: str) -> tuple[str, str | None]:
     if not prefixes:
         return url, None
     if len(prefixes) > 1 or not prefixes[0]:
-        raise ValueError(f"{url!r}: give the key prefix once, not empty (?prefix=notes)")
+        raise ValueError("a Redis URL's prefix parameter names the key prefix once, not empty (?prefix=notes)")
     rest = urlencode([(name, value) for name, value in params if name != "prefix"])
     return f"{where}?{rest}" if rest else where, prefixes[0]
 

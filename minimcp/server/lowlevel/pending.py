@@ -50,9 +50,8 @@ def take_answer(message: Message, take: Callable[[Message], bool]) -> None:
     awaited it; ``UnexpectedAnswer`` when none did.
 
     An id longer than any the server asks with is refused before anything looks it up (its type
-    ``jsonrpc.parse`` checked). An answer over
-    ``MAX_ANSWER_BYTES`` reaches its question as an error naming the limit (the worker learns now,
-    rather than at its timeout), and is refused all the same.
+    ``jsonrpc.parse`` checked). An answer over ``MAX_ANSWER_BYTES`` reaches its question as an error
+    naming the limit (the worker learns now, rather than at its timeout), and is refused all the same.
     """
     request_id = message.get("id")
     wire_id = json.dumps(request_id)
