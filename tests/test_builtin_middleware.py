@@ -70,10 +70,15 @@ def test_structured_logging_writes_one_json_record_per_message(
     assert all("arguments" not in r for r in records)
 
 
+def _signed_in(environ: dict[str, Any]) -> str | None:
+    """The principal hook of a site whose proxy names the signed-in user in ``X-User``."""
+    return environ.get("HTTP_X_USER")
+
+
 def test_the_rate_limit_refuses_at_once_naming_the_limit_and_spares_other_principals(
         serve_http: Callable[..., str]) -> None:
-    url = serve_http(_server(RateLimitMiddleware(2, per=3600, methods={"tools/call"})))
-    first, second = legacy_handshake(url), legacy_handshake(url)  # two anonymous sessions: two principals
+    url = serve_http(_server(RateLimitMiddleware(2, per=3600, methods={"tools/call"})), principal=_signed_in)
+    first = legacy_handshake(url)
     assert first.call_tool("add", {"a": 1, "b": 1})["structuredContent"] == {"result": 2}
     assert first.call_tool("add", {"a": 1, "b": 1})["structuredContent"] == {"result": 2}
     refused = first.rpc("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})["error"]
@@ -81,7 +86,35 @@ def test_the_rate_limit_refuses_at_once_naming_the_limit_and_spares_other_princi
     assert refused["message"].startswith("Rate limit exceeded: at most 2 requests per 3600 seconds per caller")
     assert refused["data"]["limit"] == 2 and refused["data"]["retryAfter"] > 0
     assert "result" in first.rpc("tools/list", {})  # only tools/call counts here
-    assert second.call_tool("add", {"a": 2, "b": 2})["structuredContent"] == {"result": 4}
+    with Client(url, mode="legacy", headers={"X-User": "ada"}) as ada:  # same address, another principal
+        assert [ada.call_tool("add", {"a": 2, "b": n}).structured_content for n in range(2)] == [
+            {"result": 2}, {"result": 3}]
+
+
+def test_fresh_anonymous_sessions_share_their_address_s_rate_limit(serve_http: Callable[..., str]) -> None:
+    """Opening a new session for every call buys no new calls: an anonymous session counts against
+    the client's address too. A signed-in user from that address keeps a count of their own."""
+    url = serve_http(_server(RateLimitMiddleware(2, per=600, methods={"tools/call"})), principal=_signed_in)
+    outcomes = []
+    for n in range(12):
+        with Client(url, mode="legacy") as fresh:
+            try:
+                outcomes.append(fresh.call_tool("add", {"a": n, "b": 0}).structured_content)
+            except MCPError as refused:
+                assert refused.message.startswith("Rate limit exceeded: at most 2 requests per 600 seconds")
+                outcomes.append(None)
+    assert outcomes == [{"result": 0}, {"result": 1}] + [None] * 10
+    with Client(url, mode="legacy", headers={"X-User": "ada"}) as ada:
+        assert ada.call_tool("add", {"a": 1, "b": 1}).structured_content == {"result": 2}
+
+
+def test_anonymous_2026_requests_count_against_their_address(serve_http: Callable[..., str]) -> None:
+    url = serve_http(_server(RateLimitMiddleware(2, per=600, methods={"tools/call"})))
+    with Client(url, mode="2026-07-28") as one, Client(url, mode="2026-07-28") as other:
+        one.call_tool("add", {"a": 1, "b": 1})
+        other.call_tool("add", {"a": 1, "b": 1})
+        with pytest.raises(MCPError, match="Rate limit exceeded"):
+            one.call_tool("add", {"a": 1, "b": 1})
 
 
 def test_the_rate_limit_in_the_2026_era(serve_http: Callable[..., str]) -> None:
@@ -99,6 +132,10 @@ def test_the_rate_limit_forgets_callers_with_full_buckets() -> None:
         assert limit._take(caller) is None
     assert limit._take("c") is None  # a and b are not full (one token spent): both kept
     assert set(limit._buckets) == {"a", "b", "c"}
+    spare = RateLimitMiddleware(1, per=3600)
+    assert spare._take("session:s", "address:x") is None
+    assert spare._take("session:t", "address:x") is not None  # the address is spent: nothing taken
+    assert spare._take("session:t") is None
     with pytest.raises(ValueError):
         RateLimitMiddleware(0)
 

@@ -89,14 +89,17 @@ def test_an_answer_with_an_error_reaches_the_tool(serve_http: Callable[..., str]
     assert outcomes == ["-32602 mode not supported"]
 
 
-def test_unknown_and_duplicate_answers_are_ignored(serve_http: Callable[..., str]) -> None:
+def test_unknown_and_duplicate_answers_are_refused(serve_http: Callable[..., str]) -> None:
     url = serve_http(asking_server([]))
     session = legacy_handshake(url, capabilities={"elicitation": {}})
-    assert session.post({"jsonrpc": "2.0", "id": 999, "result": {"action": "accept"}}).status_code == 202
+    unknown = session.post({"jsonrpc": "2.0", "id": 999, "result": {"action": "accept"}})
+    assert unknown.status_code == 400
+    assert unknown.json()["id"] is None and unknown.json()["error"]["code"] == -32600
+    assert "No question of this session awaits an answer with id 999" in unknown.json()["error"]["message"]
     response, (event, lines) = open_call(session)
     answer = {"jsonrpc": "2.0", "id": event["id"], "result": {"action": "decline"}}
     assert session.post(answer).status_code == 202
-    assert session.post(answer).status_code == 202
+    assert session.post(answer).status_code == 400
     assert rest_of_stream(lines)[-1]["result"]["content"][0]["text"] == "decline"
 
 

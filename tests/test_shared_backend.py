@@ -167,24 +167,31 @@ def test_redis_stopped_answers_503_and_restarted_empty_gets_the_keys_back(redis_
         assert "result" in _second_round(second.base + "/mcp", state)
 
 
-def _session_keys(redis_server: RedisServer) -> list[bytes]:
+def _session_roots(redis_server: RedisServer) -> list[str]:
+    """What each session key starts with (``minimcp:site`` of ``minimcp:site:s:<id>``), one per session."""
     import redis
 
     client = redis.Redis(unix_socket_path=str(redis_server.socket))
     try:
-        return list(client.scan_iter("minimcp:s:*"))
+        return [key.decode().rsplit(":", 2)[0] for key in client.scan_iter("*:s:*")]
     finally:
         client.close()
 
 
-def test_flask_keeps_its_legacy_sessions_in_the_configured_backend(redis_server: RedisServer,
-                                                                     serve_wsgi: Callable[[Any], str]) -> None:
+#: A backend URL as a setting gives it, and the prefix its keys then have: the server's name by
+#: default, else the URL's ``prefix`` parameter.
+PREFIXES = pytest.mark.parametrize("query, prefix", [("", None), ("?prefix=shop", "shop")])
+
+
+@PREFIXES
+def test_flask_keeps_its_legacy_sessions_in_the_configured_backend(
+        redis_server: RedisServer, serve_wsgi: Callable[[Any], str], query: str, prefix: str | None) -> None:
     from flask import Flask
 
     from minimcp.flask import MCP
 
     app = Flask(__name__)
-    app.config["MINIMCP_BACKEND"] = redis_server.url
+    app.config["MINIMCP_BACKEND"] = redis_server.url + query
     mcp = MCP(app, "site", login_required=False)
 
     @mcp.tool()
@@ -193,17 +200,19 @@ def test_flask_keeps_its_legacy_sessions_in_the_configured_backend(redis_server:
 
     with Client(serve_wsgi(app) + "/mcp", mode="legacy") as client:
         assert client.call_tool("hello", {}).content[0].text == "hi"
-        assert len(_session_keys(redis_server)) == 1
+        assert _session_roots(redis_server) == [prefix or "minimcp:site"]
     mcp.close()
 
 
-def test_django_reads_the_backend_from_its_minimcp_settings(redis_server: RedisServer, tmp_path: Any) -> None:
+@PREFIXES
+def test_django_reads_the_backend_from_its_minimcp_settings(redis_server: RedisServer, tmp_path: Any,
+                                                             query: str, prefix: str | None) -> None:
     from host_support import start_site, stop_site
 
-    site = start_site(tmp_path, NOTES_BACKEND=redis_server.url)
+    site = start_site(tmp_path, NOTES_BACKEND=redis_server.url + query)
     try:
         with site.client("alice", "legacy") as client:
             assert client.call_tool("my_notes", {}).is_error is False
-            assert len(_session_keys(redis_server)) == 1
+            assert _session_roots(redis_server) == [prefix or "minimcp:Notes"]
     finally:
         stop_site(site)

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from minimcp.jsonrpc import MCPError
 from minimcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from minimcp.server.lowlevel.shares import principal_of
+from minimcp.server.lowlevel.shares import principal_of, principals_of
 from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
 
@@ -102,13 +102,17 @@ class LoggingMiddleware:
 
 
 class RateLimitMiddleware:
-    """At most ``limit`` requests per ``per`` seconds from one principal (a token bucket, so a
-    quiet caller may spend ``burst`` at once). A request over it is refused at once with an error
-    that names the limit; other principals are not slowed.
+    """At most ``limit`` requests per ``per`` seconds from one caller (a token bucket, so a quiet
+    caller may spend ``burst`` at once). A request over it is refused at once with an error that
+    names the limit; other callers are not slowed.
 
-    The principal is the fair shares' (``minimcp.server.lowlevel.shares``: the user, else the legacy
-    session, else the client's address); a transport with a single client (stdio, in memory) is one
-    principal. ``methods`` limits which requests count (``None``: every request; notifications never).
+    A caller is the fair shares' principal (``minimcp.server.lowlevel.shares.principals_of``): a
+    signed-in user is one caller across their sessions and addresses; an anonymous legacy session
+    counts against both itself and the client's address, so fresh sessions do not buy fresh
+    requests (and every anonymous client behind one proxy or NAT shares the address's count: give
+    the server a principal hook that reads the proxy's client header); an anonymous 2026-07-28
+    request counts against its address. A transport with a single client (stdio, in memory) is one
+    caller. ``methods`` limits which requests count (``None``: every request; notifications never).
 
     ``_lock`` guards ``_buckets`` (principal -> [tokens, last refill time]). A full bucket holds no
     information, so once there are more than ``max_tracked`` the full ones are dropped: callers that
@@ -131,23 +135,31 @@ class RateLimitMiddleware:
         self._lock = threading.Lock()
         self._buckets: dict[str, list[float]] = {}
 
-    def _take(self, principal: str) -> float | None:
-        """Spend one token of ``principal``'s; ``None`` if it had one, else the seconds until it has."""
+    def _take(self, *principals: str) -> float | None:
+        """Spend one token of each of ``principals``' if each has one; ``None`` then, else the
+        seconds until each has (nothing is spent when one is short)."""
         rate = self.limit / self.per
         with self._lock:
             now = time.monotonic()
-            bucket = self._buckets.get(principal)
-            if bucket is None:
-                if len(self._buckets) >= self.max_tracked:
-                    self._forget_full(now, rate)
-                bucket = self._buckets[principal] = [float(self.burst), now]
-            tokens = min(float(self.burst), bucket[0] + (now - bucket[1]) * rate)
-            bucket[1] = now
-            if tokens >= 1:
-                bucket[0] = tokens - 1
-                return None
-            bucket[0] = tokens
-            return (1 - tokens) / rate
+            buckets = [self._bucket(principal, now, rate) for principal in principals]
+            for bucket in buckets:
+                bucket[0] = min(float(self.burst), bucket[0] + (now - bucket[1]) * rate)
+                bucket[1] = now
+            short = [bucket[0] for bucket in buckets if bucket[0] < 1]
+            if short:
+                return (1 - min(short)) / rate
+            for bucket in buckets:
+                bucket[0] -= 1
+            return None
+
+    def _bucket(self, principal: str, now: float, rate: float) -> list[float]:
+        """``principal``'s bucket, a full one for a caller not tracked yet; under ``_lock``."""
+        bucket = self._buckets.get(principal)
+        if bucket is None:
+            if len(self._buckets) >= self.max_tracked:
+                self._forget_full(now, rate)
+            bucket = self._buckets[principal] = [float(self.burst), now]
+        return bucket
 
     def _forget_full(self, now: float, rate: float) -> None:
         for key in [key for key, (tokens, last) in self._buckets.items()
@@ -157,8 +169,7 @@ class RateLimitMiddleware:
     def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None or (self.methods is not None and ctx.method not in self.methods):
             return call_next(ctx)
-        principal = principal_of(ctx.transport, ctx.session.connection) or ""
-        wait = self._take(principal)
+        wait = self._take(*(principals_of(ctx.transport, ctx.session.connection) or ("",)))
         if wait is not None:
             raise MCPError(INTERNAL_ERROR,
                            f"Rate limit exceeded: at most {self.limit} requests per {self.per:g} seconds "

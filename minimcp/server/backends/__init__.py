@@ -3,7 +3,9 @@
 ``backend=None`` (the default) is ``MemoryBackend()``: everything in this process, as always.
 ``backend="redis://host:6379/0"`` (or ``RedisBackend(client)``, with ``pip install minimcp[redis]``)
 shares it between processes, so any process of ``gunicorn -w 4`` or of several machines behind a
-load balancer serves any request of any session.
+load balancer serves any request of any session. Its keys start with a prefix: the URL's ``prefix``
+parameter (``redis://host:6379/0?prefix=notes``), else ``minimcp:`` and the server's name, so two
+differently named servers on one database never share state.
 """
 
 from __future__ import annotations
@@ -22,9 +24,16 @@ BackendSpec = Union[Backend, str, None]
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "valkey://", "valkeys://")
 
 
-def resolve_backend(spec: BackendSpec) -> Backend:
+def resolve_backend(spec: BackendSpec, server_name: str | None = None) -> Backend:
     """The backend ``backend=`` names: an object as it is, a Redis URL as a ``RedisBackend``, ``None``
-    as a fresh ``MemoryBackend``."""
+    as a fresh ``MemoryBackend``; named for the server ``server_name`` (its default key prefix)."""
+    backend = _backend_of(spec)
+    if server_name is not None:
+        backend.named_for(server_name)
+    return backend
+
+
+def _backend_of(spec: BackendSpec) -> Backend:
     if spec is None:
         return MemoryBackend()
     if isinstance(spec, Backend):
@@ -33,7 +42,7 @@ def resolve_backend(spec: BackendSpec) -> Backend:
         if spec.startswith(REDIS_SCHEMES):
             from minimcp.server.backends.redis_backend import RedisBackend
 
-            return RedisBackend(spec.replace("valkey", "redis", 1) if spec.startswith("valkey") else spec)
+            return RedisBackend(spec)
         if spec in ("memory", "memory://"):
             return MemoryBackend()
         raise ValueError(f"backend={spec!r}: give a Redis URL (redis://host:6379/0, unix:///path/redis.sock), "

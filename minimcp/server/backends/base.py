@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from minimcp.jsonrpc import MCPError
-from minimcp.types import INTERNAL_ERROR
+from minimcp.types import INTERNAL_ERROR, RequestId
 
 if TYPE_CHECKING:
     from minimcp.server.subscriptions import SubscriptionBus
@@ -81,6 +81,11 @@ class Backend(ABC):
         heartbeats); ``None``: one process, nothing to hear."""
         return None
 
+    def named_for(self, server_name: str) -> None:
+        """The server keeping its state here is called ``server_name``: a backend that names its
+        keys and was given no prefix takes one from it, so that two differently named servers on
+        one database never share state (and every process of one server finds the same)."""
+
     def close(self) -> None:
         """Release connections and threads; the backend may be used again afterwards."""
 
@@ -113,8 +118,20 @@ class SharedBackend(Backend):
         """End the session for every process; whether it existed."""
 
     @abstractmethod
-    def next_request_id(self, session_id: str) -> int:
-        """A server-to-client request id no process of this deployment has used in the session."""
+    def open_question(self, session_id: str) -> int | None:
+        """A server-to-client request id no process of this deployment has used in the session,
+        registered as awaiting its answer; ``None`` when the session ended."""
+
+    @abstractmethod
+    def take_question(self, session_id: str, request_id: RequestId) -> Literal["waiting", "ended"] | None:
+        """Take the session's question ``request_id`` for the answer that came, in one step, once:
+        ``"waiting"`` (its worker is to have it), ``"ended"`` (it ended unanswered: the answer is
+        late, and dropped) or ``None`` (no such question, or answered already)."""
+
+    @abstractmethod
+    def end_question(self, session_id: str, request_id: RequestId, ttl: float) -> None:
+        """The question ended unanswered: its late answer is still taken (and dropped) for ``ttl``
+        seconds, among the last few of the session's."""
 
     @abstractmethod
     def append_event(self, session_id: str, stream_id: str, seq: int, message: dict[str, Any] | None,
@@ -151,7 +168,8 @@ class SharedBackend(Backend):
 
     @abstractmethod
     def keep_answer(self, session_id: str, message: dict[str, Any], ttl: float) -> None:
-        """Keep a client's answer for ``ttl`` seconds, for a worker whose process missed its ``send``."""
+        """Keep a client's answer for ``ttl`` seconds, for a worker whose process missed its ``send``
+        (an answer whose question was taken for it: one per question, of bounded size)."""
 
     @abstractmethod
     def kept_answers(self, session_id: str, request_ids: list[Any]) -> list[dict[str, Any]]:

@@ -22,7 +22,8 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
+from urllib.parse import parse_qsl, quote, urlencode
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -33,6 +34,7 @@ from redis.retry import Retry
 
 from minimcp.server.backends.base import BackendUnavailable, SessionListener, SharedBackend
 from minimcp.shared.subscriptions import ResourceUpdated, ServerEvent, event_from_wire, event_method
+from minimcp.types import RequestId
 
 if TYPE_CHECKING:
     from redis.typing import EncodableT, FieldT
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("minimcp.server.backends")
 
+#: The key prefix of a backend no server named and no prefix was given to.
+DEFAULT_PREFIX = "minimcp"
 #: How long ``listen`` waits for the relay's subscription before the process serves without it.
 SUBSCRIBE_TIMEOUT = 5.0
 #: The relay's reconnection delays: doubling from the first to the last, in seconds.
@@ -55,11 +59,22 @@ BLOCK_CAP = 4.0
 #: A process is alive while its heartbeat key is: renewed every ``HEARTBEAT_EVERY`` seconds by the
 #: relay, gone ``HEARTBEAT_TTL`` seconds after the process stopped beating (killed, or hung).
 HEARTBEAT_EVERY, HEARTBEAT_TTL = 2.0, 6.0
+#: How many questions that ended unanswered a session remembers, to take their late answers.
+LATE_KEPT = 64
 
 # Make the key ring once: whoever comes first pushes its keys, everyone reads the same ring.
 _MAKE_RING = "if redis.call('LLEN', KEYS[1]) == 0 then redis.call('RPUSH', KEYS[1], unpack(ARGV)) end " \
              "return redis.call('LRANGE', KEYS[1], 0, -1)"
 _ROTATE = "redis.call('LPUSH', KEYS[1], ARGV[1]) redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1) return 1"
+# A question is a field of its session's hash ("q:<id>"), made with its id only while the session
+# lives; its answer takes it once. One that ended unanswered moves to the session's short list of
+# late ones (the last LATE_KEPT), whose answers are taken and dropped.
+_OPEN_QUESTION = "if redis.call('EXISTS', KEYS[1]) == 0 then return false end " \
+                 "local id = redis.call('HINCRBY', KEYS[1], 'ids', 1) redis.call('HSET', KEYS[1], 'q:' .. id, 1) return id"
+_TAKE_QUESTION = "if redis.call('HDEL', KEYS[1], 'q:' .. ARGV[1]) == 1 then return 'waiting' end " \
+                 "if redis.call('LREM', KEYS[2], 1, ARGV[1]) == 1 then return 'ended' end return false"
+_END_QUESTION = "if redis.call('HDEL', KEYS[1], 'q:' .. ARGV[1]) == 1 then redis.call('LPUSH', KEYS[2], ARGV[1]) " \
+                "redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1) redis.call('PEXPIRE', KEYS[2], ARGV[3]) end return 1"
 
 
 def _ms(seconds: float) -> int:
@@ -95,30 +110,65 @@ def _stream_read(found: Any) -> list[_Entry]:
     return list(found[0][1])
 
 
+def prefix_for(server_name: str) -> str:
+    """The default key prefix of the server ``server_name``: ``minimcp:`` and its name, quoted so
+    that no name can spell another's keys (``minimcp:My%20Notes``)."""
+    return f"{DEFAULT_PREFIX}:{quote(server_name, safe='')}"
+
+
+def split_url(url: str) -> tuple[str, str | None]:
+    """A Redis URL without its ``prefix`` parameter (which redis-py does not take), and the prefix;
+    ``valkey://`` and ``valkeys://`` read as redis-py's own schemes."""
+    if url.startswith("valkey"):
+        url = "redis" + url[len("valkey"):]
+    where, _, query = url.partition("?")
+    params = parse_qsl(query, keep_blank_values=True)
+    prefixes = [value for name, value in params if name == "prefix"]
+    if not prefixes:
+        return url, None
+    if len(prefixes) > 1 or not prefixes[0]:
+        raise ValueError("a Redis URL's prefix parameter names the key prefix once, not empty (?prefix=notes)")
+    rest = urlencode([(name, value) for name, value in params if name != "prefix"])
+    return f"{where}?{rest}" if rest else where, prefixes[0]
+
+
 class RedisBackend(SharedBackend):
     """Shared state on Redis: ``RedisBackend("redis://host:6379/0")`` or ``RedisBackend(client)``.
 
-    ``prefix`` names every key and the channel, so several servers may share one database;
+    ``prefix`` starts every key and the channel's name, so several servers may share one database:
+    given here or as the URL's ``prefix`` parameter (``redis://host:6379/0?prefix=notes``); else the
+    server it is given to names it (``minimcp:`` and the server's name: two differently named servers
+    never share state, the processes of one do), and used by no server it is ``minimcp``.
     ``retry_after`` is the ``Retry-After`` (seconds) an HTTP client gets while Redis is unreachable.
     A client passed in is used as it is (its timeouts and retries are yours, and it may decode answers
     to text or speak RESP3); one made from a URL times out a command after 5 s and retries a broken
     connection with backoff.
     """
 
-    def __init__(self, client: str | redis.Redis, *, prefix: str = "minimcp", retry_after: int = 1) -> None:
+    def __init__(self, client: str | redis.Redis, *, prefix: str | None = None, retry_after: int = 1) -> None:
         if isinstance(client, str):
+            url, in_url = split_url(client)
+            if prefix is not None and in_url is not None and prefix != in_url:
+                raise ValueError(f"RedisBackend: prefix={prefix!r} and the URL's ?prefix={in_url} differ; give one")
+            prefix = prefix if prefix is not None else in_url
             client = redis.Redis.from_url(
-                client, socket_timeout=5.0, socket_connect_timeout=2.0, health_check_interval=30,
+                url, socket_timeout=5.0, socket_connect_timeout=2.0, health_check_interval=30,
                 retry=Retry(ExponentialBackoff(cap=BACKOFF_CAP, base=BACKOFF_FIRST), 3),
                 retry_on_error=[RedisConnectionError, RedisTimeoutError])
+        if prefix == "":
+            raise ValueError("RedisBackend: the key prefix must not be empty")
         self.client = client
-        self.prefix = prefix
         self.retry_after = retry_after
-        self._channel = f"{prefix}:bus"
         self._make_ring = client.register_script(_MAKE_RING)
         self._rotate = client.register_script(_ROTATE)
-        # _lock guards _relay, _session_listeners, _event_listeners, _bus, _process, _tasks and _task_channel.
+        self._open_question = client.register_script(_OPEN_QUESTION)
+        self._take_question = client.register_script(_TAKE_QUESTION)
+        self._end_question = client.register_script(_END_QUESTION)
+        # _lock guards _relay, _session_listeners, _event_listeners, _bus, _process, _tasks, _task_channel
+        # and the naming of _prefix (read without it: set once, before the server's first command).
         self._lock = threading.Lock()
+        self._prefix = prefix
+        self._named_for: str | None = None
         self._relay: _Relay | None = None
         self._session_listeners: dict[object, SessionListener] = {}
         self._event_listeners: dict[object, Callable[[ServerEvent], None]] = {}
@@ -126,6 +176,26 @@ class RedisBackend(SharedBackend):
         self._process: tuple[int | None, str] = (None, "")  # (pid, name), under _lock
         self._tasks: RedisTaskStore | None = None
         self._task_channel: RedisTaskChannel | None = None
+
+    @property
+    def prefix(self) -> str:
+        """What every key and the channel's name start with."""
+        return self._prefix if self._prefix is not None else DEFAULT_PREFIX
+
+    @property
+    def _channel(self) -> str:
+        return f"{self.prefix}:bus"
+
+    def named_for(self, server_name: str) -> None:
+        with self._lock:
+            if self._prefix is None:
+                self._prefix, self._named_for = prefix_for(server_name), server_name
+                return
+            other = self._named_for
+        if other is not None and other != server_name:
+            logger.warning("one RedisBackend serves the servers %r and %r: they share its keys under %r; give each "
+                           "its own backend, or name the prefix (RedisBackend(prefix=...), ?prefix=)",
+                           other, server_name, self.prefix)
 
     def __repr__(self) -> str:
         return f"RedisBackend({self._where()!r}, prefix={self.prefix!r})"
@@ -221,13 +291,31 @@ class RedisBackend(SharedBackend):
 
     def delete_session(self, session_id: str) -> bool:
         with self._reaching():
-            existed = bool(self.client.delete(self._session_key(session_id)))
+            existed = bool(self.client.delete(self._session_key(session_id), self._late_key(session_id)))
         self.send("closed", session_id, {})
         return existed
 
-    def next_request_id(self, session_id: str) -> int:
+    # --- questions: fields of the session's hash, late ones a short list beside it ----------------
+    def _late_key(self, session_id: str) -> str:
+        return f"{self.prefix}:late:{session_id}"
+
+    def open_question(self, session_id: str) -> int | None:
         with self._reaching():
-            return int(self.client.hincrby(self._session_key(session_id), "ids", 1))
+            opened = self._open_question(keys=[self._session_key(session_id)])
+        return None if opened is None else int(opened)
+
+    def take_question(self, session_id: str, request_id: RequestId) -> Literal["waiting", "ended"] | None:
+        with self._reaching():
+            taken = self._take_question(keys=[self._session_key(session_id), self._late_key(session_id)],
+                                        args=[json.dumps(request_id)])
+        if taken is None:
+            return None
+        return "waiting" if _text(taken) == "waiting" else "ended"
+
+    def end_question(self, session_id: str, request_id: RequestId, ttl: float) -> None:
+        with self._reaching():
+            self._end_question(keys=[self._session_key(session_id), self._late_key(session_id)],
+                               args=[json.dumps(request_id), LATE_KEPT, _ms(ttl)])
 
     # --- resumable streams: one Redis stream per SSE answer, entry ids ``0-<seq>`` -------------
     def _events_key(self, session_id: str, stream_id: str) -> str:

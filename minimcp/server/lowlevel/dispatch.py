@@ -34,6 +34,7 @@ from minimcp.server.caching import hinted
 from minimcp.server.context import ServerRequestContext
 from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.lowlevel.era import LEGACY, MODERN, Era, era_of_message
+from minimcp.server.lowlevel.pending import UnexpectedAnswer
 from minimcp.server.lowlevel.sessions import Connection, ServerSession
 from minimcp.server.lowlevel.shares import principal_of
 from minimcp.server.lowlevel.subscriptions import Listens
@@ -243,10 +244,15 @@ class Dispatcher:
         if entry is not None:
             entry.handler(ctx, entry.params(ctx.params or {}))
 
-    def handle_response(self, message: Message, connection: Connection) -> None:
-        """A client's answer to a server-to-client request; unknown ids are ignored."""
-        if not connection.answered(message):
-            logger.debug("ignored a response with unknown id %r", message.get("id"))
+    def handle_response(self, message: Message, connection: Connection) -> UnexpectedAnswer | None:
+        """A client's answer to a server-to-client request; the refusal when no question of the
+        connection awaits it (the HTTP edge answers it 400; a stream has no answer to a response)."""
+        try:
+            connection.answered(message)
+        except UnexpectedAnswer as refused:
+            logger.debug("refused a response: %s", refused.message)
+            return refused
+        return None
 
     # --- running a handler -----------------------------------------------------------------------
     def _context(self, message: Message, connection: Connection, outbox: Outbox | None,

@@ -228,7 +228,7 @@ class Server(Generic[LifespanResultT]):
         self.back_channel_timeout = back_channel_timeout
         #: Where what outlives a request is kept (``minimcp.server.backends``): this process's memory
         #: by default; a shared one (``backend="redis://..."``) lets any process serve any request.
-        self.backend = resolve_backend(backend)
+        self.backend = resolve_backend(backend, name)
         #: The calls one principal may have running at once (default: a quarter of ``max_workers``,
         #: so that a caller at its full share leaves three quarters of the pool to the others); the
         #: next one is refused at once instead of waiting for a worker.

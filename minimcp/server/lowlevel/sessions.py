@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
 from minimcp.server.lowlevel.outbox import EventLog, Outbox
-from minimcp.server.lowlevel.pending import PendingRequests, send_request
+from minimcp.server.lowlevel.pending import PendingRequests, send_request, take_answer
 from minimcp.server.lowlevel.era import LEGACY, Era, era_of_version
 from minimcp.server.lowlevel.shares import session_principal
 from minimcp.server.lowlevel.workers import Lock, monotonic
@@ -76,6 +76,10 @@ class Elsewhere(Protocol):
     def tell(self, kind: str, body: dict[str, Any], keep: bool = False) -> None:
         """Send ``body`` to every process; the one holding what ``kind`` is for takes it. ``keep``:
         also keep it for a process that missed it (an answer its worker must not lose)."""
+
+    def answer(self, message: Message) -> bool:
+        """Take a client's answer for the session's question that awaits it, wherever it was asked;
+        whether one did."""
 
 
 def _valid(model: type[BaseModel], raw: Any) -> Any:
@@ -464,14 +468,10 @@ class Connection:
         else:
             logger.debug("dropped %s: no channel to this client", method)
 
-    def answered(self, message: Message) -> bool:
-        """Route a client's answer to the worker waiting on it, here or on the process that asked."""
-        if self.pending.answer(message):
-            return True
-        if self.elsewhere is None:
-            return False
-        self.elsewhere.tell("answer", {"m": message}, keep=True)
-        return True
+    def answered(self, message: Message) -> None:
+        """Route a client's answer to the worker waiting on it, here or on the process that asked;
+        ``UnexpectedAnswer`` when no question of this connection awaits it."""
+        take_answer(message, self.pending.answer if self.elsewhere is None else self.elsewhere.answer)
 
     def cancel(self, request_id: RequestId) -> None:
         """Stop the call ``request_id`` (``notifications/cancelled``), wherever it runs."""

@@ -16,14 +16,15 @@ holding what it is for takes it:
 - ``closed``: DELETE on any process (or expiry noticed by one): every replica closes, and the
   workers waiting on the client wake with "Connection closed".
 
-Server-to-client request ids come from the backend, so two processes never ask with the same id.
+Server-to-client request ids come from the backend, so two processes never ask with the same id;
+each is registered there as awaiting its answer, and an answer is taken (on whichever process it
+comes to) only for such a question, once: an answer to nothing is refused, never kept.
 Every message names the session's principal; a replica of another principal's session ignores it
 (the HTTP edge has already checked the caller against the record on the hop it arrived on).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import secrets
 from collections import deque
@@ -75,11 +76,42 @@ def _apply(connection: Connection, record: dict[str, Any]) -> None:
 
 
 class _Elsewhere:
-    """One replica's way to the other processes: ``tell`` puts a message on the backend's channel."""
+    """One replica's way to the other processes: ``tell`` puts a message on the backend's channel.
 
-    def __init__(self, backend: SharedBackend, connection: Connection) -> None:
+    Its questions are registered in the backend as they are asked (``ask``), so that an answer that
+    comes to any process is taken there once, for a question that awaits it (``answer``): an answer
+    to nothing is refused before it is kept or relayed anywhere.
+    """
+
+    def __init__(self, backend: SharedBackend, connection: Connection, idle_timeout: float) -> None:
         self.backend = backend
         self.session = connection
+        self.idle_timeout = idle_timeout
+
+    def ask(self) -> RequestId:
+        """The id of a question about to be asked, registered as awaiting its answer."""
+        assert self.session.id is not None
+        request_id = self.backend.open_question(self.session.id)
+        if request_id is None:  # the session ended on another process (or expired)
+            raise jsonrpc.connection_closed()
+        return request_id
+
+    def ended(self, request_id: RequestId) -> None:
+        """The question ended unanswered: a late answer is taken and dropped, on any process."""
+        assert self.session.id is not None
+        try:
+            self.backend.end_question(self.session.id, request_id, self.idle_timeout)
+        except BackendUnavailable:  # it stays registered until the session ends; its worker goes on
+            logger.warning("could not mark question %r of session %s ended", request_id, self.session.id)
+
+    def answer(self, message: Message) -> bool:
+        """Take the client's answer for its question: for the worker waiting here, else for the
+        process that asked; whether a question of the session took it."""
+        assert self.session.id is not None
+        taken = self.backend.take_question(self.session.id, message["id"])
+        if taken == "waiting" and not self.session.pending.answer(message):
+            self.tell("answer", {"m": message}, keep=True)
+        return taken is not None
 
     def tell(self, kind: str, body: dict[str, Any], keep: bool = False) -> None:
         assert self.session.id is not None
@@ -198,8 +230,9 @@ class SharedSessionManager(SessionManager):
         """Make ``connection`` this process's replica of ``session_id``; under ``_lock``."""
         connection.id = session_id
         connection.pending.limit = self.max_pending_per_session
-        connection.pending.new_id = functools.partial(self.backend.next_request_id, session_id)
-        connection.elsewhere = _Elsewhere(self.backend, connection)
+        elsewhere = connection.elsewhere = _Elsewhere(self.backend, connection, self.idle_timeout)
+        connection.pending.new_id = elsewhere.ask
+        connection.pending.ended = elsewhere.ended
         connection.share_principal = session_principal(connection)
         self._sessions[session_id] = connection
         self._records[session_id] = record

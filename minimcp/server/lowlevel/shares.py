@@ -19,8 +19,9 @@ A **principal** is, in this order:
    total caps apply.
 
 The keys are namespaced (``user:``, ``session:``, ``address:``), so no user id can pass for an
-anonymous caller's session or address. This module is the one home of that rule and of the
-counting; the pool, the sessions, the listens and the tasks each hold a ``Shares``.
+anonymous caller's session or address. A rate limit counts an anonymous session's requests against
+its address too (``principals_of``): a session is free to open, an address is not. This module is
+the one home of that rule and of the counting; the pool, the sessions, the listens and the tasks each hold a ``Shares``.
 """
 
 from __future__ import annotations
@@ -55,6 +56,20 @@ def principal_of(transport: TransportContext, connection: Connection) -> str | N
     if transport.client_address is None:
         return None
     return principal_key(transport.principal, connection.id, transport.client_address)
+
+
+def principals_of(transport: TransportContext, connection: Connection) -> tuple[str, ...]:
+    """Every principal a request counts against when each must stay under one limit (a rate):
+    the user; else the legacy session *and* the client's address, so that a client opening a fresh
+    session for every request is still one caller; else the address. None on a transport with a
+    single client."""
+    if transport.client_address is None:
+        return ()
+    if transport.principal is not None:
+        keys = [principal_key(transport.principal, None, None)]
+    else:
+        keys = [principal_key(None, connection.id, None), principal_key(None, None, transport.client_address)]
+    return tuple(key for key in keys if key is not None)
 
 
 def session_principal(connection: Connection) -> str | None:

@@ -345,7 +345,7 @@ class MCPServer(Generic[LifespanT]):
         request-state keys and the tasks follow it unless they were given explicitly; a shared backend makes every
         requestState single-use, an explicitly configured one too."""
         low = self._lowlevel_server
-        low.backend = resolve_backend(backend)
+        low.backend = resolve_backend(backend, self.name)
         security = self._own_request_state_security
         if security is None:
             security = RequestStateSecurity.from_backend(low.backend)

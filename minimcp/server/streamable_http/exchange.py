@@ -386,7 +386,9 @@ class Exchange:
             self.sessions.save(connection)
             return _empty(errors.ACCEPTED)
         if kind in ("response", "error"):
-            self.dispatcher.handle_response(message, connection)
+            unexpected = self.dispatcher.handle_response(message, connection)
+            if unexpected is not None:  # "id": null: the id is the server's own, not a request of the client's
+                return refusal_response(errors.BadEnvelope(unexpected.message, code=unexpected.code))
             return _empty(errors.ACCEPTED)
         can_request = request.holds_streams and not self.json_response and not self.stateless_http
         outbox: QueueOutbox | EventLog
