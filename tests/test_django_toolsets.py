@@ -158,7 +158,7 @@ def test_create_get_and_update_validate_through_the_model(library: Library) -> N
         invalid = client.call_tool("create_book", {"title": "x" * 300, "author": 999, "year": 1})
         assert invalid.is_error
         assert "title: Ensure this value has at most 200 characters" in text(invalid)
-        assert "author: author instance with id 999 is not a valid choice" in text(invalid)
+        assert "author: No author with id 999 that you may reach." in text(invalid)
         missing = client.call_tool("get_book", {"id": 999999})
         assert missing.is_error and "No book with id 999999" in text(missing) and "list_books" in text(missing)
 

@@ -16,6 +16,7 @@ class AuthorTools(ModelToolset):
     model = Author
     search = ["name"]
     create = True
+    write_fields = ["name", "born"]
 
 
 class BookTools(ModelToolset):
@@ -26,6 +27,7 @@ class BookTools(ModelToolset):
     ordering = ["title", "year"]
     page_size = 10
     create = update = delete = True
+    write_fields = ["title", "author", "year", "genre"]
     confirm = True
 
 
@@ -36,6 +38,7 @@ class MyReviewTools(ModelToolset):
     fields = ["id", "book", "stars", "text"]
     name = "my_review"
     create = True
+    write_fields = ["book", "stars", "text"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Review]:
         return super().get_queryset(request).filter(reviewer=request.user)
