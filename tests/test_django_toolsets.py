@@ -97,18 +97,22 @@ def test_each_user_sees_exactly_the_tools_their_permissions_allow(library: Libra
             seen[user] = {tool.name for tool in client.list_tools().tools}
     assert seen["alice"] == EVERY_TOOL
     assert seen["bob"] == EVERY_TOOL - {"delete_book", "api_books_destroy"}
-    # carol has no model permission: DRF's DjangoModelPermissions lets any signed-in user read, and
-    # IsAuthenticated lets her use the reviews API; nothing else
-    assert seen["carol"] == {"api_books_list", "api_books_retrieve", "api_books_blurb", "api_reviews_get",
-                             "api_reviews_post", "suggestions_get", "suggestions_post"}
+    # carol has no model permission: the book API keeps view_book although DRF's DjangoModelPermissions
+    # lets any signed-in user read; IsAuthenticated alone decides for the reviews API (published with
+    # model_permissions=False) and the suggestions, which name no model
+    assert seen["carol"] == {"api_reviews_get", "api_reviews_post", "suggestions_get", "suggestions_post"}
 
 
 def test_a_call_without_the_permission_is_refused_and_the_server_keeps_serving(library: Library) -> None:
     with library.client("carol") as client:
         with pytest.raises(MCPError, match=r"Permission denied: tool .* requires the permission library\.view_book$"):
             client.call_tool("list_books", {})
-        with pytest.raises(MCPError, match="BookViewSet's permission classes"):
+        with pytest.raises(MCPError, match=r"requires the permission library\.add_book and what BookViewSet's "
+                                           r"permission classes allow \(DjangoModelPermissions\)$"):
             client.call_tool("api_books_create", {"title": "Mine", "author": 1, "year": 2000})
+        with pytest.raises(MCPError, match=r"requires the permission library\.view_book and what BookViewSet's"):
+            client.call_tool("api_books_blurb", {"pk": 3})
+    with library.client("bob") as client:
         assert answer(client.call_tool("api_books_retrieve", {"pk": 1}))["title"] == "The Dispossessed"
         blurb = answer(client.call_tool("api_books_blurb", {"pk": 3}))  # a ViewSet's own @action
         assert blurb == {"blurb": "Invisible Cities (1972), by Italo Calvino"}
