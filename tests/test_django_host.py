@@ -72,6 +72,24 @@ def test_a_token_issued_in_the_admin_is_shown_once_and_stored_hashed(site: Djang
     assert len(stored) == 3 and not any(token[1] in str(row) for row in stored)
 
 
+def test_a_client_given_the_url_without_the_slash_is_led_to_the_sign_in(site: DjangoSite) -> None:
+    """``/mcp``: not APPEND_SLASH's redirect, which a POST cannot follow, but the endpoint's own 401,
+    whose challenge names the sign-in documents; they are the slashed endpoint's, as before."""
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    refused = requests.post(site.base + "/mcp", json=ping, timeout=TIMEOUT, allow_redirects=False,
+                            headers={"Accept": "application/json, text/event-stream"})
+    assert refused.status_code == 401
+    metadata = re.search(r'resource_metadata="([^"]+)"', refused.headers["WWW-Authenticate"])
+    assert metadata is not None, refused.headers
+    document = requests.get(metadata[1], timeout=TIMEOUT).json()
+    assert document["resource"] == site.base + "/mcp/"
+    from minimcp.client.streamable_http import streamable_http_client
+
+    for url in (site.base + "/mcp", site.base + "/mcp/"):
+        with Client(streamable_http_client(url, http_client=site.http("bob")), mode="legacy") as client:
+            assert text(client.call_tool("whoami", {})) == "bob"
+
+
 # --- database connection hygiene -------------------------------------------------------------------
 def _many_calls(site: DjangoSite, calls: int, threads: int) -> None:
     """``calls`` tool calls that each touch the database, from ``threads`` clients at once."""
