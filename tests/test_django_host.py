@@ -58,10 +58,14 @@ def test_a_token_issued_in_the_admin_is_shown_once_and_stored_hashed(site: Djang
     form = browser.get(add, timeout=TIMEOUT)
     bob = re.search(r'<option value="(\d+)">bob</option>', form.text)
     assert bob is not None, form.text
-    saved = browser.post(add, timeout=TIMEOUT, data={
+    saved = browser.post(add, timeout=TIMEOUT, allow_redirects=False, data={
         "user": bob[1], "name": "bob's assistant", "csrfmiddlewaretoken": browser.cookies["csrftoken"]})
-    token = re.search(r"The new token is (mcp_[\w-]+)", saved.text)
-    assert token is not None, saved.text
+    # shown on the page that answers the save, never in a message (the messages framework keeps
+    # them in a cookie, readable by whatever sees the cookie), and never cached
+    token = re.search(r"The new token is <code[^>]*>(mcp_[\w-]+)</code>", saved.text)
+    assert saved.status_code == 200 and token is not None, saved.text
+    assert "no-store" in saved.headers["Cache-Control"]
+    assert "messages" not in saved.cookies and "messages" not in browser.cookies
     site.tokens["bob (admin)"] = token[1]
     with site.client("bob (admin)", "auto") as client:
         assert text(client.call_tool("whoami", {})) == "bob"
