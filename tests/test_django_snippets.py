@@ -26,7 +26,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from conftest import EXAMPLES, TIMEOUT, server_process
-from host_support import ERAS, ROOT, text
+from host_support import ERAS, ROOT, answer, structured, text
 from minimcp import Client
 from minimcp.client.streamable_http import streamable_http_client
 from minimcp.jsonrpc import MCPError
@@ -94,16 +94,6 @@ def running_snippets(directory: Path, **settings: str) -> Iterator[Snippets]:
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Snippets]:
     with running_snippets(tmp_path_factory.mktemp("snippets")) as running:
         yield running
-
-
-def structured(result: Any) -> Any:
-    assert not result.is_error, text(result)
-    return result.structured_content
-
-
-def answer(result: Any) -> Any:
-    assert not result.is_error, text(result)
-    return json.loads(text(result))
 
 
 # --- a model that fills a field in save() ----------------------------------------------------------

@@ -10,7 +10,6 @@ DRF token, and talks MCP over real HTTP in both eras.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import subprocess
@@ -24,7 +23,7 @@ import pytest
 import requests
 
 from conftest import EXAMPLES, TIMEOUT, server_process
-from host_support import ERAS, ROOT, text
+from host_support import ERAS, ROOT, answer, structured, text
 from minimcp import Client
 from minimcp.client.streamable_http import streamable_http_client
 from minimcp.jsonrpc import MCPError
@@ -71,17 +70,6 @@ def running_library(directory: Path, **settings: str) -> Iterator[Library]:
 def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
     with running_library(tmp_path_factory.mktemp("library")) as site:
         yield site
-
-
-def structured(result: Any) -> Any:
-    assert not result.is_error, text(result)
-    return result.structured_content
-
-
-def answer(result: Any) -> Any:
-    """A DRF tool's result: the view's JSON answer, as text."""
-    assert not result.is_error, text(result)
-    return json.loads(text(result))
 
 
 def titles(result: Any) -> list[str]:
