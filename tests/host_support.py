@@ -6,6 +6,7 @@ Both serve the same notes tools to alice (who may use ``all_notes``) and bob (wh
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import sqlite3
@@ -50,6 +51,18 @@ class Site:
 
 def text(result: Any) -> str:
     return result.content[0].text
+
+
+def structured(result: Any) -> Any:
+    """A successful tool result's structured content (a model toolset's answer)."""
+    assert not result.is_error, text(result)
+    return result.structured_content
+
+
+def answer(result: Any) -> Any:
+    """A successful DRF tool's result: the view's JSON answer, as text."""
+    assert not result.is_error, text(result)
+    return json.loads(text(result))
 
 
 

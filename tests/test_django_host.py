@@ -58,10 +58,14 @@ def test_a_token_issued_in_the_admin_is_shown_once_and_stored_hashed(site: Djang
     form = browser.get(add, timeout=TIMEOUT)
     bob = re.search(r'<option value="(\d+)">bob</option>', form.text)
     assert bob is not None, form.text
-    saved = browser.post(add, timeout=TIMEOUT, data={
+    saved = browser.post(add, timeout=TIMEOUT, allow_redirects=False, data={
         "user": bob[1], "name": "bob's assistant", "csrfmiddlewaretoken": browser.cookies["csrftoken"]})
-    token = re.search(r"The new token is (mcp_[\w-]+)", saved.text)
-    assert token is not None, saved.text
+    # shown on the page that answers the save, never in a message (the messages framework keeps
+    # them in a cookie, readable by whatever sees the cookie), and never cached
+    token = re.search(r"The new token is <code[^>]*>(mcp_[\w-]+)</code>", saved.text)
+    assert saved.status_code == 200 and token is not None, saved.text
+    assert "no-store" in saved.headers["Cache-Control"]
+    assert "messages" not in saved.cookies and "messages" not in browser.cookies
     site.tokens["bob (admin)"] = token[1]
     with site.client("bob (admin)", "auto") as client:
         assert text(client.call_tool("whoami", {})) == "bob"
@@ -70,6 +74,24 @@ def test_a_token_issued_in_the_admin_is_shown_once_and_stored_hashed(site: Djang
     with sqlite3.connect(site.database) as db:
         stored = [row for row in db.execute("SELECT * FROM minimcp_apitoken")]
     assert len(stored) == 3 and not any(token[1] in str(row) for row in stored)
+
+
+def test_a_client_given_the_url_without_the_slash_is_led_to_the_sign_in(site: DjangoSite) -> None:
+    """``/mcp``: not APPEND_SLASH's redirect, which a POST cannot follow, but the endpoint's own 401,
+    whose challenge names the sign-in documents; they are the slashed endpoint's, as before."""
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    refused = requests.post(site.base + "/mcp", json=ping, timeout=TIMEOUT, allow_redirects=False,
+                            headers={"Accept": "application/json, text/event-stream"})
+    assert refused.status_code == 401
+    metadata = re.search(r'resource_metadata="([^"]+)"', refused.headers["WWW-Authenticate"])
+    assert metadata is not None, refused.headers
+    document = requests.get(metadata[1], timeout=TIMEOUT).json()
+    assert document["resource"] == site.base + "/mcp/"
+    from minimcp.client.streamable_http import streamable_http_client
+
+    for url in (site.base + "/mcp", site.base + "/mcp/"):
+        with Client(streamable_http_client(url, http_client=site.http("bob")), mode="legacy") as client:
+            assert text(client.call_tool("whoami", {})) == "bob"
 
 
 # --- database connection hygiene -------------------------------------------------------------------

@@ -10,7 +10,6 @@ DRF token, and talks MCP over real HTTP in both eras.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import subprocess
@@ -24,7 +23,7 @@ import pytest
 import requests
 
 from conftest import EXAMPLES, TIMEOUT, server_process
-from host_support import ERAS, ROOT, text
+from host_support import ERAS, ROOT, answer, structured, text
 from minimcp import Client
 from minimcp.client.streamable_http import streamable_http_client
 from minimcp.jsonrpc import MCPError
@@ -73,17 +72,6 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
         yield site
 
 
-def structured(result: Any) -> Any:
-    assert not result.is_error, text(result)
-    return result.structured_content
-
-
-def answer(result: Any) -> Any:
-    """A DRF tool's result: the view's JSON answer, as text."""
-    assert not result.is_error, text(result)
-    return json.loads(text(result))
-
-
 def titles(result: Any) -> list[str]:
     return [book["title"] for book in structured(result)["results"]]
 
@@ -97,18 +85,22 @@ def test_each_user_sees_exactly_the_tools_their_permissions_allow(library: Libra
             seen[user] = {tool.name for tool in client.list_tools().tools}
     assert seen["alice"] == EVERY_TOOL
     assert seen["bob"] == EVERY_TOOL - {"delete_book", "api_books_destroy"}
-    # carol has no model permission: DRF's DjangoModelPermissions lets any signed-in user read, and
-    # IsAuthenticated lets her use the reviews API; nothing else
-    assert seen["carol"] == {"api_books_list", "api_books_retrieve", "api_books_blurb", "api_reviews_get",
-                             "api_reviews_post", "suggestions_get", "suggestions_post"}
+    # carol has no model permission: the book API keeps view_book although DRF's DjangoModelPermissions
+    # lets any signed-in user read; IsAuthenticated alone decides for the reviews API (published with
+    # model_permissions=False) and the suggestions, which name no model
+    assert seen["carol"] == {"api_reviews_get", "api_reviews_post", "suggestions_get", "suggestions_post"}
 
 
 def test_a_call_without_the_permission_is_refused_and_the_server_keeps_serving(library: Library) -> None:
     with library.client("carol") as client:
         with pytest.raises(MCPError, match=r"Permission denied: tool .* requires the permission library\.view_book$"):
             client.call_tool("list_books", {})
-        with pytest.raises(MCPError, match="BookViewSet's permission classes"):
+        with pytest.raises(MCPError, match=r"requires the permission library\.add_book and what BookViewSet's "
+                                           r"permission classes allow \(DjangoModelPermissions\)$"):
             client.call_tool("api_books_create", {"title": "Mine", "author": 1, "year": 2000})
+        with pytest.raises(MCPError, match=r"requires the permission library\.view_book and what BookViewSet's"):
+            client.call_tool("api_books_blurb", {"pk": 3})
+    with library.client("bob") as client:
         assert answer(client.call_tool("api_books_retrieve", {"pk": 1}))["title"] == "The Dispossessed"
         blurb = answer(client.call_tool("api_books_blurb", {"pk": 3}))  # a ViewSet's own @action
         assert blurb == {"blurb": "Invisible Cities (1972), by Italo Calvino"}
@@ -158,7 +150,7 @@ def test_create_get_and_update_validate_through_the_model(library: Library) -> N
         invalid = client.call_tool("create_book", {"title": "x" * 300, "author": 999, "year": 1})
         assert invalid.is_error
         assert "title: Ensure this value has at most 200 characters" in text(invalid)
-        assert "author: author instance with id 999 is not a valid choice" in text(invalid)
+        assert "author: No author with id 999 that you may reach." in text(invalid)
         missing = client.call_tool("get_book", {"id": 999999})
         assert missing.is_error and "No book with id 999999" in text(missing) and "list_books" in text(missing)
 

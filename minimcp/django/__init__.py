@@ -6,9 +6,9 @@
     INSTALLED_APPS = [..., "minimcp.django"]
     MINIMCP = {"NAME": "My site", "MAX_WORKERS": 16}
 
-    # urls.py
+    # urls.py  (/mcp and /mcp/ alike; then ``python manage.py migrate`` makes the app's tables)
     from minimcp.django import mcp
-    urlpatterns = [..., path("mcp/", include(mcp.urls))]
+    urlpatterns = [..., path("mcp", include(mcp.urls))]
 
     # <any installed app>/mcp.py  (imported at start-up, as admin.py is)
     from minimcp.django import mcp

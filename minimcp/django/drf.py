@@ -5,16 +5,24 @@
     from minimcp.django.drf import publish
 
     publish(BookViewSet, name="books")                # books_list, books_retrieve, books_create, ...
-    publish(BookViewSet, name="books", actions=["list", "retrieve"])
+    publish(BookViewSet, name="books", actions=["list", "retrieve", "blurb"])   # blurb: an @action
     publish(ReviewList, name="reviews")               # a generic view: reviews_get, reviews_post
+    publish(ReviewList, name="reviews", model_permissions=False)   # the view's permission classes alone
 
 A tool's input schema comes from the view's serializer (its writable fields for a body, the lookup
 for a detail route, ``page``/``search``/``ordering`` where the view paginates, searches or orders).
 A call goes through the view itself, as the MCP caller: its permission classes, throttles and
 serializer validation run as for any request, and an answer of 400 or more comes back as an error
 result carrying the view's own messages (``{"stars": ["Ensure this value is less than or equal to
-5."]}``). The result is what the view answers, its serializer's output. A user the view's
-permission classes refuse does not see the tool.
+5."]}``). The result is what the view answers, its serializer's output.
+
+Who may use a tool: the model's permission for what it does (``view_`` for GET, ``add_`` for POST,
+``change_`` for PUT and PATCH, ``delete_`` for DELETE, the model being the view's ``queryset``'s or
+its serializer's), as the site's admin and ``ModelToolset`` ask, and on top of that whatever the
+view's own permission classes ask. Views often ask less (``IsAuthenticatedOrReadOnly`` with an
+owner check lets any owner delete); publishing an API to an assistant should not widen what a user
+may do, so ``model_permissions=False`` is needed to let the view's classes alone decide. A user
+refused either way does not see the tool, and a call is refused before the view runs.
 
 ``MINIMCP = {"DRF_AUTHENTICATION": True}`` lets the MCP endpoint accept what the project's
 ``DEFAULT_AUTHENTICATION_CLASSES`` accept (a list of class paths picks others), beside the
@@ -54,6 +62,8 @@ logger = logging.getLogger("minimcp.django")
 _ACTIONS = {"list": ("get", False), "create": ("post", False), "retrieve": ("get", True),
             "update": ("put", True), "partial_update": ("patch", True), "destroy": ("delete", True)}
 _BODY = ("post", "put", "patch")
+#: The model permission each method needs, as the admin names them.
+_MODEL_ACTIONS = {"get": "view", "post": "add", "put": "change", "patch": "change", "delete": "delete"}
 _FIELD_TYPES: tuple[tuple[type[serializers.Field], Any], ...] = (
     (serializers.BooleanField, bool), (serializers.IntegerField, int), (serializers.FloatField, float),
     (serializers.DecimalField, decimal.Decimal), (serializers.DateTimeField, datetime.datetime),
@@ -65,11 +75,12 @@ _FIELD_TYPES: tuple[tuple[type[serializers.Field], Any], ...] = (
 
 def publish(view: type[APIView], *, name: str | None = None, actions: Sequence[str] | None = None,
             methods: Sequence[str] | None = None, serializer: type[serializers.BaseSerializer] | None = None,
-            mcp: Any = None) -> list[str]:
-    """Publish a ViewSet's ``actions`` (default: the standard ones it has) or an APIView's
-    ``methods`` (default: those it handles) as tools named ``{name}_{action or method}``, on ``mcp``
-    (default: the project's ``minimcp.django.mcp``); their names. ``serializer`` gives the input
-    schema of a view that has no ``serializer_class``."""
+            model_permissions: bool = True, mcp: Any = None) -> list[str]:
+    """Publish a ViewSet's ``actions`` (default: the standard ones it has; an ``@action`` by its
+    name) or an APIView's ``methods`` (default: those it handles) as tools named
+    ``{name}_{action or method}``, on ``mcp`` (default: the project's ``minimcp.django.mcp``); their
+    names. ``serializer`` gives the input schema of a view that has no ``serializer_class``;
+    ``model_permissions=False`` leaves who may call to the view's permission classes alone."""
     if not (isinstance(view, type) and issubclass(view, APIView)):
         raise TypeError(f"publish() takes a DRF APIView, generic view or ViewSet class, not {view!r}")
     if mcp is None:
@@ -80,7 +91,7 @@ def publish(view: type[APIView], *, name: str | None = None, actions: Sequence[s
     routes = _viewset_routes(view, actions) if issubclass(view, ViewSetMixin) else _view_routes(view, methods)
     published = []
     for label, method, action, detail in routes:
-        route = _Route(view, f"{base}_{label}", method, action, detail, serializer)
+        route = _Route(view, f"{base}_{label}", method, action, detail, serializer, model_permissions)
         mcp.tool(allowed=route.allows, requirement=route.requirement(), annotations=route.hints())(route.function())
         published.append(route.name)
     return published
@@ -106,7 +117,7 @@ class _Route:
     """One view method (or ViewSet action) as one tool."""
 
     def __init__(self, view: type[APIView], name: str, method: str, action: str | None, detail: bool,
-                 serializer: type[serializers.BaseSerializer] | None) -> None:
+                 serializer: type[serializers.BaseSerializer] | None, model_permissions: bool) -> None:
         self.view = view
         self.name = name
         self.method = method
@@ -114,6 +125,7 @@ class _Route:
         self.detail = detail
         self.serializer = serializer or getattr(view, "serializer_class", None)
         self.lookup: str = getattr(view, "lookup_url_kwarg", "") or getattr(view, "lookup_field", "pk")
+        self.permission = self._model_permission() if model_permissions else None
 
     # --- the tool ---------------------------------------------------------------------------------
     def function(self) -> Any:
@@ -149,8 +161,10 @@ class _Route:
 
     # --- who sees it --------------------------------------------------------------------------------
     def allows(self, user: Any) -> bool:
-        """Whether the view's permission classes let ``user`` in (``has_permission``; object-level
-        checks and throttles run at the call)."""
+        """Whether ``user`` has the model permission (unless opted out) and the view's permission
+        classes let it in (``has_permission``; object-level checks and throttles run at the call)."""
+        if self.permission is not None and not user.has_perm(self.permission):
+            return False
         view = self.view(**({"action_map": {self.method: self.action}} if self.action else {}))
         if self.action:
             view.action = self.action
@@ -166,7 +180,16 @@ class _Route:
 
     def requirement(self) -> str:
         classes = ", ".join(cls.__name__ for cls in self.view.permission_classes) or "none"
-        return f"what {self.view.__name__}'s permission classes allow ({classes})"
+        own = f"what {self.view.__name__}'s permission classes allow ({classes})"
+        return own if self.permission is None else f"the permission {self.permission} and {own}"
+
+    def _model_permission(self) -> str | None:
+        """The model permission this route's method needs (``None``: the view names no model)."""
+        queryset = getattr(self.view, "queryset", None)
+        model = queryset.model if queryset is not None else getattr(getattr(self.serializer, "Meta", None), "model", None)
+        if model is None:
+            return None
+        return f"{model._meta.app_label}.{_MODEL_ACTIONS[self.method]}_{model._meta.model_name}"
 
     def hints(self) -> ToolAnnotations:
         return ToolAnnotations(read_only_hint=self.method == "get", destructive_hint=self.method in ("put", "patch", "delete"))

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator, Sequence
+import json
+import logging
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Callable, TypeVar
 
-from django.db import close_old_connections
+from django.db import DatabaseError, close_old_connections, connections, router
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
-from django.urls import path, re_path, reverse
+from django.urls import re_path, reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
+from minimcp.django.calls import coming_from, origin
 from minimcp.hosts.hosted import (
     SIGN_IN_WITH_CLIENT,
     AccessRule,
@@ -24,10 +28,14 @@ from minimcp.hosts.hosted import (
     sign_in_unavailable,
     unauthorized,
 )
-from minimcp.server.streamable_http.exchange import HTTPResponse
+from minimcp.server.streamable_http import errors
+from minimcp.server.streamable_http.exchange import HTTPResponse, content
+from minimcp.types import INTERNAL_ERROR
 from minimcp.hosts.site_auth import CONSENT_PATH, ENDPOINT_PATHS, SiteAuthorizationServer, bearer_token
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+logger = logging.getLogger("minimcp.django")
 
 #: The Django user of the call being served: set by the view on the request thread (listings run
 #: there) and by the call scope on the worker (tools run there).
@@ -35,7 +43,7 @@ _user: contextvars.ContextVar[Any] = contextvars.ContextVar("minimcp_django_user
 
 
 class MCP(HostedServer):
-    """An MCP server that is part of a Django project: ``path("mcp/", include(mcp.urls))``.
+    """An MCP server that is part of a Django project: ``path("mcp", include(mcp.urls))``.
 
     The view runs behind the project's middleware; ``request.user`` (from
     ``AuthenticationMiddleware``), or the owner of an API token sent as ``Authorization: Bearer``,
@@ -93,14 +101,17 @@ class MCP(HostedServer):
     # --- the endpoint --------------------------------------------------------------------------
     @property
     def urls(self) -> tuple[list[Any], str]:
-        """For ``include()``: the endpoint at the prefix the project gives it (URL name
-        ``minimcp:endpoint``) and, with ``oauth``, the authorization endpoints and consent page under it."""
-        patterns = [path("", self.view(), name="endpoint")]
+        """For ``path("mcp", include(mcp.urls))``: the endpoint at ``/mcp`` and ``/mcp/`` alike (URL
+        name ``minimcp:endpoint``) and, with ``oauth``, the authorization endpoints and consent page
+        under it. Both spellings are served because a client posts to the URL it was given, and
+        the redirect ``APPEND_SLASH`` answers cannot carry a POST (Django answers a 500 in DEBUG).
+        Mounted as ``path("mcp/", ...)``, only ``/mcp/`` is served (``manage.py check`` says so)."""
+        patterns = [re_path(_under(""), self.view(), name="endpoint")]
         if self.oauth:
             oauth = csrf_exempt(self._oauth_view)  # clients post these; none is a form of the site's
-            patterns += [path(name.strip("/"), oauth, name=name.strip("/")) for name in ENDPOINT_PATHS]
+            patterns += [re_path(_under(name), oauth, name=name.strip("/")) for name in ENDPOINT_PATHS]
             # A form of the site's: CSRF-protected by itself, whether or not the project runs CsrfViewMiddleware.
-            patterns.append(path(CONSENT_PATH.strip("/"), csrf_protect(self._consent_view), name="consent"))
+            patterns.append(re_path(_under(CONSENT_PATH), csrf_protect(self._consent_view), name="consent"))
         return patterns, "minimcp"
 
     @property
@@ -120,6 +131,9 @@ class MCP(HostedServer):
         return mcp_endpoint
 
     def _serve(self, request: HttpRequest) -> HttpResponseBase:
+        return _migrated(lambda: self._answer(request))
+
+    def _answer(self, request: HttpRequest) -> HttpResponseBase:
         if not origin_allowed(request.META, self.allowed_origins):
             return _response(forbidden_origin())
         user = getattr(request, "user", None)
@@ -135,7 +149,7 @@ class MCP(HostedServer):
         principal = principal_of(user)
         if principal is None and self.login_required:
             return self._unauthorized(request, None)
-        with self.acting_as(user):
+        with self.acting_as(user), coming_from(request.META):
             return _response(self._endpoint.handle(host_request(request.META, request.body, principal, request)))
 
     def _token_user(self, request: HttpRequest, token: str) -> Any:
@@ -169,36 +183,80 @@ class MCP(HostedServer):
     def _authorization_server(self, request: HttpRequest) -> SiteAuthorizationServer:
         from minimcp.django.oauth import authorization_server
 
-        return authorization_server(request, reverse("minimcp:endpoint"), self.name)
+        # The resource is the slashed URL however the endpoint is mounted: what a client is given to
+        # paste, and what sign-ins made before the endpoint answered at both stay bound to.
+        return authorization_server(request, reverse("minimcp:endpoint").rstrip("/") + "/", self.name)
 
     def _oauth_view(self, request: HttpRequest, *args: Any) -> HttpResponseBase:
         from minimcp.django.oauth import answer
 
         server = self._authorization_server(request)
         refused = sign_in_unavailable(server.issuer)
-        return _response(refused) if refused is not None else answer(server, request)
+        if refused is not None:
+            return _response(refused)
+        return _migrated(lambda: answer(server, request))
 
     def _consent_view(self, request: HttpRequest) -> HttpResponseBase:
         from minimcp.django.oauth import consent
 
-        return consent(self._authorization_server(request), request)
+        return _migrated(lambda: consent(self._authorization_server(request), request))
 
     # --- where the calls run -------------------------------------------------------------------
     def call_scope(self) -> contextlib.AbstractContextManager[Any]:
-        return _call_scope(self, _user.get())
+        return _call_scope(self, _user.get(), origin())
 
 
 @contextlib.contextmanager
-def _call_scope(server: MCP, user: Any) -> Iterator[None]:
-    """On the worker: the caller as ``ctx.user``, and Django's rule for database connections around
-    the call, as around a request (``close_old_connections`` honours ``CONN_MAX_AGE`` and drops a
-    connection left broken), so a worker thread never keeps one longer than the project allows."""
-    with server.acting_as(user):
+def _call_scope(server: MCP, user: Any, meta: Mapping[str, Any] | None) -> Iterator[None]:
+    """On the worker: the caller as ``ctx.user``, where the call came from (``minimcp.django.calls``),
+    and Django's rule for database connections around the call, as around a request
+    (``close_old_connections`` honours ``CONN_MAX_AGE`` and drops a connection left broken), so a
+    worker thread never keeps one longer than the project allows."""
+    with server.acting_as(user), coming_from(meta):
         close_old_connections()
         try:
             yield
         finally:
             close_old_connections()
+
+
+def _under(name: str) -> str:
+    """The pattern of ``name`` under the endpoint's prefix, with or without a slash between them:
+    ``path("mcp", include(mcp.urls))`` serves ``/mcp``, ``/mcp/`` and ``/mcp/authorize``;
+    ``path("mcp/", ...)`` serves the slashed ones. (The slash is in a group: Django's check warns
+    of a pattern that starts with ``^/``, a mistake everywhere but here.)"""
+    return rf"^(?:/)?{re.escape(name.strip('/'))}\Z"
+
+
+def _migrated(answer: Callable[[], HttpResponseBase]) -> HttpResponseBase:
+    """``answer()``, or, when it fails because minimcp's tables are not there, the answer that says
+    what to do (``python manage.py migrate``) instead of a bare 500."""
+    try:
+        return answer()
+    except DatabaseError:
+        missing = _missing_tables()
+        if not missing:
+            raise
+        message = (f"This site's MCP tables ({', '.join(missing)}) are missing from its database: "
+                   "run `python manage.py migrate`")
+        logger.error(message)
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": INTERNAL_ERROR, "message": message}})
+        return _response(content(body.encode(), errors.UNAVAILABLE, "application/json"))
+
+
+def _missing_tables() -> list[str]:
+    """minimcp's tables that the database does not have: ``manage.py migrate`` was not run."""
+    from django.apps import apps
+
+    missing = []
+    for model in apps.get_app_config("minimcp").get_models():
+        try:
+            present = connections[router.db_for_read(model)].introspection.table_names()
+        except DatabaseError:  # a connection the first error left unusable: nothing known
+            return []
+        if model._meta.db_table not in present:
+            missing.append(model._meta.db_table)
+    return missing
 
 
 def _response(answer: HTTPResponse) -> HttpResponseBase:

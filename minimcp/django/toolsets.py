@@ -12,10 +12,14 @@
         ordering = ["title", "year"]          # list_books(order_by="-year")
         page_size = 20                        # the default and the most a page holds
         create = update = delete = True       # opt in to the writing tools
+        write_fields = ["title", "author", "year"]  # what they may write: named, as a ModelForm's fields
         confirm = True                        # delete_book asks the user first (ctx.elicit)
 
         def get_queryset(self, request):      # what this caller may reach, per request
             return super().get_queryset(request).filter(owner=request.user)
+
+        def before_save(self, request, instance, created):  # what the caller does not send
+            instance.owner = request.user
 
     BookTools.register()                      # on the project's server (minimcp.django.mcp)
 
@@ -23,18 +27,27 @@ It makes ``list_books`` and ``get_book`` and, opted in, ``create_book``, ``updat
 ``delete_book``. Input schemas come from the model's fields, descriptions from ``verbose_name`` and
 ``help_text``. Each tool needs the caller's model permission (``view_``, ``add_``, ``change_``,
 ``delete_``): a user without it does not see the tool and a call is refused. Objects are looked up
-through ``get_queryset(request)`` only, so a user never reaches a row it leaves out; writes run
-``full_clean()`` and come back as an error result naming each field's problem.
+through ``get_queryset(request)`` only, so a user never reaches a row it leaves out.
+
+Writing is a ModelForm's rules: the writing tools need ``write_fields`` (``"__all__"``: every shown
+editable field), so a field added to the model later (``approved``) is never writable by surprise;
+validation covers what the caller writes (``full_clean`` excluding the other fields, which ``save()``
+or ``before_save`` fill, and uniqueness among the written ones) and comes back as an error result
+naming each field's problem. A foreign key takes only what the caller may reach: the rows of the
+related model's toolset on the same server (its ``get_queryset``), else its default manager, within
+the field's ``limit_choices_to`` (``related_queryset`` decides); a row that is missing and one that
+is not the caller's get the same answer.
 """
 
 from __future__ import annotations
 
 import datetime
 import decimal
+import weakref
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal, Optional
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import models, transaction
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
@@ -56,6 +69,11 @@ _TYPES: tuple[tuple[type[models.Field], Any], ...] = (  # most specific first: B
 )
 
 _VERBS = ("list", "get", "create", "update", "delete")
+
+#: The toolsets registered on each server, by model: a foreign key written through one toolset is
+#: limited to the rows the related model's toolset lets the caller reach. Written while the
+#: project's ``mcp.py`` modules are imported, before serving; only read after.
+_REGISTERED: weakref.WeakKeyDictionary[Any, dict[type[models.Model], list[ModelToolset]]] = weakref.WeakKeyDictionary()
 
 
 class Confirm(BaseModel):
@@ -82,12 +100,16 @@ class ModelToolset:
     create: ClassVar[bool] = False
     update: ClassVar[bool] = False
     delete: ClassVar[bool] = False
-    #: The fields ``create_...`` and ``update_...`` take (default: the shown fields that are editable).
-    write_fields: ClassVar[Sequence[str] | None] = None
+    #: The fields ``create_...`` and ``update_...`` take: required with either of them, as a
+    #: ModelForm's ``fields`` (``"__all__"``: the shown fields that are editable).
+    write_fields: ClassVar[Sequence[str] | str | None] = None
     #: Ask the user (``ctx.elicit``) before deleting.
     confirm: ClassVar[bool] = False
     #: The word in the tool names (default: the model's ``verbose_name``, and its plural for ``list_``).
     name: ClassVar[str | None] = None
+
+    def __init__(self) -> None:
+        self._server: Any = None  # the server ``register`` put the tools on
 
     # --- what a subclass overrides ---------------------------------------------------------------
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
@@ -95,7 +117,19 @@ class ModelToolset:
         return self.model._default_manager.all()
 
     def before_save(self, request: HttpRequest, instance: models.Model, created: bool) -> None:
-        """Fill what the caller does not send (``instance.owner = request.user``) before validation."""
+        """Fill what the caller does not send (``instance.owner = request.user``) before validation;
+        what it sets is trusted, as a view's own assignments after a ModelForm: not validated."""
+
+    def related_queryset(self, request: HttpRequest, field: models.ForeignKey[Any, Any]) -> QuerySet[Any]:
+        """The rows a written foreign key ``field`` may point to for ``request.user``: those the
+        related model's toolset on this server reaches (any of them, if several), else the
+        related model's default manager; within the field's ``limit_choices_to`` either way."""
+        related = field.related_model
+        toolsets = _REGISTERED.get(self._server, {}).get(related, []) if self._server is not None else []
+        rows = related._default_manager.all() if not toolsets else toolsets[0].get_queryset(request)
+        for toolset in toolsets[1:]:
+            rows = rows | toolset.get_queryset(request)
+        return rows.complex_filter(field.get_limit_choices_to())
 
     def to_dict(self, instance: models.Model) -> dict[str, Any]:
         """What a tool answers for one object: the shown fields (a foreign key as its primary key)."""
@@ -111,6 +145,8 @@ class ModelToolset:
             mcp = project_mcp
         toolset = cls()
         toolset._check()
+        toolset._server = mcp
+        _REGISTERED.setdefault(mcp, {}).setdefault(cls.model, []).append(toolset)
         names = []
         for verb in _VERBS:
             if verb in ("list", "get") or getattr(cls, verb):
@@ -216,15 +252,38 @@ class ModelToolset:
         return found
 
     def _save(self, ctx: Context, instance: models.Model, created: bool) -> models.Model:
-        self.before_save(self._request(ctx, "create" if created else "update"), instance, created)
+        """Validate what the tool writes, as a ModelForm does: the written fields (a foreign key
+        within ``related_queryset``), the model's ``clean()``, and uniqueness among written fields;
+        fields the tool does not write are the model's and ``before_save``'s to fill."""
+        request = self._request(ctx, "create" if created else "update")
+        self.before_save(request, instance, created)
+        problems = self._unreachable(request, instance)
+        written = set(self._writable()) - set(problems)
         try:
-            instance.full_clean()
+            instance.full_clean(exclude=[field.name for field in self.model._meta.fields if field.name not in written])
         except ValidationError as invalid:
-            problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in invalid.message_dict.items())
-            raise ToolError(f"Not saved: {problems}") from None
+            problems.update(invalid.message_dict)
+        if problems:
+            raise ToolError("Not saved: " + "; ".join(
+                " ".join(errors) if name == NON_FIELD_ERRORS else f"{name}: {' '.join(errors)}"
+                for name, errors in problems.items()))
         with transaction.atomic():
             instance.save()
         return instance
+
+    def _unreachable(self, request: HttpRequest, instance: models.Model) -> dict[str, list[str]]:
+        """The written foreign keys that point outside what the caller may reach: one message
+        whether the row is missing or someone else's, so an answer never tells which ids exist."""
+        problems = {}
+        for name in self._writable():
+            field = self.model._meta.get_field(name)
+            value = getattr(instance, field.attname)
+            if not isinstance(field, models.ForeignKey) or value is None:
+                continue
+            if not self.related_queryset(request, field).filter(**{field.target_field.name: value}).exists():
+                words = field.related_model._meta.verbose_name
+                problems[name] = [f"No {words} with id {value} that you may reach."]
+        return problems
 
     def _assignments(self, values: dict[str, Any]) -> dict[str, Any]:
         """The model attributes the arguments set (a foreign key by its ``_id`` attribute); an
@@ -269,7 +328,7 @@ class ModelToolset:
         return [self.model._meta.get_field(name) for name in self.fields]
 
     def _writable(self) -> list[str]:
-        names = self.write_fields if self.write_fields is not None else [field.name for field in self._shown()]
+        names = [field.name for field in self._shown()] if self.write_fields == "__all__" else self.write_fields or ()
         return [name for name in names
                 if (field := self.model._meta.get_field(name)).editable and not field.primary_key]
 
@@ -305,6 +364,9 @@ class ModelToolset:
                                  f"does not have; its fields are {sorted(names)}")
         if self.page_size < 1:
             raise ValueError(f"{type(self).__name__}.page_size must be at least 1")
+        if (self.create or self.update) and self.write_fields is None:
+            raise ValueError(f"{type(self).__name__} writes (create or update) but names no write_fields: list the "
+                             "fields callers may set, or write_fields = '__all__' for every shown editable field")
 
 
 def _python_type(field: Any) -> Any:

@@ -1,7 +1,8 @@
 """The library's MCP tools, found at start-up like admin.py: two models and the REST API's views.
 
 Every tool runs as the signed-in user and needs that user's permissions: bob (no delete
-permission) sees neither ``delete_book`` nor ``api_books_destroy``."""
+permission) sees neither ``delete_book`` nor ``api_books_destroy``. The reviews API is published
+with ``model_permissions=False``: its own ``IsAuthenticated`` decides, as it does on the web."""
 
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -16,6 +17,7 @@ class AuthorTools(ModelToolset):
     model = Author
     search = ["name"]
     create = True
+    write_fields = ["name", "born"]
 
 
 class BookTools(ModelToolset):
@@ -26,6 +28,7 @@ class BookTools(ModelToolset):
     ordering = ["title", "year"]
     page_size = 10
     create = update = delete = True
+    write_fields = ["title", "author", "year", "genre"]
     confirm = True
 
 
@@ -36,6 +39,7 @@ class MyReviewTools(ModelToolset):
     fields = ["id", "book", "stars", "text"]
     name = "my_review"
     create = True
+    write_fields = ["book", "stars", "text"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Review]:
         return super().get_queryset(request).filter(reviewer=request.user)
@@ -48,5 +52,5 @@ AuthorTools.register()
 BookTools.register()
 MyReviewTools.register()
 publish(BookViewSet, name="api_books", actions=["list", "retrieve", "create", "partial_update", "destroy", "blurb"])
-publish(ReviewList, name="api_reviews")
+publish(ReviewList, name="api_reviews", model_permissions=False)  # anyone signed in reviews, as the view says
 publish(Suggestions, serializer=SuggestionSerializer)  # suggestions_get, suggestions_post

@@ -11,5 +11,5 @@ urlpatterns = [
     path("api/", include(router.urls)),
     path("api/reviews/", ReviewList.as_view()),
     path("api/suggestions/", Suggestions.as_view()),
-    path("mcp/", include(mcp.urls)),
+    path("mcp", include(mcp.urls)),  # /mcp and /mcp/ alike
 ]

@@ -13,7 +13,7 @@ def index(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),  # the site's login page
-    path("mcp/", include(mcp.urls)),
+    path("mcp", include(mcp.urls)),  # /mcp and /mcp/ alike
     path(".well-known/", include(mcp.well_known_urls)),  # how MCP clients find the sign-in
     path("", index),
 ]
