@@ -174,3 +174,33 @@ def test_a_legacy_client_hears_prompts_list_changed_once(serve_http: Callable[..
         first, second = heard.get(timeout=WAIT), heard.get(timeout=WAIT)
     assert {first, second} == {"notifications/prompts/list_changed", "notifications/tools/list_changed"}
     assert heard.empty()
+
+
+def forecast_today(city: str, days: int = 1) -> str:
+    return city
+
+
+def forecast(city: str) -> str:
+    return city
+
+
+def test_a_tool_registered_under_another_name_names_its_models_after_its_function() -> None:
+    """Of two functions registered as ``forecast`` the first is kept, its schemas titled and its
+    validation errors worded after ``forecast_today``, as the official SDK does."""
+    theirs, ours = OfficialServer("w"), MCPServer("w")
+    for server in (theirs, ours):
+        server.tool(name="forecast")(forecast_today)
+        server.tool(name="forecast")(forecast)
+
+    async def official_call() -> str:
+        async with OfficialClient(theirs, mode="legacy") as client:
+            return (await client.call_tool("forecast", {"days": "x"})).content[0].text  # type: ignore[union-attr]
+
+    official = [(t.name, json.dumps(t.input_schema), json.dumps(t.output_schema)) for t in anyio.run(theirs.list_tools)]
+    mine = [(t.name, json.dumps(t.input_schema), json.dumps(t.output_schema)) for t in ours.list_tools()]
+    assert mine == official
+    assert json.loads(mine[0][1])["title"] == "forecast_todayArguments"
+    with Client(ours, mode="legacy") as client:
+        text = client.call_tool("forecast", {"days": "x"}).content[0].text  # type: ignore[union-attr]
+    assert text == anyio.run(official_call)
+    assert "validation errors for forecast_todayArguments" in text

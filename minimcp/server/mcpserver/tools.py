@@ -29,7 +29,14 @@ from minimcp.server.mcpserver.exceptions import (
 )
 from minimcp.server.mcpserver.media import Audio, Image
 from minimcp.server.mcpserver.resolve import ResolverGraph, ResolverKeys, _arms
-from minimcp.server.mcpserver.signature import argument_values, arguments_model, read_signature, require_sync, type_hints
+from minimcp.server.mcpserver.signature import (
+    argument_values,
+    arguments_model,
+    model_stem,
+    read_signature,
+    require_sync,
+    type_hints,
+)
 from minimcp.server.mcpserver.visibility import as_tags
 from minimcp.types import (
     AudioContent,
@@ -281,10 +288,11 @@ class Tool:
         """What ``mcp.enable``/``mcp.disable`` and a component filter may select it by."""
         params = read_signature(fn, name)
         self.context_params = params.context
-        self.arguments = arguments_model(f"{name}Arguments", params.arguments)
+        stem = model_stem(fn, name)
+        self.arguments = arguments_model(f"{stem}Arguments", params.arguments)
         self.parameters = self.arguments.model_json_schema(by_alias=True)
         self.graph = ResolverGraph(name, params.resolved, set(params.arguments), resolver_keys or ResolverKeys())
-        self.output = output_plan(name, fn, structured_output)
+        self.output = output_plan(stem, fn, structured_output)
         self.task = task_support(task)
         #: Whether a call can send the client anything before its answer (a question, a log
         #: message, progress): only through a ``Context``, its function's own, its resolvers' or a task's.
