@@ -256,7 +256,6 @@ class MCPServer(Generic[LifespanT]):
                                  warn_on_duplicate_prompts, list(dependencies or []), auth)
         self._token_verifier = token_verifier
         self._auth_server_provider = auth_server_provider
-        logging.basicConfig(level=log_level)
         self._own_request_state_security = request_state_security
         self.elicit_replay = elicit_replay
         #: What a template argument may hold, for templates registered without their own ``security=``.
@@ -953,6 +952,10 @@ class MCPServer(Generic[LifespanT]):
         """Serve until interrupted: stdio by default, or Streamable HTTP on ``http://HOST:PORT/mcp``."""
         if transport not in ("stdio", "streamable-http"):
             raise ValueError(f"Unknown transport: {transport}")
+        # run() owns the process, so its log lines (a tool's crash, where it listens) need somewhere to
+        # go: stderr at ``log_level``. basicConfig does nothing when the root logger already has a
+        # handler, so an application that set up its logging keeps it.
+        logging.basicConfig(level=self.settings.log_level)
         if transport == "streamable-http":
             options.setdefault("debug", self.settings.debug)
         self._lowlevel_server.run(transport=transport, **options)
