@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Annotated, Any, Generic, Literal, Optional, TypeAlias, TypeVar, Union, get_args
+from typing import Annotated, Any, ClassVar, Generic, Literal, Optional, TypeAlias, TypeVar, Union, get_args
 
 from pydantic import (
     BaseModel,
@@ -118,6 +118,11 @@ class Request(MCPModel, Generic[RequestParamsT, MethodT]):
 
     method: MethodT
     params: RequestParamsT
+
+    name_param: ClassVar[str | None] = None
+    """The params key (its wire name) whose value the client sends as the ``Mcp-Name`` header, as the
+    core methods send their target's name: a subclass sets it by plain assignment (``name_param =
+    "jobId"``), and sending a request whose params lack that string is a ``ValueError``."""
 
 
 @functools.cache
