@@ -204,3 +204,38 @@ def test_a_tool_registered_under_another_name_names_its_models_after_its_functio
         text = client.call_tool("forecast", {"days": "x"}).content[0].text  # type: ignore[union-attr]
     assert text == anyio.run(official_call)
     assert "validation errors for forecast_todayArguments" in text
+
+
+class Place(BaseModel):
+    city: str
+    country: str = "FR"
+
+
+def locate(place: Place, radius_km: float = 5.0) -> Place:
+    return place
+
+
+def ping() -> dict[str, int]:
+    return {"pong": 1}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_listed_schemas_have_their_keywords_in_the_official_order(mode: str) -> None:
+    """What the official SDK's wire models make of a schema's key order, era by era (legacy:
+    ``properties, required, type`` first; 2026-07-28: ``type`` first), is what a client prints."""
+    theirs, ours = OfficialServer("w"), MCPServer("w")
+    for fn in (forecast_today, locate, ping):
+        theirs.tool()(fn)
+        ours.tool()(fn)
+
+    async def official_listing() -> list[tuple[str, str]]:
+        async with OfficialClient(theirs, mode=mode) as client:
+            return [(json.dumps(t.input_schema), json.dumps(t.output_schema)) for t in (await client.list_tools()).tools]
+
+    with Client(ours, mode=mode) as client:
+        mine = [(json.dumps(t.input_schema), json.dumps(t.output_schema)) for t in client.list_tools().tools]
+    assert mine == anyio.run(official_listing)
+    first = "type" if mode == "auto" else "properties"
+    assert [next(iter(json.loads(schema))) for schema, _ in mine] == [first] * 3
+    direct = ours.list_tools()[0].input_schema  # in-process, the order pydantic made, as officially
+    assert list(direct) == list(anyio.run(theirs.list_tools)[0].input_schema) == ["properties", "required", "title", "type"]

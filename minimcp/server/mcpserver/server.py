@@ -56,7 +56,7 @@ from minimcp.server.mcpserver.resources import (
 )
 from minimcp.server.lowlevel.rounds import RequestStateSecurity
 from minimcp.server.mcpserver.signature import read_signature, require_sync
-from minimcp.server.mcpserver.tools import TaskSupport, Tool, failure_result
+from minimcp.server.mcpserver.tools import TaskSupport, Tool, as_listed, failure_result
 from minimcp.server.mcpserver.visibility import ComponentFilter, Kind, Visibility
 from minimcp.server.subscriptions import SubscriptionBus
 from minimcp.server.tasks import TaskChannel, TaskManager, TaskStore
@@ -419,7 +419,7 @@ class MCPServer(Generic[LifespanT]):
     def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> ListToolsResult:
         shown = self._for_caller(ctx, self.list_tools(), self._tools, lambda d: d.name)
         page, cursor = _page(shown, params.cursor)
-        return ListToolsResult(tools=page, next_cursor=cursor)
+        return ListToolsResult(tools=[as_listed(tool, ctx.session.legacy) for tool in page], next_cursor=cursor)
 
     def _list_resources(self, ctx: ServerRequestContext[Any, Any],
                         params: PaginatedRequestParams) -> ListResourcesResult:

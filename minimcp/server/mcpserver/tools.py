@@ -90,6 +90,30 @@ def error_result(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
+#: The keywords the official SDK's wire models of a tool's schemas declare, per era (legacy: its
+#: 2025-11-25 ``InputSchema`` and ``OutputSchema``; else its 2026-07-28 ones): a listing sends those
+#: first, in this order, and the others as the schema has them, so that a program printing a listed
+#: schema prints the official line.
+_LEADING_KEYWORDS: dict[bool, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    True: (("$schema", "properties", "required", "type"), ("$schema", "properties", "required", "type")),
+    False: (("$schema", "type"), ("$schema",)),
+}
+
+
+def _keywords_first(schema: dict[str, Any], leading: tuple[str, ...]) -> dict[str, Any]:
+    return {**{key: schema[key] for key in leading if key in schema}, **schema}
+
+
+def as_listed(definition: ToolDefinition, legacy: bool) -> ToolDefinition:
+    """``definition`` with its schemas' keywords in the order the official SDK lists them in the era
+    (``legacy`` or 2026-07-28); ``mcp.list_tools()`` keeps the order the schemas were made in, as there."""
+    inputs, outputs = _LEADING_KEYWORDS[legacy]
+    update = {"input_schema": _keywords_first(definition.input_schema, inputs)}
+    if definition.output_schema is not None:
+        update["output_schema"] = _keywords_first(definition.output_schema, outputs)
+    return definition.model_copy(update=update)
+
+
 def failure_result(failure: ToolError) -> CallToolResult:
     """The ``is_error`` result a failed tool answers with: its message only. A crash's exception and
     traceback go to the server log; an anticipated failure is logged without one."""
