@@ -153,27 +153,132 @@ def test_dict_and_typeddict_output_schemas_are_the_official_ones() -> None:
     assert json.loads(mine["get_weather"])["title"] == "WeatherMetrics"
 
 
-def test_a_legacy_client_hears_prompts_list_changed_once(serve_http: Callable[..., str]) -> None:
-    mcp = MCPServer("changes")
+STORY = ("both", "publish_only", "session_only", "end")
+END = "notifications/resources/list_changed"
 
-    @mcp.tool()
-    def change_prompts(ctx: Context) -> str:
-        ctx.notify_prompts_changed()
+
+def _official_story() -> OfficialServer:
+    theirs = OfficialServer("changes")
+
+    @theirs.tool()
+    async def both(ctx: OfficialContext) -> str:
+        await ctx.notify_prompts_changed()
+        await ctx.session.send_prompt_list_changed()
         return "ok"
 
-    @mcp.tool()
-    def change_tools(ctx: Context) -> str:
+    @theirs.tool()
+    async def publish_only(ctx: OfficialContext) -> str:
+        await ctx.notify_tools_changed()
+        return "ok"
+
+    @theirs.tool()
+    async def session_only(ctx: OfficialContext) -> str:
+        await ctx.session.send_tool_list_changed()
+        return "ok"
+
+    @theirs.tool()
+    async def end(ctx: OfficialContext) -> str:  # what is heard ends here, in either era
+        await ctx.notify_resources_changed()
+        await ctx.session.send_resource_list_changed()
+        return "ok"
+
+    return theirs
+
+
+def _our_story() -> MCPServer:
+    ours = MCPServer("changes")
+
+    @ours.tool()
+    def both(ctx: Context) -> str:
+        ctx.notify_prompts_changed()
+        ctx.session.send_prompt_list_changed()
+        return "ok"
+
+    @ours.tool()
+    def publish_only(ctx: Context) -> str:
+        ctx.notify_tools_changed()
+        return "ok"
+
+    @ours.tool()
+    def session_only(ctx: Context) -> str:
         ctx.session.send_tool_list_changed()
         return "ok"
 
-    heard, on_message = heard_methods()
+    @ours.tool()
+    def end(ctx: Context) -> str:
+        ctx.notify_resources_changed()
+        ctx.session.send_resource_list_changed()
+        return "ok"
 
-    with Client(serve_http(mcp), mode="legacy", message_handler=on_message) as client:
-        client.call_tool("change_prompts", {})
-        client.call_tool("change_tools", {})
-        first, second = heard.get(timeout=WAIT), heard.get(timeout=WAIT)
-    assert {first, second} == {"notifications/prompts/list_changed", "notifications/tools/list_changed"}
-    assert heard.empty()
+    return ours
+
+
+def _official_changes(mode: str) -> list[str]:
+    theirs = _official_story()
+
+    async def run() -> list[str]:
+        heard: list[str] = []
+        done = anyio.Event()
+
+        async def on_message(message: Any) -> None:
+            method = getattr(getattr(message, "root", message), "method", None)
+            if isinstance(method, str):
+                heard.append(method)
+                if method == END:
+                    done.set()
+
+        async with OfficialClient(theirs, mode=mode, message_handler=on_message) as client:
+            if mode == "legacy":
+                for name in STORY:
+                    await client.call_tool(name, {})
+                with anyio.fail_after(WAIT):
+                    await done.wait()
+                return heard
+            async with client.listen(tools_list_changed=True, prompts_list_changed=True,
+                                     resources_list_changed=True) as sub:
+                for name in STORY:
+                    await client.call_tool(name, {})
+                events: list[str] = []
+                with anyio.fail_after(WAIT):
+                    async for event in sub:
+                        events.append(type(event).__name__)
+                        if type(event).__name__ == "ResourcesListChanged":
+                            return events
+        raise AssertionError("the listen ended before the marker")
+
+    return anyio.run(run)
+
+
+def _our_changes(mode: str) -> list[str]:
+    ours = _our_story()
+    heard, on_message = heard_methods()
+    with Client(ours, mode=mode, message_handler=on_message) as client:
+        if mode == "legacy":
+            for name in STORY:
+                client.call_tool(name, {})
+            methods = [heard.get(timeout=WAIT)]
+            while methods[-1] != END:
+                methods.append(heard.get(timeout=WAIT))
+            return methods
+        with client.listen(tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True) as sub:
+            for name in STORY:
+                client.call_tool(name, {})
+            events = [type(sub.next(timeout=WAIT)).__name__]
+            while events[-1] != "ResourcesListChanged":
+                events.append(type(sub.next(timeout=WAIT)).__name__)
+            return events
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_list_changes_reach_each_era_as_the_official_sdk_sends_them(mode: str) -> None:
+    """``ctx.notify_*_changed()`` publishes to 2026-07-28 listens only and ``ctx.session.send_*``
+    tells a legacy session only: a tool doing both is heard once in each era."""
+    official = _official_changes(mode)
+    assert _our_changes(mode) == official
+    if mode == "legacy":
+        assert official == ["notifications/prompts/list_changed", "notifications/tools/list_changed", END]
+    else:
+        assert official == ["PromptsListChanged", "ToolsListChanged", "ResourcesListChanged"]
 
 
 def forecast_today(city: str, days: int = 1) -> str:

@@ -60,7 +60,13 @@ from minimcp.server.mcpserver.tools import TaskSupport, Tool, as_listed, failure
 from minimcp.server.mcpserver.visibility import ComponentFilter, Kind, Visibility
 from minimcp.server.subscriptions import SubscriptionBus
 from minimcp.server.tasks import TaskChannel, TaskManager, TaskStore
-from minimcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ServerEvent, ToolsListChanged
+from minimcp.shared.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ServerEvent,
+    ToolsListChanged,
+    event_method,
+)
 from minimcp.shared.extension import declares_extension, extension_required_data, validate_extension_identifier
 from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
@@ -481,6 +487,7 @@ class MCPServer(Generic[LifespanT]):
         for kind, change in changes.items():
             if before[kind] != after[kind]:
                 self.subscriptions.publish(change)
+                self.dispatcher.listens.announce(event_method(change))
 
     def _enabled_keys(self) -> dict[str, set[int]]:
         with self._registry_lock:
