@@ -1,7 +1,8 @@
 """Small answers given as the official SDK gives them, each measured against mcp 2.3.0 in the same
 test where it can run in this process: progress on a 2026-07-28 in-process connection, a
-resolver's ``Elicit`` schema on 2026-07-28, a dict or TypedDict output schema, and one
-``list_changed`` per change."""
+resolver's ``Elicit`` schema on 2026-07-28, a dict or TypedDict output schema, which era hears a
+list change told which way, the models of a tool registered under another name, and the key
+order of a listed tool's schemas in each era."""
 
 from __future__ import annotations
 
