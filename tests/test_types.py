@@ -750,3 +750,54 @@ def test_dump_is_model_dump_and_honours_an_override() -> None:
     tagged = Tagged(content=[TextContent(type="text", text="x")])
     assert types.dump(tagged) == {"resultType": "complete", "content": [{"type": "text", "text": "x"}],
                                   "isError": False, "tagged": True}
+
+
+#: Fields the official models carry and these do not: the protocol's 2025-11-25 core tasks (a
+#: ``task`` on a request's params, ``tasks`` capabilities, ``Tool.execution``), which minimcp speaks
+#: as the tasks extension instead (``minimcp.shared.tasks``, SEP-2663).
+OFFICIAL_ONLY_FIELDS = {
+    "CallToolRequestParams": {"task"},
+    "ClientCapabilities": {"tasks"},
+    "CreateMessageRequestParams": {"task"},
+    "ElicitRequestFormParams": {"task"},
+    "ElicitRequestURLParams": {"task"},
+    "ServerCapabilities": {"tasks"},
+    "Tool": {"execution"},
+}
+
+
+def _shared_models() -> list[tuple[str, type[BaseModel], type[BaseModel]]]:
+    import inspect
+
+    import mcp.types as official
+
+    pairs = []
+    for name in sorted(set(dir(official)) & set(dir(types))):
+        theirs, ours = getattr(official, name), getattr(types, name)
+        if all(inspect.isclass(model) and issubclass(model, BaseModel) for model in (theirs, ours)):
+            pairs.append((name, theirs, ours))
+    return pairs
+
+
+def test_every_model_shared_with_the_official_sdk_has_its_fields_in_the_official_order() -> None:
+    """A program that prints a model (or dumps it) prints the fields in the order the official one
+    does: ``Implementation``'s ``website_url`` before ``icons``, a result's ``result_type`` last."""
+    pairs = _shared_models()
+    assert len(pairs) > 100
+    for name, theirs, ours in pairs:
+        official_fields, our_fields = list(theirs.model_fields), list(ours.model_fields)
+        assert set(official_fields) - set(our_fields) == OFFICIAL_ONLY_FIELDS.get(name, set()), name
+        assert set(our_fields) <= set(official_fields), name
+        assert our_fields == [field for field in official_fields if field in our_fields], name
+
+
+def test_printed_and_dumped_models_read_as_the_official_ones() -> None:
+    import mcp.types as official
+
+    server = {"name": "w", "version": "1", "website_url": "https://example.com", "icons": [{"src": "a.png"}]}
+    assert str(types.Implementation(**server)) == str(official.Implementation(**server))
+    answer = {"content": [{"type": "text", "text": "hi"}], "structured_content": {"n": 1}}
+    assert repr(CallToolResult(**answer)) == repr(official.CallToolResult(**answer))
+    assert json.dumps(dump(CallToolResult(**answer)), separators=(",", ":")) == official.CallToolResult(**answer).model_dump_json(
+        by_alias=True, exclude_none=True)
+    assert repr(ElicitResult(action="decline")) == repr(official.ElicitResult(action="decline"))

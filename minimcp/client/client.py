@@ -338,7 +338,7 @@ class Client:
         """Hand a claimed shape to the claim that owns it (the session parses only the shapes of
         this client's active claims) and check its answer as a direct one is checked."""
         session = self.session
-        claim = session.active_claim(claimed.result_type)
+        claim = session.active_claim(getattr(claimed, "result_type", None))  # a claim's model declares it
         assert claim is not None  # the session parsed this shape because the claim is active
         final = claim.resolve(claimed, ClaimContext(session=session, tool_name=name,
                                                     read_timeout_seconds=read_timeout_seconds))

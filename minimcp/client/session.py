@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
 from minimcp.client.cancel import covered
-from minimcp.shared.header_values import header_parameters
+from minimcp.shared.header_values import encode_header_value, header_parameters
 from minimcp.client.era import LEGACY, MODERN, ClientEra, client_era
 from minimcp.client.output_schema import output_validator
 from minimcp.client.extension import (
@@ -148,6 +148,18 @@ def _with_meta(params: dict[str, Any], meta: RequestParamsMeta | None) -> dict[s
     if meta:
         params["_meta"] = dict(meta)
     return params
+
+
+def _mcp_name(request: BaseModel, method: str, params: Mapping[str, Any] | None) -> str | None:
+    """The ``Mcp-Name`` a request model's ``name_param`` names in its wire ``params``; a
+    ``ValueError`` when the params lack that string, as the official client fails loud."""
+    key = getattr(type(request), "name_param", None)
+    if key is None:
+        return None
+    name = (params or {}).get(key)
+    if not isinstance(name, str):
+        raise ValueError(f"{method} requires params[{key!r}] for Mcp-Name")
+    return name
 
 
 def _default_client_info() -> Implementation:
@@ -368,16 +380,19 @@ class ClientSession:
     # --- one exchange ----------------------------------------------------------------------
 
     def _headers(self, method: str | None, params: Mapping[str, Any] | None,
-                 version: str | None = None) -> dict[str, str]:
+                 version: str | None = None, name: str | None = None) -> dict[str, str]:
         """HTTP request headers at ``version`` (by default the negotiated one; other transports
         ignore them); ``method`` is ``None`` for what is not a request (the standalone GET, our
-        answers to the server)."""
+        answers to the server). ``name`` is a custom request's ``Mcp-Name`` (``Request.name_param``),
+        sent in either era, as officially; a core method's own target wins."""
         version = version or self.protocol_version
-        if version is None:
-            return {}
-        headers = {"MCP-Protocol-Version": version}
-        if method is not None:
-            headers.update(client_era(version).request_headers(self, method, params))
+        headers: dict[str, str] = {}
+        if version is not None:
+            headers["MCP-Protocol-Version"] = version
+            if method is not None:
+                headers.update(client_era(version).request_headers(self, method, params))
+        if name is not None:
+            headers.setdefault("Mcp-Name", encode_header_value(name) or "")
         return headers
 
     def header_parameters(self, tool_name: Any) -> dict[str, str]:
@@ -395,6 +410,7 @@ class ClientSession:
         timeout: float | None = None,
         progress_callback: ProgressFnT | None = None,
         version: str | None = None,
+        name: str | None = None,
     ) -> dict[str, Any]:
         """Send one request and return its ``result`` dict; a JSON-RPC error raises ``MCPError``.
 
@@ -420,7 +436,7 @@ class ClientSession:
                         covered(functools.partial(self._stop, request_id)):
                     answer = self.transport.request(
                         jsonrpc.request(request_id, method, outgoing.params),
-                        headers=self._headers(method, stamped, version),
+                        headers=self._headers(method, stamped, version, name),
                         timeout=timeout if timeout is not None else self.read_timeout_seconds,
                     )
                     outgoing.answered(answer)
@@ -499,9 +515,11 @@ class ClientSession:
         with a request model, whose second argument may also come as ``result_type=``.
         """
         model: Any
+        name: str | None = None
         if isinstance(request, BaseModel):
             wire = dump(request)
             method, body = wire["method"], wire.get("params")
+            name = _mcp_name(request, method, body)
             # The official order is (request, result_type, request_read_timeout_seconds).
             model, positional_timeout = (result_type, None) if params is None else (params, result_type)
             if positional_timeout is not None:
@@ -516,7 +534,7 @@ class ClientSession:
             raise TypeError("send_request takes (method, params, result_type) or (request_model, result_type)")
         if timeout is None:
             timeout = request_read_timeout_seconds
-        raw = self._exchange(method, body or {}, timeout=timeout, progress_callback=progress_callback)
+        raw = self._exchange(method, body or {}, timeout=timeout, progress_callback=progress_callback, name=name)
         return cast("type[ResultT]", model).model_validate(raw)
 
     def send_notification(self, notification: str | BaseModel, params: dict[str, Any] | None = None) -> None:

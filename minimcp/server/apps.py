@@ -21,7 +21,7 @@ A client that did not negotiate Apps still calls the tool, so the tool should an
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -101,9 +101,11 @@ class Apps(Extension):
     def add_html_resource(self, uri: str, html: str, *, name: str | None = None, title: str | None = None,
                           description: str | None = None, csp: ResourceCsp | None = None,
                           permissions: ResourcePermissions | None = None, domain: str | None = None,
-                          prefers_border: bool | None = None) -> None:
+                          prefers_border: bool | None = None, tags: Iterable[str] | None = None) -> None:
         """Serve ``html`` at the ``ui://`` URI ``uri`` as an app; ``csp``, ``permissions``, ``domain``
-        and ``prefers_border`` become its ``_meta.ui``."""
+        and ``prefers_border`` become its ``_meta.ui``. It is listed and read only while a tool that
+        renders it is (a tool hidden by its tags, ``disable`` or a ``component_filter`` hides its
+        app); ``tags`` select it as they select any resource."""
         ui: dict[str, Any] = {}
         if csp is not None:
             ui["csp"] = csp.model_dump(by_alias=True, exclude_none=True)
@@ -114,7 +116,7 @@ class Apps(Extension):
         if prefers_border is not None:
             ui["prefersBorder"] = prefers_border
         self.add_resource(TextResource(uri, html, name=name or uri, title=title, description=description,
-                                       mime_type=APP_MIME_TYPE, meta={"ui": ui} if ui else None))
+                                       mime_type=APP_MIME_TYPE, meta={"ui": ui} if ui else None, tags=tags))
 
     def add_resource(self, resource: Resource) -> None:
         """Serve a resource built some other way (a ``FunctionResource`` reading HTML from disk, ...).

@@ -11,8 +11,9 @@
 
 The streams themselves (acknowledgement first, the ``subscriptionId`` on every frame, only the
 kinds a client asked for, a graceful ``complete`` at shutdown) live in
-``minimcp.server.lowlevel.subscriptions``, which every transport drains. The same events also reach
-legacy clients on their standalone channel, so one ``publish`` tells the clients of both eras.
+``minimcp.server.lowlevel.subscriptions``, which every transport drains. A legacy client hears a
+``ResourceUpdated`` for a URI it subscribed to on its standalone channel; list changes are the
+listens' only, as officially (a handler tells a legacy client with ``ctx.session.send_*_list_changed()``).
 Nothing is replayed: a client whose stream dropped listens again and reads again.
 """
 

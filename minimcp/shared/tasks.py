@@ -51,6 +51,7 @@ class GetTaskResult(Result, Task):
     input_requests: dict[str, dict[str, Any]] | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
+    result_type: str | None = None
 
 
 def tasks_required_data() -> dict[str, Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Annotated, Any, Generic, Literal, Optional, TypeAlias, TypeVar, Union, get_args
+from typing import Annotated, Any, ClassVar, Generic, Literal, Optional, TypeAlias, TypeVar, Union, get_args
 
 from pydantic import (
     BaseModel,
@@ -102,6 +102,14 @@ class PaginatedRequestParams(RequestParams):
     cursor: Cursor | None = None
 
 
+class InputResponseRequestParams(RequestParams):
+    """The params of a request a server may answer with ``input_required`` (2026-07-28): the client
+    sends it again with the answers and the state it was handed."""
+
+    input_responses: InputResponses | None = None
+    request_state: str | None = None
+
+
 class NotificationParams(MCPModel):
     meta: Meta | None = Field(default=None, alias="_meta")
 
@@ -118,6 +126,11 @@ class Request(MCPModel, Generic[RequestParamsT, MethodT]):
 
     method: MethodT
     params: RequestParamsT
+
+    name_param: ClassVar[str | None] = None
+    """The params key (its wire name) whose value the client sends as the ``Mcp-Name`` header, as the
+    core methods send their target's name: a subclass sets it by plain assignment (``name_param =
+    "jobId"``), and sending a request whose params lack that string is a ``ValueError``."""
 
 
 @functools.cache
@@ -144,15 +157,16 @@ class Notification(MCPModel, Generic[NotificationParamsT, MethodT]):
 class Result(MCPModel):
     """Base of every result.
 
-    ``result_type`` is ``"complete"`` on the results of the core requests, as officially (the
-    server strips it from the legacy wire), ``None`` on the rest (``EmptyResult`` dumps as ``{}``),
-    and ``"input_required"`` on :class:`InputRequiredResult`.
+    ``result_type`` is declared by each result that has one, last among its fields as officially
+    (printed and dumped in the official order): ``"complete"`` on the results of the core requests
+    (the server strips it from the legacy wire), ``None`` on ``EmptyResult`` (it dumps as ``{}``),
+    and ``"input_required"`` on :class:`InputRequiredResult`; the answers a client gives (an
+    ``ElicitResult``, a ``CreateMessageResult``...) and ``InitializeResult`` have none.
     """
 
     meta: Meta | None = Field(default=None, alias="_meta")
-    result_type: str | None = None
 
-    @field_validator("result_type")
+    @field_validator("result_type", check_fields=False)
     @classmethod
     def _only_input_required_result_is_input_required(cls, value: str | None) -> str | None:
         # Without this, an input_required answer would validate as, say, an empty CallToolResult.
@@ -164,7 +178,6 @@ class Result(MCPModel):
 
 
 class PaginatedResult(Result):
-    result_type: str | None = "complete"
     next_cursor: Cursor | None = None
 
 
@@ -176,13 +189,14 @@ class CacheableResult(Result):
     per method). Like ``result_type``, they stay off the legacy wire.
     """
 
-    result_type: str | None = "complete"
     ttl_ms: Annotated[int, Field(ge=0)] = 0
     cache_scope: Literal["public", "private"] = "private"
 
 
 class EmptyResult(Result):
     """Success without data: ``{}``, or ``{"resultType": "complete"}`` on 2026-07-28."""
+
+    result_type: str | None = None
 
 
 class ErrorData(MCPModel):
@@ -209,8 +223,8 @@ class Icon(MCPModel):
 class Implementation(BaseMetadata):
     version: str
     description: str | None = None
-    icons: list[Icon] | None = None
     website_url: str | None = None
+    icons: list[Icon] | None = None
 
 
 # --- Capabilities ----------------------------------------------------------------------------
@@ -250,9 +264,9 @@ class ElicitationCapability(MCPModel):
 
 class ClientCapabilities(MCPModel):
     experimental: dict[str, dict[str, Any]] | None = None
-    roots: RootsCapability | None = None
     sampling: SamplingCapability | None = None
     elicitation: ElicitationCapability | None = None
+    roots: RootsCapability | None = None
     extensions: dict[str, dict[str, Any]] | None = None
 
 
@@ -280,10 +294,10 @@ class CompletionsCapability(MCPModel):
 class ServerCapabilities(MCPModel):
     experimental: dict[str, dict[str, Any]] | None = None
     logging: LoggingCapability | None = None
-    completions: CompletionsCapability | None = None
     prompts: PromptsCapability | None = None
     resources: ResourcesCapability | None = None
     tools: ToolsCapability | None = None
+    completions: CompletionsCapability | None = None
     extensions: dict[str, dict[str, Any]] | None = None
 
 
@@ -329,6 +343,7 @@ class DiscoverResult(CacheableResult):
     supported_versions: list[str]
     capabilities: ServerCapabilities
     instructions: str | None = None
+    result_type: str | None = "complete"
 
 
 # --- Content ---------------------------------------------------------------------------------
@@ -382,8 +397,8 @@ class Resource(BaseMetadata):
     description: str | None = None
     mime_type: str | None = None
     size: int | None = None
-    annotations: Annotations | None = None
     icons: list[Icon] | None = None
+    annotations: Annotations | None = None
     meta: Meta | None = Field(default=None, alias="_meta")
 
 
@@ -406,8 +421,8 @@ ContentBlock: TypeAlias = Annotated[
 
 class ToolUseContent(MCPModel):
     type: Literal["tool_use"] = "tool_use"
-    id: str
     name: str
+    id: str
     input: dict[str, Any]
     meta: Meta | None = Field(default=None, alias="_meta")
 
@@ -437,8 +452,8 @@ class ResourceTemplate(BaseMetadata):
     uri_template: str
     description: str | None = None
     mime_type: str | None = None
-    annotations: Annotations | None = None
     icons: list[Icon] | None = None
+    annotations: Annotations | None = None
     meta: Meta | None = Field(default=None, alias="_meta")
 
 
@@ -449,6 +464,7 @@ class ListResourcesRequest(MCPModel):
 
 class ListResourcesResult(PaginatedResult, CacheableResult):
     resources: list[Resource]
+    result_type: str | None = "complete"
 
 
 class ListResourceTemplatesRequest(MCPModel):
@@ -458,12 +474,11 @@ class ListResourceTemplatesRequest(MCPModel):
 
 class ListResourceTemplatesResult(PaginatedResult, CacheableResult):
     resource_templates: list[ResourceTemplate]
+    result_type: str | None = "complete"
 
 
-class ReadResourceRequestParams(RequestParams):
+class ReadResourceRequestParams(InputResponseRequestParams):
     uri: str
-    input_responses: InputResponses | None = None
-    request_state: str | None = None
 
 
 class ReadResourceRequest(MCPModel):
@@ -473,6 +488,7 @@ class ReadResourceRequest(MCPModel):
 
 class ReadResourceResult(CacheableResult):
     contents: list[TextResourceContents | BlobResourceContents]
+    result_type: str | None = "complete"
 
 
 class SubscribeRequestParams(RequestParams):
@@ -573,13 +589,12 @@ class ListPromptsRequest(MCPModel):
 
 class ListPromptsResult(PaginatedResult, CacheableResult):
     prompts: list[Prompt]
+    result_type: str | None = "complete"
 
 
-class GetPromptRequestParams(RequestParams):
+class GetPromptRequestParams(InputResponseRequestParams):
     name: str
     arguments: dict[str, str] | None = None
-    input_responses: InputResponses | None = None
-    request_state: str | None = None
 
 
 class GetPromptRequest(MCPModel):
@@ -588,9 +603,9 @@ class GetPromptRequest(MCPModel):
 
 
 class GetPromptResult(Result):
-    result_type: str | None = "complete"
     description: str | None = None
     messages: list[PromptMessage]
+    result_type: str | None = "complete"
 
 
 class PromptListChangedNotification(MCPModel):
@@ -619,8 +634,8 @@ class Tool(BaseMetadata):
     description: str | None = None
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None = None
-    annotations: ToolAnnotations | None = None
     icons: list[Icon] | None = None
+    annotations: ToolAnnotations | None = None
     meta: Meta | None = Field(default=None, alias="_meta")
 
 
@@ -631,13 +646,12 @@ class ListToolsRequest(MCPModel):
 
 class ListToolsResult(PaginatedResult, CacheableResult):
     tools: list[Tool]
+    result_type: str | None = "complete"
 
 
-class CallToolRequestParams(RequestParams):
+class CallToolRequestParams(InputResponseRequestParams):
     name: str
     arguments: dict[str, Any] | None = None
-    input_responses: InputResponses | None = None
-    request_state: str | None = None
 
 
 class CallToolRequest(MCPModel):
@@ -646,10 +660,10 @@ class CallToolRequest(MCPModel):
 
 
 class CallToolResult(Result):
-    result_type: str | None = "complete"
     content: list[ContentBlock] = Field(default_factory=list)
     structured_content: Any = None
     is_error: bool = False
+    result_type: str | None = "complete"
 
 
 class ToolListChangedNotification(MCPModel):
@@ -698,8 +712,8 @@ class Completion(MCPModel):
 
 
 class CompleteResult(Result):
-    result_type: str | None = "complete"
     completion: Completion
+    result_type: str | None = "complete"
 
 
 # --- Logging, progress, cancellation ---------------------------------------------------------
@@ -776,13 +790,13 @@ class CreateMessageRequestParams(RequestParams):
     model_config = ConfigDict(protected_namespaces=())
 
     messages: list[SamplingMessage]
-    max_tokens: int
+    model_preferences: ModelPreferences | None = None
     system_prompt: str | None = None
     include_context: Literal["none", "thisServer", "allServers"] | None = None
     temperature: float | None = None
+    max_tokens: int
     stop_sequences: list[str] | None = None
     metadata: dict[str, Any] | None = None
-    model_preferences: ModelPreferences | None = None
     tools: list[Tool] | None = None
     tool_choice: ToolChoice | None = None
 

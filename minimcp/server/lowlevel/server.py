@@ -295,7 +295,7 @@ class Server(Generic[LifespanResultT]):
             raise ValueError("'initialize' is answered by the server core and cannot be overridden")
         require_sync_handler(method, handler)
         if isinstance(handler, ListenSource):
-            handler.bind(self.dispatcher.listens)  # its bus reaches legacy channels before any listen opens
+            handler.bind(self.dispatcher.listens)  # its resource updates reach legacy subscribers before any listen opens
         self._request_handlers[method] = HandlerEntry(params_type, handler, read)
 
     def add_notification_handler(self, method: str, params_type: type[BaseModel], handler: Handler) -> None:

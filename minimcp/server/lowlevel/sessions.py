@@ -353,7 +353,8 @@ class Connection:
     def attach_standalone(self, outbox: Outbox) -> bool:
         """Make ``outbox`` this connection's standalone channel, unless one is already open.
 
-        From then on the server's broadcasts (``ctx.notify_tools_changed()`` and friends) reach it.
+        From then on it hears the resource updates it subscribed to (``ctx.notify_resource_updated``)
+        and the server's own announcements (``MCPServer.enable``/``disable``).
         """
         with self._lock:
             if self.standalone is not None:

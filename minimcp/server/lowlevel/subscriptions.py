@@ -13,9 +13,11 @@ This file knows nothing of HTTP or stdio: a listen is an ``Outbox`` the transpor
 client ends a listen by going away (the transport aborts its outbox) and the server ends all of
 them on shutdown with a final ``complete`` result.
 
-Legacy connections hear the same broadcasts on their standalone channel (the GET stream, the
-stdio pipe), untagged, resource updates only for the URIs they subscribed to: one
-``publish`` reaches the clients of both eras.
+Legacy connections hear on their standalone channel (the GET stream, the stdio pipe), untagged,
+the resource updates published for the URIs they subscribed to, and the server's own changes
+(``announce``: ``MCPServer.enable``/``disable``). A list change a handler publishes is the listens'
+only, as officially: a legacy client hears one when the handler tells its session
+(``ctx.session.send_tool_list_changed()``), so an official program that does both sends it once.
 """
 
 from __future__ import annotations
@@ -111,8 +113,8 @@ class Listen:
 
 class ListenSource(ABC):
     """A ``subscriptions/listen`` handler fed by a bus (``minimcp.server.subscriptions.ListenHandler``):
-    ``Server`` binds it to its ``Listens`` when it is registered, so its bus reaches legacy channels
-    before any listen opens."""
+    ``Server`` binds it to its ``Listens`` when it is registered, so its bus's resource updates reach
+    subscribed legacy channels before any listen opens."""
 
     @abstractmethod
     def bind(self, listens: Listens) -> None:
@@ -149,12 +151,14 @@ class Listens:
         bus.subscribe(self.deliver)
 
     def deliver(self, event: ServerEvent) -> None:
-        """One event from a followed bus, to the listens and legacy channels that want it."""
+        """One event from a followed bus, to the listens that want it (and a resource update to the
+        legacy connections subscribed to its URI)."""
         uri = event.uri if isinstance(event, ResourceUpdated) else None
         self.publish(event_method(event), {"uri": uri} if uri is not None else None, uri=uri)
 
     def attach(self, connection: Connection) -> None:
-        """A legacy connection opened its standalone channel: broadcasts reach it from now on."""
+        """A legacy connection opened its standalone channel: from now on it hears the resource
+        updates it subscribed to and what the server announces."""
         with self._lock:
             self._legacy.add(connection)
 
@@ -190,17 +194,25 @@ class Listens:
         return listen
 
     def publish(self, method: str, params: dict[str, Any] | None = None, uri: str | None = None) -> None:
-        """Send ``method`` to every open listen that opted in to it and to every legacy connection's
-        standalone channel (resource updates: those subscribed to ``uri``); a no-op with no listener."""
+        """Send ``method`` to every open listen that opted in to it, and a resource update to the
+        legacy connections subscribed to ``uri``; a no-op with no listener."""
         with self._lock:
             self._open = [kept for kept in self._open if kept.open]
             targets = [listen for listen in self._open if listen.wants(method, uri)]
-            connections = list(self._legacy)
+            connections = list(self._legacy) if method == RESOURCE_UPDATED else []
         for listen in targets:
             listen.send(method, params)
         for connection in connections:
-            if method not in SUBJECTS or (method == RESOURCE_UPDATED and uri in connection.subscriptions):
+            if uri in connection.subscriptions:
                 connection.notify(method, params)
+
+    def announce(self, method: str) -> None:
+        """Send ``method`` to every legacy connection's standalone channel: a change the server made
+        itself (``MCPServer.enable``/``disable``), which no handler's session is there to tell."""
+        with self._lock:
+            connections = list(self._legacy)
+        for connection in connections:
+            connection.notify(method, None)
 
     def close(self) -> None:
         """End every listen gracefully: a final ``complete`` result naming its subscription.

@@ -223,22 +223,27 @@ class Context(Generic[LifespanT, RequestT]):
         keeps no log; a no-op where there is no such stream (2026-07-28)."""
         self.session.connection.close_standalone_stream()
 
-    # --- telling every client: 2026-07-28 listens and legacy standalone channels alike ----------
+    # --- telling every client that listens --------------------------------------------------------
     def notify_tools_changed(self) -> None:
-        """Publish that the tool list changed on the server's bus: the listens that asked for it
-        and every legacy connection's standalone channel hear it."""
+        """Publish that the tool list changed on the server's bus: the 2026-07-28 listens that asked
+        for it hear it. A legacy client does not, as officially: ``ctx.session.send_tool_list_changed()``
+        tells the session of this call."""
         self._mcp.subscriptions.publish(ToolsListChanged())
 
     def notify_prompts_changed(self) -> None:
-        """Publish that the prompt list changed (listens and legacy standalone channels)."""
+        """Publish that the prompt list changed (listens only; ``ctx.session.send_prompt_list_changed()``
+        tells a legacy session)."""
         self._mcp.subscriptions.publish(PromptsListChanged())
 
     def notify_resources_changed(self) -> None:
-        """Publish that the resource list changed (listens and legacy standalone channels)."""
+        """Publish that the resource list changed (listens only; ``ctx.session.send_resource_list_changed()``
+        tells a legacy session)."""
         self._mcp.subscriptions.publish(ResourcesListChanged())
 
     def notify_resource_updated(self, uri: str) -> None:
-        """Publish that ``uri`` changed: the listens and legacy sessions subscribed to exactly that URI hear it."""
+        """Publish that ``uri`` changed: the listens and the legacy sessions subscribed to exactly that
+        URI hear it (the official SDK tells legacy subscribers nothing: there, a handler calls
+        ``ctx.session.send_resource_updated(uri)``)."""
         self._mcp.subscriptions.publish(ResourceUpdated(uri=str(uri)))
 
     def debug(self, data: Any, *, logger_name: str | None = None) -> None:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import pydantic_core
 
-from minimcp.server.mcpserver.signature import argument_values, arguments_model, read_signature
+from minimcp.server.mcpserver.signature import argument_values, arguments_model, model_stem, read_signature
 from minimcp.server.mcpserver.visibility import as_tags
 from minimcp.shared.path_security import contains_path_traversal, is_absolute_path
 from minimcp.shared.uri_template import UriTemplate
@@ -285,7 +285,7 @@ class ResourceTemplate(_Listed):
         for var in sorted(self._template.query_variable_names):
             if params.arguments[var][1] is ...:
                 raise ValueError(f"Query parameter {var!r} of {uri_template} needs a default in the function")
-        self._arguments = arguments_model(f"{name}Arguments", params.arguments)
+        self._arguments = arguments_model(f"{model_stem(fn, name)}Arguments", params.arguments)
 
     def definition(self) -> TemplateDefinition:
         return TemplateDefinition(uri_template=self.uri_template, **self._listing())

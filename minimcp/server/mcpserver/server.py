@@ -56,11 +56,17 @@ from minimcp.server.mcpserver.resources import (
 )
 from minimcp.server.lowlevel.rounds import RequestStateSecurity
 from minimcp.server.mcpserver.signature import read_signature, require_sync
-from minimcp.server.mcpserver.tools import TaskSupport, Tool, failure_result
+from minimcp.server.mcpserver.tools import TaskSupport, Tool, as_listed, failure_result
 from minimcp.server.mcpserver.visibility import ComponentFilter, Kind, Visibility
 from minimcp.server.subscriptions import SubscriptionBus
 from minimcp.server.tasks import TaskChannel, TaskManager, TaskStore
-from minimcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ServerEvent, ToolsListChanged
+from minimcp.shared.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ServerEvent,
+    ToolsListChanged,
+    event_method,
+)
 from minimcp.shared.extension import declares_extension, extension_required_data, validate_extension_identifier
 from minimcp.shared.tasks import TASKS_EXTENSION, CreateTaskResult
 from minimcp.types import (
@@ -256,7 +262,6 @@ class MCPServer(Generic[LifespanT]):
                                  warn_on_duplicate_prompts, list(dependencies or []), auth)
         self._token_verifier = token_verifier
         self._auth_server_provider = auth_server_provider
-        logging.basicConfig(level=log_level)
         self._own_request_state_security = request_state_security
         self.elicit_replay = elicit_replay
         #: What a template argument may hold, for templates registered without their own ``security=``.
@@ -418,47 +423,65 @@ class MCPServer(Generic[LifespanT]):
 
     # --- the handlers this tier registers on its low-level server -------------------------------
     def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> ListToolsResult:
-        shown = self._for_caller(ctx, self.list_tools(), self._tools, lambda d: d.name)
+        shown = self._for_caller(ctx, self.list_tools(), self._tools, lambda d: d.name, "tool")
         page, cursor = _page(shown, params.cursor)
-        return ListToolsResult(tools=page, next_cursor=cursor)
+        return ListToolsResult(tools=[as_listed(tool, ctx.session.legacy) for tool in page], next_cursor=cursor)
 
     def _list_resources(self, ctx: ServerRequestContext[Any, Any],
                         params: PaginatedRequestParams) -> ListResourcesResult:
-        shown = self._for_caller(ctx, self.list_resources(), self._resources, lambda d: str(d.uri))
+        shown = self._for_caller(ctx, self.list_resources(), self._resources, lambda d: str(d.uri), "resource")
         page, cursor = _page(shown, params.cursor)
         return ListResourcesResult(resources=page, next_cursor=cursor)
 
     def _list_resource_templates(self, ctx: ServerRequestContext[Any, Any],
                                  params: PaginatedRequestParams) -> ListResourceTemplatesResult:
-        shown = self._for_caller(ctx, self.list_resource_templates(), self._templates, lambda d: d.uri_template)
+        shown = self._for_caller(ctx, self.list_resource_templates(), self._templates, lambda d: d.uri_template,
+                                 "resource")
         page, cursor = _page(shown, params.cursor)
         return ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
 
     def _list_prompts(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> ListPromptsResult:
-        shown = self._for_caller(ctx, self.list_prompts(), self._prompts, lambda d: d.name)
+        shown = self._for_caller(ctx, self.list_prompts(), self._prompts, lambda d: d.name, "prompt")
         page, cursor = _page(shown, params.cursor)
         return ListPromptsResult(prompts=page, next_cursor=cursor)
 
     def _for_caller(self, ctx: ServerRequestContext[Any, Any], listed: list[Any], registry: Mapping[str, Any],
-                    key: Callable[[Any], str]) -> list[Any]:
-        """The listed definitions this request's caller may see (``component_filter``); a
-        definition not in ``registry`` (added by an override) is left to whoever added it."""
+                    key: Callable[[Any], str], kind: Kind) -> list[Any]:
+        """The listed definitions this request's caller may see (``component_filter``, and for an
+        app's ``ui://`` resource its tools'); a definition not in ``registry`` (added by an
+        override) is left to whoever added it."""
         if self.component_filter is None:
             return listed
         context = Context(ctx, self)
         components = [registry.get(key(definition)) for definition in listed]
         return [definition for definition, component in zip(listed, components)
-                if component is None or self.component_filter(context, component)]
+                if component is None or self._usable(kind, component, context) is None]
 
     def _usable(self, kind: Kind, component: Any, context: Context | None) -> str | None:
         """Why ``component`` cannot be used now: ``"disabled"``, ``"hidden"`` from this caller by
-        the filter (a request's ``context`` only: an in-process call has no caller), or ``None``."""
+        the filter (a request's ``context`` only: an in-process call has no caller), or ``None``.
+        An app's ``ui://`` resource is usable while one of the tools it renders is (``_ui_tools``)."""
         if not self.visibility.enabled(kind, component):
             return "disabled"
         if context is not None and self.component_filter is not None and \
                 not self.component_filter(context, component):
             return "hidden"
-        return None
+        tools = self._ui_tools(component) if kind == "resource" else []
+        if not tools:
+            return None
+        why = [self._usable("tool", tool, context) for tool in tools]
+        return None if None in why else "hidden" if "hidden" in why else "disabled"
+
+    def _ui_tools(self, resource: Any) -> list[Tool]:
+        """The tools that name ``resource`` as their UI (MCP Apps: ``_meta.ui.resourceUri``, a
+        ``ui://`` URI): the resource shows only while one of them does, so that tags, ``disable``
+        and a ``component_filter`` hiding a tool hide its app too."""
+        uri = getattr(resource, "uri", None)
+        if not (isinstance(uri, str) and uri.startswith("ui://")):
+            return []
+        with self._registry_lock:
+            tools = list(self._tools.values())
+        return [tool for tool in tools if _ui_uri(tool.meta) == uri]
 
     # --- enabling and disabling at run time ------------------------------------------------------
     def enable(self, *names: str, tags: Iterable[str] | None = None, kind: Kind | None = None) -> None:
@@ -482,13 +505,14 @@ class MCPServer(Generic[LifespanT]):
         for kind, change in changes.items():
             if before[kind] != after[kind]:
                 self.subscriptions.publish(change)
+                self.dispatcher.listens.announce(event_method(change))
 
     def _enabled_keys(self) -> dict[str, set[int]]:
         with self._registry_lock:
             registries: dict[Kind, list[Any]] = {
                 "tool": list(self._tools.values()), "prompt": list(self._prompts.values()),
                 "resource": [*self._resources.values(), *self._templates.values()]}
-        return {kind: {id(c) for c in components if self.visibility.enabled(kind, c)}
+        return {kind: {id(c) for c in components if self._usable(kind, c, None) is None}
                 for kind, components in registries.items()}
 
     def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
@@ -783,9 +807,11 @@ class MCPServer(Generic[LifespanT]):
         return SimpleNamespace(_tools=self._tools)
 
     def list_resources(self) -> list[ResourceDefinition]:
+        """The enabled resources (an app's ``ui://`` resource while one of its tools is; a
+        request's listing also passes the ``component_filter``)."""
         with self._registry_lock:
             resources = list(self._resources.values())
-        return [r.definition() for r in resources if self.visibility.enabled("resource", r)]
+        return [r.definition() for r in resources if self._usable("resource", r, None) is None]
 
     def list_resource_templates(self) -> list[TemplateDefinition]:
         with self._registry_lock:
@@ -953,9 +979,19 @@ class MCPServer(Generic[LifespanT]):
         """Serve until interrupted: stdio by default, or Streamable HTTP on ``http://HOST:PORT/mcp``."""
         if transport not in ("stdio", "streamable-http"):
             raise ValueError(f"Unknown transport: {transport}")
+        # run() owns the process, so its log lines (a tool's crash, where it listens) need somewhere to
+        # go: stderr at ``log_level``. basicConfig does nothing when the root logger already has a
+        # handler, so an application that set up its logging keeps it.
+        logging.basicConfig(level=self.settings.log_level)
         if transport == "streamable-http":
             options.setdefault("debug", self.settings.debug)
         self._lowlevel_server.run(transport=transport, **options)
+
+
+def _ui_uri(meta: dict[str, Any] | None) -> Any:
+    """The ``ui://`` resource a tool's ``_meta`` names as its UI (MCP Apps), if any."""
+    ui = meta.get("ui") if meta else None
+    return ui.get("resourceUri") if isinstance(ui, dict) else None
 
 
 def _unsubscribe(ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams) -> dict[str, Any]:

@@ -102,6 +102,13 @@ def read_signature(fn: Callable[..., Any], owner: str) -> Parameters:
     return result
 
 
+def model_stem(fn: Callable[..., Any], name: str) -> str:
+    """What the models built from ``fn`` are named after (``{stem}Arguments``, ``{stem}Output``): the
+    function's own name, whatever it is registered as, as the official SDK names them (a schema's
+    ``title`` and a validation error both show it); ``name`` for a callable that has none."""
+    return getattr(fn, "__name__", None) or name
+
+
 def arguments_model(model_name: str, arguments: dict[str, tuple[Any, Any]]) -> type[BaseModel]:
     """A pydantic model of the client-supplied arguments; its JSON Schema is the input schema.
 

@@ -29,7 +29,14 @@ from minimcp.server.mcpserver.exceptions import (
 )
 from minimcp.server.mcpserver.media import Audio, Image
 from minimcp.server.mcpserver.resolve import ResolverGraph, ResolverKeys, _arms
-from minimcp.server.mcpserver.signature import argument_values, arguments_model, read_signature, require_sync, type_hints
+from minimcp.server.mcpserver.signature import (
+    argument_values,
+    arguments_model,
+    model_stem,
+    read_signature,
+    require_sync,
+    type_hints,
+)
 from minimcp.server.mcpserver.visibility import as_tags
 from minimcp.types import (
     AudioContent,
@@ -81,6 +88,30 @@ def text_result(content: list[dict[str, Any]], structured: dict[str, Any] | None
 
 def error_result(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+#: The keywords the official SDK's wire models of a tool's schemas declare, per era (legacy: its
+#: 2025-11-25 ``InputSchema`` and ``OutputSchema``; else its 2026-07-28 ones): a listing sends those
+#: first, in this order, and the others as the schema has them, so that a program printing a listed
+#: schema prints the official line.
+_LEADING_KEYWORDS: dict[bool, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    True: (("$schema", "properties", "required", "type"), ("$schema", "properties", "required", "type")),
+    False: (("$schema", "type"), ("$schema",)),
+}
+
+
+def _keywords_first(schema: dict[str, Any], leading: tuple[str, ...]) -> dict[str, Any]:
+    return {**{key: schema[key] for key in leading if key in schema}, **schema}
+
+
+def as_listed(definition: ToolDefinition, legacy: bool) -> ToolDefinition:
+    """``definition`` with its schemas' keywords in the order the official SDK lists them in the era
+    (``legacy`` or 2026-07-28); ``mcp.list_tools()`` keeps the order the schemas were made in, as there."""
+    inputs, outputs = _LEADING_KEYWORDS[legacy]
+    update = {"input_schema": _keywords_first(definition.input_schema, inputs)}
+    if definition.output_schema is not None:
+        update["output_schema"] = _keywords_first(definition.output_schema, outputs)
+    return definition.model_copy(update=update)
 
 
 def failure_result(failure: ToolError) -> CallToolResult:
@@ -281,10 +312,11 @@ class Tool:
         """What ``mcp.enable``/``mcp.disable`` and a component filter may select it by."""
         params = read_signature(fn, name)
         self.context_params = params.context
-        self.arguments = arguments_model(f"{name}Arguments", params.arguments)
+        stem = model_stem(fn, name)
+        self.arguments = arguments_model(f"{stem}Arguments", params.arguments)
         self.parameters = self.arguments.model_json_schema(by_alias=True)
         self.graph = ResolverGraph(name, params.resolved, set(params.arguments), resolver_keys or ResolverKeys())
-        self.output = output_plan(name, fn, structured_output)
+        self.output = output_plan(stem, fn, structured_output)
         self.task = task_support(task)
         #: Whether a call can send the client anything before its answer (a question, a log
         #: message, progress): only through a ``Context``, its function's own, its resolvers' or a task's.

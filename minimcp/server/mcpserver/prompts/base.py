@@ -9,7 +9,7 @@ import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field
 
 from minimcp.server.mcpserver.media import Audio, Image
-from minimcp.server.mcpserver.signature import argument_values, arguments_model, read_signature, require_sync
+from minimcp.server.mcpserver.signature import argument_values, arguments_model, model_stem, read_signature, require_sync
 from minimcp.server.mcpserver.tools import to_content
 from minimcp.server.mcpserver.visibility import as_tags
 from minimcp.types import ContentBlock, GetPromptResult, InputRequiredResult, PromptArgument, PromptMessage, TextContent
@@ -81,7 +81,7 @@ class Prompt(BaseModel):
             raise ValueError("You must provide a name for lambda functions")
         require_sync(fn, name)
         params = read_signature(fn, name)
-        model = arguments_model(f"{name}Arguments", params.arguments)
+        model = arguments_model(f"{model_stem(fn, name)}Arguments", params.arguments)
         arguments = [
             PromptArgument(name=field.alias or key, description=field.description, required=field.is_required())
             for key, field in model.model_fields.items()
