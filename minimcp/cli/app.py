@@ -256,7 +256,9 @@ def guarded(verb: Callable[[], int], where: str, command: bool = False) -> int:
         return _fail(str(failure), failure.code)
     except MCPError as failure:
         return _fail(f"{where}: {_explained(failure)}")
-    except (NetworkError, requests.RequestException, OAuthFlowError, InputRequiredRoundsExceededError,
+    except OAuthFlowError as failure:
+        return _fail(f"{where}: {_sign_in_failed(failure)}")
+    except (NetworkError, requests.RequestException, InputRequiredRoundsExceededError,
             ValidationError, TimeoutError) as failure:
         return _fail(f"{where}: {type(failure).__name__}: {failure}")
     except BrokenPipeError:  # the reader left (| head): nothing more to say, and nowhere to say it
@@ -288,6 +290,20 @@ def _explained(failure: MCPError) -> str:
     needs = f" (it asks for scope {scope!r})" if scope else ""
     return (f"the server refused the call ({said}): the token lacks a permission the call needs{needs}; "
             "use a token that carries it, or leave --token out to sign in again")
+
+
+def _sign_in_failed(failure: OAuthFlowError) -> str:
+    """A sign-in that failed, as the user reads it: first what the server said when it refused (a
+    server that takes API tokens says there how to get one), then why signing in failed, then the
+    flags that give credentials. A registration error alone would hide all that."""
+    failed = f"{type(failure).__name__}: {failure}"
+    refusal = failure.refusal
+    if refusal is None:
+        return failed
+    said = refusal.said
+    return (f"the server refused the request (HTTP {refusal.status}" + (f": {cut(said, MESSAGE // 4)}" if said else "")
+            + f"), and signing in through the browser failed ({failed}); give credentials with --token TOKEN "
+            "or --header 'NAME: VALUE'")
 
 
 def _fail(message: str, code: int = FAILED) -> int:
