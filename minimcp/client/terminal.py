@@ -54,6 +54,8 @@ _YES = frozenset({"y", "yes", "true", "1"})
 _NO = frozenset({"n", "no", "false", "0"})
 _BOLD, _RESET = "\x1b[1m", "\x1b[0m"
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})  # plain HTTP there never leaves the machine
+#: The choices listed under a question; past these, the user types one by its value or title.
+CHOICES_LISTED = 50
 
 
 class _Finish(Exception):
@@ -389,8 +391,11 @@ class TerminalElicitation:
         self._say()
         heading = f.label + (" (required)" if f.required else " (optional)")
         self._say(heading + (f": {f.description}" if f.description else ""))
-        for number, choice in enumerate(f.choices, 1):
+        for number, choice in enumerate(f.choices[:CHOICES_LISTED], 1):
             self._say(f"  {number}) {choice.label}")
+        if len(f.choices) > CHOICES_LISTED:
+            self._say(f"  ... {len(f.choices) - CHOICES_LISTED:,} more: type a number up to {len(f.choices):,}, "
+                      "or a choice's value or title")
         while True:
             text = self._read(f"  [{_hint(f, current)}] > ")
             if not text:
