@@ -40,30 +40,30 @@ def url() -> Iterator[str]:
 
 
 # --- the question form, on a real terminal -----------------------------------------------------------------
-def on_terminal(tool: str, env: dict[str, str] | None = None) -> Terminal:
-    return Terminal([MINIMCP, "call", tool, "--", sys.executable, str(HOSTILE)], env=env)
-
-
-def test_the_form_shows_no_escape_sequence_and_names_the_asker_truly() -> None:
-    term = on_terminal("ask")
+def answered_on_terminal(tool: str, steps: list[tuple[str, str]], env: dict[str, str] | None = None) -> str:
+    """``minimcp call TOOL`` on a pty: wait for each text, type its keys; the screen, once it exited,
+    checked to hold no escape sequence but the form's bold."""
+    term = Terminal([MINIMCP, "call", tool, "--", sys.executable, str(HOSTILE)], env=env)
     try:
-        term.expect("Account", timeout=60)
-        term.type("\r")
-        term.expect("Speed")
-        term.type("2\r")
-        term.expect("Send?")
-        term.type("\r")
-        term.expect("done")
+        for text, keys in steps:
+            term.expect(text, timeout=60)
+            term.type(keys)
+        term.expect(f"{tool}: ")
+        term.expect("\r\n")  # the whole line of the answer
         assert term.proc.wait(30) == 0
     finally:
         term.close()
-    screen = term.screen.replace("\r\n", "\n")
-    assert_inert(screen, pty=True)
+    assert_inert(term.screen, pty=True)
+    return term.screen.replace("\r\n", "\n")
+
+
+def test_the_form_shows_no_escape_sequence_and_names_the_asker_truly() -> None:
+    screen = answered_on_terminal("ask", [("Account", "\r"), ("Speed", "2\r"), ("Send?", "\r")])
     lines = screen.splitlines()
     assert lines[:3] == [f"Question from server {BOLD}EvilYour Bank{RESET}:", "Confirm the transfer", "to your bank."]
     assert "Account (optional): Where the money goes" in lines and "  [Enter = DE001234] > " in lines
     assert "  Speed: fast" in lines
-    assert lines[-1] == "transfer to DE001234 (fast) done"
+    assert lines[-1] == "ask: transfer to DE001234 (fast) done"
 
 
 def test_the_link_shown_is_the_link_opened_and_its_real_domain_is_named(tmp_path: Path) -> None:
@@ -71,18 +71,10 @@ def test_the_link_shown_is_the_link_opened_and_its_real_domain_is_named(tmp_path
     browser = tmp_path / "browser"
     browser.write_text(f"#!{sys.executable}\nimport sys\nopen({str(opened)!r}, 'w').write(sys.argv[1])\n")
     browser.chmod(0o755)
-    term = on_terminal("pay", env={"BROWSER": str(browser)})
-    try:
-        term.expect("[y/n] > ", timeout=60)
-        term.type("y\r")
-        term.expect("pay: accept")
-        assert term.proc.wait(30) == 0
-    finally:
-        term.close()
-    screen = term.screen.replace("\r\n", "\n")
-    assert_inert(screen, pty=True)
+    screen = answered_on_terminal("pay", [("[y/n] > ", "y\r")], env={"BROWSER": str(browser)})
     shown = "https://evil.example/%1B[8D%E2%80%AEbank.example%1B]8;;x%07"
     assert f"\n  {shown}\n  domain: {BOLD}evil.example{RESET}\n" in screen
+    assert screen.endswith("\npay: accept\n")
     assert opened.read_text() == shown
 
 

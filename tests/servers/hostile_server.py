@@ -40,8 +40,8 @@ class Transfer(BaseModel):
 def ask(ctx: Context) -> str:
     answer = ctx.elicit(f"Confirm{ATTACK} the transfer\nto your bank.", Transfer)
     if answer.action != "accept":
-        return f"no transfer ({answer.action})"
-    return f"transfer to {answer.data.account} ({answer.data.speed}){ATTACK} done"
+        return f"ask: no transfer ({answer.action})"
+    return f"ask: transfer to {answer.data.account} ({answer.data.speed}){ATTACK} done"
 
 
 @mcp.tool()
