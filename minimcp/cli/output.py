@@ -56,9 +56,9 @@ def print_json(value: Any, out: IO[str]) -> None:
     out.write(printable_json(value) + "\n")
 
 
-def cut(text: str, most: int, unit: str = "characters") -> str:
+def cut(text: str, most: int) -> str:
     """``text`` if it has at most ``most`` characters, else its start and how many more there were."""
-    return text if len(text) <= most else f"{text[:most]}{CUT}{len(text) - most:,} {unit})"
+    return text if len(text) <= most else f"{text[:most]}{CUT}{len(text) - most:,} characters)"
 
 
 def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
@@ -150,9 +150,9 @@ def content_text(result: CallToolResult | GetPromptResult | ReadResourceResult) 
     return [_block(block) for block in result.content]
 
 
-def print_answer(texts: Sequence[str], out: IO[str], full: bool, err: IO[str] | None = None) -> None:
+def print_answer(texts: Sequence[str], out: IO[str], full: bool) -> None:
     """The texts of an answer, one after the other, printable (newlines and tabs kept). Past
-    ``ANSWER`` characters the rest is left out unless ``full``, and ``err`` says how much, and how
+    ``ANSWER`` characters the rest is left out unless ``full``, and stderr says how much, and how
     to see it all."""
     shown = printable("".join(texts), lines=True)
     if full or len(shown) <= ANSWER:
@@ -160,7 +160,7 @@ def print_answer(texts: Sequence[str], out: IO[str], full: bool, err: IO[str] | 
         return
     out.write(shown[:ANSWER] + "\n")
     out.flush()
-    (err if err is not None else sys.stderr).write(
+    sys.stderr.write(
         f"minimcp: the answer is cut after {ANSWER:,} characters, {len(shown) - ANSWER:,} more not shown: "
         "--full prints all of it, --json the whole result as JSON\n")
 
