@@ -106,6 +106,18 @@ def test_untitled_single_select_by_number_or_value() -> None:
     assert ask_form(schema, "Blue", "")[0].content == {"color": "blue"}
 
 
+def test_a_huge_enum_lists_its_first_choices_and_takes_any_by_value_or_number() -> None:
+    values = [f"model_{number}" for number in range(400_000)]
+    schema = obj({"model": {"type": "string", "enum": values}}, ["model"])
+    result, screen = ask_form(schema, "model_399999", "")
+    assert result.content == {"model": "model_399999"}
+    listed = [line for line in screen.splitlines() if line.startswith("  ") and ") model_" in line]
+    assert listed == [f"  {number + 1}) model_{number}" for number in range(50)]
+    assert "  ... 399,950 more: type a number up to 400,000, or a choice's value or title\n" in screen
+    assert len(screen.splitlines()) < 70
+    assert ask_form(schema, "400000", "")[0].content == {"model": "model_399999"}
+
+
 def test_titled_single_select_shows_titles_and_returns_const() -> None:
     schema = obj({"table": {"type": "string", "title": "Table", "oneOf": [
         {"const": "t1", "title": "By the window"}, {"const": "t2", "title": "On the terrace"}]}}, ["table"])

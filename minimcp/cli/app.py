@@ -17,10 +17,12 @@ from pydantic import ValidationError
 
 from minimcp.cli import hosts, serve, verbs
 from minimcp.cli.errors import FAILED, CLIError
+from minimcp.cli.output import ANSWER, MESSAGE, cut
 from minimcp.cli.target import Connection, Target, load_server, parse_target, request_headers
 from minimcp.client import InputRequiredRoundsExceededError
 from minimcp.client.auth.challenge import challenge_param
 from minimcp.client.auth.exceptions import OAuthFlowError
+from minimcp.client.printable import printable
 from minimcp.client.transports import NetworkError
 from minimcp.jsonrpc import MCPError
 from minimcp.types import MODERN_PROTOCOL_VERSIONS, LoggingLevel
@@ -83,8 +85,14 @@ def add_call_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", nargs="?", const="", default=None, metavar="ARGS",
                         help="print the result as JSON (its structured content when there is one); ARGS, a JSON "
                              "object or - for stdin, gives the arguments")
+    add_full_option(parser)
     parser.add_argument("--task", action="store_true", help="run the call as a task and wait, showing its status")
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="give up waiting after this long")
+
+
+def add_full_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--full", action="store_true",
+                        help=f"print the whole answer (without it, a text answer is cut after {ANSWER:,} characters)")
 
 
 def add_install_options(parser: argparse.ArgumentParser) -> None:
@@ -138,12 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
     target(read)
     read.add_argument("uri", metavar="URI")
     read.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    add_full_option(read)
 
     prompt = verb("prompt", connect)
     target(prompt)
     prompt.add_argument("name", metavar="NAME")
     prompt.add_argument("arguments", nargs="*", metavar="key=value", help="the prompt's arguments")
     prompt.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    add_full_option(prompt)
 
     dev = verb("dev")
     target(dev)
@@ -246,7 +256,9 @@ def guarded(verb: Callable[[], int], where: str, command: bool = False) -> int:
         return _fail(str(failure), failure.code)
     except MCPError as failure:
         return _fail(f"{where}: {_explained(failure)}")
-    except (NetworkError, requests.RequestException, OAuthFlowError, InputRequiredRoundsExceededError,
+    except OAuthFlowError as failure:
+        return _fail(f"{where}: {_sign_in_failed(failure)}")
+    except (NetworkError, requests.RequestException, InputRequiredRoundsExceededError,
             ValidationError, TimeoutError) as failure:
         return _fail(f"{where}: {type(failure).__name__}: {failure}")
     except BrokenPipeError:  # the reader left (| head): nothing more to say, and nowhere to say it
@@ -280,7 +292,22 @@ def _explained(failure: MCPError) -> str:
             "use a token that carries it, or leave --token out to sign in again")
 
 
+def _sign_in_failed(failure: OAuthFlowError) -> str:
+    """A sign-in that failed, as the user reads it: first what the server said when it refused (a
+    server that takes API tokens says there how to get one), then why signing in failed, then the
+    flags that give credentials. A registration error alone would hide all that."""
+    failed = f"{type(failure).__name__}: {failure}"
+    refusal = failure.refusal
+    if refusal is None:
+        return failed
+    said = refusal.said
+    return (f"the server refused the request (HTTP {refusal.status}" + (f": {cut(said, MESSAGE // 4)}" if said else "")
+            + f"), and signing in through the browser failed ({failed}); give credentials with --token TOKEN "
+            "or --header 'NAME: VALUE'")
+
+
 def _fail(message: str, code: int = FAILED) -> int:
-    sys.stderr.write(f"minimcp: {message}\n")
+    """The message on stderr: it may quote the server (an error, a refusal), so printable and bounded."""
+    sys.stderr.write(f"minimcp: {cut(printable(message, lines=True), MESSAGE)}\n")
     sys.stderr.flush()
     return code

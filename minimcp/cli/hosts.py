@@ -5,6 +5,10 @@ key of its own (``mcpServers``, or ``servers`` for VS Code), with its own spelli
 server. The entry is merged into what is there (other servers and settings stay as they were, and
 environment variables already set on the entry are kept unless given again), and the file is
 rewritten only when the entry changed, so installing twice changes nothing the second time.
+
+One install's read, merge and write happen under a lock on a file beside the configuration, so
+installs run at once into one file (a setup script's, in parallel) each keep the others' entries;
+the file itself is still replaced in one step, never written in place.
 """
 
 from __future__ import annotations
@@ -14,13 +18,21 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from minimcp.cli.errors import CLIError, json_object
 from minimcp.cli.target import Target
+
+
+#: How long an install waits for another one to finish with the same file, in seconds.
+LOCK_WAIT = 30.0
+#: How often it looks again whether the other one has finished, in seconds.
+LOCK_POLL = 0.02
 
 
 def _user_config() -> Path:
@@ -103,24 +115,64 @@ def install(host_name: str, name: str, entry: dict[str, Any], printing: bool, ou
         out.write(json.dumps({host.key: {name: entry}}, indent=2) + "\n")
         return 0
     path = host.path()
-    config = _read(path)
-    servers = config.setdefault(host.key, {})
-    if not isinstance(servers, dict):
-        raise CLIError(f"{path}: {host.key!r} is not a JSON object; fix the file, nothing was written")
-    before = servers.get(name)
-    if isinstance(before, dict) and isinstance(before.get("env"), dict) and "env" in entry:
-        entry = {**entry, "env": {**before["env"], **entry["env"]}}
-    elif isinstance(before, dict) and isinstance(before.get("env"), dict) and "command" in entry:
-        entry = {**entry, "env": before["env"]}  # variables set earlier are kept, as the official install does
-    if before == entry:
-        out.write(f"{name} is already in {host.title}'s {path}; nothing changed\n")
-        return 0
-    servers[name] = entry
-    _write(path, config)
+    with _locked(path):
+        config = _read(path)
+        servers = config.setdefault(host.key, {})
+        if not isinstance(servers, dict):
+            raise CLIError(f"{path}: {host.key!r} is not a JSON object; fix the file, nothing was written")
+        before = servers.get(name)
+        if isinstance(before, dict) and isinstance(before.get("env"), dict) and "env" in entry:
+            entry = {**entry, "env": {**before["env"], **entry["env"]}}
+        elif isinstance(before, dict) and isinstance(before.get("env"), dict) and "command" in entry:
+            entry = {**entry, "env": before["env"]}  # variables set earlier are kept, as the official install does
+        if before == entry:
+            out.write(f"{name} is already in {host.title}'s {path}; nothing changed\n")
+            return 0
+        servers[name] = entry
+        _write(path, config)
     verb = "updated" if before is not None else "added"
     out.write(f"{verb} {name} in {host.title}'s {path}:\n{json.dumps({name: entry}, indent=2)}\n"
               f"restart {host.title} to load it\n")
     return 0
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold the lock of ``path`` (``.NAME.lock`` beside it) for one read-modify-write, waiting at most
+    ``LOCK_WAIT`` for another install. The lock is a file of its own that stays: the configuration
+    is replaced on each write, and a lock held on a file that was replaced guards nothing."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.parent / f".{path.name}.lock"
+    handle = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT
+        while not _try_lock(handle):
+            if time.monotonic() > deadline:
+                raise CLIError(f"another program has held {lock} for {LOCK_WAIT:g} s; nothing was written: "
+                               "try again once it is done")
+            time.sleep(LOCK_POLL)
+        yield
+    finally:
+        os.close(handle)  # closing the descriptor releases its lock
+
+
+def _try_lock(handle: int) -> bool:
+    """Take the exclusive lock on the open file ``handle`` if it is free; ``False`` when another holds it."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        try:
+            msvcrt.locking(handle, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -136,7 +188,6 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _write(path: Path, config: dict[str, Any]) -> None:
     """Replace the file in one step, so a host reading it never sees half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     handle, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:

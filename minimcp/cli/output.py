@@ -2,6 +2,11 @@
 
 stdout carries only the answer (a tool's text, a resource, a table, or JSON with ``--json``), so
 ``minimcp call ... | jq`` works; progress, log messages, task status and questions go to stderr.
+
+Every text here comes from the server, which chose it: it reaches the terminal through
+``printable`` (no escape sequence of the server's is obeyed; JSON keeps them, escaped), and what a
+person reads is bounded: table cells, enums, an answer and a log line are cut, saying how much
+more there is and how to see all of it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel
 
+from minimcp.client.printable import printable, printable_json
 from minimcp.types import (
     CallToolResult,
     EmbeddedResource,
@@ -29,6 +35,15 @@ from minimcp.types import (
 
 #: Width of the progress bar, in characters.
 BAR = 30
+#: A table cell's most characters, and an argument's type's within its cell.
+CELL = 100
+TYPE = 40
+#: What ``call``, ``read`` and ``prompt`` print of an answer, in characters, unless ``--full``.
+ANSWER = 100_000
+#: A log line's or an error message's most characters.
+MESSAGE = 4000
+#: How a cut text ends: the mark, then how much more there was.
+CUT = "…(+"
 
 
 def wire(model: BaseModel) -> Any:
@@ -37,15 +52,23 @@ def wire(model: BaseModel) -> Any:
 
 
 def print_json(value: Any, out: IO[str]) -> None:
-    out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    """The whole value, however long: JSON is for programs, and ``--json`` is how to see everything."""
+    out.write(printable_json(value) + "\n")
+
+
+def cut(text: str, most: int) -> str:
+    """``text`` if it has at most ``most`` characters, else its start and how many more there were."""
+    return text if len(text) <= most else f"{text[:most]}{CUT}{len(text) - most:,} characters)"
 
 
 def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
-    """Columns padded to their widest cell; the last column runs free."""
-    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers) - 1)]
+    """Columns padded to their widest cell, the last running free; each cell one printable line of
+    at most ``CELL`` characters."""
+    shown = [[cut(printable(str(cell)), CELL) for cell in row] for row in [headers, *rows]]
+    widths = [max(len(row[i]) for row in shown) for i in range(len(headers) - 1)]
     lines = []
-    for row in [headers, *rows]:
-        cells = [str(cell).ljust(width) for cell, width in zip(row, widths)] + [str(row[-1])]
+    for row in shown:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths)] + [row[-1]]
         lines.append("  " + "  ".join(cells).rstrip())
     return "\n".join(lines)
 
@@ -68,8 +91,12 @@ def schema_summary(schema: dict[str, Any] | None) -> str:
 def type_name(prop: Any) -> str:
     if not isinstance(prop, dict):
         return "any"
-    if "enum" in prop:
-        return "|".join(json.dumps(value) for value in prop["enum"])
+    if isinstance(prop.get("enum"), list):
+        return _enum(prop["enum"])
+    return cut(_type_name(prop), TYPE)
+
+
+def _type_name(prop: dict[str, Any]) -> str:
     kind = prop.get("type")
     if isinstance(kind, list):
         return "|".join(str(k) for k in kind)
@@ -81,6 +108,21 @@ def type_name(prop: Any) -> str:
     if isinstance(options, list):
         return "|".join(type_name(option) for option in options)
     return "object" if "$ref" in prop else "any"
+
+
+def _enum(values: list[Any]) -> str:
+    """The first values that fit in ``TYPE`` characters, then how many more (a model's choices may be
+    hundreds of thousands)."""
+    shown: list[str] = []
+    width = 0
+    for value in values:
+        text = cut(json.dumps(value, ensure_ascii=False), TYPE)
+        if shown and width + len(text) + 1 > TYPE:
+            break
+        shown.append(text)
+        width += len(text) + 1
+    rest = len(values) - len(shown)
+    return "|".join(shown) + (f"|{CUT}{rest:,} more)" if rest else "")
 
 
 def returns(schema: dict[str, Any] | None) -> str:
@@ -106,6 +148,21 @@ def content_text(result: CallToolResult | GetPromptResult | ReadResourceResult) 
     if isinstance(result, GetPromptResult):
         return [f"[{message.role}] {_block(message.content)}" for message in result.messages]
     return [_block(block) for block in result.content]
+
+
+def print_answer(texts: Sequence[str], out: IO[str], full: bool) -> None:
+    """The texts of an answer, one after the other, printable (newlines and tabs kept). Past
+    ``ANSWER`` characters the rest is left out unless ``full``, and stderr says how much, and how
+    to see it all."""
+    shown = printable("".join(texts), lines=True)
+    if full or len(shown) <= ANSWER:
+        out.write(shown)
+        return
+    out.write(shown[:ANSWER] + "\n")
+    out.flush()
+    sys.stderr.write(
+        f"minimcp: the answer is cut after {ANSWER:,} characters, {len(shown) - ANSWER:,} more not shown: "
+        "--full prints all of it, --json the whole result as JSON\n")
 
 
 def _block(block: Any) -> str:
@@ -139,9 +196,10 @@ class SideChannel:
         return bool(isatty and isatty())
 
     def say(self, text: str) -> None:
+        """A line of the server's (a log message, a task's status), printable and at most ``MESSAGE`` long."""
         with self._lock:
             self._end_bar()
-            self.err.write(text + "\n")
+            self.err.write(cut(printable(text, lines=True), MESSAGE) + "\n")
             self.err.flush()
 
     def progress(self, progress: float, total: float | None, message: str | None) -> None:
@@ -152,7 +210,7 @@ class SideChannel:
         else:
             text = f"[progress {progress:g}]"
         if message:
-            text += f" {message}"
+            text += " " + cut(printable(message), CELL)
         with self._lock:
             if self._tty:
                 self.err.write("\r\x1b[2K" + text)

@@ -16,9 +16,23 @@ from typing import IO, Any, TypeVar
 
 from minimcp.cli.arguments import read_json_object, split_pairs, typed_arguments
 from minimcp.cli.errors import TOOL_ERROR, CLIError
-from minimcp.cli.output import SideChannel, content_text, first_line, print_json, table, tool_rows, wire
+from minimcp.cli.output import (
+    CELL,
+    CUT,
+    MESSAGE,
+    SideChannel,
+    content_text,
+    cut,
+    first_line,
+    print_answer,
+    print_json,
+    table,
+    tool_rows,
+    wire,
+)
 from minimcp.cli.target import Connection
 from minimcp.client import Client, TaskCancelledError, TerminalElicitation
+from minimcp.client.printable import printable
 from minimcp.client.tasks import DEFAULT_WAIT, TaskHandle
 from minimcp.types import CallToolResult, PaginatedResult, Prompt, Resource, ResourceTemplate, Tool
 
@@ -78,11 +92,12 @@ def inspect(connection: Connection, options: Namespace, out: IO[str]) -> int:
             return 0
         name = (info.title or info.name) if info else "(unnamed server)"
         version = f" {info.version}" if info and info.version else ""
-        out.write(f"{name}{version}  (protocol {client.protocol_version})\n")
+        out.write(cut(printable(f"{name}{version}  (protocol {client.protocol_version})"), CELL) + "\n")
         if client.instructions:
-            out.write(f"Instructions: {client.instructions.strip()}\n")
+            out.write(cut(printable(f"Instructions: {client.instructions.strip()}", lines=True), MESSAGE) + "\n")
         named = sorted(key for key, value in (wire(caps) if caps else {}).items() if value is not None)
-        out.write(f"Capabilities: {', '.join(named) or 'none'}\n")
+        out.write(cut(printable(f"Capabilities: {', '.join(named) or 'none'}"), MESSAGE) + "\n")
+        cut_short = False
         for title, rows, headers in (
             ("Tools", tool_rows(tools), ("NAME", "ARGUMENTS", "RETURNS", "DESCRIPTION")),
             ("Resources", [[r.uri, r.name, r.mime_type or "", first_line(r.description)] for r in resources],
@@ -94,7 +109,11 @@ def inspect(connection: Connection, options: Namespace, out: IO[str]) -> int:
         ):
             out.write(f"\n{title} ({len(rows)})\n")
             if rows:
-                out.write(table(rows, headers) + "\n")
+                shown = table(rows, headers)
+                cut_short = cut_short or CUT in shown
+                out.write(shown + "\n")
+        if cut_short:
+            out.write(f"\n{CUT}N) marks a text or a list cut short, N more left out; --json shows everything\n")
     return 0
 
 
@@ -127,10 +146,10 @@ def call(connection: Connection, options: Namespace, out: IO[str]) -> int:
                 result = client.call_tool(tool.name, arguments, options.timeout, side.progress)
         finally:
             side.done()
-    return show_result(result, options.json is not None, out)
+    return show_result(result, options.json is not None, options.full, out)
 
 
-def show_result(result: CallToolResult, as_json: bool, out: IO[str]) -> int:
+def show_result(result: CallToolResult, as_json: bool, full: bool, out: IO[str]) -> int:
     """Print a tool's answer (an error's on stderr) and give the exit code it earns."""
     stream = sys.stderr if result.is_error else out
     if as_json:
@@ -139,8 +158,7 @@ def show_result(result: CallToolResult, as_json: bool, out: IO[str]) -> int:
         texts = content_text(result)
         if not texts and result.structured_content is not None:
             print_json(result.structured_content, stream)
-        for text in texts:
-            stream.write(text + "\n")
+        print_answer([text + "\n" for text in texts], stream, full)
     return TOOL_ERROR if result.is_error else 0
 
 
@@ -194,8 +212,8 @@ def read(connection: Connection, options: Namespace, out: IO[str]) -> int:
     if options.json:
         print_json(wire(result), out)
     else:
-        for text in content_text(result):
-            out.write(text + ("" if text.endswith("\n") else "\n"))
+        print_answer([text + ("" if text.endswith("\n") else "\n") for text in content_text(result)], out,
+                     options.full)
     return 0
 
 
@@ -207,6 +225,5 @@ def prompt(connection: Connection, options: Namespace, out: IO[str]) -> int:
     if options.json:
         print_json(wire(result), out)
     else:
-        for text in content_text(result):
-            out.write(text + "\n")
+        print_answer([text + "\n" for text in content_text(result)], out, options.full)
     return 0

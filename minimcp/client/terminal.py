@@ -15,6 +15,10 @@ What the specification asks of a client, and where it happens here:
 - URL mode: the full URL is shown with its domain highlighted and a warning for punycode, the URL
   is never fetched, and the browser opens only after the user said yes.
 
+Everything the server wrote (its name, the message, titles, descriptions, choices, defaults, the
+link) reaches the terminal through ``printable``: no escape sequence of the server's can retitle
+the window, fill the clipboard or overwrite the lines that name the asker and the link's domain.
+
 This module knows nothing of transports or sessions; it turns ``params`` into an ``ElicitResult``.
 """
 
@@ -30,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 from urllib.parse import urlsplit
 
+from minimcp.client.printable import printable, visible_url
 from minimcp.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 
 if TYPE_CHECKING:
@@ -49,6 +54,8 @@ _YES = frozenset({"y", "yes", "true", "1"})
 _NO = frozenset({"n", "no", "false", "0"})
 _BOLD, _RESET = "\x1b[1m", "\x1b[0m"
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})  # plain HTTP there never leaves the machine
+#: The choices listed under a question; past these, the user types one by its value or title.
+CHOICES_LISTED = 50
 
 
 class _Finish(Exception):
@@ -67,6 +74,9 @@ class _Invalid(ValueError):
 class _Choice:
     value: str
     label: str
+
+    def __post_init__(self) -> None:
+        self.label = printable(self.label)  # one line of the list, and what the user may type back
 
 
 @dataclass
@@ -120,7 +130,7 @@ def _parse_field(name: str, schema: dict[str, Any], required: bool) -> _Field:
     return _Field(
         name=name,
         kind=kind,
-        label=str(schema.get("title") or name),
+        label=printable(str(schema.get("title") or name)),
         description=schema.get("description"),
         required=required,
         default=schema.get("default", _MISSING),
@@ -325,12 +335,19 @@ class TerminalElicitation:
     def _out(self) -> TextIO:
         return self._output if self._output is not None else sys.stdout
 
-    def _say(self, text: str = "") -> None:
-        self._out.write(text + "\n")
+    def _say(self, text: str = "", emphasis: str = "", tail: str = "") -> None:
+        """Lines for the user, free of any control sequence the server put in them; ``emphasis`` (then
+        ``tail``) ends the line, on one line and in bold on a terminal: who asks, which domain."""
+        shown = printable(emphasis)
+        isatty = getattr(self._out, "isatty", None)
+        if shown and isatty is not None and isatty():
+            shown = f"{_BOLD}{shown}{_RESET}"
+        self._out.write(printable(text, lines=True) + shown + printable(tail) + "\n")
         self._out.flush()
 
     def _read(self, prompt: str) -> str:
         """One line from the user; the control words and EOF end the whole question."""
+        prompt = printable(prompt)
         try:
             if self._in is sys.stdin and self._out is sys.stdout and sys.stdin.isatty() and sys.stdout.isatty():
                 line = input(prompt)
@@ -354,11 +371,7 @@ class TerminalElicitation:
         """Name the asking server first: the user must know who wants the answer (protocol.md §4.4)."""
         info = context.session.server_info if context is not None else None
         if info is not None:
-            self._say(f"Question from server {self._emphasis(info.title or info.name)}:")
-
-    def _emphasis(self, text: str) -> str:
-        isatty = getattr(self._out, "isatty", None)
-        return f"{_BOLD}{text}{_RESET}" if isatty is not None and isatty() else text
+            self._say("Question from server ", emphasis=info.title or info.name, tail=":")
 
     # --- form mode ---------------------------------------------------------------------------------
     def _form(self, params: ElicitRequestFormParams) -> ElicitResult:
@@ -378,8 +391,11 @@ class TerminalElicitation:
         self._say()
         heading = f.label + (" (required)" if f.required else " (optional)")
         self._say(heading + (f": {f.description}" if f.description else ""))
-        for number, choice in enumerate(f.choices, 1):
+        for number, choice in enumerate(f.choices[:CHOICES_LISTED], 1):
             self._say(f"  {number}) {choice.label}")
+        if len(f.choices) > CHOICES_LISTED:
+            self._say(f"  ... {len(f.choices) - CHOICES_LISTED:,} more: type a number up to {len(f.choices):,}, "
+                      "or a choice's value or title")
         while True:
             text = self._read(f"  [{_hint(f, current)}] > ")
             if not text:
@@ -414,10 +430,11 @@ class TerminalElicitation:
     def _url(self, params: ElicitRequestURLParams) -> ElicitResult:
         self._say(params.message)
         self._say("The server asks you to open this page (it has not been fetched):")
-        self._say(f"  {params.url}")
-        parts = urlsplit(params.url)
+        url = visible_url(params.url)  # what is shown is what opens
+        self._say(f"  {url}")
+        parts = urlsplit(url)
         host = parts.hostname or "(no host)"
-        self._say(f"  domain: {self._emphasis(host)}")
+        self._say("  domain: ", emphasis=host)
         if any(label.startswith("xn--") for label in host.split(".")):
             self._say(f"  WARNING: the domain is punycode; it displays as {_unicode_host(host)!r}. "
                       "Check that it is the site you expect.")
@@ -430,7 +447,7 @@ class TerminalElicitation:
             answer = self._read("Open it and continue? [y/n] > ").lower()
             if answer in _YES:
                 if self.open_browser:
-                    webbrowser.open(params.url)
+                    webbrowser.open(url)
                 return ElicitResult(action="accept")
             if answer in _NO:
                 return ElicitResult(action="decline")

@@ -42,7 +42,7 @@ from minimcp.client.auth.discovery import (
     union_scopes,
 )
 from minimcp.client.auth.dpop import DPOP_ALGORITHM, DPoPKey
-from minimcp.client.auth.exceptions import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
+from minimcp.client.auth.exceptions import OAuthFlowError, OAuthRegistrationError, OAuthTokenError, ServerRefusal
 from minimcp.client.auth.jose import jwt_available
 from minimcp.client.auth.pkce import PKCEParameters, new_state
 from minimcp.client.auth.registration import (
@@ -73,6 +73,19 @@ logger = logging.getLogger("minimcp.client.auth")
 
 #: A token this close to its expiry is refreshed before use rather than sent to fail.
 EXPIRY_MARGIN_SECONDS = 30.0
+#: How much of a refusal's body is kept for the person to read, should signing in fail: its message, not a page.
+REFUSAL_BODY_BYTES = 4096
+
+
+def _refusal(response: requests.Response) -> ServerRefusal:
+    """What the server said in refusing: the start of the body, read before the response is closed."""
+    try:
+        start = next(response.iter_content(REFUSAL_BODY_BYTES), b"")
+    except requests.RequestException:
+        start = b""
+    return ServerRefusal(response.status_code, response.headers.get("WWW-Authenticate"),
+                         response.headers.get("Content-Type", ""),
+                         start.decode(response.encoding or "utf-8", errors="replace"))
 
 
 def _same_origin(a: str, b: str) -> bool:
@@ -264,10 +277,15 @@ class OAuthClientProvider(requests.auth.AuthBase):
                 authorized = True
             else:
                 break
+            refusal = _refusal(response) if action == "authorize" else None
             response.close()
             with self._locked():
                 if action == "authorize" and not self._token_changed_since(response.request):
-                    self._authorize(response.status_code, response.headers.get("WWW-Authenticate"))
+                    try:
+                        self._authorize(response.status_code, response.headers.get("WWW-Authenticate"))
+                    except OAuthFlowError as failure:
+                        failure.refusal = refusal
+                        raise
                 retry = response.request.copy()
                 self._sign(retry)
             answer = response.connection.send(retry, **send_options)
