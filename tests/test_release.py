@@ -40,8 +40,10 @@ def only(directory: Path, pattern: str) -> Path:
 
 
 def shipped(path: Path) -> bool:
-    """Whether a file of the checkout belongs in a release (not a cache, nor a demo's database)."""
-    return "__pycache__" not in path.parts and path.suffix not in (".pyc", ".db", ".sqlite3")
+    """Whether a file of the checkout belongs in a release (not a cache, nor a demo's database or
+    Flask instance folder, which running the examples leaves behind)."""
+    parts = set(path.relative_to(ROOT).parts)
+    return not {"__pycache__", "instance"} & parts and path.suffix not in (".pyc", ".db", ".sqlite3")
 
 
 def test_the_wheel_carries_the_package_its_typing_marker_templates_and_command(dist: Path) -> None:
