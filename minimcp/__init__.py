@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from minimcp._version import __version__
 
 _EXPORTS = {
     "Client": "minimcp.client",

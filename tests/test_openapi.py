@@ -183,7 +183,7 @@ def test_without_pyyaml_a_yaml_spec_says_what_to_install(tmp_path: Path) -> None
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout == (f"The OpenAPI spec {str(saved)!r} is not JSON (Expecting value: line 1 column 1 (char 0)); "
-                           "if it is YAML, install PyYAML to read it (pip install 'minimcp[openapi]')\n")
+                           "if it is YAML, install PyYAML to read it (pip install 'minimcp-sync[openapi]')\n")
 
 
 def _names(mcp: MCPServer) -> set[str]:

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import requests
 from browser_support import CHROMIUM, CHROMIUM_FLAGS
-from conftest import BASE_HEADERS, TIMEOUT, LegacySession, legacy_handshake, request_message
+from conftest import BASE_HEADERS, TIMEOUT, LegacySession, chromium_program, legacy_handshake, request_message
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "payment_page.py"
 URL_CAPABLE = {"elicitation": {"form": {}, "url": {}}}
@@ -133,8 +133,7 @@ def submit_with_requests(page: str, tmp_path: Path) -> str:
 
 
 def submit_with_chromium(page: str, tmp_path: Path) -> str:
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed (run .ci/install-chromium)")
+    chromium_program()
     return run_chromium(page + "&autosubmit=1", tmp_path)
 
 
@@ -190,8 +189,7 @@ def test_client_sees_payment_completed_from_headless_chromium(
         example: ModuleType, mcp_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     """The user types "y"; the callback opens the "browser"; the page's POST reaches the client."""
-    if CHROMIUM is None:
-        pytest.skip("chromium is not installed (run .ci/install-chromium)")
+    chromium_program()
     from minimcp.client.terminal import TerminalElicitation
 
     browsers: list[subprocess.Popen[str]] = []

@@ -8,7 +8,6 @@ import contextlib
 import itertools
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -19,7 +18,7 @@ from typing import Any, Callable
 import pytest
 import redis
 
-from conftest import modern_rpc, server_process, wait_for
+from conftest import RedisServer, modern_rpc, server_process, wait_for
 from minimcp.server.tasks import InMemoryTaskStore, TaskExpired, TaskLimitReached, TaskNotFound
 from minimcp.server.tasks import TaskStore, TaskStoreUnavailable
 from minimcp.server.lowlevel.rounds import digest
@@ -33,50 +32,11 @@ SERVER = Path(__file__).parent / "servers" / "redis_tasks_server.py"
 NOT_FOUND = "Failed to retrieve task: Task not found"
 
 
-class RedisServer:
-    """A redis-server on a unix socket in ``directory`` (no TCP port to race for), which a test may
-    stop and start again on the same socket; a context manager that stops it at the end."""
-
-    def __init__(self, directory: Path, *options: str) -> None:
-        self.socket_path = str(directory / "redis.sock")
-        self.command = ["redis-server", "--port", "0", "--unixsocket", self.socket_path, "--dir", str(directory),
-                        "--save", "", *options]
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        probe = redis.Redis(unix_socket_path=self.socket_path, socket_timeout=5)
-
-        def answers() -> bool:
-            try:
-                return bool(probe.ping())
-            except redis.RedisError:
-                return False
-
-        try:
-            assert wait_for(answers, 30), "redis-server did not answer within 30 s"
-        finally:
-            probe.close()
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(10)
-            self.process = None
-
-    def __enter__(self) -> RedisServer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
 @pytest.fixture(scope="module")
 def redis_socket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """This module's redis-server, nothing persisted."""
-    with RedisServer(tmp_path_factory.mktemp("redis"), "--appendonly", "no") as server:
-        yield server.socket_path
+    with RedisServer(tmp_path_factory.mktemp("redis"), persistent=False) as server:
+        yield str(server.socket)
 
 
 @pytest.fixture
@@ -380,11 +340,11 @@ def test_another_principal_hears_not_found_on_every_process(three: Processes) ->
 
 
 def test_redis_stopped_is_a_retry_and_restarted_it_serves_again(tmp_path_factory: pytest.TempPathFactory) -> None:
-    server = RedisServer(tmp_path_factory.mktemp("restart"), "--appendonly", "yes", "--appendfsync", "always")
-    with server, processes(server.socket_path, 2, heartbeat=60.0) as two:
+    server = RedisServer(tmp_path_factory.mktemp("restart"))
+    with server, processes(str(server.socket), 2, heartbeat=60.0) as two:
         runner, other = two.urls
         task_id = created(call_tool(runner, "endless"))
-        with redis.Redis(unix_socket_path=server.socket_path, socket_timeout=10) as watcher:
+        with redis.Redis(unix_socket_path=str(server.socket), socket_timeout=10) as watcher:
             assert watcher.blpop(["started"], timeout=WAIT) is not None
         server.stop()
         for answer in (task_rpc(other, "tasks/get", task_id), call_tool(other, "add", {"a": 1, "b": 1})):
@@ -394,7 +354,7 @@ def test_redis_stopped_is_a_retry_and_restarted_it_serves_again(tmp_path_factory
         server.start()  # the same data (append-only file): the processes reconnect on their own
         assert task_rpc(other, "tasks/get", task_id)["result"]["status"] == "working"
         assert task_rpc(other, "tasks/cancel", task_id)["result"]["resultType"] == "complete"
-        with redis.Redis(unix_socket_path=server.socket_path, socket_timeout=30) as watcher:
+        with redis.Redis(unix_socket_path=str(server.socket), socket_timeout=30) as watcher:
             stopped = watcher.blpop(["stopped"], timeout=3 * WAIT)
         assert stopped is not None and stopped[1].decode().split()[0] == task_id, "the body never stopped"
 

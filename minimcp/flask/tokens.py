@@ -7,7 +7,7 @@ number and hint, ``--revoke N`` deletes one: the next request with it is answere
 
 Where they are kept: a SQLite file of their own, ``minimcp-tokens.sqlite3`` in the application's
 instance folder, or the path ``app.config["MINIMCP_TOKEN_DATABASE"]`` names. Not the site's
-Flask-SQLAlchemy database: ``minimcp[flask]`` needs no SQLAlchemy, a migration tool never meets a
+Flask-SQLAlchemy database: ``minimcp-sync[flask]`` needs no SQLAlchemy, a migration tool never meets a
 table it did not create, and the command and the server, two processes, reach the same file. Only
 digests are stored (``minimcp.hosts.api_tokens``). A site served from several machines passes
 ``MCP(token_store=...)``, any object with the methods of :class:`TokenStore`, over a shared database.

@@ -1,7 +1,7 @@
 """OpenTelemetry spans for MCP messages, and W3C trace context carried in ``_meta`` (SEP-414).
 
 The official SDK traces by default, so a ported program keeps its traces: wherever
-``opentelemetry-api`` is installed (``pip install 'minimcp[otel]'``), every request a client or a
+``opentelemetry-api`` is installed (``pip install 'minimcp-sync[otel]'``), every request a client or a
 server sends gets a ``CLIENT`` span named ``MCP send {method}`` (`` {name}`` for a tool or prompt)
 whose context travels in the request's ``_meta`` (``traceparent``, ``tracestate``), and every
 message a server receives gets a ``SERVER`` span (``minimcp.server.otel``) parented on that

@@ -9,7 +9,7 @@
 ``browser_login(url)`` is the whole interactive flow for a script: system browser, loopback
 redirect. The machine-to-machine grants (client credentials, JWT bearer, enterprise ID-JAG) live in
 :mod:`minimcp.client.auth.extensions`. DPoP and signed client assertions need the ``auth`` extra
-(``pip install 'minimcp[auth]'``); everything else runs on the core install.
+(``pip install 'minimcp-sync[auth]'``); everything else runs on the core install.
 """
 
 from minimcp.client.auth.browser import LoopbackRedirect, browser_login

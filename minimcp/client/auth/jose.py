@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-INSTALL_HINT = "pip install 'minimcp[auth]'"
+INSTALL_HINT = "pip install 'minimcp-sync[auth]'"
 
 
 def require_jwt(feature: str) -> ModuleType:

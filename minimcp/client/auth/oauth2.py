@@ -441,7 +441,7 @@ class OAuthClientProvider(requests.auth.AuthBase):
         if not (self.dpop or offered or required):
             return
         if self.dpop is None and not jwt_available():
-            logger.info("The authorization server offers DPoP; install minimcp[auth] to bind tokens to this client")
+            logger.info("The authorization server offers DPoP; install 'minimcp-sync[auth]' to bind tokens to this client")
             return
         self._dpop_key = DPoPKey()
 

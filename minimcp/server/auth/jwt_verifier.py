@@ -12,7 +12,7 @@ What is checked, and why each check is here:
 
 Scopes come from ``scope`` (space-separated) or ``scp`` (a list or a string); the client from
 ``client_id`` (RFC 9068) or ``azp``. Verified tokens are cached until they expire (``TokenCache``).
-PyJWT and cryptography do the cryptography: ``pip install 'minimcp[auth]'``.
+PyJWT and cryptography do the cryptography: ``pip install 'minimcp-sync[auth]'``.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class JWTVerifier:
         session: requests.Session | None = None,
     ) -> None:
         if jwt is None:
-            raise ImportError("JWTVerifier needs PyJWT and cryptography: pip install 'minimcp[auth]'")
+            raise ImportError("JWTVerifier needs PyJWT and cryptography: pip install 'minimcp-sync[auth]'")
         refused = [alg for alg in algorithms if alg not in ASYMMETRIC_ALGORITHMS]
         if refused or not algorithms:
             raise ValueError(

@@ -1,7 +1,7 @@
 """Where a server keeps what outlives one request: ``backend=`` on ``MCPServer``, ``Server``, Flask and Django.
 
 ``backend=None`` (the default) is ``MemoryBackend()``: everything in this process, as always.
-``backend="redis://host:6379/0"`` (or ``RedisBackend(client)``, with ``pip install minimcp[redis]``)
+``backend="redis://host:6379/0"`` (or ``RedisBackend(client)``, with ``pip install 'minimcp-sync[redis]'``)
 shares it between processes, so any process of ``gunicorn -w 4`` or of several machines behind a
 load balancer serves any request of any session. Its keys start with a prefix: the URL's ``prefix``
 parameter (``redis://host:6379/0?prefix=notes``), else ``minimcp:`` and the server's name, so two
@@ -51,7 +51,7 @@ def _backend_of(spec: BackendSpec) -> Backend:
 
 
 def __getattr__(name: str) -> Any:
-    """``RedisBackend``, imported on first use: redis-py is an optional dependency (``minimcp[redis]``)."""
+    """``RedisBackend``, imported on first use: redis-py is an optional dependency (``minimcp-sync[redis]``)."""
     if name in ("RedisBackend", "RedisSubscriptionBus"):
         from minimcp.server.backends import redis_backend
 

@@ -78,7 +78,7 @@ def _yaml(text: str, where: str, not_json: ValueError) -> Any:
         import yaml
     except ImportError:
         raise ValueError(f"{where} is not JSON ({not_json}); if it is YAML, install PyYAML to read it "
-                         "(pip install 'minimcp[openapi]')") from None
+                         "(pip install 'minimcp-sync[openapi]')") from None
 
     class Loader(yaml.SafeLoader):
         """YAML's safe loader, keeping dates as the strings JSON Schema means them to be

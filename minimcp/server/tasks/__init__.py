@@ -7,7 +7,7 @@ client polls ``tasks/get``, answers questions with ``tasks/update`` and stops it
 bounded in-memory default ``InMemoryTaskStore``); ``channel.py`` carries word between the processes
 sharing a store (``TaskChannel``, and the one-process ``LocalTaskChannel``). Several processes
 share ``RedisTaskStore`` (``redis_store.py``) and ``RedisTaskChannel`` (``redis_channel.py``),
-which need redis-py (``pip install 'minimcp[redis]'``) and are imported from their modules.
+which need redis-py (``pip install 'minimcp-sync[redis]'``) and are imported from their modules.
 """
 
 from minimcp.server.tasks.channel import LocalTaskChannel, TaskChannel

@@ -32,7 +32,7 @@ try:
     import redis
     from redis.client import PubSub
 except ImportError as missing:  # pragma: no cover - depends on the installation
-    raise ImportError("RedisTaskChannel needs redis-py: pip install 'minimcp[redis]'") from missing
+    raise ImportError("RedisTaskChannel needs redis-py: pip install 'minimcp-sync[redis]'") from missing
 
 logger = logging.getLogger("minimcp.server.tasks")
 

@@ -40,7 +40,7 @@ from minimcp.server.tasks.store import TaskRecord, TaskStore, TaskStoreUnavailab
 try:
     import redis
 except ImportError as missing:  # pragma: no cover - depends on the installation
-    raise ImportError("RedisTaskStore needs redis-py: pip install 'minimcp[redis]'") from missing
+    raise ImportError("RedisTaskStore needs redis-py: pip install 'minimcp-sync[redis]'") from missing
 
 # KEYS: all, owner set, record, gone. ARGV: now, max_tasks, max per owner (0: none), record JSON, owner JSON,
 # record PX, gone PX, expires_at, task id, owner set PX margin.

@@ -1,0 +1,5 @@
+from django.urls import include, path
+
+from minimcp.django import mcp
+
+urlpatterns = [path("mcp/", include(mcp.urls))]
