@@ -16,19 +16,26 @@ principal: a legacy session and a sealed ``requestState`` belong to that user, a
 continue them. When the application has a user system (Flask-Login, or ``user=``), a request with
 no user is answered 401 unless ``login_required=False``.
 
-Every tool, resolver, resource and prompt runs on a worker thread inside an application context of
-its own and a request context rebuilt from the HTTP request that carried the call, so
-``current_app``, ``g``, ``request``, ``session``, ``current_user`` and Flask-SQLAlchemy's
-``db.session`` work, and ``teardown_appcontext`` (which returns ``db.session`` to the pool) runs
-after each call. What the worker sees:
+Every tool, resolver, resource and prompt runs in an application context of its own, on the
+thread that runs it (a worker, or the request's own when nothing streams), and a request context
+rebuilt from the HTTP request that carried the call; the application's ``before_request`` hooks run
+again there, and its ``teardown_appcontext`` functions when the call ends. So ``current_app``,
+``g``, ``request``, ``session``, ``current_user`` and Flask-SQLAlchemy's ``db.session`` work, and
+whatever the hooks open in ``g`` (a ``sqlite3`` connection, a user row) is the call's own, made and
+closed on its thread: never one another thread opened. What the worker sees:
 
 - ``request`` is a snapshot of the POST that carried the call (headers, cookies, URL, its JSON-RPC
   body). In the legacy era a call can outlive that POST: when a tool asks the user a question, the
   answer arrives on a later POST, yet ``request`` stays the one that started the call.
-- ``g`` starts with a copy of what the request's hooks put there. Database objects in it belong to
-  the request's session; load them again through ``db.session`` if the tool changes them.
-  ``current_user`` is loaded again in the call's own context for the same reason.
+- ``g`` is what the hooks put there for this call; ``current_user`` is loaded again in it.
 - ``session`` is read from the cookie; changes made in a tool are not sent back.
+
+The caller is named by a key of its user object that is the same on every request
+(``minimcp.hosts.hosted.principal_of``: ``get_id()``, ``pk``, ``id``, a row's ``"id"``), or by
+``principal=lambda user: ...``; a user with none is refused at the first request, saying so.
+
+The endpoint answers only loopback names and the site's own (``allowed_hosts=``, ``SERVER_NAME``,
+``TRUSTED_HOSTS``): DNS-rebinding protection, as minimcp's own server has it.
 
 ``MCP(app, oauth=True)`` makes the site its own OAuth authorization server for the endpoint: a user
 pastes ``https://site/mcp`` into an assistant, signs in on the site's login page (Flask-Login's
@@ -128,7 +135,10 @@ class MCP(HostedServer):
     """An MCP server that is part of a Flask application.
 
     ``user`` returns the caller (a user object, or ``None`` for nobody); without it the caller is
-    Flask-Login's ``current_user`` when the application uses Flask-Login. ``login_required``
+    Flask-Login's ``current_user`` when the application uses Flask-Login. ``principal`` names a
+    user that has no stable id of its own (``get_id()``, ``pk``, ``id``, an ``"id"`` key).
+    ``allowed_hosts`` are the names the endpoint answers besides loopback, ``SERVER_NAME`` and
+    ``TRUSTED_HOSTS``. ``login_required``
     (default: whenever there is a way to know the user) answers 401 to requests without one.
     ``allowed_origins`` lists other sites whose pages may call the endpoint from a browser.
     ``oauth=True`` lets MCP clients sign in with the site's own login (see the module's docs);

@@ -13,11 +13,17 @@ annotations) and the fields of an explicit pydantic model, sent as the query str
 ``DELETE``) or as a JSON body. A call runs the request through the application itself
 (``app.wsgi_app``): its ``before_request`` hooks, ``login_required``, error handlers and
 ``after_request`` all apply, as the MCP caller (Flask-Login's ``current_user`` is the caller, and
-the caller's ``Authorization`` and ``Cookie`` headers are passed on). An answer of 400 or more, or a
-redirect (to a login page, say), is an error result with the status and the start of the body.
+the caller's ``Authorization`` and ``Cookie`` headers are passed on). An answer of 400 or more is an
+error result with the status and the start of the body. A view that reads ``request.form`` gets the
+arguments as form data (``body=`` decides otherwise). A redirect after a ``POST`` is how a form view
+says it is done: a success, reported with where it went; a redirect to the login page is a refusal.
+A URL variable stays within its route: the URL built from the arguments must lead back to the same
+route with the same values, so ``diary/export`` for ``<name>`` never reaches ``/notes/diary/export``.
 In an application with Flask-Login a route's tool is for signed-in users unless ``allowed=`` says
 otherwise, so an anonymous caller (``MCP(app, login_required=False)``) never sees a tool whose
-route would send it to the login page. A rule speaks about users, so it is never asked about a
+route would send it to the login page. Without Flask-Login the route's own login knows only the
+site's session cookie: a site with users (``MCP(user=...)``) offers a route's tool only to callers
+signed in with it, not to a token's. A rule speaks about users, so it is never asked about a
 caller with none; ``allowed=ANYONE`` publishes a tool with no rule, for anonymous callers too.
 """
 

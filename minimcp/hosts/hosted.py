@@ -5,12 +5,15 @@ a view of the host application, so the host's middleware, hooks and login run fi
 things follow from that:
 
 - **who is calling.** The view hands the request to the MCP endpoint (the sans-I/O exchange,
-  ``host_request``) with the host's logged-in user as its principal: that principal binds legacy
-  sessions (another user presenting the session id finds no session) and sealed
-  ``requestState``. ``ctx.user`` is the user object, ``ctx.request`` the host's own request.
+  ``host_request``) with the host's logged-in user as its principal, a key of the user that is the
+  same on every request (``principal_of``): that principal binds legacy sessions (another user
+  presenting the session id finds no session) and sealed ``requestState``. ``ctx.user`` is the
+  user object, ``ctx.request`` the host's own request.
 - **where user code runs.** Tools, resolvers, resources and prompts run on worker threads; the
-  host's ``call_scope`` re-establishes its context there (Flask's app and request contexts,
-  Django's database connection hygiene) around every call.
+  host's ``call_scope`` gives each call its own context there (Flask's app and request contexts,
+  Django's database connection hygiene), never an object another thread opened.
+- **which names it answers.** A host checks ``Host`` and ``Origin`` itself (``rebinding_refusal``),
+  with the names the site configures, as minimcp's own server does with ``transport_security``.
 - **what a user may use.** ``@mcp.tool(allowed=rule)`` limits a tool to the signed-in users ``rule``
   admits: the others, and a caller with no user, do not see it in ``tools/list``, and a call is
   refused with a clear error that names the tool and what it requires, never the user.
@@ -141,7 +144,8 @@ class HostedServer(MCPServer):
     # --- the endpoint --------------------------------------------------------------------------
     def endpoint(self, **options: Any) -> Exchange:
         """The MCP endpoint a host view hands its requests to (``host_request``); the host checks
-        Host and Origin itself, and its own login says who is calling."""
+        Host and Origin itself (``rebinding_refusal``, with its own names), and its own login says
+        who is calling."""
         options.setdefault("transport_security", TransportSecuritySettings(enable_dns_rebinding_protection=False))
         return Exchange(self._lowlevel_server, path="/", **options)
 
