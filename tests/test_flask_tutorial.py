@@ -238,6 +238,29 @@ def test_a_route_behind_the_sites_own_login_is_not_offered_to_a_token_caller(blo
     assert blog.posts() == []
 
 
+class Rename(BaseModel):
+    name: str
+
+
+def test_body_says_how_a_view_that_reads_the_form_indirectly_gets_its_arguments(
+        serve_wsgi: Callable[[Any], str]) -> None:
+    """A view that reads ``request.values`` (as a form library does) is not seen reading the form:
+    ``body="form"`` says so, and without it the JSON body leaves the form empty."""
+    app = Flask("rename")
+    MCP(app)
+
+    @app.post("/rename")
+    def rename() -> str:
+        return "renamed to " + request.values["name"]
+
+    publish_route(app, "rename", arguments=Rename, body="form")
+    publish_route(app, "rename", name="rename_as_json", arguments=Rename)
+    with Client(serve_wsgi(app) + "/mcp") as client:
+        assert text(client.call_tool("rename", {"name": "Ada"})) == "renamed to Ada"
+        as_json = client.call_tool("rename_as_json", {"name": "Ada"})
+        assert as_json.is_error and "400" in text(as_json)
+
+
 # --- route variables stay within their route ----------------------------------------------------------
 def notes_site() -> Flask:
     """Notes whose caller is named by the ``Authorization`` header (passed on to a route's request):

@@ -153,8 +153,9 @@ class MCP(HostedServer):
 
     def __init__(self, app: Flask | None = None, name: str | None = None, *, url_prefix: str = "/mcp",
                  user: Callable[[], Any] | None = None, login_required: bool | None = None,
-                 allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = (), oauth: bool = False, login_url: str | None = None,
-                 load_user: Callable[[str], Any] | None = None, oauth_store: GrantStore | None = None,
+                 allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = (), oauth: bool = False,
+                 login_url: str | None = None, load_user: Callable[[str], Any] | None = None,
+                 oauth_store: GrantStore | None = None,
                  api_tokens: bool = True, token_store: TokenStore | None = None,
                  http_options: dict[str, Any] | None = None, **options: Any) -> None:
         if isinstance(app, str):

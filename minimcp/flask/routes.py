@@ -29,6 +29,7 @@ caller with none; ``allowed=ANYONE`` publishes a tool with no rule, for anonymou
 
 from __future__ import annotations
 
+import dis
 import inspect
 import json
 from typing import Any, Callable, Literal, Optional
@@ -183,10 +184,18 @@ def _form(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _reads_form(view: Callable[..., Any]) -> bool:
-    """Whether a view's own code reads ``request.form`` (and not a JSON body), through its decorators."""
+    """Whether a view's own code (under its decorators) reads ``request.form`` or ``request.files``,
+    and not ``request.json`` or ``request.get_json()``."""
     code = getattr(inspect.unwrap(view), "__code__", None)
-    names = set(code.co_names) if code is not None else set()
-    return "form" in names and not names & {"json", "get_json"}
+    if code is None:
+        return False
+    read: set[str] = set()
+    previous = None
+    for instruction in dis.get_instructions(code):
+        if previous is not None and previous.argval == "request" and instruction.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            read.add(instruction.argval)
+        previous = instruction
+    return bool(read & {"form", "files"}) and not read & {"json", "get_json"}
 
 
 def _with_site_login(mcp: Any, allowed: AccessRule | None) -> AccessRule:

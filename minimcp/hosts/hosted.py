@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from urllib.parse import urlsplit
+from uuid import UUID
 
 from pydantic import AnyHttpUrl
 
@@ -209,8 +210,8 @@ def principal_of(user: Any) -> str | None:
     """
     if user is None or not getattr(user, "is_authenticated", True):
         return None
-    if isinstance(user, str):
-        return user
+    if isinstance(user, (str, int, UUID)) and not isinstance(user, bool):  # an id itself
+        return str(user)
     get_id = getattr(user, "get_id", None)
     if callable(get_id):
         return _key(get_id(), user)
