@@ -182,8 +182,10 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser(description="The tutorial-shaped blog, its views and tools over MCP.")
     parser.add_argument("--port", type=int, default=5002, help="0 picks a free port")
+    parser.add_argument("--folder", default=None, help="where its database and instance folder go (default: a new "
+                                                       "temporary folder)")
     options = parser.parse_args()
-    folder = tempfile.mkdtemp(prefix="flask-blog-")
+    folder = options.folder or tempfile.mkdtemp(prefix="flask-blog-")
     site = create_app(os.path.join(folder, "blog.sqlite3"), os.path.join(folder, "instance"), secrets.token_hex(16))
     with site.app_context():
         for name in ("alice", "bob"):

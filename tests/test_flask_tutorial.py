@@ -13,6 +13,7 @@ that issued them.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -24,7 +25,16 @@ import requests
 from flask import Flask, request
 from pydantic import BaseModel
 
-from conftest import EXAMPLES, TIMEOUT, load_example, modern_headers, modern_params, request_message, wait_for
+from conftest import (
+    EXAMPLES,
+    TIMEOUT,
+    load_example,
+    modern_headers,
+    modern_params,
+    request_message,
+    server_process,
+    wait_for,
+)
 from host_support import ACCEPT, ERAS, text
 from minimcp import Client, MCPError
 from minimcp.client.stdio import StdioServerParameters
@@ -110,6 +120,18 @@ def confirm(context: Any, params: Any) -> ElicitResult:
 def structured(result: Any) -> Any:
     assert not result.is_error, text(result)
     return result.structured_content["result"]
+
+
+@ERAS
+def test_the_example_runs_in_one_command(tmp_path: Path, mode: str) -> None:
+    with server_process([sys.executable, str(EXAMPLES / "flask_blog.py"), "--port", "0",
+                         "--folder", str(tmp_path)]) as server:
+        tokens = dict(re.findall(r"(\w+)'s API token \(shown once\): (\S+)", "".join(server.banner)))
+        http = requests.Session()
+        http.headers["Authorization"] = f"Bearer {tokens['bob']}"
+        with Client(streamable_http_client(server.base + "/mcp", http_client=http), mode=mode) as bob:
+            assert text(bob.call_tool("whoami", {})) == "bob"
+            assert structured(bob.call_tool("my_posts", {})) == []
 
 
 # --- who is calling: a sqlite3.Row has no stable str() ------------------------------------------------
