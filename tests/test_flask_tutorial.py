@@ -313,6 +313,10 @@ def notes_site() -> Flask:
     def show_file(name: str) -> str:
         return f"file {name}"
 
+    @app.get("/pages/<number>")
+    def page(number: int) -> str:  # annotated, though a plain <number> reaches it as text
+        return f"page {number}"
+
     @app.get("/files/secret/key")
     def secret_key() -> str:
         return "the key"
@@ -320,6 +324,7 @@ def notes_site() -> Flask:
     publish_route(app, "show_note", allowed=ANYONE)
     publish_route(app, "export_diary", allowed=lambda user: user == "alice")
     publish_route(app, "show_file", allowed=ANYONE)
+    publish_route(app, "page", allowed=ANYONE)
     return app
 
 
@@ -335,6 +340,7 @@ def test_a_route_variable_cannot_reach_another_route(serve_wsgi: Callable[[Any],
             assert escaped.is_error and "would leave GET /notes/<name>" in text(escaped), text(escaped)
             assert "secrets" not in text(escaped)
         assert "file docs/a.txt" in text(bob.call_tool("show_file", {"name": "docs/a.txt"}))
+        assert text(bob.call_tool("page", {"number": 5})) == "page 5"
         other = bob.call_tool("show_file", {"name": "secret/key"})  # a <path:> too stays on its own rule
         assert other.is_error and "would leave GET /files/<path:name>" in text(other)
 
@@ -369,7 +375,7 @@ def test_a_rebound_name_cannot_drive_a_site_without_a_login(serve_wsgi: Callable
     assert own.status_code == 200 and own.json()["result"]["content"][0]["text"] == "ding"
 
 
-@pytest.mark.parametrize("options", [{"allowed_hosts": ["notes.example"]}, {"config": {"SERVER_NAME": "notes.example"}},
+@pytest.mark.parametrize("options", [{"allowed_hosts": ["Notes.Example"]}, {"config": {"SERVER_NAME": "notes.example"}},
                                      {"config": {"TRUSTED_HOSTS": ["notes.example"]}}])
 def test_a_site_names_the_hosts_it_answers_to(serve_wsgi: Callable[[Any], str], options: dict[str, Any]) -> None:
     url = serve_wsgi(open_site(**options)) + "/mcp"

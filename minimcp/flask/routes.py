@@ -156,10 +156,15 @@ def _stays_on(rule: Rule, adapter: Any, path: str, method: str, values: dict[str
         matched, found = adapter.match(path, method=method, return_rule=True)
     except (HTTPException, RequestRedirect):
         matched, found = None, None
-    if matched is not rule or found != values:
+    if matched is not rule or _as_text(found or {}) != _as_text(values):
         given = ", ".join(f"{name}={value!r}" for name, value in sorted(values.items()))
         raise ToolError(f"{given} would leave {method} {rule.rule}: a URL variable is one segment of its route "
                         "(no '/', unless the route declares <path:...>)")
+
+
+def _as_text(values: dict[str, Any]) -> dict[str, str]:
+    """Values as their URL text: a view may annotate ``<id>`` as ``int`` and get ``"5"`` back."""
+    return {name: str(value) for name, value in values.items()}
 
 
 def _redirected(shown: str, method: str, status: str, location: str, login_pages: set[str]) -> str:

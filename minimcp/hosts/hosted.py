@@ -179,7 +179,7 @@ def rebinding_refusal(environ: Mapping[str, Any], allowed_hosts: Sequence[str], 
     """
     host = environ.get("HTTP_HOST")
     settings = TransportSecuritySettings()  # loopback names, on any port
-    settings.allowed_hosts += [name if ":" in name else f"{name}:*" for name in allowed_hosts]
+    settings.allowed_hosts += [name.lower() if ":" in name else f"{name.lower()}:*" for name in allowed_hosts]
     if not host_allowed(settings, host):
         return refusal_response(errors.InvalidHost(
             f"Invalid Host header {host!r}: this site's MCP endpoint answers only the names it was told are "
