@@ -12,6 +12,7 @@ and ``all_notes`` is for admins only.
 
 from __future__ import annotations
 
+import os
 import secrets
 import time
 from pathlib import Path
@@ -139,7 +140,8 @@ def create_app(database_uri: str | None = None, instance_path: str | None = None
     """The site on ``database_uri``; its API tokens live in ``instance_path`` (default: ``instance/``
     beside this file)."""
     app = Flask(__name__, instance_path=instance_path)
-    app.config["SECRET_KEY"] = secrets.token_hex(16)
+    app.config["SECRET_KEY"] = _kept_secret(Path(app.instance_path) / "secret_key")
+    app.config.from_prefixed_env()  # FLASK_SECRET_KEY=... in the environment: a deployment's own key
     app.config["SQLALCHEMY_DATABASE_URI"] = database_uri or f"sqlite:///{Path(__file__).with_suffix('.db')}"
     db.init_app(app)
     login_manager.init_app(app)
@@ -163,6 +165,21 @@ def create_app(database_uri: str | None = None, instance_path: str | None = None
     with app.app_context():
         db.create_all()
     return app
+
+
+def _kept_secret(path: Path) -> str:
+    """The site's secret key, made on its first start and kept in its instance folder: sessions and
+    API tokens (bound to the key) outlive a restart, and ``flask mcp token`` signs with the same."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    made = path.with_name(f".{path.name}.{os.getpid()}")
+    made.write_text(secrets.token_hex(32))
+    try:
+        os.link(made, path)  # whole or not at all: a process starting alongside reads one key or the other
+    except FileExistsError:
+        pass
+    finally:
+        made.unlink()
+    return path.read_text()
 
 
 def add_user(username: str, *, admin: bool = False) -> str:

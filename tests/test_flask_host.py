@@ -250,8 +250,7 @@ def test_a_public_name_over_plain_http_gets_a_clear_400_not_a_500(site: FlaskSit
         answer = requests.get(site.base + path, headers={"Host": host}, timeout=TIMEOUT)
         assert answer.status_code == 400 and reason in answer.text
     endpoint = requests.post(site.url, json={}, headers={"Host": host}, timeout=TIMEOUT)
-    assert endpoint.status_code == 401 and "Authentication required" in endpoint.json()["error"]["message"]
-    assert endpoint.headers["WWW-Authenticate"] == 'Bearer realm="flask_notes"'  # no pointer to a broken document
+    assert endpoint.status_code == 421 and "MCP(allowed_hosts=[...])" in endpoint.text  # a name it was not given
     with site.client("alice", "auto") as alice:  # and the site keeps serving
         assert text(alice.call_tool("whoami", {})) == "alice"
 
@@ -266,9 +265,11 @@ def test_with_server_name_the_documents_name_the_site_whatever_the_host(serve_ws
         assert prm.status_code == 200 and prm.json()["resource"] == "https://notes.example.com/mcp"
         assert prm.json()["authorization_servers"] == ["https://notes.example.com/mcp"]
         assert _cache_control(prm) == {"public", "max-age=3600"}
+    for host in ("notes.example.com", "127.0.0.1"):  # the endpoint answers the site's own names only
         challenge = requests.post(base + "/mcp", json={}, headers={"Host": host}, timeout=TIMEOUT)
         assert challenge.headers["WWW-Authenticate"] == (
             'Bearer resource_metadata="https://notes.example.com/.well-known/oauth-protected-resource/mcp"')
+    assert requests.post(base + "/mcp", json={}, headers={"Host": "evil.example"}, timeout=TIMEOUT).status_code == 421
 
 
 # --- what the 401 offers -------------------------------------------------------------------------------
@@ -291,6 +292,7 @@ from minimcp.flask import MCP
 
 USERS = {"carol", "dave"}  # a user is their name here: load_user takes it back
 app = Flask("tokens")
+app.secret_key = "tokens-site"
 app.config["MINIMCP_TOKEN_DATABASE"] = __file__.removesuffix(".py") + "-tokens.sqlite3"
 mcp = MCP(app, user=lambda: None, load_user=lambda name: name if name in USERS else None)
 

@@ -22,6 +22,7 @@ from conftest import TIMEOUT, final_message, modern_headers, modern_params, requ
 from host_support import ACCEPT, ERAS, DjangoSite, FlaskSite, Site, flask_site, start_site, stop_site, text
 from minimcp import Client, MCPError
 from minimcp.client.streamable_http import streamable_http_client
+from minimcp.hosts.api_tokens import site_digest
 from minimcp.hosts.site_auth import digest
 from minimcp.types import ElicitResult
 
@@ -42,12 +43,17 @@ def token_rows(site: Site) -> list[Any]:
     """Every stored row of the site's API tokens."""
     if isinstance(site, FlaskSite):
         path = site.app.config.get("MINIMCP_TOKEN_DATABASE") or f"{site.app.instance_path}/minimcp-tokens.sqlite3"
-        table = "api_token"
+        table = "site_api_token"
     else:
         assert isinstance(site, DjangoSite)
         path, table = str(site.database), "minimcp_apitoken"
     with sqlite3.connect(path) as db:
         return db.execute(f"SELECT * FROM {table}").fetchall()
+
+
+def stored_digest(site: Site, token: str) -> str:
+    """What the site keeps of ``token``: a Flask site's digest is keyed with its SECRET_KEY."""
+    return site_digest(token, site.app.secret_key.encode()) if isinstance(site, FlaskSite) else digest(token)
 
 
 def test_login_gates_the_endpoint(site: Site) -> None:
@@ -166,7 +172,7 @@ def test_an_api_token_from_the_hosts_command_works_until_revoked(site: Site) -> 
     with site.client("bob's laptop", "auto") as client:
         assert text(client.call_tool("whoami", {})) == "bob"
     rows = token_rows(site)
-    assert not any(token in str(row) for row in rows) and any(digest(token) in row for row in rows)
+    assert not any(token in str(row) for row in rows) and any(stored_digest(site, token) in row for row in rows)
 
     listed = token_command(site, "bob", "--list")
     assert listed.returncode == 0, listed.stderr

@@ -16,19 +16,26 @@ principal: a legacy session and a sealed ``requestState`` belong to that user, a
 continue them. When the application has a user system (Flask-Login, or ``user=``), a request with
 no user is answered 401 unless ``login_required=False``.
 
-Every tool, resolver, resource and prompt runs on a worker thread inside an application context of
-its own and a request context rebuilt from the HTTP request that carried the call, so
-``current_app``, ``g``, ``request``, ``session``, ``current_user`` and Flask-SQLAlchemy's
-``db.session`` work, and ``teardown_appcontext`` (which returns ``db.session`` to the pool) runs
-after each call. What the worker sees:
+Every tool, resolver, resource and prompt runs in an application context of its own, on the
+thread that runs it (a worker, or the request's own when nothing streams), and a request context
+rebuilt from the HTTP request that carried the call; the application's ``before_request`` hooks run
+again there, and its ``teardown_appcontext`` functions when the call ends. So ``current_app``,
+``g``, ``request``, ``session``, ``current_user`` and Flask-SQLAlchemy's ``db.session`` work, and
+whatever the hooks open in ``g`` (a ``sqlite3`` connection, a user row) is the call's own, made and
+closed on its thread: never one another thread opened. What the worker sees:
 
 - ``request`` is a snapshot of the POST that carried the call (headers, cookies, URL, its JSON-RPC
   body). In the legacy era a call can outlive that POST: when a tool asks the user a question, the
   answer arrives on a later POST, yet ``request`` stays the one that started the call.
-- ``g`` starts with a copy of what the request's hooks put there. Database objects in it belong to
-  the request's session; load them again through ``db.session`` if the tool changes them.
-  ``current_user`` is loaded again in the call's own context for the same reason.
+- ``g`` is what the hooks put there for this call; ``current_user`` is loaded again in it.
 - ``session`` is read from the cookie; changes made in a tool are not sent back.
+
+The caller is named by a key of its user object that is the same on every request
+(``minimcp.hosts.hosted.principal_of``: ``get_id()``, ``pk``, ``id``, a row's ``"id"``), or by
+``principal=lambda user: ...``; a user with none is refused at the first request, saying so.
+
+The endpoint answers only loopback names and the site's own (``allowed_hosts=``, ``SERVER_NAME``,
+``TRUSTED_HOSTS``): DNS-rebinding protection, as minimcp's own server has it.
 
 ``MCP(app, oauth=True)`` makes the site its own OAuth authorization server for the endpoint: a user
 pastes ``https://site/mcp`` into an assistant, signs in on the site's login page (Flask-Login's
@@ -65,7 +72,7 @@ import io
 import secrets
 from collections.abc import Iterator, Sequence
 from typing import Any, Callable
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import click
 from flask import (
@@ -80,6 +87,7 @@ from flask import (
     render_template,
     request,
     session,
+    url_for,
 )
 from flask.cli import AppGroup
 from itsdangerous import BadSignature, URLSafeTimedSerializer
@@ -91,12 +99,12 @@ from minimcp.server.streamable_http.exchange import HTTPResponse
 from minimcp.hosts.hosted import (
     SIGN_IN_WITH_CLIENT,
     HostedServer,
+    UnidentifiedUser,
     api_token_way,
     for_the_asker_only,
-    forbidden_origin,
     host_request,
-    origin_allowed,
-    principal_of,
+    misconfigured,
+    rebinding_refusal,
     sign_in_unavailable,
     too_large,
     unauthorized,
@@ -114,10 +122,11 @@ from minimcp.hosts.site_auth import (
 
 __all__ = ["MCP"]
 
-#: Flask-Login keeps the request's user here; the worker loads its own, bound to its own db.session.
+#: Flask-Login keeps the request's user here.
 _FLASK_LOGIN_USER = "_login_user"
-#: The user an OAuth access token signed in, for one request to the endpoint (reloaded on the worker).
-_TOKEN_USER = "_minimcp_token_user"
+#: The user minimcp signed in itself (an access or API token's, ``flask mcp stdio --user``'s) in one
+#: app context; each call's context loads its own.
+_SIGNED_IN = "_minimcp_user"
 #: The session key of the consent form's CSRF token.
 _CSRF_KEY = "_minimcp_csrf"
 
@@ -126,7 +135,10 @@ class MCP(HostedServer):
     """An MCP server that is part of a Flask application.
 
     ``user`` returns the caller (a user object, or ``None`` for nobody); without it the caller is
-    Flask-Login's ``current_user`` when the application uses Flask-Login. ``login_required``
+    Flask-Login's ``current_user`` when the application uses Flask-Login. ``principal`` names a
+    user that has no stable id of its own (``get_id()``, ``pk``, ``id``, an ``"id"`` key).
+    ``allowed_hosts`` are the names the endpoint answers besides loopback, ``SERVER_NAME`` and
+    ``TRUSTED_HOSTS``. ``login_required``
     (default: whenever there is a way to know the user) answers 401 to requests without one.
     ``allowed_origins`` lists other sites whose pages may call the endpoint from a browser.
     ``oauth=True`` lets MCP clients sign in with the site's own login (see the module's docs);
@@ -141,8 +153,9 @@ class MCP(HostedServer):
 
     def __init__(self, app: Flask | None = None, name: str | None = None, *, url_prefix: str = "/mcp",
                  user: Callable[[], Any] | None = None, login_required: bool | None = None,
-                 allowed_origins: Sequence[str] = (), oauth: bool = False, login_url: str | None = None,
-                 load_user: Callable[[str], Any] | None = None, oauth_store: GrantStore | None = None,
+                 allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = (), oauth: bool = False,
+                 login_url: str | None = None, load_user: Callable[[str], Any] | None = None,
+                 oauth_store: GrantStore | None = None,
                  api_tokens: bool = True, token_store: TokenStore | None = None,
                  http_options: dict[str, Any] | None = None, **options: Any) -> None:
         if isinstance(app, str):
@@ -151,6 +164,7 @@ class MCP(HostedServer):
         self._backend_given = options.get("backend") is not None
         self.url_prefix = url_prefix
         self.login_required = login_required
+        self.allowed_hosts = list(allowed_hosts)
         self.allowed_origins = list(allowed_origins)
         self._user_rule = user
         self.oauth = oauth
@@ -208,9 +222,9 @@ class MCP(HostedServer):
     def host_user(self) -> Any:
         if not has_app_context():
             return None
-        if has_request_context() and g.get(_TOKEN_USER) is not None:
-            return g.get(_TOKEN_USER)
-        if self._stdio_user is not None and not has_request_context():
+        if g.get(_SIGNED_IN) is not None:
+            return g.get(_SIGNED_IN)
+        if self._stdio_user is not None:  # a stdio server: no request ever says who else is calling
             return self._load(self._stdio_user)
         if self._user_rule is not None:
             return self._user_rule()
@@ -221,6 +235,26 @@ class MCP(HostedServer):
             return user if user is not None and user.is_authenticated else None
         return None
 
+    @property
+    def has_users(self) -> bool:
+        """Whether this site tells minimcp who its users are without Flask-Login (``user=``, ``load_user=``)."""
+        return self._user_rule is not None or self._user_loader is not None
+
+    def signed_in_by_site(self) -> bool:
+        """Whether the caller came in through the site's own login (its session cookie), not as a
+        user minimcp signed in itself (a token's, ``--user``'s)."""
+        return not (has_app_context() and g.get(_SIGNED_IN) is not None)
+
+    def login_pages(self) -> set[str]:
+        """The paths where this site sends a visitor to sign in: ``login_url``, Flask-Login's login
+        views, and a route whose endpoint is named ``login`` (``auth.login``)."""
+        manager = getattr(current_app, "login_manager", None)
+        views = {getattr(manager, "login_view", None), *getattr(manager, "blueprint_login_views", {}).values()}
+        views |= {rule.endpoint for rule in current_app.url_map.iter_rules()
+                  if rule.endpoint.rpartition(".")[2] == "login" and not rule.arguments}
+        pages = {url_for(view) for view in views if view}
+        return pages | ({urlsplit(self.login_url).path} if self.login_url else set())
+
     def _needs_login(self) -> bool:
         if self.login_required is not None:
             return self.login_required
@@ -228,9 +262,14 @@ class MCP(HostedServer):
 
     # --- the endpoint --------------------------------------------------------------------------
     def _view(self) -> Response:
-        if not origin_allowed(request.environ, self.allowed_origins):
-            return _response(forbidden_origin())
-        principal = principal_of(self.host_user())
+        refused = rebinding_refusal(request.environ, self._own_hosts(), self.allowed_origins,
+                                    "MCP(allowed_hosts=[...]), or SERVER_NAME or TRUSTED_HOSTS in app.config")
+        if refused is not None:
+            return _response(refused)
+        try:
+            principal = self.principal_of(self.host_user())
+        except UnidentifiedUser as problem:
+            return _response(misconfigured(problem))
         if principal is None and self._needs_login():
             return _response(self._unauthorized())
         if (request.content_length or 0) > self._endpoint.max_request_body_size:
@@ -238,6 +277,13 @@ class MCP(HostedServer):
         native = request._get_current_object()  # type: ignore[attr-defined]
         return _response(self._endpoint.handle(host_request(request.environ, request.get_data(cache=True),
                                                             principal, native)))
+
+    def _own_hosts(self) -> list[str]:
+        """The names this site answers to besides loopback: ``allowed_hosts``, ``SERVER_NAME``, and
+        with ``TRUSTED_HOSTS`` the request's own, which Flask (3.1 on) refused already unless trusted."""
+        config = current_app.config
+        names = [*self.allowed_hosts, *([config["SERVER_NAME"]] if config.get("SERVER_NAME") else [])]
+        return [*names, request.host] if config.get("TRUSTED_HOSTS") else names
 
     def _unauthorized(self) -> HTTPResponse:
         """The 401, offering the ways in this site has: its sign-in, its API tokens, its login."""
@@ -284,14 +330,14 @@ class MCP(HostedServer):
         if pending is None:
             return _page("This sign-in link has expired or was changed. Start again from your MCP client.")
         user = self.host_user()
-        if principal_of(user) is None:
+        if self.principal_of(user) is None:
             return self._to_login()
         if request.method == "POST":
             expected = session.get(_CSRF_KEY, "")
             if not expected or not hmac.compare_digest(expected, request.form.get("csrf_token", "")):
                 return _page("The form was not sent from this site's page. Reload it and answer again.")
             allowed = request.form.get("decision") == "allow"
-            answer = redirect(server.decide(pending, principal_of(user) if allowed else None))
+            answer = redirect(server.decide(pending, self.principal_of(user) if allowed else None))
             answer.headers["Cache-Control"] = "no-store"
             return answer
         token = session.setdefault(_CSRF_KEY, secrets.token_urlsafe(32))
@@ -318,11 +364,8 @@ class MCP(HostedServer):
         if user_id is None:
             return
         user = self._load(user_id)
-        if user is None or not getattr(user, "is_active", True):
-            return
-        setattr(g, _TOKEN_USER, user)
-        if hasattr(current_app, "login_manager"):
-            setattr(g, _FLASK_LOGIN_USER, user)
+        if user is not None and getattr(user, "is_active", True):
+            _sign_in(user)
 
     def _token_subject(self, token: str) -> str | None:
         if self.oauth:
@@ -345,24 +388,31 @@ class MCP(HostedServer):
         return store
 
     def _takes_api_tokens(self) -> bool:
-        """Whether a token's user can be loaded: API tokens need the site's way from an id to a user."""
+        """Whether a token's user can be loaded: API tokens need the site's way from an id to a user,
+        and the site's ``SECRET_KEY`` that binds its tokens to it (or a token store of its own)."""
         manager = getattr(current_app, "login_manager", None)
-        return self.api_tokens and (self._user_loader is not None or getattr(manager, "_user_callback", None) is not None)
+        loads = self._user_loader is not None or getattr(manager, "_user_callback", None) is not None
+        return self.api_tokens and loads and (self._token_store is not None or bool(current_app.secret_key))
 
     # --- where the calls run -------------------------------------------------------------------
     def call_scope(self) -> contextlib.AbstractContextManager[Any]:
+        """A context of the call's own, wherever it runs (a worker, or the thread of the request):
+        a fresh ``g``, the application's ``before_request`` hooks run again in it, and its teardown
+        functions when the call ends. Nothing opened for the request (a database connection in
+        ``g``) is seen by a call on another thread, nor closed under the request by the call's
+        teardown."""
+        app = current_app._get_current_object() if has_app_context() else None  # type: ignore[attr-defined]
+        if app is None:
+            return contextlib.nullcontext()
         if has_request_context():
             environ = dict(request.environ)
             body = request.get_data(cache=True)
             environ["wsgi.input"] = io.BytesIO(body)
             environ["CONTENT_LENGTH"] = str(len(body))
-            values = {k: v for k, v in vars(g).items() if k not in (_FLASK_LOGIN_USER, _TOKEN_USER)}
-            return _request_scope(current_app._get_current_object(), environ, values,  # type: ignore[attr-defined]
-                                  self._sign_in_token if self.oauth or self.api_tokens else None)
-        if has_app_context():
-            return _command_scope(current_app._get_current_object(), self.url_prefix,  # type: ignore[attr-defined]
-                                  self._stdio_user, self._load)
-        return contextlib.nullcontext()
+            return _call_context(app, lambda: app.request_context(environ))
+        user_id, load = self._stdio_user, self._load
+        return _call_context(app, lambda: app.test_request_context(self.url_prefix),
+                             None if user_id is None else lambda: _sign_in(load(user_id)))
 
     # --- the command line ----------------------------------------------------------------------
     def _commands(self) -> click.Group:
@@ -385,30 +435,31 @@ class MCP(HostedServer):
 
 
 @contextlib.contextmanager
-def _request_scope(app: Flask, environ: dict[str, Any], values: dict[str, Any],
-                   sign_in: Callable[[], None] | None) -> Iterator[None]:
-    """On the worker: an app context of the call's own (its ``g`` seeded with ``values``) and a
-    request context over ``environ`` (where ``sign_in`` loads an access token's user again);
-    leaving them runs the teardown functions."""
-    with app.app_context():
-        vars(g).update(values)
-        with app.request_context(environ):
-            if sign_in is not None:
-                sign_in()
-            yield
-
-
-@contextlib.contextmanager
-def _command_scope(app: Flask, path: str, user_id: str | None, load: Callable[[str], Any]) -> Iterator[None]:
-    """On the worker, for a call with no HTTP request (``flask mcp stdio``): an app context and a
-    stand-in request for ``path``, signed in as ``user_id`` when there is one. The user is loaded
-    there, with the call's own ``db.session``, and put where Flask-Login looks for the request's
-    user: not through ``login_user``, which writes a session cookie that nobody receives here (and
-    needs a ``SECRET_KEY`` the site may not have)."""
-    with app.app_context(), app.test_request_context(path):
-        if user_id is not None:
-            setattr(g, _FLASK_LOGIN_USER, load(user_id))
+def _call_context(app: Flask, request_context: Callable[[], Any],
+                  sign_in: Callable[[], None] | None = None) -> Iterator[None]:
+    """On the thread that runs a call: an app context of its own and ``request_context`` (the
+    request that carried the call, or for ``flask mcp stdio`` a stand-in for the endpoint's URL,
+    where ``sign_in`` signs the ``--user`` in), then the application's ``before_request`` hooks,
+    as for the request itself: what they put in ``g`` (a user row, a database connection) is made
+    on this thread, and the teardown functions close it here when the call ends. A hook that
+    answers instead (a redirect, a refusal) fails the call: its tool must not run."""
+    with app.app_context(), request_context():
+        if sign_in is not None:
+            sign_in()
+        answered = app.preprocess_request()
+        if answered is not None:
+            raise RuntimeError(f"a before_request hook of {app.name} answered the call's request instead of letting "
+                               f"it through ({app.make_response(answered).status})")
         yield
+
+
+def _sign_in(user: Any) -> None:
+    """Make ``user`` the current context's caller, for minimcp and for Flask-Login: not through
+    ``login_user``, which writes a session cookie that nobody receives here (and needs a
+    ``SECRET_KEY`` the site may not have)."""
+    setattr(g, _SIGNED_IN, user)
+    if hasattr(current_app, "login_manager"):
+        setattr(g, _FLASK_LOGIN_USER, user)
 
 
 def _load_user(user_id: str) -> Any:

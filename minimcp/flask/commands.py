@@ -40,7 +40,7 @@ def _add(group: AppGroup, mcp: MCP, verb: str) -> None:
     @click.argument("words", nargs=-1, type=click.UNPROCESSED)
     @click.pass_context
     def command(context: click.Context, words: tuple[str, ...]) -> None:
-        app = App(PROG, mcp.name, _stdio_command(context), _check_user)
+        app = App(PROG, mcp.name, _stdio_command(context), lambda user_id: _check_user(mcp, user_id))
         context.exit(run_verb(app, verb, words))
 
 
@@ -74,8 +74,8 @@ def _split_app(given: str) -> tuple[str, str, str]:
     return (parts[0], ":", parts[1]) if len(parts) == 2 else (parts[0], "", "")
 
 
-def _check_user(user_id: str) -> None:
-    from minimcp.flask import _load_user
-
-    if _load_user(user_id) is None:
+def _check_user(mcp: MCP, user_id: str) -> None:
+    """The user ``--user`` names, found as the server will find it (``MCP(load_user=...)``, else
+    Flask-Login's ``user_loader``)."""
+    if mcp._load(user_id) is None:
         raise unknown_user(PROG, user_id)

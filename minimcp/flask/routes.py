@@ -13,26 +13,35 @@ annotations) and the fields of an explicit pydantic model, sent as the query str
 ``DELETE``) or as a JSON body. A call runs the request through the application itself
 (``app.wsgi_app``): its ``before_request`` hooks, ``login_required``, error handlers and
 ``after_request`` all apply, as the MCP caller (Flask-Login's ``current_user`` is the caller, and
-the caller's ``Authorization`` and ``Cookie`` headers are passed on). An answer of 400 or more, or a
-redirect (to a login page, say), is an error result with the status and the start of the body.
+the caller's ``Authorization`` and ``Cookie`` headers are passed on). An answer of 400 or more is an
+error result with the status and the start of the body. A view that reads ``request.form`` gets the
+arguments as form data (``body=`` decides otherwise). A redirect after a ``POST`` is how a form view
+says it is done: a success, reported with where it went; a redirect to the login page is a refusal.
+A URL variable stays within its route: the URL built from the arguments must lead back to the same
+route with the same values, so ``diary/export`` for ``<name>`` never reaches ``/notes/diary/export``.
 In an application with Flask-Login a route's tool is for signed-in users unless ``allowed=`` says
 otherwise, so an anonymous caller (``MCP(app, login_required=False)``) never sees a tool whose
-route would send it to the login page. A rule speaks about users, so it is never asked about a
+route would send it to the login page. Without Flask-Login the route's own login knows only the
+site's session cookie: a site with users (``MCP(user=...)``) offers a route's tool only to callers
+signed in with it, not to a token's. A rule speaks about users, so it is never asked about a
 caller with none; ``allowed=ANYONE`` publishes a tool with no rule, for anonymous callers too.
 """
 
 from __future__ import annotations
 
+import dis
 import inspect
 import json
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Literal, Optional
+from urllib.parse import urlsplit
 
 from flask import Flask, current_app, g, has_request_context, request
 from pydantic import BaseModel
-from werkzeug.routing import Rule
+from werkzeug.exceptions import HTTPException
+from werkzeug.routing import RequestRedirect, Rule
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
-from minimcp.hosts.hosted import AccessRule, principal_of
+from minimcp.hosts.hosted import AccessRule
 from minimcp.server.mcpserver import Context
 from minimcp.server.mcpserver.exceptions import ToolError
 from minimcp.server.mcpserver.generated import Argument, http_answer, tool_function
@@ -57,11 +66,15 @@ def ANYONE(user: Any) -> bool:
 def publish_route(app: Flask, view: str | Callable[..., Any], *, name: str | None = None,
                   method: str | None = None, arguments: type[BaseModel] | None = None,
                   description: str | None = None, allowed: AccessRule | None = None,
-                  requirement: str | None = None, excerpt: int = 2000) -> str:
+                  requirement: str | None = None, body: Literal["json", "form"] | None = None,
+                  excerpt: int = 2000) -> str:
     """Publish the route of ``view`` (an endpoint name or the view function) on the application's
     MCP server (``MCP(app)``, initialised first) as a tool; its name (default: the endpoint's).
-    ``method`` picks one of a route's methods; ``allowed`` limits who sees and calls the tool (with
-    Flask-Login, by default, signed-in users: ``allowed=ANYONE`` opens it to anyone)."""
+    ``method`` picks one of a route's methods; ``allowed`` limits who sees and calls the tool (on a
+    site with a login, by default, signed-in users: ``allowed=ANYONE`` opens it to anyone).
+    ``body`` is how a ``POST``/``PUT``/``PATCH`` sends the arguments: ``"form"`` (form data, for a
+    view that reads ``request.form``) or ``"json"``; by default ``"form"`` when the view's code
+    reads ``request.form``, else ``"json"``."""
     mcp = app.extensions.get("minimcp")
     if mcp is None:
         raise RuntimeError("publish_route needs the application's MCP server: call MCP(app) or mcp.init_app(app) first")
@@ -77,37 +90,47 @@ def publish_route(app: Flask, view: str | Callable[..., Any], *, name: str | Non
                             ... if field.is_required() else field.get_default(call_default_factory=True),
                             field.description) for key, field in arguments.model_fields.items()]
     variables = set(rule.arguments)
+    as_form = _reads_form(fn) if body is None else body == "form"
 
-    def body(values: dict[str, Any], ctx: Context) -> str:
+    def run(values: dict[str, Any], ctx: Context) -> str:
         path_values = {key: value for key, value in values.items() if key in variables}
         rest = {key: value for key, value in values.items() if key not in variables and value is not None}
         if arguments is not None:
             rest = arguments.model_validate(rest).model_dump(mode="json", by_alias=True, exclude_none=True)
-        return _call(current_app._get_current_object(), rule, verb, path_values, rest, ctx.user,  # type: ignore[attr-defined]
-                     excerpt)
+        return _call(current_app._get_current_object(), rule, verb, path_values, rest, as_form,  # type: ignore[attr-defined]
+                     ctx.user, excerpt, mcp.login_pages())
 
     doc = description or inspect.getdoc(fn) or ""
     words = f"{verb} {rule.rule}" + (f": {doc}" if doc else "")
     _adopt_callers(app, mcp)
     if allowed is ANYONE:
         allowed = None
+    elif not hasattr(app, "login_manager") and mcp.has_users:
+        # The route's login knows the site's session cookie only: a caller signed in by a token (or
+        # ``--user``) would be sent to the login page, so the tool is not theirs.
+        allowed, requirement = _with_site_login(mcp, allowed), (
+            f"{requirement or 'a user'} signed in with this site's own login, whose session the route's "
+            "login_required reads (an API token or access token does not reach it)")
     elif allowed is None and hasattr(app, "login_manager"):  # safe by default: the route may need a login
-        allowed, requirement = _signed_in, requirement or "a signed-in user"
-    mcp.add_tool(tool_function(tool_name, listed, body, description=words), tool_name, allowed=allowed,
+        allowed, requirement = mcp.principal_of, requirement or "a signed-in user"
+    mcp.add_tool(tool_function(tool_name, listed, run, description=words), tool_name, allowed=allowed,
                  requirement=requirement)
     return tool_name
 
 
-def _call(app: Flask, rule: Rule, method: str, path_values: dict[str, Any], rest: dict[str, Any], user: Any,
-          excerpt: int) -> str:
+def _call(app: Flask, rule: Rule, method: str, path_values: dict[str, Any], rest: dict[str, Any], as_form: bool,
+          user: Any, excerpt: int, login_pages: set[str]) -> str:
     """Run ``method`` on the route as ``user`` through the whole application; what it answered."""
-    path = app.url_map.bind("localhost").build(rule.endpoint, path_values, method=method, append_unknown=False)
+    adapter = app.url_map.bind("localhost")
+    path = adapter.build(rule.endpoint, path_values, method=method, append_unknown=False)
     base = request.url_root if has_request_context() else "http://localhost/"
     headers = [(key, request.headers[key]) for key in _PASSED_ON if has_request_context() and key in request.headers]
+    query = method in _QUERY
     builder = EnvironBuilder(path=path, base_url=base, method=method, headers=headers,
-                             query_string=rest if method in _QUERY else None,
-                             json=rest if method not in _QUERY else None)
+                             query_string=rest if query else None, data=_form(rest) if as_form and not query else None,
+                             json=rest if not (as_form or query) else None)
     environ = builder.get_environ()
+    _stays_on(rule, adapter, environ["PATH_INFO"], method, path_values)
     environ[_CALLER] = user
     body, status, answer = run_wsgi_app(app.wsgi_app, environ, buffered=True)
     try:
@@ -119,15 +142,72 @@ def _call(app: Flask, rule: Rule, method: str, path_values: dict[str, Any], rest
     code, _, reason = status.partition(" ")
     shown = f"{method} {path}"
     if 300 <= int(code) < 400:
-        raise ToolError(f"{shown} redirected to {answer.get('Location')} ({code} {reason}): the route wants "
-                        "something this call lacks, such as a signed-in user")
+        return _redirected(shown, method, f"{code} {reason}", answer.get("Location") or "", login_pages)
     if "json" in (answer.get("Content-Type") or "") and text and int(code) < 400:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
     return http_answer(shown, int(code), reason, text, excerpt)
 
 
-def _signed_in(user: Any) -> bool:
-    return principal_of(user) is not None
+def _stays_on(rule: Rule, adapter: Any, path: str, method: str, values: dict[str, Any]) -> None:
+    """Refuse URL variables that would carry the call off its route: the path built from them must
+    lead back to this rule with the same values. A string variable's ``/`` (``diary/export``) would
+    otherwise reach another route, one not published or published to others only."""
+    try:
+        matched, found = adapter.match(path, method=method, return_rule=True)
+    except (HTTPException, RequestRedirect):
+        matched, found = None, None
+    if matched is not rule or _as_text(found or {}) != _as_text(values):
+        given = ", ".join(f"{name}={value!r}" for name, value in sorted(values.items()))
+        raise ToolError(f"{given} would leave {method} {rule.rule}: a URL variable is one segment of its route "
+                        "(no '/', unless the route declares <path:...>)")
+
+
+def _as_text(values: dict[str, Any]) -> dict[str, str]:
+    """Values as their URL text: a view may annotate ``<id>`` as ``int`` and get ``"5"`` back."""
+    return {name: str(value) for name, value in values.items()}
+
+
+def _redirected(shown: str, method: str, status: str, location: str, login_pages: set[str]) -> str:
+    """A redirect's meaning: to the login page, a refusal; after a change (``POST``...), the view's
+    way of saying it is done (post/redirect/get); after a ``GET``, an answer this call did not get."""
+    if urlsplit(location).path in login_pages:
+        raise ToolError(f"{shown} redirected to {location}, the site's login page: this route needs a user signed "
+                        "in with the site's own login, and this call's caller is not one it knows")
+    if method not in _QUERY:
+        return f"{shown} succeeded ({status}); the site then sent the browser to {location}"
+    raise ToolError(f"{shown} redirected to {location} ({status}): the route wants something this call lacks")
+
+
+def _form(values: dict[str, Any]) -> dict[str, Any]:
+    """Form fields are text: a list becomes a repeated field, any other value its JSON text (a
+    number ``3``, ``true``), a string itself."""
+    def field(value: Any) -> str:
+        return value if isinstance(value, str) else json.dumps(value)
+
+    return {key: [field(item) for item in value] if isinstance(value, list) else field(value)
+            for key, value in values.items()}
+
+
+def _reads_form(view: Callable[..., Any]) -> bool:
+    """Whether a view's own code (under its decorators) reads ``request.form`` or ``request.files``,
+    and not ``request.json`` or ``request.get_json()``."""
+    code = getattr(inspect.unwrap(view), "__code__", None)
+    if code is None:
+        return False
+    read: set[str] = set()
+    previous = None
+    for instruction in dis.get_instructions(code):
+        if previous is not None and previous.argval == "request" and instruction.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            read.add(instruction.argval)
+        previous = instruction
+    return bool(read & {"form", "files"}) and not read & {"json", "get_json"}
+
+
+def _with_site_login(mcp: Any, allowed: AccessRule | None) -> AccessRule:
+    def rule(user: Any) -> bool:
+        return mcp.signed_in_by_site() and (allowed is None or bool(allowed(user)))
+
+    return rule
 
 
 def _adopt_callers(app: Flask, mcp: Any) -> None:
@@ -138,7 +218,7 @@ def _adopt_callers(app: Flask, mcp: Any) -> None:
     app.extensions["minimcp.routes"] = True
 
     def adopt_caller() -> None:
-        caller = principal_of(request.environ.get(_CALLER))
+        caller = mcp.principal_of(request.environ.get(_CALLER))
         if caller is None or not hasattr(current_app, "login_manager"):
             return
         user = mcp._load(caller)

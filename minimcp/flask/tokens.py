@@ -9,8 +9,11 @@ Where they are kept: a SQLite file of their own, ``minimcp-tokens.sqlite3`` in t
 instance folder, or the path ``app.config["MINIMCP_TOKEN_DATABASE"]`` names. Not the site's
 Flask-SQLAlchemy database: ``minimcp-sync[flask]`` needs no SQLAlchemy, a migration tool never meets a
 table it did not create, and the command and the server, two processes, reach the same file. Only
-digests are stored (``minimcp.hosts.api_tokens``). A site served from several machines passes
-``MCP(token_store=...)``, any object with the methods of :class:`TokenStore`, over a shared database.
+digests are stored (``minimcp.hosts.api_tokens``), keyed with the application's ``SECRET_KEY``, and
+each row says which site (which key) issued it: two applications started from one instance folder
+(staging and production) share the file, never a token, and each lists and revokes its own. A site
+served from several machines passes ``MCP(token_store=...)``, any object with the methods of
+:class:`TokenStore`, over a shared database.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import click
 from flask import Flask
 from flask.cli import with_appcontext
 
-from minimcp.hosts.api_tokens import describe, digest, issue
+from minimcp.hosts.api_tokens import describe, issue, site_digest, site_id
 
 if TYPE_CHECKING:
     from minimcp.flask import MCP
@@ -39,8 +42,9 @@ CONFIG_KEY = "MINIMCP_TOKEN_DATABASE"
 #: ``last_used`` is written at most this often per token, so that serving stays a read.
 _LAST_USED_EVERY = 60.0
 
-_SCHEMA = """CREATE TABLE IF NOT EXISTS api_token (
+_SCHEMA = """CREATE TABLE IF NOT EXISTS site_api_token (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
+    site TEXT NOT NULL,
     user_id TEXT NOT NULL,
     label TEXT NOT NULL,
     digest TEXT NOT NULL UNIQUE,
@@ -85,10 +89,16 @@ class TokenStore(Protocol):
 
 
 class SQLiteTokenStore:
-    """``TokenStore`` in a SQLite file; a connection per use, so any thread or process may use it."""
+    """``TokenStore`` in a SQLite file, for the site whose secret is ``site_key`` (its
+    ``SECRET_KEY``); a connection per use, so any thread or process may use it."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], site_key: str | bytes) -> None:
+        if not site_key:
+            raise RuntimeError("API tokens are bound to the site that issued them by its SECRET_KEY: set "
+                               "app.config['SECRET_KEY'] (or MCP(api_tokens=False))")
         self.path = Path(path)
+        self._key = site_key.encode() if isinstance(site_key, str) else site_key
+        self._site = site_id(self._key)
 
     @contextlib.contextmanager
     def _database(self) -> Iterator[sqlite3.Connection]:
@@ -102,41 +112,44 @@ class SQLiteTokenStore:
             connection.close()
 
     def create(self, user_id: str, label: str) -> str:
-        token = issue()
+        token = issue(self._key)
         with self._database() as db:
-            db.execute("INSERT INTO api_token (user_id, label, digest, hint, created) VALUES (?, ?, ?, ?, ?)",
-                       (user_id, label, token.digest, token.hint, time.time()))
+            db.execute("INSERT INTO site_api_token (site, user_id, label, digest, hint, created) "
+                       "VALUES (?, ?, ?, ?, ?, ?)", (self._site, user_id, label, token.digest, token.hint, time.time()))
         return token.secret
 
     def tokens(self, user_id: str) -> list[TokenInfo]:
         if not self.path.exists():
             return []
         with self._database() as db:
-            rows = db.execute("SELECT id, user_id, label, hint, created, last_used FROM api_token "
-                              "WHERE user_id = ? ORDER BY id", (user_id,)).fetchall()
+            rows = db.execute("SELECT id, user_id, label, hint, created, last_used FROM site_api_token "
+                              "WHERE site = ? AND user_id = ? ORDER BY id", (self._site, user_id)).fetchall()
         return [TokenInfo(*row) for row in rows]
 
     def revoke(self, user_id: str, number: int) -> bool:
         if not self.path.exists():
             return False
         with self._database() as db:
-            return db.execute("DELETE FROM api_token WHERE id = ? AND user_id = ?", (number, user_id)).rowcount > 0
+            return db.execute("DELETE FROM site_api_token WHERE id = ? AND site = ? AND user_id = ?",
+                              (number, self._site, user_id)).rowcount > 0
 
     def user_id_for(self, token: str) -> str | None:
         if not self.path.exists():  # no token was ever issued: a request must not create the file
             return None
         with self._database() as db:
-            row = db.execute("SELECT id, user_id, last_used FROM api_token WHERE digest = ?", (digest(token),)).fetchone()
+            row = db.execute("SELECT id, user_id, last_used FROM site_api_token WHERE digest = ? AND site = ?",
+                             (site_digest(token, self._key), self._site)).fetchone()
             if row is None:
                 return None
             now = time.time()
             if row[2] is None or now - row[2] > _LAST_USED_EVERY:
-                db.execute("UPDATE api_token SET last_used = ? WHERE id = ?", (now, row[0]))
+                db.execute("UPDATE site_api_token SET last_used = ? WHERE id = ?", (now, row[0]))
         return str(row[1])
 
 
 def default_store(app: Flask) -> SQLiteTokenStore:
-    return SQLiteTokenStore(app.config.get(CONFIG_KEY) or Path(app.instance_path) / "minimcp-tokens.sqlite3")
+    return SQLiteTokenStore(app.config.get(CONFIG_KEY) or Path(app.instance_path) / "minimcp-tokens.sqlite3",
+                            app.secret_key or "")
 
 
 def token_command(mcp: MCP) -> click.Command:
@@ -156,7 +169,10 @@ def token_command(mcp: MCP) -> click.Command:
             raise click.UsageError("this site takes no API tokens (MCP(api_tokens=False))")
         if mcp._load(user_id) is None:
             raise click.BadParameter(f"no user with id {user_id!r}", param_hint="USER")
-        store = mcp.tokens
+        try:
+            store = mcp.tokens
+        except RuntimeError as unusable:
+            raise click.UsageError(str(unusable)) from None
         if listing:
             for info in store.tokens(user_id):
                 click.echo(str(info))

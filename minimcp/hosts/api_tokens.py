@@ -11,6 +11,8 @@ commands describe them with :func:`describe`.
 from __future__ import annotations
 
 import datetime
+import hashlib
+import hmac
 import secrets
 from dataclasses import dataclass
 
@@ -29,9 +31,24 @@ class IssuedToken:
     hint: str
 
 
-def issue() -> IssuedToken:
+def issue(site_key: bytes | None = None) -> IssuedToken:
+    """A new token; with ``site_key``, its digest is that site's (:func:`site_digest`)."""
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    return IssuedToken(secret, digest(secret), secret[:len(TOKEN_PREFIX) + 4])
+    stored = digest(secret) if site_key is None else site_digest(secret, site_key)
+    return IssuedToken(secret, stored, secret[:len(TOKEN_PREFIX) + 4])
+
+
+def site_digest(token: str, site_key: bytes) -> str:
+    """What a site keeps of ``token``, keyed with its secret: where sites share one token table
+    (staging and production started from one folder), a token one issued matches nothing of the
+    other's, as the other's session cookies would not verify there either."""
+    return hmac.new(site_key, b"minimcp.api-token:" + token.encode(), hashlib.sha256).hexdigest()
+
+
+def site_id(site_key: bytes) -> str:
+    """A name for the site that holds ``site_key``, which tells its rows of a shared table apart
+    and gives nothing of the key away."""
+    return hmac.new(site_key, b"minimcp.site", hashlib.sha256).hexdigest()[:32]
 
 
 def describe(number: int, hint: str, label: str, created: datetime.datetime,
@@ -41,4 +58,4 @@ def describe(number: int, hint: str, label: str, created: datetime.datetime,
     return f"{number}\t{hint}\u2026\t{label}\tcreated {created:%Y-%m-%d %H:%M}, {used}"
 
 
-__all__ = ["TOKEN_PREFIX", "IssuedToken", "describe", "digest", "issue"]
+__all__ = ["TOKEN_PREFIX", "IssuedToken", "describe", "digest", "issue", "site_digest", "site_id"]

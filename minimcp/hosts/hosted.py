@@ -5,12 +5,15 @@ a view of the host application, so the host's middleware, hooks and login run fi
 things follow from that:
 
 - **who is calling.** The view hands the request to the MCP endpoint (the sans-I/O exchange,
-  ``host_request``) with the host's logged-in user as its principal: that principal binds legacy
-  sessions (another user presenting the session id finds no session) and sealed
-  ``requestState``. ``ctx.user`` is the user object, ``ctx.request`` the host's own request.
+  ``host_request``) with the host's logged-in user as its principal, a key of the user that is the
+  same on every request (``principal_of``): that principal binds legacy sessions (another user
+  presenting the session id finds no session) and sealed ``requestState``. ``ctx.user`` is the
+  user object, ``ctx.request`` the host's own request.
 - **where user code runs.** Tools, resolvers, resources and prompts run on worker threads; the
-  host's ``call_scope`` re-establishes its context there (Flask's app and request contexts,
-  Django's database connection hygiene) around every call.
+  host's ``call_scope`` gives each call its own context there (Flask's app and request contexts,
+  Django's database connection hygiene), never an object another thread opened.
+- **which names it answers.** A host checks ``Host`` and ``Origin`` itself (``rebinding_refusal``),
+  with the names the site configures, as minimcp's own server does with ``transport_security``.
 - **what a user may use.** ``@mcp.tool(allowed=rule)`` limits a tool to the signed-in users ``rule``
   admits: the others, and a caller with no user, do not see it in ``tools/list``, and a call is
   refused with a clear error that names the tool and what it requires, never the user.
@@ -21,10 +24,13 @@ This module knows no framework; each host module adapts it to its own request an
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from urllib.parse import urlsplit
+from uuid import UUID
 
 from pydantic import AnyHttpUrl
 
@@ -33,9 +39,9 @@ from minimcp.server import MCPServer
 from minimcp.server.auth.routes import validate_issuer_url
 from minimcp.server.streamable_http import errors
 from minimcp.server.streamable_http.exchange import Exchange, HTTPRequest, HTTPResponse, content, refusal_response
-from minimcp.server.transport_security import TransportSecuritySettings
+from minimcp.server.transport_security import TransportSecuritySettings, host_allowed
 from minimcp.server.wsgi import EnvironHeaders
-from minimcp.types import INVALID_PARAMS
+from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS
 from minimcp.types import Tool as ToolDefinition
 
 if TYPE_CHECKING:
@@ -44,6 +50,7 @@ if TYPE_CHECKING:
     from minimcp.server.mcpserver.tools import Tool
 
 F = TypeVar("F", bound=Callable[..., Any])
+logger = logging.getLogger(__name__)
 
 #: A rule that decides whether a user may use a tool; it receives the host's user (or ``None``).
 AccessRule = Callable[[Any], bool]
@@ -68,7 +75,8 @@ class HostedServer(MCPServer):
     how a call enters the host's context (``call_scope``).
     """
 
-    def __init__(self, name: str | None = None, **options: Any) -> None:
+    def __init__(self, name: str | None = None, *, principal: Callable[[Any], Any] | None = None,
+                 **options: Any) -> None:
         given = [option for option in _BEARER_OPTIONS if options.get(option) is not None]
         if given:
             # The host's login (and its API tokens, or oauth=True) says who calls; a bearer check
@@ -78,6 +86,14 @@ class HostedServer(MCPServer):
                             "from another authorization server, serve an MCPServer(auth=...) with its own wsgi_app()")
         super().__init__(name, **options)
         self._access: dict[str, Access] = {}  # written at registration, before serving; read-only after
+        self._principal = principal
+
+    def principal_of(self, user: Any) -> str | None:
+        """Who ``user`` is to minimcp: ``principal(user)`` when the site gave one, else the user's
+        own stable key (:func:`principal_of`); ``None`` for nobody."""
+        if self._principal is None or user is None or not getattr(user, "is_authenticated", True):
+            return principal_of(user)
+        return _key(self._principal(user), user)
 
     @property
     def listings_vary_by_user(self) -> bool:  # type: ignore[override]
@@ -109,7 +125,7 @@ class HostedServer(MCPServer):
         """A rule speaks about the site's users (``user.is_admin``): nobody is never one of them,
         so a limited tool is denied to a caller with no user without asking its rule."""
         access = self._access.get(tool)
-        return access is None or (principal_of(user) is not None and bool(access.rule(user)))
+        return access is None or (self.principal_of(user) is not None and bool(access.rule(user)))
 
     def list_tools(self) -> list[ToolDefinition]:
         user = self.host_user()
@@ -121,7 +137,7 @@ class HostedServer(MCPServer):
         user = self.host_user()
         if not self.may_use(name, user):
             access = self._access[name]
-            why = "" if principal_of(user) is not None else "; sign in first"
+            why = "" if self.principal_of(user) is not None else "; sign in first"
             raise MCPError(INVALID_PARAMS, f"Permission denied: tool '{name}' requires {access.requirement}{why}",
                            {"tool": name, "requires": access.requirement})
         return super()._tool_to_call(name, context)
@@ -129,12 +145,13 @@ class HostedServer(MCPServer):
     # --- the endpoint --------------------------------------------------------------------------
     def endpoint(self, **options: Any) -> Exchange:
         """The MCP endpoint a host view hands its requests to (``host_request``); the host checks
-        Host and Origin itself, and its own login says who is calling."""
+        Host and Origin itself (``rebinding_refusal``, with its own names), and its own login says
+        who is calling."""
         options.setdefault("transport_security", TransportSecuritySettings(enable_dns_rebinding_protection=False))
         return Exchange(self._lowlevel_server, path="/", **options)
 
 
-def origin_allowed(environ: dict[str, Any], extra: Sequence[str]) -> bool:
+def origin_allowed(environ: Mapping[str, Any], extra: Sequence[str]) -> bool:
     """A browser's ``Origin`` must be this site itself or one the host listed; other clients send none.
 
     The endpoint authenticates by the host's login, often a session cookie, so a page on another
@@ -148,6 +165,30 @@ def origin_allowed(environ: dict[str, Any], extra: Sequence[str]) -> bool:
     return f"{parts.scheme}://{parts.netloc}" == own or origin.lower().rstrip("/") in {o.lower().rstrip("/") for o in extra}
 
 
+def rebinding_refusal(environ: Mapping[str, Any], allowed_hosts: Sequence[str], allowed_origins: Sequence[str],
+                      how: str) -> HTTPResponse | None:
+    """DNS-rebinding protection of a hosted endpoint, as minimcp's own server has it
+    (``transport_security``): the 421 of a ``Host`` that is neither loopback nor one of
+    ``allowed_hosts`` (``"name"``, ``"name:port"``, ``"name:*"``), the 403 of a foreign
+    ``Origin``; ``None`` when the request may go on.
+
+    A page of a hostile site can make its own name resolve to this server: its requests then carry
+    that name as ``Host`` and its own origin, which is "this site itself" by ``Origin`` alone, so
+    a site with no login (or a login by cookie) would run tools for it. ``how`` says how this host
+    allows a name, for the operator who reads the refusal.
+    """
+    host = environ.get("HTTP_HOST")
+    settings = TransportSecuritySettings()  # loopback names, on any port
+    settings.allowed_hosts += [name.lower() if ":" in name else f"{name.lower()}:*" for name in allowed_hosts]
+    if not host_allowed(settings, host):
+        return refusal_response(errors.InvalidHost(
+            f"Invalid Host header {host!r}: this site's MCP endpoint answers only the names it was told are "
+            f"its own ({how})"))
+    if not origin_allowed(environ, allowed_origins):
+        return forbidden_origin()
+    return None
+
+
 def host_request(environ: Mapping[str, Any], body: bytes, principal: str | None, native: Any) -> HTTPRequest:
     """A host view's request to the endpoint, made by ``principal`` (``None``: nobody): ``environ``
     is the request's CGI-style variables (Flask's ``request.environ``, Django's ``request.META``),
@@ -159,17 +200,45 @@ def host_request(environ: Mapping[str, Any], body: bytes, principal: str | None,
 
 
 def principal_of(user: Any) -> str | None:
-    """The string that identifies ``user`` to minimcp: its ``get_id()`` (Flask-Login), its ``pk``
-    (Django), or the string itself; ``None`` for nobody or an anonymous user."""
+    """The string that identifies ``user`` to minimcp, the same on every request: its ``get_id()``
+    (Flask-Login), its ``pk`` (Django), its ``id``, a mapping's or row's ``"id"`` (a ``sqlite3.Row``),
+    or the string itself; ``None`` for nobody or an anonymous user.
+
+    It binds legacy sessions and sealed ``requestState``, so a key that changed between requests
+    (``str()`` of an object, with its memory address) would lose every call that spans two: a user
+    with no stable key is refused (``UnidentifiedUser``), and the host's ``principal=`` gives one.
+    """
     if user is None or not getattr(user, "is_authenticated", True):
         return None
-    if isinstance(user, str):
-        return user
+    if isinstance(user, (str, int, UUID)) and not isinstance(user, bool):  # an id itself
+        return str(user)
     get_id = getattr(user, "get_id", None)
     if callable(get_id):
-        return str(get_id())
-    pk = getattr(user, "pk", None)
-    return str(pk if pk is not None else user)
+        return _key(get_id(), user)
+    for attribute in ("pk", "id"):
+        value = getattr(user, attribute, None)
+        if value is not None and not callable(value):
+            return _key(value, user)
+    keys = getattr(user, "keys", None)
+    if callable(keys) and "id" in keys():
+        return _key(user["id"], user)
+    raise UnidentifiedUser(user)
+
+
+def _key(value: Any, user: Any) -> str:
+    if value is None or value == "":
+        raise UnidentifiedUser(user)
+    return str(value)
+
+
+class UnidentifiedUser(TypeError):
+    """The host's user has no key that stays the same from one request to the next."""
+
+    def __init__(self, user: Any) -> None:
+        super().__init__(
+            f"minimcp cannot tell who this {type(user).__module__}.{type(user).__qualname__} is from one request to "
+            "the next: the user your site gives it (Flask-Login's current_user, MCP(user=...)) needs a stable id, "
+            "as get_id(), pk, id, or an 'id' key (a dict or sqlite3.Row), or pass principal=lambda user: <its id>")
 
 
 def unauthorized(realm: str, challenge: str | None = None, ways: Sequence[str] = ()) -> HTTPResponse:
@@ -221,6 +290,14 @@ def for_the_asker_only(reply: Response) -> Response:
         reply.cache_control.private = True
         reply.vary.add("Host")
     return reply
+
+
+def misconfigured(problem: Exception) -> HTTPResponse:
+    """The 500 of a site whose setup keeps the endpoint from working, said to the caller in words
+    (a JSON-RPC error, so an MCP client shows it) and logged for the operator."""
+    logger.error("MCP endpoint refused a request: %s", problem)
+    text = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": INTERNAL_ERROR, "message": str(problem)}})
+    return content(text.encode(), HTTPStatus.INTERNAL_SERVER_ERROR, "application/json")
 
 
 def forbidden_origin() -> HTTPResponse:
