@@ -27,8 +27,8 @@ server test checks is exactly what any client would see; the client fixtures are
 - ``redis_server_program()`` / ``chromium_program()`` / ``require_service(...)``: a service a test needs;
   without it the test is skipped, naming the command that installs it (failed in CI, where
   ``MINIMCP_REQUIRE_SERVICES=1``);
-- ``load_example(name)`` / ``run_readme_example(heading)`` / ``readme_block(heading, language)``: the
-  examples, the README's programs and its other blocks (the command line's).
+- ``load_example(name)`` / ``run_docs_program(path)`` / ``docs_source(path)``: the examples, the
+  documentation site's programs and its other files (docs_src/: the command line's, the servers' lines).
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ _ids = itertools.count(1)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
+DOCS_SOURCES = ROOT / "docs_src"
 
 
 def load_example(name: str) -> Any:
@@ -86,17 +87,20 @@ def load_example(name: str) -> Any:
         sys.path.remove(str(EXAMPLES))
 
 
-def readme_block(heading: str, language: str = "python") -> str:
-    """The first ``language`` block under the README's ``heading``, as printed."""
-    section = (ROOT / "README.md").read_text().split(heading, 1)[1]
-    return section.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+def docs_source(path: str) -> str:
+    """The file ``path`` of the documentation site's code (docs_src/), as its page shows it."""
+    return (DOCS_SOURCES / path).read_text()
 
 
-def run_readme_example(heading: str) -> None:
-    """Run the first Python block under the README's ``heading`` as a program, so the page's
-    examples run as printed."""
-    code = readme_block(heading)
-    exec(compile(code, "README.md", "exec", dont_inherit=True), {"__name__": "__main__"})  # not our __future__ flags
+def run_docs_program(path: str) -> None:
+    """Run the documentation site's program ``path`` (under docs_src/) as ``python path`` would, in
+    this process: as ``__main__``, its own folder first on the path (where it finds its neighbours)."""
+    program = DOCS_SOURCES / path
+    sys.path.insert(0, str(program.parent))
+    try:
+        runpy.run_path(str(program), run_name="__main__")
+    finally:
+        sys.path.remove(str(program.parent))
 
 
 def heard_methods() -> tuple[queue.Queue[str], Callable[[Any], None]]:

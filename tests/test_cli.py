@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, LEGACY, MODERN, ROOT, next_line, readme_block, refusing_port, server_process
+from conftest import EXAMPLES, LEGACY, MODERN, ROOT, next_line, docs_source, refusing_port, server_process
 from terminal_support import Terminal
 
 MINIMCP = str(Path(sys.executable).with_name("minimcp"))
@@ -431,10 +431,10 @@ def test_dev_starts_the_inspector_pointed_at_the_server(tmp_path: Path) -> None:
     assert started["config"] == {"mcpServers": {"minimcp-dev": {"type": "streamable-http", "url": f"{dev.base}/mcp"}}}
 
 
-# --- the README -----------------------------------------------------------------------------------------
-#: What each line of the README's command-line block prints (a part of its stdout); the answers
+# --- the command-line guide ------------------------------------------------------------------------------
+#: What each line of the command-line guide's block (docs/how-to/command-line.md) prints (a part of its stdout); the answers
 #: typed at the one that asks (accept the other date, keep its default, send).
-README_PRINTS = {
+GUIDE_PRINTS = {
     "minimcp inspect examples/bistro_server.py": "  book_table  date: string, party_size: integer  string",
     "minimcp call examples/bistro_server.py book_table date=2025-12-24 party_size=2":
         "Booked a table for 2 on 2025-12-24.\n",
@@ -447,12 +447,12 @@ README_PRINTS = {
     "minimcp install claude-desktop examples/bistro_server.py --print":
         f'"args": [\n        "-m",\n        "minimcp",\n        "run",\n        "{BISTRO}"',
 }
-README_ANSWERS = {"minimcp call examples/bistro_server.py book_table date=2025-12-25 party_size=2": "y\n\n\n"}
+GUIDE_ANSWERS = {"minimcp call examples/bistro_server.py book_table date=2025-12-25 party_size=2": "y\n\n\n"}
 
 
-def test_the_readme_command_line_runs_as_printed(tmp_path: Path) -> None:
-    lines = [line for line in readme_block("## Command line", "bash").splitlines() if line.strip()]
-    assert lines == list(README_PRINTS)
+def test_the_guides_command_line_runs_as_printed(tmp_path: Path) -> None:
+    lines = [line for line in docs_source("how_to/command_line.sh").splitlines() if line.strip()]
+    assert lines == list(GUIDE_PRINTS)
     env = {"HOME": str(tmp_path), "PATH": f"{Path(MINIMCP).parent}{os.pathsep}{os.environ['PATH']}"}
     for line in lines:
         words = shlex.split(line)
@@ -460,9 +460,9 @@ def test_the_readme_command_line_runs_as_printed(tmp_path: Path) -> None:
             with server_process([MINIMCP, *words[1:]], cwd=ROOT) as served:
                 done = minimcp("inspect", "--json", f"{served.base}/mcp")
         else:
-            done = minimcp(*words[1:], stdin=README_ANSWERS.get(line, ""), env=env, cwd=ROOT)
+            done = minimcp(*words[1:], stdin=GUIDE_ANSWERS.get(line, ""), env=env, cwd=ROOT)
         assert done.returncode == 0, (line, done.stderr)
-        assert README_PRINTS[line] in done.stdout, (line, done.stdout)
+        assert GUIDE_PRINTS[line] in done.stdout, (line, done.stdout)
     assert list(tmp_path.iterdir()) == []  # --print wrote nothing
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from conftest import MODES, legacy_handshake, modern_rpc, rpc, run_readme_example
+from conftest import MODES, legacy_handshake, modern_rpc, rpc, run_docs_program
 
 import minimcp.types as types
 from minimcp import Client, MCPError
@@ -337,9 +337,9 @@ def test_tool_binding_defaults() -> None:
     assert (binding.meta, binding.kwargs) == (None, {})
 
 
-def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    """The README's extensions section shows a program that runs as printed."""
-    run_readme_example("## Extensions, MCP Apps and methods of your own")
+def test_the_documented_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The extensions page (docs/topics/extensions.md) shows a program that runs as printed."""
+    run_docs_program("topics/catalog.py")
     assert capsys.readouterr().out == "['mcp-1', 'mcp-2']\n"
 
 

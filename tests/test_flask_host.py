@@ -23,7 +23,7 @@ import requests
 from flask import Flask, current_app, g, request
 from pydantic import BaseModel
 
-from conftest import EXAMPLES, TIMEOUT, load_example, readme_block
+from conftest import EXAMPLES, TIMEOUT, docs_source, load_example
 from host_support import ERAS, FlaskSite, flask_site, text
 from minimcp import Client, MCPError
 from minimcp.client.stdio import StdioServerParameters
@@ -150,56 +150,18 @@ def test_flask_mcp_stdio(tmp_path: Path) -> None:
     assert refused.returncode != 0 and "no user with id '999'" in refused.stderr
 
 
-# --- the README's snippet, with and without a user --------------------------------------------------
-#: What the README's Flask snippet takes from "your app": a Flask-SQLAlchemy site with Flask-Login,
-#: user 1 an admin and user 2 not.
-README_APP = '''
-from flask import Flask
-from flask_login import LoginManager, UserMixin
-from flask_sqlalchemy import SQLAlchemy
-from sqlalchemy import select
-from sqlalchemy.orm import Mapped, mapped_column
-
-app = Flask("readme")
-app.config["SQLALCHEMY_DATABASE_URI"] = "sqlite:///" + __file__.removesuffix(".py") + ".db"
-db = SQLAlchemy(app)
-login_manager = LoginManager(app)
-
-
-class User(UserMixin, db.Model):
-    id: Mapped[int] = mapped_column(primary_key=True)
-    is_admin: Mapped[bool]
-
-
-class Note(db.Model):
-    id: Mapped[int] = mapped_column(primary_key=True)
-    owner_id: Mapped[int]
-    text: Mapped[str]
-
-
-@login_manager.user_loader
-def load_user(user_id):
-    return db.session.get(User, int(user_id))
-
-
-with app.app_context():
-    db.create_all()
-    if db.session.get(User, 1) is None:
-        db.session.add_all([User(id=1, is_admin=True), User(id=2, is_admin=False)])
-        db.session.commit()
-'''
-
-
-def test_the_readme_snippet_over_stdio_denies_nobody_and_names_no_user(tmp_path: Path) -> None:
-    """``allowed=lambda user: user.is_admin`` as the README prints it: with no ``--user`` the tool
-    is hidden and refused (its rule is never asked about nobody), and a refusal names the tool and
-    its requirement, not the user."""
-    (tmp_path / "readme_site.py").write_text(README_APP + readme_block("## In a Flask app"))
+# --- the documented app, with and without a user ---------------------------------------------------
+def test_the_documented_app_over_stdio_denies_nobody_and_names_no_user(tmp_path: Path) -> None:
+    """``allowed=lambda user: user.is_admin`` as docs/topics/flask.md prints it (docs_src/topics/
+    flask_notes.py, user 1 an admin and user 2 not): with no ``--user`` the tool is hidden and
+    refused (its rule is never asked about nobody), and a refusal names the tool and its
+    requirement, not the user."""
+    (tmp_path / "flask_notes.py").write_text(docs_source("topics/flask_notes.py"))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
 
     def stdio(*args: str) -> StdioServerParameters:
         return StdioServerParameters(command=sys.executable, env=env, cwd=str(tmp_path),
-                                     args=["-m", "flask", "--app", "readme_site", "mcp", "stdio", *args])
+                                     args=["-m", "flask", "--app", "flask_notes", "mcp", "stdio", *args])
 
     with Client(stdio()) as nobody:
         assert [tool.name for tool in nobody.list_tools().tools] == ["my_notes"]

@@ -1,6 +1,6 @@
-"""granian's WSGI interface, the production server the README recommends (Deployment), serving a
-minimcp app: the README's command as printed (only the address and the app swapped in), both eras
-and an elicitation round trip through ``Client``; and two granian workers sharing a real
+"""granian's WSGI interface, the production server the deployment guide (docs/how-to/deploy.md)
+recommends, serving a minimcp app: the guide's command as printed (only the address and the app
+swapped in), both eras and an elicitation round trip through ``Client``; and two granian workers sharing a real
 redis-server, a legacy session's requests landing on either process.
 
 granian cannot announce a port it was asked to pick (``--port 0`` makes each worker bind a port
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from cluster_support import SERVERS, accept, client_of, pids_answering, server_env
-from conftest import MODES, RedisServer, ServerProcess, readme_block, server_process, wait_for
+from conftest import MODES, RedisServer, ServerProcess, docs_source, server_process, wait_for
 
 from minimcp import Client
 from minimcp.client import ClientRequestContext
@@ -44,9 +44,9 @@ def _accepts(port: int) -> bool:
 
 @contextlib.contextmanager
 def granian(app: str, folder: Path, env: dict[str, str] | None = None, workers: int | None = None) -> Iterator[ServerProcess]:
-    """The README's command serving ``app`` from ``folder`` on a port held for it (``workers``
-    in place of the README's count when given)."""
-    printed = readme_block("### The recommended production server", "bash").split()
+    """The deployment guide's command serving ``app`` from ``folder`` on a port held for it
+    (``workers`` in place of the guide's count when given)."""
+    printed = docs_source("how_to/granian.sh").split()
     assert printed[:3] == ["granian", "--interface", "wsgi"] and printed[-1] == "server:app", printed
     with socket.socket() as held:
         held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from cluster_support import SERVERS, WORKER, accept, client_of, pids_answering, server_env, worker_command
-from conftest import RedisServer, ServerProcess, next_line, readme_block, server_process, wait_for
+from conftest import RedisServer, ServerProcess, next_line, docs_source, server_process, wait_for
 
 from minimcp import Client
 from minimcp.client.streamable_http import streamable_http_client
@@ -74,11 +74,11 @@ def test_modern_elicitation_round_trips_across_two_worker_processes(two_workers:
     assert set(pids_answering(server, 8)) <= workers
 
 
-def test_the_readmes_gunicorn_command_serves_both_eras_elicitation_included(redis_server: RedisServer) -> None:
-    """The gunicorn command the README recommends (Deployment), as printed, with only the address (a
+def test_the_guides_gunicorn_command_serves_both_eras_elicitation_included(redis_server: RedisServer) -> None:
+    """The gunicorn command the deployment guide recommends (docs/how-to/deploy.md), as printed, with only the address (a
     port the system picks) and the app (this suite's server, on the shared backend the section
     sets up) swapped in."""
-    printed = readme_block("## Deployment", "bash").split()
+    printed = docs_source("how_to/gunicorn.sh").split()
     assert printed[:3] == ["gunicorn", "-k", WORKER] and printed[-1] == "server:app"
     command = [sys.executable, "-m", *printed[:-1], "--no-control-socket", "shared_server:app"]
     command[command.index("-b") + 1] = "127.0.0.1:0"

@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from conftest import MODES, run_readme_example
+from conftest import MODES, run_docs_program
 import pytest
 
 from minimcp import Client, MCPError
@@ -263,9 +263,9 @@ def test_the_request_state_boundary_seals_what_a_handler_returns() -> None:
     assert forged["error"]["message"] == "Invalid or expired requestState"
 
 
-def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    """The README's low-level section shows a program that runs as printed."""
-    run_readme_example("## The low-level tier: `Server`")
+def test_the_documented_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The low-level page (docs/topics/lowlevel.md) shows a program that runs as printed."""
+    run_docs_program("topics/adder.py")
     assert capsys.readouterr().out == "3\n"
 
 

@@ -8,12 +8,14 @@ same assertions hold in memory, over loopback HTTP and over a stdio subprocess.
 from __future__ import annotations
 
 import dataclasses
+import runpy
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LEGACY, MODES, final_message, legacy_handshake, modern_post, modern_rpc
+from conftest import DOCS_SOURCES, LEGACY, MODES, final_message, legacy_handshake, modern_post, modern_rpc
 
 from minimcp import Client, MCPError
 from minimcp.client import ClientRequestContext
@@ -231,12 +233,13 @@ def test_an_unknown_method_over_http_is_404_after_the_middleware_saw_it(serve_ht
     assert seen == ["nothing/here"]
 
 
-def test_the_readme_middleware_times_every_request(caplog: pytest.LogCaptureFixture) -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    blocks = readme.split("## The low-level tier: `Server`", 1)[1].split("```python\n")
-    program: dict[str, Any] = {"__name__": "readme"}
-    for block in blocks[1:3]:  # the server, then the middleware added to it
-        exec(compile(block.split("```", 1)[0], "README.md", "exec"), program)
+def test_the_documented_middleware_times_every_request(caplog: pytest.LogCaptureFixture,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/topics/lowlevel.md's middleware (docs_src/topics/timed.py), added to its adder server."""
+    monkeypatch.syspath_prepend(str(DOCS_SOURCES / "topics"))
+    monkeypatch.delitem(sys.modules, "adder", raising=False)  # a fresh server, whatever ran before
+    program = runpy.run_path(str(DOCS_SOURCES / "topics" / "timed.py"), run_name="timed")
+    monkeypatch.delitem(sys.modules, "adder")
     caplog.set_level("INFO")
     with Client(program["server"], mode="legacy") as client:
         assert client.call_tool("add", {"a": 1, "b": 2}).content[0].text == "3"

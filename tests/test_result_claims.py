@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import pytest
-from conftest import run_readme_example
+from conftest import run_docs_program
 from pydantic import Field, ValidationError
 
 import minimcp.types as types
@@ -271,6 +271,6 @@ def test_the_names_live_at_the_official_paths() -> None:
     assert ClientExtension().claims() == ()
 
 
-def test_readme_claim_example(capsys: pytest.CaptureFixture[str]) -> None:
-    run_readme_example("### A result shape of your own: client result claims")
+def test_the_documented_claim_example(capsys: pytest.CaptureFixture[str]) -> None:
+    run_docs_program("topics/tickets.py")
     assert capsys.readouterr().out == "booked t-1\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import pytest
-from conftest import MODES, heard_methods, legacy_handshake, modern_rpc, run_readme_example
+from conftest import MODES, heard_methods, legacy_handshake, modern_rpc, run_docs_program
 
 from minimcp import Client, MCPError
 from minimcp.server.mcpserver import Context, MCPServer
@@ -179,6 +179,6 @@ def test_rules_must_name_something() -> None:
     assert [tool.name for tool in mcp.list_tools()] == ["wipe", "quote", "ping_me"]  # a rule holds for later ones
 
 
-def test_the_readme_example_runs_as_printed(capsys: pytest.CaptureFixture[str]) -> None:
-    run_readme_example("## Showing each caller its tools: tags, enable and disable")
+def test_the_documented_example_runs_as_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    run_docs_program("topics/shop.py")
     assert capsys.readouterr().out.splitlines() == ["['quote']", "Tool 'wipe' is disabled", "wiped"]
