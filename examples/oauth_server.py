@@ -14,7 +14,8 @@ protected-resource metadata, which points it here. ``--client REDIRECT_URI`` als
 public client ``demo-client`` ahead of time, for tools that do not register themselves.
 
 In production, keep the provider's state in a database and the login behind your real user store,
-or leave tokens to an identity provider you already run (see ``JWTVerifier`` in the README).
+or leave tokens to an identity provider you already run (see ``JWTVerifier`` in the documentation's
+"Protecting a server", docs/how-to/protect.md).
 """
 
 from __future__ import annotations

@@ -153,7 +153,7 @@ def test_manage_py_mcp_stdio(site: DjangoSite) -> None:
         assert "all_notes" in [tool.name for tool in client.list_tools().tools]
     with Client(stdio("--user", "bob")) as client:
         assert "all_notes" not in [tool.name for tool in client.list_tools().tools]
-    with Client(stdio()) as nobody:  # the README's permission_required tool, with no user: denied, never a crash
+    with Client(stdio()) as nobody:  # the documented permission_required tool, with no user: denied, never a crash
         assert "all_notes" not in [tool.name for tool in nobody.list_tools().tools]
         with pytest.raises(MCPError) as refused:
             nobody.call_tool("all_notes", {})

@@ -1,4 +1,4 @@
-"""What a new user meets following the README with a Django REST framework tutorial project
+"""What a new user meets following the documentation with a Django REST framework tutorial project
 (``examples/django_snippets``: a model whose ``save()`` fills a field, a ViewSet whose permission
 classes are looser than the model's permissions, views that look at the caller's address), served
 in a subprocess on a loopback port with a fresh SQLite database.

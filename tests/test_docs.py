@@ -1,7 +1,8 @@
 """The documentation site's code: every code block of the pages is a file under docs_src/, and each
 of those files runs here as a reader would run it (the elicitation tutorial end to end in both eras,
-the Flask app over real HTTP, the Django project in a process of its own with an API token, the
-deployment on a real redis-server)."""
+the Flask apps over real HTTP or stdio, the Django projects in a process of their own with API
+tokens, the deployment and the shared tasks on a real redis-server, the client against a served
+Bistro), or in the tests of the feature it shows (named below, above the topic pages' tests)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ import os
 
 from minimcp.server import MCPServer
 
-mcp = MCPServer("Notes", backend=os.environ.get("REDIS_URL", "redis://localhost:6379/0"))
+mcp = MCPServer("Notes", backend=os.environ.get("REDIS_URL", "redis://localhost:6379/0"))  # or RedisBackend(redis_client)
 
 
 @mcp.tool()
