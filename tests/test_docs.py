@@ -180,7 +180,7 @@ def test_a_follower_hears_each_edit_of_the_note_it_listens_to(serve_http: Callab
         assert wait_for(lambda: editor.call_tool("edit_note", {"name": "todo", "text": "buy milk"}) is not None
                         and "buy milk" in capsys.readouterr().out, 15)
         assert editor.call_tool("edit_note", {"name": "shopping", "text": "eggs"}).content[0].text == "saved"
-    program["mcp"].wsgi_app().close()  # the server closes its streams: the follower's loop ends
+    program["mcp"].close()  # the server ends its open listens: the follower's loop ends
     follower.join(15)
     assert not follower.is_alive()
     assert "eggs" not in capsys.readouterr().out  # a note nobody listens to is heard by no one
