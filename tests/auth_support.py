@@ -67,12 +67,15 @@ def unsigned(claims: dict[str, Any], header: dict[str, Any]) -> str:
 
 
 class KeyServer:
-    """A JWKS endpoint as a WSGI app; ``mode`` picks how it misbehaves, ``fetches`` counts requests."""
+    """A JWKS endpoint as a WSGI app; ``mode`` picks how it misbehaves (``down``, ``slow``,
+    ``trickle``, ``garbage``, ``nokeys``, ``huge``, ``redirect-trickle``, ``redirect-endless``),
+    ``fetches`` counts requests."""
 
     def __init__(self, keys: list[dict[str, Any]]) -> None:
         self.keys = keys
         self.mode = "ok"
         self.fetches = 0
+        self.sent = 0  # bytes of an endless redirect body handed to the server
         self.release = threading.Event()  # ends a "slow" or "trickle" answer early at teardown
         self._lock = threading.Lock()
 
@@ -87,11 +90,21 @@ class KeyServer:
         if self.mode == "trickle":
             start_response("200 OK", [("Content-Type", "application/json")])
             return self._trickle()
+        if self.mode.startswith("redirect"):  # to the keys, with a body that trickles or never ends
+            start_response("302 Found", [("Location", "/elsewhere.json"), ("Content-Type", "text/html")])
+            return self._trickle() if self.mode == "redirect-trickle" else self._endless()
         body = {"ok": json.dumps({"keys": self.keys}).encode(), "slow": json.dumps({"keys": self.keys}).encode(),
                 "garbage": b"<html>not a key set</html>", "nokeys": b'{"keys": 5}',
                 "huge": b'{"keys": [' + b" " * (2 * 1024 * 1024) + b"]}"}[self.mode]
         start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
         return [body]
+
+    def _endless(self) -> Iterable[bytes]:
+        """Spaces until the client leaves (at most 256 MB); ``sent`` counts them."""
+        chunk = b" " * 65536
+        while self.sent < 256 * 1024 * 1024 and not self.release.is_set():
+            self.sent += len(chunk)
+            yield chunk
 
     def _trickle(self) -> Iterable[bytes]:
         yield b'{"keys": ['

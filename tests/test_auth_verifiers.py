@@ -178,6 +178,16 @@ def test_a_slow_key_server_costs_a_bounded_wait(keys, verifier, mode):
     assert keys.fetches == 1
 
 
+@pytest.mark.parametrize("mode", ["redirect-trickle", "redirect-endless"])
+def test_a_redirect_is_refused_without_reading_its_body(keys, verifier, mode):
+    """A redirect is no key set: its body, however slow or long, is never read."""
+    keys.mode = mode
+    started = time.monotonic()
+    assert refusal(verifier(timeout=0.5), mint()) == UNAVAILABLE
+    assert time.monotonic() - started < 8  # the trickle would take 10 s
+    assert keys.sent < 64 * 1024 * 1024, f"{keys.sent:,} bytes of a redirect's body were read"
+
+
 def test_the_verifier_recovers_when_the_key_server_comes_back(keys, verifier):
     keys.mode = "down"
     v = verifier(jwks_min_refresh_interval=0)

@@ -55,8 +55,9 @@ def modern_call(name: str, arguments: dict[str, Any], id: int = 1) -> tuple[dict
             modern_headers("tools/call", params))
 
 
-def quiet_server(seen: dict[str, threading.Event]) -> MCPServer:
-    mcp = MCPServer("hangups")
+def quiet_server(seen: dict[str, threading.Event], mcp: MCPServer | None = None) -> MCPServer:
+    """``mcp`` (a new server by default) with a tool that works quietly, telling ``seen`` how it went."""
+    mcp = MCPServer("hangups") if mcp is None else mcp
 
     @mcp.tool()
     def crunch(seconds: float, ctx: Context) -> str:
@@ -138,3 +139,18 @@ def test_the_watch_sees_a_close_behind_unread_bytes_forgets_what_is_unwatched_an
     assert wait_for(lambda: "test-hangups" not in {t.name for t in threading.enumerate()}, 5), "the thread stayed"
     server_end.close()
     kept.close()
+
+
+def test_a_flask_sites_quiet_modern_call_is_cancelled_when_its_client_hangs_up(
+        serve_wsgi: Callable[[Any], str], seen: dict[str, threading.Event]) -> None:
+    """The endpoint of a Flask site, behind the site's own view, watches its client as minimcp's own does."""
+    from flask import Flask
+
+    from minimcp.flask import MCP
+
+    app = Flask("site")
+    quiet_server(seen, MCP(app, login_required=False))
+    url = serve_wsgi(app) + "/mcp"
+    send_and_hang_up(url, *modern_call("crunch", {"seconds": 20}))
+    assert seen["cancelled"].wait(5), "the call ran on after its client hung up"
+    assert not seen["finished"].is_set()

@@ -221,6 +221,24 @@ def test_a_file_is_found_by_the_names_mcp_run_tries(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "name it mcp, server or app at module level" in missing.stderr
 
 
+@pytest.mark.parametrize(("source", "says"), [
+    ("from minimcp.server import MCPServer\nimport settings_of_another_machine\nmcp = MCPServer('x')\n",
+     "ModuleNotFoundError: No module named 'settings_of_another_machine' (line 2: import settings_of_another_machine)"),
+    ("import json\n\ndef config():\n    return json.loads('{')\n\nCONFIG = config()\n",
+     "JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1) "
+     "(line 4: return json.loads('{'))"),
+    ("def broken(:\n    pass\n", "SyntaxError: invalid syntax (line 1)"),
+    ("import sys\nsys.exit('set API_KEY first')\n", "it called sys.exit('set API_KEY first') (line 2: sys.exit('set API_KEY first'))"),
+], ids=["import", "raises", "syntax", "exits"])
+@pytest.mark.parametrize("verb", ["inspect", "run"])
+def test_a_server_file_that_fails_to_import_exits_2_naming_the_file_and_the_line(
+        tmp_path: Path, verb: str, source: str, says: str) -> None:
+    (tmp_path / "server.py").write_text(source)
+    done = minimcp(verb, str(tmp_path / "server.py"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == f"minimcp: {tmp_path / 'server.py'} failed while being imported: {says}"
+
+
 # --- read and prompt ----------------------------------------------------------------------------------------
 @ERAS
 def test_read_and_prompt(argv: Argv, era: str, version: str) -> None:

@@ -379,3 +379,33 @@ def test_a_refused_body_question_is_refused_alike_on_a_legacy_session(serve_http
         if expected != "asked":
             answer = session.rpc("tools/call", {"name": "ask", "arguments": {"mode": mode}})
             assert answer["error"]["code"] == expected, answer
+
+
+class Note(BaseModel):
+    text: str
+
+
+def test_an_answer_the_server_refuses_fails_the_call_with_the_servers_reason(serve_http: Callable[..., str]) -> None:
+    """An answer over the server's size limit is refused (400) by the process that asked: the call
+    fails with what the server said, not with a guess about other processes."""
+    mcp = MCPServer("notes")
+
+    @mcp.tool()
+    def take_note(ctx: Context) -> str:
+        answer = ctx.elicit("What should I note?", schema=Note)
+        return f"noted {len(answer.data.text)} characters"
+
+    @mcp.tool()
+    def ping() -> str:
+        return "pong"
+
+    def essay(context: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"text": "x" * (2 * 1024 * 1024)})
+
+    with Client(serve_http(mcp), mode="legacy", elicitation_callback=essay) as client:
+        with pytest.raises(MCPError) as refused:
+            client.call_tool("take_note", {})
+        message = str(refused.value)
+        assert "HTTP 400" in message and "bytes an answer may hold" in message, message
+        assert "another server process" not in message and "sticky" not in message
+        assert text_of(client.call_tool("ping", {})) == "pong"  # the session serves on

@@ -346,14 +346,17 @@ def test_django_expires_and_caps_the_clients_no_user_allowed(
 
 
 # --- Flask without Flask-Login: the site's own rule for who is signed in ---------------------------
-def plain_site(serve_wsgi: Callable[[Any], str], store: MemoryGrantStore) -> Site:
+def plain_site(serve_wsgi: Callable[[Any], str], store: MemoryGrantStore,
+               person: Callable[[str], Any] = str) -> Site:
     """A Flask site without Flask-Login: its own rule for who is signed in (carol, once she has
-    visited ``/signin``), its own login URL, and ``store`` for its clients and grants."""
-    users = {"carol"}  # a user is its name here: principal_of gives the name, load_user takes it back
+    visited ``/signin``), its own login URL, and ``store`` for its clients and grants. By default a
+    user is its name (principal_of gives the name, load_user takes it back); ``person`` makes the
+    user object the site's rule returns from the name."""
+    users = {"carol"}
     app = Flask("plain")
     app.secret_key = secrets.token_hex(16)
-    mcp = MCP(app, oauth=True, user=lambda: session.get("who"), load_user=lambda name: name if name in users else None,
-              login_url="/signin", oauth_store=store)
+    mcp = MCP(app, oauth=True, user=lambda: person(session["who"]) if "who" in session else None,
+              load_user=lambda name: name if name in users else None, login_url="/signin", oauth_store=store)
 
     @mcp.tool()
     def whoami() -> str:
@@ -459,6 +462,30 @@ def test_the_consent_page_names_the_real_redirect_host(serve_wsgi: Callable[[Any
     page = consent_page(site, client, requests.Session())
     assert "goes to <strong>attacker.example:8443</strong>" in page.text
     assert "assistant.example.com" not in page.text
+
+
+class Member:
+    """A user as an ORM row is: an id, an email, and no ``__str__`` of its own."""
+
+    def __init__(self, name: str) -> None:
+        self.id = 7
+        self.email = f"{name}@example.com"
+
+
+def member_row(name: str) -> sqlite3.Row:
+    """A user as a ``sqlite3.Row``: its ``str()`` names only the class and an address."""
+    db = sqlite3.connect(":memory:")
+    db.row_factory = sqlite3.Row
+    return db.execute("SELECT 7 AS id, ? AS username", (name,)).fetchone()
+
+
+@pytest.mark.parametrize(("person", "shown"), [(Member, "carol@example.com"), (member_row, "carol")])
+def test_the_consent_page_names_the_user_as_they_know_themselves(
+        serve_wsgi: Callable[[Any], str], person: Callable[[str], Any], shown: str) -> None:
+    site = plain_site(serve_wsgi, MemoryGrantStore(), person)
+    page = consent_page(site, HandMadeClient(site, serve_wsgi), requests.Session())
+    assert f"Allow hand-made to use plain as {shown}?" in page.text
+    assert " object at 0x" not in page.text and "<" not in page.text.split(" as ", 1)[1].split("?", 1)[0]
 
 
 def _field(page: str, name: str) -> str:

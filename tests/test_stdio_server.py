@@ -107,7 +107,7 @@ def test_legacy_handshake_and_call(peer: StdioPeer) -> None:
     assert result["serverInfo"] == {"name": "stdio-test", "version": "0.0.1"}
     assert peer.request("ping")["result"] == {}
     tools = peer.request("tools/list")["result"]["tools"]
-    assert [t["name"] for t in tools] == ["echo", "noisy", "era", "boom", "wait_for_cancel"]
+    assert [t["name"] for t in tools] == ["echo", "noisy", "era", "boom", "wait_for_cancel", "nap", "ask"]
     call = peer.request("tools/call", {"name": "echo", "arguments": {"text": "hello"}})["result"]
     assert call == {"content": [{"type": "text", "text": "hello"}], "structuredContent": {"result": "hello"},
                     "isError": False}
@@ -224,6 +224,49 @@ def test_eof_ends_the_process(peer: StdioPeer) -> None:
     peer.handshake()
     assert peer.close_stdin() == 0
     assert peer.lines.get(timeout=5) is None
+
+
+def _all_output(peer: StdioPeer) -> list[dict[str, Any]]:
+    """Every message the server writes until it closes stdout."""
+    messages = []
+    while (line := peer.lines.get(timeout=20)) is not None:
+        messages.append(json.loads(line))
+    return messages
+
+
+@pytest.mark.parametrize("version", [LEGACY, MODERN])
+def test_a_call_running_when_stdin_ends_still_answers(version: str) -> None:
+    """A client writes its requests and closes stdin at once (as ``printf ... | server`` does, and
+    as the spec's shutdown begins): the call still running answers before the server exits."""
+    peer = StdioPeer()
+    try:
+        call: dict[str, Any] = {"name": "nap", "arguments": {"seconds": 0.5}}
+        if version == LEGACY:
+            peer.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize_params(version)})
+            peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        else:
+            call["_meta"] = modern_meta()
+        peer.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+        assert peer.close_stdin() == 0
+        answers = {message["id"]: message for message in _all_output(peer)}
+        assert answers[2]["result"]["content"][0]["text"] == "slept 0.5", answers
+    finally:
+        peer.kill()
+
+
+def test_a_call_waiting_on_the_client_when_stdin_ends_answers_at_once() -> None:
+    peer = StdioPeer()
+    try:
+        peer.request("initialize", initialize_params(LEGACY, {"elicitation": {}}))
+        peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        peer.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask", "arguments": {}}})
+        asked = peer.receive()
+        assert asked.get("method") == "elicitation/create", asked
+        assert peer.close_stdin() == 0  # within close_stdin's bound, far below the grace calls get
+        answers = {message.get("id"): message for message in _all_output(peer)}
+        assert answers[2]["result"]["content"][0]["text"].startswith("no answer"), answers
+    finally:
+        peer.kill()
 
 
 def test_the_writer_thread_ends_when_close_found_its_queue_full() -> None:

@@ -16,7 +16,7 @@ def note(name: str) -> str:
 @mcp.tool()
 def edit_note(name: str, text: str, ctx: Context) -> str:
     notes[name] = text
-    ctx.notify_resource_updated(f"note://{name}")   # or notify_tools_changed(), ...
+    ctx.notify_resource_updated(f"note://{name}")   # both eras (notify_tools_changed(): 2026-07-28 listens only)
     return "saved"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import traceback
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,7 +85,11 @@ def load_server(target: Target) -> Any:
         raise CLIError(f"{target.file} cannot be imported as Python; give a .py file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[MODULE_NAME] = module  # pydantic resolves a model's annotations through its module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as failed:  # the file's own code failed: a message, not our traceback
+        sys.modules.pop(MODULE_NAME, None)
+        raise CLIError(f"{target.file} failed while being imported: {_failure(failed, target.file)}") from None
     if target.obj:
         server = getattr(module, target.obj, None)
         if server is None:
@@ -97,6 +102,21 @@ def load_server(target: Target) -> Any:
             return getattr(module, name)
     raise CLIError(f"no server object in {target.file}: name it mcp, server or app at module level, "
                    f"or say which with {target.file.name}:NAME")
+
+
+def _failure(failed: BaseException, file: Path) -> str:
+    """What went wrong in ``file``'s own code, and where: the last line of it the traceback passed
+    through (a syntax error's own line), or nothing when the failure never reached it."""
+    said = f"{type(failed).__name__}: {failed}" if str(failed) else type(failed).__name__
+    if isinstance(failed, SystemExit):
+        said = f"it called sys.exit({failed.code!r})"
+    if isinstance(failed, SyntaxError) and failed.lineno is not None:
+        return f"{type(failed).__name__}: {failed.msg} (line {failed.lineno})"
+    here = [frame for frame in traceback.extract_tb(failed.__traceback__) if Path(frame.filename) == file]
+    if not here:
+        return said
+    frame = here[-1]
+    return f"{said} (line {frame.lineno}: {(frame.line or '').strip()})"
 
 
 def _is_server(value: Any) -> bool:

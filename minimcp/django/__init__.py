@@ -33,7 +33,8 @@ project's login page (``LOGIN_URL``), allows the assistant on a consent page (th
 ``path(".well-known/", include(mcp.well_known_urls))`` to the root URLconf so that clients find the
 sign-in. Grants are kept in the database (digests only) and revoked by deleting them in the admin.
 
-``MINIMCP`` settings: ``LOGIN_REQUIRED`` (default ``True``), ``ALLOWED_ORIGINS`` (other sites whose
+``MINIMCP`` settings: ``LOGIN_REQUIRED`` (default ``True``), ``ALLOWED_HOSTS`` (names the endpoint
+answers besides loopback and the project's own ``ALLOWED_HOSTS``), ``ALLOWED_ORIGINS`` (other sites whose
 pages may call the endpoint), ``API_TOKENS`` (default ``True``), ``OAUTH`` (default ``False``),
 ``BACKEND`` (a Redis URL such as ``"redis://localhost:6379/0"``: several processes or machines share the
 sessions, questions and subscriptions), ``HTTP`` (endpoint options such as ``{"json_response": True}``),
@@ -53,7 +54,7 @@ from minimcp.django.server import MCP
 
 __all__ = ["MCP", "mcp"]
 
-_HOST_KEYS = {"LOGIN_REQUIRED": "login_required", "ALLOWED_ORIGINS": "allowed_origins",
+_HOST_KEYS = {"LOGIN_REQUIRED": "login_required", "ALLOWED_HOSTS": "allowed_hosts", "ALLOWED_ORIGINS": "allowed_origins",
               "API_TOKENS": "api_tokens", "OAUTH": "oauth", "HTTP": "http_options",
               "DRF_AUTHENTICATION": "drf_authentication"}
 # _site_lock guards _site: the project's server is built once, from settings, on first use.

@@ -26,7 +26,7 @@ from django.template.backends.django import DjangoTemplates
 from django.utils.cache import add_never_cache_headers
 from werkzeug.wrappers import Request
 
-from minimcp.hosts.hosted import for_the_asker_only, principal_of
+from minimcp.hosts.hosted import display_name, for_the_asker_only, principal_of
 from minimcp.server.streamable_http import errors
 from minimcp.hosts.site_auth import (
     MAX_UNUSED_CLIENTS,
@@ -193,7 +193,7 @@ def consent(server: SiteAuthorizationServer, request: HttpRequest) -> HttpRespon
         response["Location"] = server.decide(pending, principal_of(request.user) if allowed else None)
     else:
         response = HttpResponse(_consent_page().render({
-            "pending": pending, "sealed": sealed, "user": request.user, "username": request.user.get_username(),
+            "pending": pending, "sealed": sealed, "user": request.user, "username": display_name(request.user),
             "site": request.get_host(), "csrf_field": "csrfmiddlewaretoken", "csrf_token": get_token(request),
         }, request))
         response["X-Frame-Options"] = "DENY"

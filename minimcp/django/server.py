@@ -20,11 +20,11 @@ from minimcp.hosts.hosted import (
     SIGN_IN_WITH_CLIENT,
     AccessRule,
     HostedServer,
+    UnidentifiedUser,
     api_token_way,
-    forbidden_origin,
     host_request,
-    origin_allowed,
-    principal_of,
+    misconfigured,
+    rebinding_refusal,
     sign_in_unavailable,
     unauthorized,
 )
@@ -50,19 +50,25 @@ class MCP(HostedServer):
     is the caller. ``login_required`` answers 401 to anonymous requests. ``oauth`` lets MCP clients
     sign in with the project's own login page and a consent page (``minimcp.django.oauth``); its
     metadata lives at the site's root, so the project also includes ``mcp.well_known_urls``.
-    ``allowed_origins`` lists
-    other sites whose pages may call the endpoint from a browser; ``http_options`` configure the
+    The endpoint answers only loopback names, the project's ``ALLOWED_HOSTS`` (with Django's
+    rules: ``.example.com`` for its subdomains, ``*`` for any) and ``allowed_hosts``, whether or not
+    a middleware asked Django to check the ``Host`` (DNS-rebinding protection, as minimcp's own
+    server has it). ``allowed_origins`` lists
+    other sites whose pages may call the endpoint from a browser. ``principal`` names a user by
+    something else than its ``pk`` (``principal=lambda user: user.email``), or one that has no
+    ``pk`` (a user object of the project's own authentication). ``http_options`` configure the
     endpoint (``json_response``, ``session_idle_timeout``, ...); ``drf_authentication`` also accepts
     what DRF's authentication classes accept (``True``: the project's defaults; or class paths, see
     ``minimcp.django.drf``); other keywords configure the server.
     """
 
-    def __init__(self, name: str | None = None, *, login_required: bool = True, allowed_origins: Sequence[str] = (),
-                 api_tokens: bool = True, oauth: bool = False, http_options: dict[str, Any] | None = None,
+    def __init__(self, name: str | None = None, *, login_required: bool = True, allowed_hosts: Sequence[str] = (),
+                 allowed_origins: Sequence[str] = (), api_tokens: bool = True, oauth: bool = False, http_options: dict[str, Any] | None = None,
                  drf_authentication: bool | Sequence[str] = False, **options: Any) -> None:
         super().__init__(name, **options)
         self.login_required = login_required
         self.oauth = oauth
+        self.allowed_hosts = list(allowed_hosts)
         self.allowed_origins = list(allowed_origins)
         self.api_tokens = api_tokens
         self.drf_authentication = drf_authentication
@@ -134,23 +140,45 @@ class MCP(HostedServer):
         return _migrated(lambda: self._answer(request))
 
     def _answer(self, request: HttpRequest) -> HttpResponseBase:
-        if not origin_allowed(request.META, self.allowed_origins):
-            return _response(forbidden_origin())
+        refused = rebinding_refusal(request.META, self._own_hosts(request), self.allowed_origins,
+                                    "settings.ALLOWED_HOSTS, or MINIMCP['ALLOWED_HOSTS'] / MCP(allowed_hosts=[...])")
+        if refused is not None:
+            return _response(refused)
         user = getattr(request, "user", None)
         token = bearer_token(request.headers.get("Authorization", ""))
         if token is not None and (self.oauth or self.api_tokens):
             user = self._token_user(request, token)
             if user is None and not self.drf_authentication:
                 return self._unauthorized(request, "invalid_token")
-        if principal_of(user) is None and self.drf_authentication:
-            from minimcp.django.drf import authenticate
+        try:
+            principal = self.principal_of(user)
+            if principal is None and self.drf_authentication:
+                from minimcp.django.drf import authenticate
 
-            user = authenticate(request, self.drf_authentication)
-        principal = principal_of(user)
+                user = authenticate(request, self.drf_authentication)
+                principal = self.principal_of(user)
+        except UnidentifiedUser as problem:
+            return _response(misconfigured(problem))
         if principal is None and self.login_required:
             return self._unauthorized(request, None)
         with self.acting_as(user), coming_from(request.META):
             return _response(self._endpoint.handle(host_request(request.META, request.body, principal, request)))
+
+    def _own_hosts(self, request: HttpRequest) -> list[str]:
+        """The names this project answers to besides loopback: ``allowed_hosts``, and the request's
+        own ``Host`` when ``ALLOWED_HOSTS`` admits it. Django checks ``ALLOWED_HOSTS`` only when
+        something asks it for the host (``CommonMiddleware`` does, a bare project may not), so the
+        endpoint asks by itself, of the ``Host`` the client sent (a client sets ``X-Forwarded-Host``
+        as it likes, and a rebound page is a client of its own origin)."""
+        from django.conf import settings
+        from django.http.request import split_domain_port, validate_host
+
+        host = request.META.get("HTTP_HOST", "")
+        patterns = settings.ALLOWED_HOSTS
+        if settings.DEBUG and not patterns:  # Django's own default while debugging
+            patterns = [".localhost", "127.0.0.1", "[::1]"]
+        domain, _ = split_domain_port(host)
+        return [*self.allowed_hosts, host] if domain and validate_host(domain, patterns) else list(self.allowed_hosts)
 
     def _token_user(self, request: HttpRequest, token: str) -> Any:
         """The user an access token of this site's sign-in, or else an API token, acts as."""

@@ -101,6 +101,7 @@ from minimcp.hosts.hosted import (
     HostedServer,
     UnidentifiedUser,
     api_token_way,
+    display_name,
     for_the_asker_only,
     host_request,
     misconfigured,
@@ -341,7 +342,8 @@ class MCP(HostedServer):
             answer.headers["Cache-Control"] = "no-store"
             return answer
         token = session.setdefault(_CSRF_KEY, secrets.token_urlsafe(32))
-        page = render_template("minimcp/consent.html", pending=pending, user=user, username=str(user), sealed=sealed,
+        page = render_template("minimcp/consent.html", pending=pending, user=user,
+                               username=display_name(user, self.principal_of), sealed=sealed,
                                csrf_field="csrf_token", csrf_token=token, site=current_app.name)
         return page, {"Cache-Control": "no-store", "X-Frame-Options": "DENY"}
 

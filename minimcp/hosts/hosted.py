@@ -34,6 +34,7 @@ from uuid import UUID
 
 from pydantic import AnyHttpUrl
 
+from minimcp.httpd.hangups import watcher
 from minimcp.jsonrpc import MCPError
 from minimcp.server import MCPServer
 from minimcp.server.auth.routes import validate_issuer_url
@@ -192,11 +193,14 @@ def rebinding_refusal(environ: Mapping[str, Any], allowed_hosts: Sequence[str], 
 def host_request(environ: Mapping[str, Any], body: bytes, principal: str | None, native: Any) -> HTTPRequest:
     """A host view's request to the endpoint, made by ``principal`` (``None``: nobody): ``environ``
     is the request's CGI-style variables (Flask's ``request.environ``, Django's ``request.META``),
-    ``native`` the host's own request object, which handlers see as ``ctx.request``."""
+    ``native`` the host's own request object, which handlers see as ``ctx.request``. Under a WSGI
+    server that hands the app its client's socket, a 2026-07-28 call is cancelled when its client
+    hangs up, as on minimcp's own server (``minimcp.httpd.hangups``)."""
     return HTTPRequest(environ["REQUEST_METHOD"], "/", EnvironHeaders(environ), body, principal=principal,
                        client_address=environ.get("REMOTE_ADDR") or None,
                        holds_streams=environ.get("wsgi.multithread", True),
-                       multiprocess=bool(environ.get("wsgi.multiprocess")), native=lambda: native)
+                       multiprocess=bool(environ.get("wsgi.multiprocess")), native=lambda: native,
+                       watch_hangup=watcher(environ))
 
 
 def principal_of(user: Any) -> str | None:
@@ -223,6 +227,23 @@ def principal_of(user: Any) -> str | None:
     if callable(keys) and "id" in keys():
         return _key(user["id"], user)
     raise UnidentifiedUser(user)
+
+
+def display_name(user: Any, key: Callable[[Any], str | None] = principal_of) -> str:
+    """How a page names ``user`` to that user: the name it signs in with (Django's
+    ``get_username()``, a ``username``), else its ``email`` or ``name``, whether attributes or a
+    row's keys, else its stable key (``key``, the host's ``principal_of``). Never ``str(user)``:
+    an object without a ``__str__`` of its own would show its class and memory address."""
+    get_username = getattr(user, "get_username", None)
+    if callable(get_username) and get_username():
+        return str(get_username())
+    keys = getattr(user, "keys", None)
+    fields = set(keys()) if callable(keys) and not isinstance(user, str) else set()
+    for name in ("username", "email", "name"):
+        value = user[name] if name in fields else getattr(user, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return key(user) or ""
 
 
 def _key(value: Any, user: Any) -> str:

@@ -4,6 +4,13 @@ While serving, the protocol owns a private duplicate of file descriptor 1 and de
 is pointed at stderr, so a stray ``print`` in a tool (or a C library writing to stdout) can never
 corrupt the stream. Every message is one whole line, written by one thread (``LineWriter``) that
 alone waits on a client that stops reading.
+
+The end of stdin is the end of the client's requests, not of its interest in the answers: a client
+may write its requests and close its end at once (``printf ... | server``), and the MCP spec has a
+client close stdin and then wait for the server to exit. So calls still running at EOF finish and
+answer (each bounded by its tool's timeout, all by ``EOF_GRACE``) before the server exits; what
+waits on the client (a question, an open ``subscriptions/listen``) ends at once, as nothing more can
+come from it.
 """
 
 from __future__ import annotations
@@ -12,11 +19,13 @@ import contextlib
 import logging
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
+from minimcp.server.lowlevel.dispatch import Dispatcher
 from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.lowlevel.peer import Peer
 from minimcp.shared.line_writer import LineWriter
@@ -26,6 +35,9 @@ if TYPE_CHECKING:
     from minimcp.server.lowlevel.sessions import Connection
 
 logger = logging.getLogger("minimcp.server.stdio")
+
+#: Seconds the calls still running when stdin ends have to answer before the server exits without them.
+EOF_GRACE = 30.0
 
 
 class _Writer:
@@ -77,8 +89,10 @@ def stdio_server(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None
 
 
 def serve_stdio(server: Server[Any], stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None,
-                raise_exceptions: bool = False, connection: Connection | None = None) -> None:
-    """Serve one client on stdin/stdout until EOF; ``raise_exceptions`` shows it the real text of
+                raise_exceptions: bool = False, connection: Connection | None = None,
+                eof_grace: float = EOF_GRACE) -> None:
+    """Serve one client on stdin/stdout until EOF, then until the calls it left running have
+    answered (at most ``eof_grace`` seconds); ``raise_exceptions`` shows it the real text of
     internal failures (for debugging), as the official SDK's flag does; ``connection``: the stream's
     legacy connection, when the caller built it (``serve_connection``)."""
     reader = stdin or sys.stdin.buffer
@@ -88,6 +102,7 @@ def serve_stdio(server: Server[Any], stdin: IO[bytes] | None = None, stdout: IO[
         for line in iter(reader.readline, b""):
             if line.strip():
                 peer.receive(line)
+        peer.finish(eof_grace)
     finally:
         peer.close()
         writer.close()
@@ -101,6 +116,9 @@ class _Connection:
         self._writer = writer
         self._peer = Peer(server, "stdio", raise_exceptions, connection)
         self._peer.listen(_StdioOutbox(writer, can_request=True))
+        # _running_changed (its lock) guards _running: the outboxes of calls a worker will answer.
+        self._running_changed = threading.Condition()
+        self._running: set[Outbox] = set()
 
     def receive(self, line: bytes) -> None:
         try:
@@ -120,6 +138,29 @@ class _Connection:
                 return
             if answer is not None:
                 outbox.close(answer)
+            elif not Dispatcher.streams(message):
+                self._track(outbox)
+
+    def _track(self, outbox: Outbox) -> None:
+        """Count ``outbox``'s call as running until it is answered (or aborted)."""
+        with self._running_changed:
+            self._running.add(outbox)
+
+        def ended() -> None:
+            with self._running_changed:
+                self._running.discard(outbox)
+                self._running_changed.notify_all()
+
+        outbox.on_end(ended)
+
+    def finish(self, grace: float) -> None:
+        """The client will send nothing more: end the waits for its answers, then give the calls
+        still running up to ``grace`` seconds to answer."""
+        self._peer.connection.pending.close(jsonrpc.connection_closed())
+        with self._running_changed:
+            if not self._running_changed.wait_for(lambda: not self._running, grace):
+                logger.warning("stdin ended; %d call(s) still running after %g s are abandoned",
+                               len(self._running), grace)
 
     def _outbox(self, can_request: bool) -> Outbox:
         return _StdioOutbox(self._writer, can_request)

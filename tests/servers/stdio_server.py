@@ -4,6 +4,9 @@ import os
 import sys
 import time
 
+from pydantic import BaseModel
+
+from minimcp.jsonrpc import MCPError
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Context
 
@@ -43,6 +46,27 @@ def wait_for_cancel(ctx: Context) -> str:
     while not ctx.cancelled and time.monotonic() < deadline:
         time.sleep(0.01)
     return "cancelled" if ctx.cancelled else "never cancelled"
+
+
+@mcp.tool()
+def nap(seconds: float) -> str:
+    """Sleep, then answer."""
+    time.sleep(seconds)
+    return f"slept {seconds}"
+
+
+class Proceed(BaseModel):
+    proceed: bool
+
+
+@mcp.tool()
+def ask(ctx: Context) -> str:
+    """Ask the client a question; say what came of it."""
+    try:
+        answer = ctx.elicit("Proceed?", schema=Proceed)
+    except MCPError as failed:  # the client left without answering
+        return f"no answer: {failed}"
+    return answer.action
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from minimcp.client.transports.inflight import InFlight, Stopped
 from minimcp.client.transports.responses import DRAIN_LIMIT, STREAM_ERRORS, chunks, finish, interrupt
 from minimcp.client.transports.sse import SSEEvent, SSEParser
 from minimcp.jsonrpc import MCPError, Message
+from minimcp.shared.exceptions import UNKNOWN_QUESTION
 from minimcp.types import INTERNAL_ERROR
 
 logger = logging.getLogger("minimcp.client")
@@ -100,6 +101,21 @@ def _refusal_message(response: requests.Response) -> str | None:
         return None
     message = error.get("message") if isinstance(error, dict) else None
     return message if isinstance(message, str) and message else None
+
+
+def _answer_refusal(status: int, said: str | None) -> str:
+    """Why the call waiting on our refused answer fails: the server's own reason, and how to fix a
+    deployment whose processes do not share sessions when the server knows no such session (404)
+    or question (``UNKNOWN_QUESTION``) and its reason does not say so already."""
+    refused = f"The server refused our answer to its question (HTTP {status}"
+    refused += f": {said})" if said else ")"
+    refused += ", so the call waiting on it cannot finish"
+    unknown_here = status == 404 or (said or "").startswith(UNKNOWN_QUESTION)
+    if not unknown_here or "backend" in (said or ""):
+        return refused
+    return (f"{refused}: the answer reached another server process than the one that asked. Route each session "
+            "to one process (sticky sessions at the load balancer), or give the server a shared backend "
+            '(backend="redis://host:6379/0") so that any process takes any request')
 
 
 class HttpTransport(StreamPairContext):
@@ -266,19 +282,16 @@ class HttpTransport(StreamPairContext):
         if refused is not None:
             raise refused
 
-    def _answer_refused(self, message: Message, status: int) -> None:
-        """The server refused (``status``) our answer to one of its questions: the process that
-        asked is not the one that got the answer (several server processes without sticky
-        sessions or a shared backend), or the session is gone. The call it belongs to fails now."""
+    def _answer_refused(self, message: Message, status: int, said: str | None) -> None:
+        """The server refused (``status``, saying ``said``) our answer to one of its questions: the
+        call it belongs to fails now, with the server's reason. When the server does not know the
+        session or the question, the likely cause is the deployment's (several server processes
+        without sticky sessions or a shared backend), and the message says how to fix it."""
         with self._lock:
             call = self._asked_on.pop(message.get("id"), None)
             if call is None:
                 return
-            self._refused[call] = MCPError(INTERNAL_ERROR, (
-                f"The server refused our answer to its question (HTTP {status}), so the call waiting on it "
-                "cannot finish: the answer reached another server process than the one that asked. Route "
-                "each session to one process (sticky sessions at the load balancer), or give the server a "
-                'shared backend (backend="redis://host:6379/0") so that any process takes any request'))
+            self._refused[call] = MCPError(INTERNAL_ERROR, _answer_refusal(status, said))
             in_flight = self._in_flight.get(call)
         if in_flight is not None:
             in_flight.interrupt()
@@ -374,7 +387,7 @@ class HttpTransport(StreamPairContext):
         if not response.ok:
             logger.warning("Server refused %s with HTTP %s", message.get("method", "a response"), response.status_code)
             if "method" not in message and response.status_code in (400, 404):
-                self._answer_refused(message, response.status_code)
+                self._answer_refused(message, response.status_code, _refusal_message(response))
         elif "method" not in message:
             with self._lock:
                 self._asked_on.pop(message.get("id"), None)

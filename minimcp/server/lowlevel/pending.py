@@ -25,6 +25,7 @@ from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.lowlevel.outbox import Outbox
 from minimcp.server.lowlevel.workers import Lock, Waiter
 from minimcp.shared import otel
+from minimcp.shared.exceptions import UNKNOWN_QUESTION
 from minimcp.types import INTERNAL_ERROR, INVALID_REQUEST, REQUEST_TIMEOUT, RequestId
 
 #: The largest answer (its JSON text) a question takes: an elicitation's form or a sampled message
@@ -65,7 +66,7 @@ def take_answer(message: Message, take: Callable[[Message], bool]) -> None:
                                      f"{MAX_ANSWER_BYTES} bytes an answer may hold; the question fails with this error")
         message = jsonrpc.error_from(request_id, too_large)
     if not take(message):
-        raise UnexpectedAnswer(f"No question of this session awaits an answer with id {wire_id} "
+        raise UnexpectedAnswer(f"{UNKNOWN_QUESTION} with id {wire_id} "
                                "(it was never asked, or is answered already)")
     if too_large is not None:
         raise too_large

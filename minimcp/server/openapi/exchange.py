@@ -7,33 +7,27 @@ segment, checked on the URL exactly as ``requests`` will send it. A redirect is 
 its target passes the same check; ``requests``' own redirect handling is not used, since across
 hosts it strips only ``Authorization`` and would hand the rest to whoever the answer points at.
 
-The whole exchange, redirects included, has one deadline (``timeout``). Connecting may wait for
-what is left of it, and each receive of a response's head for what is left once connected; the body
-is read a receive at a time, each bounded by what is left then, so a server trickling a byte at a
-time cannot stretch a call past it. The body is read to at most ``limit`` bytes (after
-decompression), then the exchange is abandoned. The session's adapters must answer with urllib3
-responses, as ``requests``' own ``HTTPAdapter`` does.
+The whole exchange, redirects included, has one deadline (``timeout``), and the body is read to at
+most ``limit`` bytes (after decompression), then the exchange is abandoned
+(``minimcp.shared.bounded_http``, which says how).
 """
 
 from __future__ import annotations
 
-import socket
 import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, unquote, urljoin, urlsplit, urlunsplit
 
 import requests
-import urllib3
-from requests.cookies import extract_cookies_to_jar
-from requests.hooks import dispatch_hook
+
+from minimcp.shared.bounded_http import Late, ReadFailed, TooLarge, open_response, read_body
 
 #: Redirects followed within one exchange.
 MAX_REDIRECTS = 5
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_CHUNK = 64 * 1024
 
 
 class ExchangeError(Exception):
@@ -143,50 +137,24 @@ class Exchange:
         raise ExchangeError(f"{shown} redirected again: more than {MAX_REDIRECTS} redirects are not followed")
 
     def _open(self, prepared: requests.PreparedRequest, sent: str, deadline: float, shown: str) -> requests.Response:
-        left = self._left(deadline, shown)
-        settings = self.session.merge_environment_settings(sent, {}, True, None, None)
         try:
-            # The session's adapter, not session.send: even told not to follow redirects, that reads
-            # a redirect's whole body (to offer Response.next), with no bound on its size or time.
-            # A urllib3 Timeout, which HTTPAdapter passes on as is: its head waits only for what
-            # connecting left of the deadline (a (connect, read) pair would give each all of it).
-            total: Any = urllib3.Timeout(total=left)
-            answer = self.session.get_adapter(sent).send(prepared, timeout=total, **settings)
-        except requests.Timeout:
+            return open_response(self.session, prepared, deadline)
+        except Late:
             raise self._late(shown) from None
         except requests.RequestException as failed:
             raise _failure(shown, failed, sent) from None
-        extract_cookies_to_jar(self.session.cookies, prepared, answer.raw)
-        return dispatch_hook("response", prepared.hooks, answer)
 
     def _read(self, answer: requests.Response, deadline: float, shown: str) -> str:
-        raw: urllib3.BaseHTTPResponse = answer.raw
-        parts: list[bytes] = []
-        size = 0
-        while True:
-            left = self._left(deadline, shown)
-            sock: socket.socket | None = getattr(raw.connection, "sock", None)  # http.client's, under urllib3's
-            if sock is not None:
-                sock.settimeout(left)  # this receive ends by the deadline
-            try:
-                part = raw.read1(_CHUNK, decode_content=True)
-            except (urllib3.exceptions.TimeoutError, socket.timeout):
-                raise self._late(shown) from None
-            except (urllib3.exceptions.HTTPError, OSError) as failed:
-                raise ExchangeError(f"{shown} failed while reading the answer: {failed}") from None
-            if not part:
-                return b"".join(parts).decode(answer.encoding or "utf-8", errors="replace")
-            size += len(part)
-            if size > self.limit:
-                setting = f"; from_openapi(..., {self.limit_setting}=...) raises it" if self.limit_setting else ""
-                raise ExchangeError(f"{shown} answered more than {self.limit:,} bytes, the most read{setting}")
-            parts.append(part)
-
-    def _left(self, deadline: float, shown: str) -> float:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise self._late(shown)
-        return left
+        try:
+            body = read_body(answer, deadline, self.limit)
+        except Late:
+            raise self._late(shown) from None
+        except ReadFailed as failed:
+            raise ExchangeError(f"{shown} failed while reading the answer: {failed}") from None
+        except TooLarge:
+            setting = f"; from_openapi(..., {self.limit_setting}=...) raises it" if self.limit_setting else ""
+            raise ExchangeError(f"{shown} answered more than {self.limit:,} bytes, the most read{setting}") from None
+        return body.decode(answer.encoding or "utf-8", errors="replace")
 
     def _late(self, shown: str) -> ExchangeError:
         return ExchangeError(f"{shown} did not finish within {self.timeout:g} s, the timeout for the whole "
