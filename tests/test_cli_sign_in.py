@@ -25,6 +25,7 @@ from minimcp.flask import MCP
 
 USERS = __file__.removesuffix(".py") + "-users.sqlite3"
 app = Flask("ledger")
+app.config["SECRET_KEY"] = "ledger-site-key"
 app.config["MINIMCP_TOKEN_DATABASE"] = __file__.removesuffix(".py") + "-tokens.sqlite3"
 
 

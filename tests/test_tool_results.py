@@ -189,9 +189,9 @@ def test_a_text_result_answered_in_wire_form_is_the_models_own(serve_http: Calla
         response, _ = modern_post(url, "tools/call", {"name": name, "arguments": arguments}, id=name)
         answers[name] = final_message(response, name)["result"]
     server_info = {"io.modelcontextprotocol/serverInfo": {"name": "results", "version": ""}}
-    assert list(answers["echo"]) == ["resultType", "content", "structuredContent", "isError", "_meta"]
-    assert answers["echo"] == {"resultType": "complete", "content": [{"type": "text", "text": "hi"}],
-                               "structuredContent": {"result": "hi"}, "isError": False, "_meta": server_info}
+    assert list(answers["echo"]) == ["content", "structuredContent", "isError", "resultType", "_meta"]
+    assert answers["echo"] == {"content": [{"type": "text", "text": "hi"}], "structuredContent": {"result": "hi"},
+                               "isError": False, "resultType": "complete", "_meta": server_info}
     assert answers["mapping"]["structuredContent"] == {"a": None, "n": [1, 2.5], "s": "x"}
     assert answers["nothing"]["content"] == [] and answers["nothing"]["structuredContent"] == {"result": None}
     assert answers["words"]["content"] == [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]

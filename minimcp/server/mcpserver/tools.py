@@ -79,10 +79,11 @@ def text_result(content: list[dict[str, Any]], structured: dict[str, Any] | None
     """What ``dump(CallToolResult(content=content, structured_content=structured))`` gives, key for
     key, for text blocks ``to_content`` made and an output ``_Output.structure`` made (both already
     JSON values, so the model would check and copy them only to give them back)."""
-    result: dict[str, Any] = {"resultType": "complete", "content": content}
+    result: dict[str, Any] = {"content": content}
     if structured is not None:
         result["structuredContent"] = structured
     result["isError"] = False
+    result["resultType"] = "complete"
     return result
 
 
