@@ -190,6 +190,18 @@ def test_minimcp_inspect_reaches_the_endpoint_without_the_slash(site: Snippets) 
     assert "create_snippet" in {tool["name"] for tool in json.loads(shown.stdout)["tools"]}
 
 
+def test_minimcp_call_of_a_tool_the_caller_may_not_use_says_which_permission_it_needs(site: Snippets) -> None:
+    """carol may view snippets only: the tool is not listed to her, and calling it says why rather
+    than that the server has no such tool."""
+    minimcp = str(Path(sys.executable).with_name("minimcp"))
+    before = site.snippet_ids("carol")
+    called = subprocess.run([minimcp, "call", "--token", site.tokens["carol"], site.url, "api_snippets_create",
+                             "code=print(1)"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert called.returncode == 2
+    assert "Permission denied: tool 'api_snippets_create' requires the permission snippets.add_snippet" in called.stderr
+    assert site.snippet_ids("carol") == before
+
+
 def test_manage_py_check_warns_of_a_mount_that_serves_only_the_slashed_url(tmp_path: Path) -> None:
     (tmp_path / "slashed.py").write_text("from django.urls import include, path\nfrom minimcp.django import mcp\n"
                                          "urlpatterns = [path('mcp/', include(mcp.urls))]\n")

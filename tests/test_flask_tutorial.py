@@ -251,7 +251,7 @@ def test_flask_mcp_user_is_not_offered_the_routes_behind_the_sites_own_login(blo
     names = listed(inspected.stdout)
     assert {"my_posts", "index"} <= names and not {"create", "delete"} & names
     called = flask_command(blog.spec, "mcp", "call", "--user", str(blog.ids["alice"]), "create", "title=x", "body=y")
-    assert called.returncode == 2 and "has no tool 'create'" in called.stderr
+    assert called.returncode == 2 and "signed in with this site's own login" in called.stderr
 
 
 # --- form-and-redirect views as tools ---------------------------------------------------------------
