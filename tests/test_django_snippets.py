@@ -96,6 +96,44 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Snippets]:
         yield running
 
 
+HIGHLIGHTING = """
+from rest_framework import renderers
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from minimcp.django.drf import publish
+from snippets.api import SnippetViewSet
+
+
+class HighlightingViewSet(SnippetViewSet):
+    @action(detail=True, renderer_classes=[renderers.StaticHTMLRenderer])
+    def highlight(self, request, *args, **kwargs):
+        return Response("<html><body>" + self.get_object().highlighted + "</body></html>")
+
+
+publish(HighlightingViewSet, name="snippet", actions=["retrieve", "highlight"])
+"""
+
+
+def test_an_action_that_renders_html_answers_the_page_itself(tmp_path: Path) -> None:
+    """The DRF tutorial's ``highlight``: an ``@action`` with ``StaticHTMLRenderer`` whose ``Response``
+    holds the page; the tool answers that page, as the browser gets it, not the page as a JSON string."""
+    (tmp_path / "highlighting").mkdir()
+    (tmp_path / "highlighting" / "__init__.py").write_text("")
+    (tmp_path / "highlighting" / "mcp.py").write_text(HIGHLIGHTING)  # found at start-up, as the README says
+    (tmp_path / "with_highlighting.py").write_text(
+        "from snippetsite.settings import *\nINSTALLED_APPS = [*INSTALLED_APPS, 'highlighting']\n")
+    with running_snippets(tmp_path, DJANGO_SETTINGS_MODULE="with_highlighting",
+                          PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)])) as site, \
+            site.client("bob") as bob:
+        made = structured(bob.call_tool("create_snippet", {"title": "loop", "code": "for x in y"}))
+        page = bob.call_tool("snippet_highlight", {"pk": made["id"]})
+        assert not page.is_error, text(page)
+        assert text(page) == '<html><body><pre class="language-python"><span class="line" data-n="1"><b>for</b> ' \
+                             'x <b>in</b> y</span></pre></body></html>'
+        assert answer(bob.call_tool("snippet_retrieve", {"pk": made["id"]}))["title"] == "loop"
+
+
 # --- a model that fills a field in save() ----------------------------------------------------------
 @ERAS
 def test_a_toolset_writes_a_model_whose_save_fills_a_field_the_tool_does_not_write(site: Snippets, mode: str) -> None:
