@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import pytest
 import requests
-from flask import Flask, redirect, request
+from flask import Flask, flash, redirect, render_template_string, request
 from pydantic import BaseModel
 
 from conftest import (
@@ -292,6 +292,7 @@ def form_site(tmp_path: Path) -> tuple[Flask, Path]:
     """Posts written by form views that name their fields in their code, as Flask's tutorial does:
     a missing ``request.form["title"]`` is a 400, ``request.form.get("body", "")`` may be left out."""
     app = Flask("form_posts")
+    app.secret_key = "form-posts"  # flash() keeps its messages in the session
     database = tmp_path / "posts.sqlite3"
     with sqlite3.connect(database) as db:
         db.execute("CREATE TABLE post (id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT NOT NULL)")
@@ -300,11 +301,15 @@ def form_site(tmp_path: Path) -> tuple[Flask, Path]:
     @app.route("/create", methods=["GET", "POST"])
     def create() -> Any:
         if request.method == "POST":
-            with sqlite3.connect(database) as db:
-                db.execute("INSERT INTO post (title, body) VALUES (?, ?)",
-                           (request.form["title"], request.form.get("body", "")))
-            return redirect("/")
-        return '<form method="post"><input name="title"><textarea name="body"></textarea></form>'
+            if not request.form["title"]:
+                flash("Title is required.")
+            else:
+                with sqlite3.connect(database) as db:
+                    db.execute("INSERT INTO post (title, body) VALUES (?, ?)",
+                               (request.form["title"], request.form.get("body", "")))
+                return redirect("/")
+        return render_template_string('{% for message in get_flashed_messages() %}<div class="flash">{{ message }}'
+                                      '</div>{% endfor %}<form method="post"><input name="title"></form>')
 
     @app.post("/<int:id>/update")
     def update(id: int) -> Any:
@@ -318,7 +323,7 @@ def form_site(tmp_path: Path) -> tuple[Flask, Path]:
 
 
 @ERAS
-def test_a_form_view_published_without_arguments_asks_for_the_fields_its_code_reads(
+def test_a_form_view_asks_for_the_fields_its_code_reads_and_a_flashed_refusal_is_an_error(
         tmp_path: Path, serve_wsgi: Callable[[Any], str], mode: str) -> None:
     app, database = form_site(tmp_path)
     with Client(serve_wsgi(app) + "/mcp", mode=mode) as client:
@@ -331,6 +336,10 @@ def test_a_form_view_published_without_arguments_asks_for_the_fields_its_code_re
         assert not client.call_tool("update", {"id": 1, "title": "Hello again"}).is_error
         untitled = client.call_tool("create", {"body": "no title"})
         assert untitled.is_error and "title" in text(untitled)
+        refused = client.call_tool("create", {"title": "", "body": "empty title"})  # the form again, with why
+        assert refused.is_error and text(refused) == (
+            "Error executing tool create: POST /create was not done: the view showed its page again (200 OK) "
+            "saying Title is required.")
     with sqlite3.connect(database) as db:
         assert db.execute("SELECT title, body FROM post ORDER BY id").fetchall() == [("Hello again", "First"),
                                                                                      ("Bare", "")]

@@ -17,7 +17,8 @@ the caller's ``Authorization`` and ``Cookie`` headers are passed on). An answer 
 error result with the status and the start of the body. A view that reads ``request.form`` gets the
 arguments as form data (``body=`` decides otherwise); published without ``arguments=``, its tool asks
 for the fields the view's code names (``request.form["title"]`` required, ``.get("body")`` not). A redirect after a ``POST`` is how a form view
-says it is done: a success, reported with where it went; a redirect to the login page is a refusal.
+says it is done: a success, reported with where it went; a redirect to the login page is a refusal,
+and so is the page shown again with a message the view flashed (``flash("Title is required.")``).
 A URL variable stays within its route: the URL built from the arguments must lead back to the same
 route with the same values, so ``diary/export`` for ``<name>`` never reaches ``/notes/diary/export``.
 In an application with Flask-Login a route's tool is for signed-in users unless ``allowed=`` says
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Optional
 from urllib.parse import urlsplit
 
-from flask import Flask, current_app, g, has_request_context, request
+from flask import Flask, current_app, g, has_request_context, message_flashed, request
 from pydantic import BaseModel
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import RequestRedirect, Rule
@@ -54,6 +55,8 @@ __all__ = ["ANYONE", "publish_route"]
 #: The environ key that carries the MCP caller into the inner request (no client can set it: a
 #: client's headers arrive as HTTP_* keys).
 _CALLER = "minimcp.caller"
+#: The environ key of the messages the inner request flashed (``flash()``), gathered by ``_heard_flash``.
+_FLASHED = "minimcp.flashed"
 _CONVERTED = {"IntegerConverter": int, "FloatConverter": float}
 _QUERY = ("GET", "DELETE", "HEAD")
 _PASSED_ON = ("Authorization", "Cookie")
@@ -139,6 +142,7 @@ def _call(app: Flask, rule: Rule, method: str, path_values: dict[str, Any], rest
     environ = builder.get_environ()
     _stays_on(rule, adapter, environ["PATH_INFO"], method, path_values)
     environ[_CALLER] = user
+    flashed: list[str] = environ.setdefault(_FLASHED, [])
     body, status, answer = run_wsgi_app(app.wsgi_app, environ, buffered=True)
     try:
         text = b"".join(body).decode("utf-8", "replace")
@@ -150,6 +154,10 @@ def _call(app: Flask, rule: Rule, method: str, path_values: dict[str, Any], rest
     shown = f"{method} {path}"
     if 300 <= int(code) < 400:
         return _redirected(shown, method, f"{code} {reason}", answer.get("Location") or "", login_pages)
+    if flashed and method not in _QUERY and int(code) < 300:
+        # The form again, with what the view flashed: post/redirect/get's way of refusing a post.
+        raise ToolError(f"{shown} was not done: the view showed its page again ({code} {reason}) saying "
+                        + " ".join(flashed))
     if "json" in (answer.get("Content-Type") or "") and text and int(code) < 400:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
     return http_answer(shown, int(code), reason, text, excerpt)
@@ -255,6 +263,15 @@ def _adopt_callers(app: Flask, mcp: Any) -> None:
             g._login_user = user
 
     app.before_request_funcs.setdefault(None, []).insert(0, adopt_caller)
+    message_flashed.connect(_heard_flash, app)
+
+
+def _heard_flash(app: Flask, message: str, category: str, **extra: Any) -> None:
+    """Keep what a route's inner request flashes (``flash()`` runs in that request's context), for
+    ``_call`` to tell a refused form from a done one."""
+    flashed = request.environ.get(_FLASHED) if has_request_context() else None
+    if flashed is not None:
+        flashed.append(str(message))
 
 
 def _rule(app: Flask, view: str | Callable[..., Any]) -> Rule:
