@@ -123,7 +123,8 @@ def test_manage_py_mcp_inspect_and_call_act_as_the_user(site: DjangoSite, tmp_pa
     assert "all_notes" not in tool_names(manage(site, tmp_path, "inspect", "--user", "bob", "--json"))
     assert manage(site, tmp_path, "call", "--user", "bob", "--era", era, "whoami").stdout == "bob\n"
     refused = manage(site, tmp_path, "call", "--user", "bob", "all_notes")
-    assert refused.returncode == 2 and "no tool 'all_notes'" in refused.stderr
+    assert refused.returncode == 2
+    assert "Permission denied: tool 'all_notes' requires the permission notes.view_all_notes" in refused.stderr
     nobody = manage(site, tmp_path, "call", "--user", "nobody", "whoami")
     assert nobody.returncode == 2 and "no user 'nobody'" in nobody.stderr
 

@@ -96,6 +96,44 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Snippets]:
         yield running
 
 
+HIGHLIGHTING = """
+from rest_framework import renderers
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from minimcp.django.drf import publish
+from snippets.api import SnippetViewSet
+
+
+class HighlightingViewSet(SnippetViewSet):
+    @action(detail=True, renderer_classes=[renderers.StaticHTMLRenderer])
+    def highlight(self, request, *args, **kwargs):
+        return Response("<html><body>" + self.get_object().highlighted + "</body></html>")
+
+
+publish(HighlightingViewSet, name="snippet", actions=["retrieve", "highlight"])
+"""
+
+
+def test_an_action_that_renders_html_answers_the_page_itself(tmp_path: Path) -> None:
+    """The DRF tutorial's ``highlight``: an ``@action`` with ``StaticHTMLRenderer`` whose ``Response``
+    holds the page; the tool answers that page, as the browser gets it, not the page as a JSON string."""
+    (tmp_path / "highlighting").mkdir()
+    (tmp_path / "highlighting" / "__init__.py").write_text("")
+    (tmp_path / "highlighting" / "mcp.py").write_text(HIGHLIGHTING)  # found at start-up, as the README says
+    (tmp_path / "with_highlighting.py").write_text(
+        "from snippetsite.settings import *\nINSTALLED_APPS = [*INSTALLED_APPS, 'highlighting']\n")
+    with running_snippets(tmp_path, DJANGO_SETTINGS_MODULE="with_highlighting",
+                          PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)])) as site, \
+            site.client("bob") as bob:
+        made = structured(bob.call_tool("create_snippet", {"title": "loop", "code": "for x in y"}))
+        page = bob.call_tool("snippet_highlight", {"pk": made["id"]})
+        assert not page.is_error, text(page)
+        assert text(page) == '<html><body><pre class="language-python"><span class="line" data-n="1"><b>for</b> ' \
+                             'x <b>in</b> y</span></pre></body></html>'
+        assert answer(bob.call_tool("snippet_retrieve", {"pk": made["id"]}))["title"] == "loop"
+
+
 # --- a model that fills a field in save() ----------------------------------------------------------
 @ERAS
 def test_a_toolset_writes_a_model_whose_save_fills_a_field_the_tool_does_not_write(site: Snippets, mode: str) -> None:
@@ -188,6 +226,18 @@ def test_minimcp_inspect_reaches_the_endpoint_without_the_slash(site: Snippets) 
                            capture_output=True, text=True, timeout=TIMEOUT)
     assert shown.returncode == 0, shown.stderr
     assert "create_snippet" in {tool["name"] for tool in json.loads(shown.stdout)["tools"]}
+
+
+def test_minimcp_call_of_a_tool_the_caller_may_not_use_says_which_permission_it_needs(site: Snippets) -> None:
+    """carol may view snippets only: the tool is not listed to her, and calling it says why rather
+    than that the server has no such tool."""
+    minimcp = str(Path(sys.executable).with_name("minimcp"))
+    before = site.snippet_ids("carol")
+    called = subprocess.run([minimcp, "call", "--token", site.tokens["carol"], site.url, "api_snippets_create",
+                             "code=print(1)"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert called.returncode == 2
+    assert "Permission denied: tool 'api_snippets_create' requires the permission snippets.add_snippet" in called.stderr
+    assert site.snippet_ids("carol") == before
 
 
 def test_manage_py_check_warns_of_a_mount_that_serves_only_the_slashed_url(tmp_path: Path) -> None:

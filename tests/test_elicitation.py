@@ -155,7 +155,10 @@ def test_an_answer_that_does_not_fit_the_schema_fails_the_tool(connect: Callable
     with connect(bistro(), mode=mode, elicitation_callback=callback) as client:
         result = client.call_tool("book_table", {"date": "2025-12-25", "party_size": 2})
     assert result.is_error
-    assert text_of(result) == "Error executing tool book_table"  # the ValueError stays in the server log
+    # The client's own mistake, like arguments that fail the input schema: it reads what to send instead.
+    assert text_of(result) == ("Error executing tool book_table: Received an accepted elicitation whose content "
+                               "does not match the requested schema: accept_alternative: Input should be a valid "
+                               "boolean, unable to interpret input")
 
 
 @ERAS
@@ -286,8 +289,10 @@ def helper_server() -> MCPServer:
 @pytest.mark.parametrize(("answer", "expected"), [
     (ElicitResult(action="accept", content={"accept_alternative": True}), "accept True 2025-12-26"),
     (ElicitResult(action="accept", content={"date": 5}),
-     "refused: Received an accepted elicitation whose content does not match the requested schema"),
-    (ElicitResult(action="accept"), "refused: Received an accepted elicitation with no content"),
+     "refused: Received an accepted elicitation whose content does not match the requested schema: "
+     "accept_alternative: Field required; date: Input should be a valid string"),
+    (ElicitResult(action="accept"), "refused: Received an accepted elicitation with no content; an accepted form "
+                                    "answer carries the form's fields as its content"),
     (ElicitResult(action="decline"), "decline"),
     (ElicitResult(action="cancel"), "cancel"),
 ])

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import pytest
 import requests
-from flask import Flask, request
+from flask import Flask, flash, redirect, render_template_string, request
 from pydantic import BaseModel
 
 from conftest import (
@@ -226,6 +226,34 @@ def test_the_flask_mcp_commands_find_the_user_through_load_user(blog: Blog) -> N
         assert text(alice.call_tool("whoami", {})) == "alice"  # ctx.user is --user's row, though user= is set
 
 
+def listed(inspected: str) -> set[str]:
+    """The tool names of ``inspect``'s table."""
+    section = inspected.split("Tools (", 1)[1].split("\n\n", 1)[0]
+    return {line.split()[0] for line in section.splitlines()[2:] if line.strip()}
+
+
+def test_the_flask_mcp_commands_serve_nobody_without_user(blog: Blog) -> None:
+    """Without ``--user`` there is no request, so no hook filled ``g.user`` for ``user=`` to read: the
+    caller is nobody, and the tools for anyone are listed and called."""
+    inspected = flask_command(blog.spec, "mcp", "inspect")
+    assert inspected.returncode == 0, inspected.stderr
+    assert {"post_count", "index"} <= listed(inspected.stdout) and "create" not in listed(inspected.stdout)
+    called = flask_command(blog.spec, "mcp", "call", "post_count")
+    assert called.returncode == 0, called.stderr
+    assert called.stdout.strip() == "0"
+
+
+def test_flask_mcp_user_is_not_offered_the_routes_behind_the_sites_own_login(blog: Blog) -> None:
+    """``--user`` signs the user in for minimcp, not in the site's session that the route's
+    ``login_required`` reads: the listing leaves out what a call would be refused."""
+    inspected = flask_command(blog.spec, "mcp", "inspect", "--user", str(blog.ids["alice"]))
+    assert inspected.returncode == 0, inspected.stderr
+    names = listed(inspected.stdout)
+    assert {"my_posts", "index"} <= names and not {"create", "delete"} & names
+    called = flask_command(blog.spec, "mcp", "call", "--user", str(blog.ids["alice"]), "create", "title=x", "body=y")
+    assert called.returncode == 2 and "signed in with this site's own login" in called.stderr
+
+
 # --- form-and-redirect views as tools ---------------------------------------------------------------
 @ERAS
 def test_a_form_view_gets_form_data_and_its_redirect_after_a_post_is_success(blog: Blog, mode: str) -> None:
@@ -258,6 +286,63 @@ def test_a_route_behind_the_sites_own_login_is_not_offered_to_a_token_caller(blo
         assert unguarded.is_error
         assert "POST /create redirected to /auth/login, the site's login page" in text(unguarded)
     assert blog.posts() == []
+
+
+def form_site(tmp_path: Path) -> tuple[Flask, Path]:
+    """Posts written by form views that name their fields in their code, as Flask's tutorial does:
+    a missing ``request.form["title"]`` is a 400, ``request.form.get("body", "")`` may be left out."""
+    app = Flask("form_posts")
+    app.secret_key = "form-posts"  # flash() keeps its messages in the session
+    database = tmp_path / "posts.sqlite3"
+    with sqlite3.connect(database) as db:
+        db.execute("CREATE TABLE post (id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT NOT NULL)")
+    MCP(app)
+
+    @app.route("/create", methods=["GET", "POST"])
+    def create() -> Any:
+        if request.method == "POST":
+            if not request.form["title"]:
+                flash("Title is required.")
+            else:
+                with sqlite3.connect(database) as db:
+                    db.execute("INSERT INTO post (title, body) VALUES (?, ?)",
+                               (request.form["title"], request.form.get("body", "")))
+                return redirect("/")
+        return render_template_string('{% for message in get_flashed_messages() %}<div class="flash">{{ message }}'
+                                      '</div>{% endfor %}<form method="post"><input name="title"></form>')
+
+    @app.post("/<int:id>/update")
+    def update(id: int) -> Any:
+        with sqlite3.connect(database) as db:
+            db.execute("UPDATE post SET title = ? WHERE id = ?", (request.form["title"], id))
+        return redirect("/")
+
+    publish_route(app, "create", method="POST")
+    publish_route(app, "update")
+    return app, database
+
+
+@ERAS
+def test_a_form_view_asks_for_the_fields_its_code_reads_and_a_flashed_refusal_is_an_error(
+        tmp_path: Path, serve_wsgi: Callable[[Any], str], mode: str) -> None:
+    app, database = form_site(tmp_path)
+    with Client(serve_wsgi(app) + "/mcp", mode=mode) as client:
+        schemas = {tool.name: tool.input_schema for tool in client.list_tools().tools}
+        assert set(schemas["create"]["properties"]) == {"title", "body"} and schemas["create"]["required"] == ["title"]
+        assert set(schemas["update"]["properties"]) == {"id", "title"} and set(schemas["update"]["required"]) == {
+            "id", "title"}
+        assert not client.call_tool("create", {"title": "Hello", "body": "First"}).is_error
+        assert not client.call_tool("create", {"title": "Bare"}).is_error
+        assert not client.call_tool("update", {"id": 1, "title": "Hello again"}).is_error
+        untitled = client.call_tool("create", {"body": "no title"})
+        assert untitled.is_error and "title" in text(untitled)
+        refused = client.call_tool("create", {"title": "", "body": "empty title"})  # the form again, with why
+        assert refused.is_error and text(refused) == (
+            "Error executing tool create: POST /create was not done: the view showed its page again (200 OK) "
+            "saying Title is required.")
+    with sqlite3.connect(database) as db:
+        assert db.execute("SELECT title, body FROM post ORDER BY id").fetchall() == [("Hello again", "First"),
+                                                                                     ("Bare", "")]
 
 
 class Rename(BaseModel):

@@ -135,17 +135,19 @@ def call(connection: Connection, options: Namespace, out: IO[str]) -> int:
         client = connection.client(stack, elicitation=_terminal_form(stack, from_stdin), logging=side.log)
         tools = {tool.name: tool for tool in all_tools(client)}
         tool = tools.get(options.tool)
-        if tool is None:
-            raise CLIError(f"the server has no tool {options.tool!r}; it has: {', '.join(sorted(tools)) or 'none'} "
-                           "(the inspect verb lists them with their arguments)")
-        arguments = {**given, **typed_arguments(pairs, tool.input_schema)}
+        arguments = {**given, **typed_arguments(pairs, tool.input_schema if tool is not None else None)}
         try:
-            if options.task:
+            if options.task and tool is not None:
                 result = _as_task(client, tool.name, arguments, options.timeout, side)
             else:
-                result = client.call_tool(tool.name, arguments, options.timeout, side.progress)
+                # A tool not listed to this caller is asked for all the same: the server's refusal
+                # says why (the permission it needs, signing in), which "no such tool" would not.
+                result = client.call_tool(options.tool, arguments, options.timeout, side.progress)
         finally:
             side.done()
+    if tool is None and result.is_error and content_text(result) == [f"Unknown tool: {options.tool}"]:
+        raise CLIError(f"the server has no tool {options.tool!r}; it has: {', '.join(sorted(tools)) or 'none'} "
+                       "(the inspect verb lists them with their arguments)")
     return show_result(result, options.json is not None, options.full, out)
 
 

@@ -113,6 +113,16 @@ def authenticate(request: HttpRequest, classes: Literal[True] | Sequence[str]) -
     return user if principal_of(user) is not None else None
 
 
+def _text(response: Any) -> str:
+    """The answer as a client reads it: text a view answers as it is (an ``@action`` with
+    ``StaticHTMLRenderer`` or a plain-text renderer gives its page, not that page as a JSON string),
+    data as JSON, an error's messages on one line."""
+    if isinstance(response.data, str):
+        return response.data
+    answer = json.loads(JSONRenderer().render(response.data))
+    return json.dumps(answer, indent=None if response.status_code >= 400 else 2, ensure_ascii=False)
+
+
 class _Route:
     """One view method (or ViewSet action) as one tool."""
 
@@ -141,10 +151,7 @@ class _Route:
             shown = f"{self.view.__name__} ({self.method.upper()})"
             if response.data is None:
                 return http_answer(shown, response.status_code, response.status_text, "")
-            answer = json.loads(JSONRenderer().render(response.data))
-            compact = response.status_code >= 400  # an error's messages on one line; output indented
-            text = json.dumps(answer, indent=None if compact else 2, ensure_ascii=False)
-            return http_answer(shown, response.status_code, response.status_text, text)
+            return http_answer(shown, response.status_code, response.status_text, _text(response))
 
         return tool_function(self.name, arguments, body, description=self._description())
 

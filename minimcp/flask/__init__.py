@@ -227,6 +227,10 @@ class MCP(HostedServer):
             return g.get(_SIGNED_IN)
         if self._stdio_user is not None:  # a stdio server: no request ever says who else is calling
             return self._load(self._stdio_user)
+        if not has_request_context():
+            # No request, so nobody: ``user=`` reads what the request's hooks put in ``g``, which
+            # never ran here (``flask mcp stdio`` without ``--user``).
+            return None
         if self._user_rule is not None:
             return self._user_rule()
         if has_request_context() and hasattr(current_app, "login_manager"):
@@ -244,7 +248,7 @@ class MCP(HostedServer):
     def signed_in_by_site(self) -> bool:
         """Whether the caller came in through the site's own login (its session cookie), not as a
         user minimcp signed in itself (a token's, ``--user``'s)."""
-        return not (has_app_context() and g.get(_SIGNED_IN) is not None)
+        return has_request_context() and g.get(_SIGNED_IN) is None
 
     def login_pages(self) -> set[str]:
         """The paths where this site sends a visitor to sign in: ``login_url``, Flask-Login's login

@@ -15,8 +15,10 @@ annotations) and the fields of an explicit pydantic model, sent as the query str
 ``after_request`` all apply, as the MCP caller (Flask-Login's ``current_user`` is the caller, and
 the caller's ``Authorization`` and ``Cookie`` headers are passed on). An answer of 400 or more is an
 error result with the status and the start of the body. A view that reads ``request.form`` gets the
-arguments as form data (``body=`` decides otherwise). A redirect after a ``POST`` is how a form view
-says it is done: a success, reported with where it went; a redirect to the login page is a refusal.
+arguments as form data (``body=`` decides otherwise); published without ``arguments=``, its tool asks
+for the fields the view's code names (``request.form["title"]`` required, ``.get("body")`` not). A redirect after a ``POST`` is how a form view
+says it is done: a success, reported with where it went; a redirect to the login page is a refusal,
+and so is the page shown again with a message the view flashed (``flash("Title is required.")``).
 A URL variable stays within its route: the URL built from the arguments must lead back to the same
 route with the same values, so ``diary/export`` for ``<name>`` never reaches ``/notes/diary/export``.
 In an application with Flask-Login a route's tool is for signed-in users unless ``allowed=`` says
@@ -32,10 +34,11 @@ from __future__ import annotations
 import dis
 import inspect
 import json
+from dataclasses import dataclass
 from typing import Any, Callable, Literal, Optional
 from urllib.parse import urlsplit
 
-from flask import Flask, current_app, g, has_request_context, request
+from flask import Flask, current_app, g, has_request_context, message_flashed, request
 from pydantic import BaseModel
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import RequestRedirect, Rule
@@ -52,6 +55,8 @@ __all__ = ["ANYONE", "publish_route"]
 #: The environ key that carries the MCP caller into the inner request (no client can set it: a
 #: client's headers arrive as HTTP_* keys).
 _CALLER = "minimcp.caller"
+#: The environ key of the messages the inner request flashed (``flash()``), gathered by ``_heard_flash``.
+_FLASHED = "minimcp.flashed"
 _CONVERTED = {"IntegerConverter": int, "FloatConverter": float}
 _QUERY = ("GET", "DELETE", "HEAD")
 _PASSED_ON = ("Authorization", "Cookie")
@@ -90,7 +95,12 @@ def publish_route(app: Flask, view: str | Callable[..., Any], *, name: str | Non
                             ... if field.is_required() else field.get_default(call_default_factory=True),
                             field.description) for key, field in arguments.model_fields.items()]
     variables = set(rule.arguments)
-    as_form = _reads_form(fn) if body is None else body == "form"
+    reads = _reads(fn)
+    as_form = reads.form if body is None else body == "form"
+    if arguments is None and as_form and verb not in _QUERY:
+        listed += [Argument(field, str if required else Optional[str], ... if required else None,
+                            f"The form's {field!r} field")
+                   for field, required in reads.fields.items() if field not in variables]
 
     def run(values: dict[str, Any], ctx: Context) -> str:
         path_values = {key: value for key, value in values.items() if key in variables}
@@ -132,6 +142,7 @@ def _call(app: Flask, rule: Rule, method: str, path_values: dict[str, Any], rest
     environ = builder.get_environ()
     _stays_on(rule, adapter, environ["PATH_INFO"], method, path_values)
     environ[_CALLER] = user
+    flashed: list[str] = environ.setdefault(_FLASHED, [])
     body, status, answer = run_wsgi_app(app.wsgi_app, environ, buffered=True)
     try:
         text = b"".join(body).decode("utf-8", "replace")
@@ -143,6 +154,10 @@ def _call(app: Flask, rule: Rule, method: str, path_values: dict[str, Any], rest
     shown = f"{method} {path}"
     if 300 <= int(code) < 400:
         return _redirected(shown, method, f"{code} {reason}", answer.get("Location") or "", login_pages)
+    if flashed and method not in _QUERY and int(code) < 300:
+        # The form again, with what the view flashed: post/redirect/get's way of refusing a post.
+        raise ToolError(f"{shown} was not done: the view showed its page again ({code} {reason}) saying "
+                        + " ".join(flashed))
     if "json" in (answer.get("Content-Type") or "") and text and int(code) < 400:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
     return http_answer(shown, int(code), reason, text, excerpt)
@@ -188,19 +203,41 @@ def _form(values: dict[str, Any]) -> dict[str, Any]:
             for key, value in values.items()}
 
 
-def _reads_form(view: Callable[..., Any]) -> bool:
-    """Whether a view's own code (under its decorators) reads ``request.form`` or ``request.files``,
-    and not ``request.json`` or ``request.get_json()``."""
+@dataclass(frozen=True)
+class _Reads:
+    """What a view's own code reads of the request: whether it is a form view (``request.form`` or
+    ``request.files``, and not ``request.json``), and the form fields it names, each required
+    (``request.form["title"]``, a 400 when missing) or not (``request.form.get("title")``)."""
+
+    form: bool
+    fields: dict[str, bool]
+
+
+def _reads(view: Callable[..., Any]) -> _Reads:
+    """Read the view's own code (under its decorators), as a person would, for what it takes from the
+    request: a form view published without ``arguments=`` then asks for the fields it reads."""
     code = getattr(inspect.unwrap(view), "__code__", None)
     if code is None:
-        return False
+        return _Reads(False, {})
     read: set[str] = set()
-    previous = None
+    fields: dict[str, bool] = {}
+    window: list[dis.Instruction] = []
     for instruction in dis.get_instructions(code):
-        if previous is not None and previous.argval == "request" and instruction.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        window = [*window[-3:], instruction]
+        names = [step.argval for step in window]
+        if len(window) > 1 and names[-2] == "request" and instruction.opname in ("LOAD_ATTR", "LOAD_METHOD"):
             read.add(instruction.argval)
-        previous = instruction
-    return bool(read & {"form", "files"}) and not read & {"json", "get_json"}
+        if len(window) == 4 and names[0] == "request" and names[1] == "form":
+            if window[2].opname == "LOAD_CONST" and isinstance(names[2], str) and _subscript(window[3]):
+                fields[names[2]] = True
+            elif names[2] == "get" and window[3].opname == "LOAD_CONST" and isinstance(names[3], str):
+                fields.setdefault(names[3], False)
+    return _Reads(bool(read & {"form", "files"}) and not read & {"json", "get_json"}, fields)
+
+
+def _subscript(instruction: dis.Instruction) -> bool:
+    """``x[...]``: its own instruction before Python 3.14, a ``BINARY_OP`` since."""
+    return instruction.opname == "BINARY_SUBSCR" or (instruction.opname == "BINARY_OP" and instruction.argrepr == "[]")
 
 
 def _with_site_login(mcp: Any, allowed: AccessRule | None) -> AccessRule:
@@ -226,6 +263,15 @@ def _adopt_callers(app: Flask, mcp: Any) -> None:
             g._login_user = user
 
     app.before_request_funcs.setdefault(None, []).insert(0, adopt_caller)
+    message_flashed.connect(_heard_flash, app)
+
+
+def _heard_flash(app: Flask, message: str, category: str, **extra: Any) -> None:
+    """Keep what a route's inner request flashes (``flash()`` runs in that request's context), for
+    ``_call`` to tell a refused form from a done one."""
+    flashed = request.environ.get(_FLASHED) if has_request_context() else None
+    if flashed is not None:
+        flashed.append(str(message))
 
 
 def _rule(app: Flask, view: str | Callable[..., Any]) -> Rule:

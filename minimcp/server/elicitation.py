@@ -149,13 +149,19 @@ def _is_primitive(prop: dict[str, Any]) -> bool:
     return False
 
 
+class UnusableAnswer(ValueError):
+    """The client's answer to a question cannot be used (no content, content that does not fit the
+    form): the client's doing, not the tool's, so a tool that lets it escape reports its text,
+    which says what to send instead."""
+
+
 def outcome_of(
     result: dict[str, Any], schema: type[T] | None
 ) -> AcceptedElicitation[T] | AcceptedUrlElicitation | DeclinedElicitation | CancelledElicitation:
     """The typed outcome of an ``ElicitResult``; ``schema`` is ``None`` for URL mode.
 
-    Raises ``ValueError`` when an accepted form answer is missing or does not fit the model, so
-    a tool can never act on garbage.
+    Raises ``UnusableAnswer`` (a ``ValueError``) when an accepted form answer is missing or does not
+    fit the model, so a tool can never act on garbage.
     """
     action = result.get("action")
     if action == "decline":
@@ -163,17 +169,28 @@ def outcome_of(
     if action == "cancel":
         return CancelledElicitation()
     if action != "accept":
-        raise ValueError(f"Received an elicitation result with an unknown action: {action!r}")
+        raise UnusableAnswer(f"Received an elicitation result with an unknown action: {action!r}; "
+                             "answer 'accept', 'decline' or 'cancel'")
     if schema is None:
         return AcceptedUrlElicitation()
     content = result.get("content")
     if content is None:
-        raise ValueError("Received an accepted elicitation with no content")
+        raise UnusableAnswer("Received an accepted elicitation with no content; an accepted form answer carries "
+                             "the form's fields as its content")
     try:
         data = schema.model_validate(content)
-    except ValidationError:
-        raise ValueError("Received an accepted elicitation whose content does not match the requested schema") from None
+    except ValidationError as invalid:
+        raise UnusableAnswer("Received an accepted elicitation whose content does not match the requested schema: "
+                             + _misfits(invalid)) from None
     return _accepted(schema)(data=data)
+
+
+def _misfits(invalid: ValidationError, shown: int = 3, each: int = 200) -> str:
+    """What did not fit, field by field, in words short enough for an error message."""
+    misfits = [f"{'.'.join(map(str, error['loc'])) or 'content'}: {error['msg']}"[:each]
+               for error in invalid.errors()[:shown]]
+    more = invalid.error_count() - shown
+    return "; ".join(misfits) + (f"; and {more} more" if more > 0 else "")
 
 
 @functools.lru_cache(maxsize=256)

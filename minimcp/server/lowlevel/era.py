@@ -413,7 +413,7 @@ class ModernEra(Era):
 
     def bad_answer(self, exc: ValueError, asker: str) -> NoReturn:
         text = str(exc).removeprefix("Received ")
-        raise ValueError(f"Resolver '{asker}' received {text}") from None
+        raise type(exc)(f"Resolver '{asker}' received {text}") from None
 
     def error_answer(self, request_id: RequestId, exc: MCPError, transport: TransportContext) -> Message:
         if transport.kind == "memory":

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from typing_extensions import is_typeddict
 
 from minimcp.jsonrpc import MCPError
+from minimcp.server.elicitation import UnusableAnswer
 from minimcp.server.mcpserver.context import Context
 from minimcp.server.mcpserver.exceptions import (
     InvalidSignature,
@@ -425,9 +426,10 @@ class Tool:
 
     def _failure(self, exc: Exception) -> ToolError:
         """What the client may learn of ``exc``: the text of a failure raised on purpose (also by a
-        nested tool or resource), else only this tool's name (a nested crash's text is generic too)."""
+        nested tool or resource) or of the client's own unusable answer to a question, else only
+        this tool's name (a nested crash's text is generic too)."""
         if isinstance(exc, (UnexpectedToolError, UnexpectedResourceError)):
             return UnexpectedToolError(f"Error executing tool {self.name}: {exc}")
-        if isinstance(exc, (ToolError, ResourceError)):
+        if isinstance(exc, (ToolError, ResourceError, UnusableAnswer)):
             return ToolError(f"Error executing tool {self.name}: {exc}")
         return UnexpectedToolError(f"Error executing tool {self.name}")
