@@ -103,9 +103,10 @@ class Outbox(ABC):
     def time_out(self, response: Message) -> None:
         """The request ran out of time: answer ``response`` now and mark it cancelled, so its body
         (which no one can interrupt) sees ``ctx.cancelled``, sends nothing more and, when it
-        returns, has its own answer dropped. A question it is waiting on ends at once."""
-        self.cancelled.set()
+        returns, has its own answer dropped. A question it is waiting on ends at once. Answered
+        before it is marked: a transport drops the answer of a request already cancelled."""
         self.close(response)
+        self.cancelled.set()
         with self._lock:
             waiters = list(self._waiters)
         for waiter in waiters:
