@@ -55,10 +55,6 @@ class _StdioOutbox(Outbox):
         self._writer = writer
 
     def _deliver(self, message: Message, final: bool) -> None:
-        # A call its client cancelled (notifications/cancelled) ends unanswered, as the specification
-        # asks: the client forgot the id, and the official and TypeScript SDKs send nothing either.
-        if final and self._stopped():
-            return
         self._writer.write(message)
 
 
