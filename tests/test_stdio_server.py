@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import LEGACY, MODERN, initialize_params, modern_meta
+from conftest import LEGACY, MODERN, initialize_params, modern_meta, wait_for
 
 SERVER = Path(__file__).parent / "servers" / "stdio_server.py"
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,8 +71,8 @@ class StdioPeer:
         assert answer["id"] == self._next_id, answer
         return answer
 
-    def handshake(self, version: str = LEGACY) -> dict[str, Any]:
-        result = self.request("initialize", initialize_params(version))["result"]
+    def handshake(self, version: str = LEGACY, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = self.request("initialize", initialize_params(version, capabilities))["result"]
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return result
 
@@ -107,7 +107,7 @@ def test_legacy_handshake_and_call(peer: StdioPeer) -> None:
     assert result["serverInfo"] == {"name": "stdio-test", "version": "0.0.1"}
     assert peer.request("ping")["result"] == {}
     tools = peer.request("tools/list")["result"]["tools"]
-    assert [t["name"] for t in tools] == ["echo", "noisy", "era", "boom", "wait_for_cancel", "nap", "ask"]
+    assert [t["name"] for t in tools] == ["echo", "noisy", "era", "boom", "wait_for_cancel", "ask_name", "nap", "ask"]
     call = peer.request("tools/call", {"name": "echo", "arguments": {"text": "hello"}})["result"]
     assert call == {"content": [{"type": "text", "text": "hello"}], "structuredContent": {"result": "hello"},
                     "isError": False}
@@ -179,21 +179,38 @@ def test_both_eras_on_one_process(peer: StdioPeer) -> None:
     assert "resultType" not in legacy
 
 
+def said(peer: StdioPeer, line: str) -> bool:
+    """Whether the server wrote ``line`` on stderr (within ``wait_for``'s seconds)."""
+    return wait_for(lambda: line in b"".join(peer.stderr).decode(errors="replace"), 20)
+
+
 @pytest.mark.parametrize("era", ["legacy", "modern", "modern before any handshake"])
 def test_notifications_cancelled_reaches_a_call_in_either_era(peer: StdioPeer, era: str) -> None:
-    """The stream's one table of calls in flight holds 2026-07-28 calls too, so a cancel finds them."""
+    """The stream's one table of calls in flight holds 2026-07-28 calls too, so a cancel finds them;
+    the cancelled call ends unanswered (the official and TypeScript servers send nothing either)."""
     if era != "modern before any handshake":
         peer.handshake()
-    params: dict[str, Any] = {"name": "wait_for_cancel", "arguments": {}}
-    if era != "legacy":
-        params["_meta"] = modern_meta()
-    peer.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call", "params": params})
+    meta = {"_meta": modern_meta()} if era != "legacy" else {}
+    peer.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+               "params": {"name": "wait_for_cancel", "arguments": {}, **meta}})
     peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow"}})
-    answer = peer.receive()
-    assert answer["id"] == "slow"
-    assert answer["result"]["content"][0]["text"] == "cancelled"
-    assert peer.request("tools/call", {"name": "echo", "arguments": {"text": "still here"}, **(
-        {"_meta": modern_meta()} if era != "legacy" else {})})["result"]["content"][0]["text"] == "still here"
+    assert said(peer, "wait_for_cancel: cancelled")
+    # The next line on stdout answers the next call: none answers the cancelled one.
+    assert peer.request("tools/call", {"name": "echo", "arguments": {"text": "still here"}, **meta}
+                        )["result"]["content"][0]["text"] == "still here"
+
+
+def test_a_call_cancelled_while_its_question_waits_ends_unanswered(peer: StdioPeer) -> None:
+    """The question's wait ends, and the call's "Connection closed" failure is not sent to a client
+    that cancelled it (the TypeScript client reports such an answer as one for an unknown id)."""
+    peer.handshake(capabilities={"elicitation": {}})
+    peer.send({"jsonrpc": "2.0", "id": "ask", "method": "tools/call", "params": {"name": "ask_name", "arguments": {}}})
+    question = peer.receive()
+    assert question["method"] == "elicitation/create"
+    peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "ask"}})
+    assert said(peer, "ask_name: Connection closed")
+    assert peer.request("tools/call", {"name": "echo", "arguments": {"text": "next"}})["result"]["content"][0][
+        "text"] == "next"
 
 
 def test_print_in_a_tool_goes_to_stderr(peer: StdioPeer) -> None:

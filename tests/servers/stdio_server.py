@@ -6,7 +6,7 @@ import time
 
 from pydantic import BaseModel
 
-from minimcp.jsonrpc import MCPError
+from minimcp import MCPError
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Context
 
@@ -41,11 +41,30 @@ def boom() -> str:
 
 @mcp.tool()
 def wait_for_cancel(ctx: Context) -> str:
-    """Wait (at most 20 s) for the client to cancel this call; say whether it did."""
+    """Wait (at most 20 s) for the client to cancel this call; say whether it did, on stderr too
+    (a cancelled call's answer is not sent)."""
     deadline = time.monotonic() + 20
     while not ctx.cancelled and time.monotonic() < deadline:
         time.sleep(0.01)
-    return "cancelled" if ctx.cancelled else "never cancelled"
+    outcome = "cancelled" if ctx.cancelled else "never cancelled"
+    print(f"wait_for_cancel: {outcome}", flush=True)
+    return outcome
+
+
+class Name(BaseModel):
+    name: str
+
+
+@mcp.tool()
+def ask_name(ctx: Context) -> str:
+    """Ask the client for a name; say on stderr how the question ended."""
+    try:
+        answer = ctx.elicit("Your name?", Name)
+    except MCPError as error:
+        print(f"ask_name: {error}", flush=True)
+        raise
+    print(f"ask_name: {answer.action}", flush=True)
+    return answer.action
 
 
 @mcp.tool()

@@ -35,6 +35,8 @@ class Outbox(ABC):
         self._lock = Lock()
         self._cancelled: Event | None = None
         self._done = False
+        #: Whether the client cancelled the request, which then ends without its response.
+        self.unanswered = False
         self._waiters: set[Waiter] = set()
         self._on_end: list[Callable[[], None]] | None = None
 
@@ -93,8 +95,8 @@ class Outbox(ABC):
                 return None
             self._done = True
             callbacks, self._on_end = self._on_end, None
-        handed_back = hand_back and self._untouched()
-        if not handed_back:
+        handed_back = hand_back and not self.unanswered and self._untouched()
+        if not handed_back and not self.unanswered:
             self._deliver(response, True)
         for callback in callbacks or ():
             callback()
@@ -110,6 +112,14 @@ class Outbox(ABC):
             waiters = list(self._waiters)
         for waiter in waiters:
             waiter.fail(jsonrpc.connection_closed())
+
+    def cancel(self) -> None:
+        """The client cancelled the request (``notifications/cancelled``): abort it and, as the
+        specification asks, never answer it. A queue's reader ends its stream when ``abort`` wakes
+        it; a resumable stream stays open and quiet until the client leaves, as the official and
+        TypeScript servers leave it (ended, it would be resumed by a client waiting for an answer)."""
+        self.unanswered = True
+        self.abort()
 
     def abort(self) -> None:
         """The client went away: mark the request cancelled and end every wait it has."""

@@ -478,7 +478,7 @@ class Connection:
         """Stop the call ``request_id`` (``notifications/cancelled``), wherever it runs."""
         outbox = self.channel(request_id)
         if outbox is not None:
-            outbox.abort()
+            outbox.cancel()
         elif self.elsewhere is not None:
             self.elsewhere.tell("cancel", {"id": request_id})
 

@@ -373,7 +373,7 @@ class SharedSessionManager(SessionManager):
         elif kind == "cancel" and body.get("id") is not None:
             outbox = session.channel(body["id"])
             if outbox is not None:
-                outbox.abort()
+                outbox.cancel()
         elif kind == "notify" and isinstance(body.get("m"), dict):
             outbox = session.channel(None)
             if outbox is not None:

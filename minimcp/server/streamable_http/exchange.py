@@ -444,7 +444,9 @@ class Exchange:
         if first is not None and first[1]:
             return self._json_answer(first[0], era, headers)
         if self.json_response:
-            return json_response(self._drain_to_final(outbox, first), headers=headers)
+            final = self._drain_to_final(outbox, first)
+            # A request its client cancelled has no answer: the body is empty, as for a notification.
+            return _empty(errors.ACCEPTED) if final is None else json_response(final, headers=headers)
         return _events(self._stream(outbox, first), headers)
 
     def _json_answer(self, answer: Message, era: Era, headers: dict[str, str]) -> HTTPResponse:
@@ -502,8 +504,11 @@ class Exchange:
             if not ended:
                 log.abort()
 
-    def _drain_to_final(self, outbox: QueueOutbox, item: tuple[Message, bool] | None) -> Message:
+    def _drain_to_final(self, outbox: QueueOutbox, item: tuple[Message, bool] | None) -> Message | None:
+        """The answer, after the messages a JSON body cannot carry; ``None`` once the client cancelled."""
         while item is None or not item[1]:
+            if item is None and outbox.unanswered:
+                return None
             item = outbox.get(self.keepalive_interval)
         return item[0]
 
@@ -512,6 +517,8 @@ class Exchange:
         finished = False
         try:
             while True:
+                if item is None and outbox.unanswered:
+                    return  # the client cancelled the request: its stream ends without the answer
                 if item is None:
                     self.sessions.sweep()  # the tick that expires a session whose worker waits in vain
                     yield sse.KEEPALIVE
