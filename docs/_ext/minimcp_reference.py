@@ -66,11 +66,11 @@ def public_names(module: ModuleType) -> list[str]:
 
 
 def _identity(name: str, value: Any) -> Any:
-    """What makes two exports the same object: classes, functions and modules are themselves;
-    a constant or an alias is the same one when exported under the same name."""
-    if inspect.isclass(value) or inspect.isroutine(value) or inspect.ismodule(value):
-        return id(value)
-    return name, id(value)
+    """What makes two exports the same object: the object itself (``SamplingRole`` is ``Role``),
+    but for a number or a string, which the interpreter may share between unrelated constants."""
+    if isinstance(value, (str, bytes, int, float, tuple, frozenset)) or value is None:
+        return name, id(value)
+    return id(value)
 
 
 def homes(modules: list[str]) -> dict[Any, str]:
