@@ -29,8 +29,9 @@ exclude_patterns = ["_build"]
 html_theme = "furo"
 html_title = f"minimcp {__version__}"
 autodoc_member_order = "bysource"
-# Signatures stay readable: the types go to the parameters' descriptions.
-autodoc_typehints = "description"
+# A long signature puts a parameter a line, with its type (the types are not moved into the
+# descriptions, where they would be linked by their last name only: ``type`` is many models' field).
+python_maximum_signature_line_length = 88
 # Where an object exported from several modules is described: the first page, then module, that lists it.
 minimcp_reference_pages = ["reference/types", "reference/shared", "reference/server", "reference/lowlevel",
                            "reference/client", "reference/hosts", "reference/deployment", "reference/api"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import builtins
 import importlib
 import inspect
 import logging
@@ -25,6 +26,7 @@ from typing import Any, TypeVar
 
 from docutils import nodes
 from docutils.statemachine import StringList
+from pydantic import BaseModel
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
@@ -86,10 +88,14 @@ def homes(modules: list[str]) -> dict[Any, str]:
 
 def _describe(module: str, name: str, value: Any) -> list[str]:
     """The autodoc directive for ``module.name``: a class of another library (``Cursor = str``) is
-    an alias, described as data."""
+    an alias, described as data. A pydantic model is its fields (pydantic's own signature for it
+    leaves out the fields it takes by their wire alias), and the models it extends."""
     if inspect.ismodule(value):
         return []
     if inspect.isclass(value) and value.__module__.startswith("minimcp"):
+        if issubclass(value, BaseModel):
+            return [f".. autoclass:: {module}.{name}(**fields)", "   :members:", "   :undoc-members:",
+                    "   :show-inheritance:", ""]
         kind = "autoexception" if issubclass(value, BaseException) else "autoclass"
         return [f".. {kind}:: {module}.{name}", "   :members:", ""]
     if inspect.isroutine(value):
@@ -193,6 +199,14 @@ def _skip_pydantic_config(app: Sphinx, what: str, name: str, obj: Any, skip: boo
     return True if what == "class" and name == "model_config" else None
 
 
+def _unlink_builtins(app: Sphinx, doctree: nodes.document) -> None:
+    """A builtin in an annotation (``type[BaseModel]``) names nothing the site describes, but Sphinx
+    looks an annotation's name up by its last part too, and finds every model's ``type`` field."""
+    for xref in list(doctree.findall(addnodes.pending_xref)):
+        if xref.get("refdomain") == "py" and xref.get("reftarget") in vars(builtins):
+            xref.replace_self(xref.children)
+
+
 def _find_homes(app: Sphinx) -> None:
     modules = referenced_modules(Path(app.srcdir), app.config.minimcp_reference_pages)
     app.minimcp_homes = homes(modules)  # type: ignore[attr-defined]
@@ -205,4 +219,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", _find_homes)
     app.connect("autodoc-process-docstring", _no_borrowed_docstring)
     app.connect("autodoc-skip-member", _skip_pydantic_config)
+    app.connect("doctree-read", _unlink_builtins)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
