@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
+import functools
 import importlib
 import inspect
 import logging
@@ -207,6 +208,39 @@ def _unlink_builtins(app: Sphinx, doctree: nodes.document) -> None:
             xref.replace_self(xref.children)
 
 
+@functools.cache
+def _names_in(module_name: str) -> dict[str, str]:
+    """The full name of each class and function a module's code can call by a bare name: its
+    globals, and what it imports for annotations only (``if TYPE_CHECKING:``)."""
+    module = importlib.import_module(module_name)
+    names = {statement_alias.asname or statement_alias.name: f"{statement.module}.{statement_alias.name}"
+             for statement in ast.walk(ast.parse(inspect.getsource(module)))
+             if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level
+             for statement_alias in statement.names}
+    names.update({name: f"{value.__module__}.{value.__qualname__}" for name, value in vars(module).items()
+                  if inspect.isclass(value) or inspect.isfunction(value)})
+    return names
+
+
+def _qualify_annotations(app: Sphinx, doctree: nodes.document) -> None:
+    """A signature's annotation is left as its source wrote it (``list[Tool]``) when the module
+    imports a name of it for type checking only; Sphinx then links ``Tool`` to whichever object of
+    the site ends in ``.Tool`` (``minimcp.types.Tool`` or the server's ``Tool``). The name means
+    what it means in the module that defines the described object."""
+    for signature in doctree.findall(addnodes.desc_signature):
+        module_name, fullname = signature.get("module"), signature.get("fullname")
+        if not module_name or not fullname:
+            continue
+        described = getattr(importlib.import_module(module_name), fullname.split(".")[0], None)
+        defined_in = getattr(described, "__module__", None)
+        if not isinstance(defined_in, str) or not defined_in.startswith("minimcp"):
+            continue
+        for xref in signature.findall(addnodes.pending_xref):
+            target = xref.get("reftarget", "")
+            if "." not in target and target in _names_in(defined_in):
+                xref["reftarget"] = _names_in(defined_in)[target]
+
+
 def _find_homes(app: Sphinx) -> None:
     modules = referenced_modules(Path(app.srcdir), app.config.minimcp_reference_pages)
     app.minimcp_homes = homes(modules)  # type: ignore[attr-defined]
@@ -220,4 +254,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("autodoc-process-docstring", _no_borrowed_docstring)
     app.connect("autodoc-skip-member", _skip_pydantic_config)
     app.connect("doctree-read", _unlink_builtins)
+    app.connect("doctree-read", _qualify_annotations)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
