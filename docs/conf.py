@@ -1,5 +1,6 @@
 """The documentation site: Sphinx with MyST (the pages are Markdown, as the README is) and autodoc
-(the API reference comes from the package's docstrings). Built in strict mode by .ci/run:
+(the API reference comes from the package's docstrings, laid out by docs/_ext/minimcp_reference.py: every
+public module, each object described once). Built in strict mode by .ci/run:
 ``sphinx-build -W --keep-going -b html docs site`` (the ``docs`` extra). Every code block of the
 pages is a file under docs_src/, included with ``literalinclude``, which tests/test_docs.py runs."""
 
