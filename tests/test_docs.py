@@ -6,7 +6,10 @@ Bistro), or in the tests of the feature it shows (named below, above the topic p
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import importlib
+import importlib.util
 import json
 import re
 import runpy
@@ -300,3 +303,79 @@ def test_the_bookshops_models_views_and_notes_are_tools_within_each_users_reach(
         with Client(site.base + "/mcp/", headers={"Authorization": f"Bearer {token['bob']}"}) as bob:
             names = {tool.name for tool in bob.list_tools().tools}
             assert "open_reviews_get" in names and not names & {"list_books", "api_books_list", "all_notes"}, names
+
+
+# --- the API reference ----------------------------------------------------------------------------
+
+
+def _reference_extension() -> Any:
+    """The site's extension that generates the reference (docs/_ext/minimcp_reference.py)."""
+    spec = importlib.util.spec_from_file_location("minimcp_reference", DOCS / "_ext" / "minimcp_reference.py")
+    assert spec is not None and spec.loader is not None
+    extension = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(extension)
+    return extension
+
+
+def public_modules() -> dict[str, list[str]]:
+    """Each module of the package whose source sets ``__all__``, outside private (``_``) modules,
+    with its ``__all__`` (read from the source; a computed one from the imported module)."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "minimcp").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        parts = parts[:-1] if parts[-1] == "__init__" else parts
+        if any(part.startswith("_") for part in parts):
+            continue
+        for statement in ast.parse(path.read_text()).body:
+            if isinstance(statement, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in statement.targets):
+                name = ".".join(parts)
+                try:
+                    found[name] = list(ast.literal_eval(statement.value))
+                except ValueError:
+                    found[name] = list(importlib.import_module(name).__all__)
+    return found
+
+
+def test_every_public_module_is_in_the_reference() -> None:
+    listed = _reference_extension().referenced_modules(DOCS, conf_value("minimcp_reference_pages"))
+    assert {"minimcp", "minimcp.server", "minimcp.client", "minimcp.flask", "minimcp.cli"} <= public_modules().keys()
+    assert sorted(public_modules().keys() - set(listed)) == []
+    # The official import paths whose names are what they define (no ``__all__``).
+    assert {"minimcp.types", "minimcp.server.stdio", "minimcp.server.elicitation", "minimcp.django.toolsets",
+            "minimcp.django.drf"} <= set(listed)
+    assert len(listed) == len(set(listed)), "a module listed twice"
+
+
+def conf_value(name: str) -> Any:
+    """A setting of docs/conf.py, read from its source (running it would configure Django)."""
+    for statement in ast.parse((DOCS / "conf.py").read_text()).body:
+        if isinstance(statement, ast.Assign) and getattr(statement.targets[0], "id", None) == name:
+            return ast.literal_eval(statement.value)
+    raise AssertionError(f"docs/conf.py sets no {name}")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built as CI builds it: a warning (a docstring that breaks reST, a link to nothing)
+    fails the build."""
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(DOCS), str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+def test_the_built_reference_describes_or_links_every_public_name_at_each_of_its_import_paths(site: Path) -> None:
+    html = "".join(page.read_text() for page in (site / "reference").glob("*.html"))
+    anchors = set(re.findall(r'id="([^"]+)"', html))
+    missing = [f"{module}.{name}" for module, names in public_modules().items() for name in names
+               if f"{module}.{name}" not in anchors]
+    assert missing == []
+    assert 'id="minimcp.server.mcpserver.MCPServer"' in html or 'id="minimcp.server.MCPServer"' in html
+    assert html.count('class="sig-name descname"><span class="pre">MCPServer<') == 1  # described once
+
+
+def test_the_reference_prints_the_command_lines_help_for_each_verb(site: Path) -> None:
+    page = (site / "reference" / "deployment.html").read_text()
+    for verb in ("run", "inspect", "call", "install"):
+        assert f"usage: minimcp {verb}" in page

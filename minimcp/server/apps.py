@@ -2,7 +2,7 @@
 
 The tool's ``_meta.ui.resourceUri`` names a ``ui://`` resource, an HTML document served as
 ``text/html;profile=mcp-app``, which the host renders in a sandboxed frame. ``Apps`` is an additive
-``Extension``: it adds the tools and their resources and advertises itself, nothing more.
+``Extension``: it adds the tools and their resources and advertises itself, nothing more::
 
     apps = Apps()
 

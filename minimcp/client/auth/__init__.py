@@ -1,4 +1,4 @@
-"""OAuth 2.1 for MCP clients, as ``requests`` auth objects.
+"""OAuth 2.1 for MCP clients, as ``requests`` auth objects::
 
     from minimcp.client.auth import OAuthClientProvider
 

@@ -1,4 +1,4 @@
-"""``OAuthClientProvider``: OAuth 2.1 for an MCP client, as a ``requests`` auth object.
+"""``OAuthClientProvider``: OAuth 2.1 for an MCP client, as a ``requests`` auth object::
 
     provider = OAuthClientProvider(url, client_metadata, storage, redirect_handler, callback_handler)
     with Client(url, auth=provider) as client:

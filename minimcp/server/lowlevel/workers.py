@@ -1,6 +1,7 @@
 """Threads and waits: every thread, queue, blocking wait and clock of the server core lives here.
 
 Rules this file owns:
+
 - every tool call (and every other handler that runs user code that may block) runs as a job of
   one bounded pool, on one of its workers or (``run_here``) on the transport's thread when that
   thread would only wait; a request that cannot get a slot within ``wait_timeout`` is refused;
