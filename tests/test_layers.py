@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import minimcp.server.lowlevel
+import minimcp.shared
 
 TRANSPORTS = ["minimcp.server.stdio", "minimcp.server.wsgi", "minimcp.server.memory", "minimcp.httpd",
               "minimcp.server.runner", "minimcp.server.streamable_http", "werkzeug"]
@@ -57,7 +58,7 @@ def test_only_the_workers_module_of_the_core_imports_threads_queues_or_clocks() 
 
 
 def test_what_both_sides_share_imports_neither_side() -> None:
-    shared = Path(minimcp.server.lowlevel.__file__).parents[2] / "shared"
+    shared = Path(minimcp.shared.__file__).parent
     modules = ", ".join(f"minimcp.shared.{path.stem}" for path in sorted(shared.glob("*.py")) if path.stem != "__init__")
     loaded = _loaded_after(f"import {modules}")
     assert "minimcp.shared.inbound" in loaded

@@ -51,22 +51,6 @@ def wait_for_cancel(ctx: Context) -> str:
     return outcome
 
 
-class Name(BaseModel):
-    name: str
-
-
-@mcp.tool()
-def ask_name(ctx: Context) -> str:
-    """Ask the client for a name; say on stderr how the question ended."""
-    try:
-        answer = ctx.elicit("Your name?", Name)
-    except MCPError as error:
-        print(f"ask_name: {error}", flush=True)
-        raise
-    print(f"ask_name: {answer.action}", flush=True)
-    return answer.action
-
-
 @mcp.tool()
 def nap(seconds: float) -> str:
     """Sleep, then answer."""
@@ -80,12 +64,14 @@ class Proceed(BaseModel):
 
 @mcp.tool()
 def ask(ctx: Context) -> str:
-    """Ask the client a question; say what came of it."""
+    """Ask the client a question; say what came of it, on stderr too (a cancelled call's answer is
+    not sent)."""
     try:
-        answer = ctx.elicit("Proceed?", schema=Proceed)
-    except MCPError as failed:  # the client left without answering
-        return f"no answer: {failed}"
-    return answer.action
+        outcome = ctx.elicit("Proceed?", schema=Proceed).action
+    except MCPError as failed:  # the client left, or cancelled, without answering
+        outcome = f"no answer: {failed}"
+    print(f"ask: {outcome}", flush=True)
+    return outcome
 
 
 if __name__ == "__main__":
