@@ -38,7 +38,7 @@ _EXPORTS = {
     "UriTemplate": "minimcp.shared.uri_template",
     "InvalidUriTemplate": "minimcp.shared.uri_template",
     "ServerSession": "minimcp.server.session",
-    "stdio_server": "minimcp.server.stdio",
+    "stdio_server": "minimcp.server.edges.stdio",
 }
 
 #: The protocol models the official package re-exports at its top level, served from ``minimcp.types``.
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from minimcp.client.stdio import StdioServerParameters, stdio_client
     from minimcp.jsonrpc import MCPError, UrlElicitationRequiredError
     from minimcp.server.session import ServerSession
-    from minimcp.server.stdio import stdio_server
+    from minimcp.server.edges.stdio import stdio_server
     from minimcp.shared.exceptions import MCPDeprecationWarning
     from minimcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 

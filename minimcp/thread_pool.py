@@ -1,5 +1,5 @@
 """The bounded thread pool minimcp's server runs its jobs on: tool calls and task bodies in the
-server core (``minimcp.server.lowlevel.workers.WorkerPool``), requests in its HTTP server
+server core (``minimcp.server.core.workers.WorkerPool``), requests in its HTTP server
 (``minimcp.httpd``). One home for both, since each hand-off to a worker is paid on every call.
 
 Not ``ThreadPoolExecutor``: its futures and a semaphore around it cost about four times as much per

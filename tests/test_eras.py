@@ -20,9 +20,9 @@ from minimcp.client.transports import HttpTransport, InMemoryTransport
 from minimcp.jsonrpc import MCPError
 from minimcp.server import MCPServer
 from minimcp.server.lowlevel import Server
-from minimcp.server.lowlevel.dispatch import Dispatcher
-from minimcp.server.lowlevel.era import LEGACY, MODERN, era_of_message
-from minimcp.server.lowlevel.peer import Peer
+from minimcp.server.core.dispatch import Dispatcher
+from minimcp.server.core.era import LEGACY, MODERN, era_of_message
+from minimcp.server.core.peer import Peer
 from minimcp.types import INVALID_PARAMS, LATEST_HANDSHAKE_VERSION, UNSUPPORTED_PROTOCOL_VERSION
 
 MODERN_VERSION = "2026-07-28"

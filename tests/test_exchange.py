@@ -10,7 +10,7 @@ import requests
 
 from conftest import BASE_HEADERS, LEGACY, TIMEOUT, initialize_params, modern_headers, modern_params
 from minimcp.server import MCPServer
-from minimcp.server.streamable_http.testing import Answer, ExchangeClient
+from minimcp.server.edges.http.testing import Answer, ExchangeClient
 
 
 def _server() -> MCPServer:

@@ -34,7 +34,7 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
 from minimcp.server import MCPServer
 from minimcp.server.lowlevel.outbox import QueueOutbox
-from minimcp.server.streamable_http.errors import http_status
+from minimcp.server.edges.http.errors import http_status
 from minimcp.shared.transport_context import TransportContext
 
 #: No example database: the suite runs fresh cases each time and leaves no files in the tree.

@@ -765,7 +765,7 @@ def test_header_names_a_client_invents_grow_nothing_past_a_limit(serve_http: Any
     """Reading a request's headers by name costs no table entry for the names a client sends; a
     handler that walks them all fills the table of environ keys only to its limit, and a name first
     seen past it is still read."""
-    from minimcp.server import wsgi
+    from minimcp.server.edges import wsgi
 
     mcp = MCPServer("headers")
 

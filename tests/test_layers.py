@@ -17,7 +17,7 @@ from pathlib import Path
 import minimcp.server.lowlevel
 import minimcp.shared
 
-TRANSPORTS = ["minimcp.server.stdio", "minimcp.server.wsgi", "minimcp.server.memory", "minimcp.httpd",
+TRANSPORTS = ["minimcp.server.stdio", "minimcp.server.wsgi", "minimcp.server.edges.memory", "minimcp.httpd",
               "minimcp.server.runner", "minimcp.server.streamable_http", "werkzeug"]
 LOWLEVEL = Path(minimcp.server.lowlevel.__file__).parent
 
@@ -66,6 +66,6 @@ def test_what_both_sides_share_imports_neither_side() -> None:
 
 
 def test_the_sans_io_exchange_imports_no_wsgi_server_or_framework() -> None:
-    loaded = _loaded_after("import minimcp.server.streamable_http.exchange")
+    loaded = _loaded_after("import minimcp.server.edges.http.exchange")
     assert [name for name in ("minimcp.server.wsgi", "minimcp.httpd", "werkzeug", "flask", "django")
             if name in loaded] == []

@@ -269,7 +269,7 @@ def test_each_request_gets_models_of_its_own_declarations(serve_http: Any) -> No
 def test_the_declarations_kept_are_bounded(serve_http: Any) -> None:
     """Clients choose their names and declarations: the pairs kept to skip validating a repeat stay
     within their bounds however many a client invents, and each request is still answered."""
-    from minimcp.server.lowlevel import era
+    from minimcp.server.core import era
 
     mcp = MCPServer("declarations")
 

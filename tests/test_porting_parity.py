@@ -529,9 +529,10 @@ def test_11_the_official_top_level_names_we_have_are_importable_from_minimcp() -
     assert missing <= not_ported, sorted(missing - not_ported)
     from minimcp.server.lowlevel.sessions import ServerSession
     from minimcp.server.session import ServerSession as at_the_official_path
+    from minimcp.server.stdio import stdio_server
 
     assert minimcp.ServerSession is ServerSession is at_the_official_path
-    assert minimcp.stdio_server is minimcp.server.stdio.stdio_server
+    assert minimcp.stdio_server is stdio_server
     assert minimcp.JSONRPCRequest is types.JSONRPCRequest
 
 

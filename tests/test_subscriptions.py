@@ -285,7 +285,7 @@ def test_an_ended_listen_leaves_no_call_in_flight(ending: str) -> None:
     calls in flight, or every listen a long-lived stdio client cancels stays there until it exits."""
     from conftest import modern_params
     from minimcp.server.lowlevel.outbox import QueueOutbox
-    from minimcp.server.lowlevel.peer import Peer
+    from minimcp.server.core.peer import Peer
 
     server = notebook()
     peer = Peer(server, "test")

@@ -21,7 +21,7 @@ import redis
 from conftest import RedisServer, modern_rpc, server_process, wait_for
 from minimcp.server.tasks import InMemoryTaskStore, TaskExpired, TaskLimitReached, TaskNotFound
 from minimcp.server.tasks import TaskStore, TaskStoreUnavailable
-from minimcp.server.lowlevel.rounds import digest
+from minimcp.server.core.rounds import digest
 from minimcp.server.tasks.redis_channel import RedisTaskChannel
 from minimcp.server.tasks.redis_store import RedisTaskStore
 from test_tasks_server import TASKS, WAIT, WITH_ELICITATION, Listen, build, created, poll, task_rpc, terminal

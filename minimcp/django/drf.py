@@ -53,7 +53,7 @@ from rest_framework.viewsets import ViewSetMixin
 from minimcp.django.calls import call_request
 from minimcp.hosts.hosted import principal_of
 from minimcp.server.mcpserver import Context
-from minimcp.server.mcpserver.generated import Argument, http_answer, tool_function
+from minimcp.server.app.generated import Argument, http_answer, tool_function
 from minimcp.types import ToolAnnotations
 
 logger = logging.getLogger("minimcp.django")

@@ -27,7 +27,7 @@ from django.utils.cache import add_never_cache_headers
 from werkzeug.wrappers import Request
 
 from minimcp.hosts.hosted import display_name, for_the_asker_only, principal_of
-from minimcp.server.streamable_http import errors
+from minimcp.server.edges.http import errors
 from minimcp.hosts.site_auth import (
     MAX_UNUSED_CLIENTS,
     TEMPLATES,

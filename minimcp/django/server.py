@@ -28,8 +28,8 @@ from minimcp.hosts.hosted import (
     sign_in_unavailable,
     unauthorized,
 )
-from minimcp.server.streamable_http import errors
-from minimcp.server.streamable_http.exchange import HTTPResponse, content
+from minimcp.server.edges.http import errors
+from minimcp.server.edges.http.exchange import HTTPResponse, content
 from minimcp.types import INTERNAL_ERROR
 from minimcp.hosts.site_auth import CONSENT_PATH, ENDPOINT_PATHS, SiteAuthorizationServer, bearer_token
 

@@ -56,8 +56,8 @@ from pydantic import BaseModel, Field
 
 from minimcp.django.calls import call_request
 from minimcp.server.mcpserver import Context
-from minimcp.server.mcpserver.exceptions import ToolError
-from minimcp.server.mcpserver.generated import Argument, tool_function
+from minimcp.server.app.exceptions import ToolError
+from minimcp.server.app.generated import Argument, tool_function
 from minimcp.types import ToolAnnotations
 
 _TYPES: tuple[tuple[type[models.Field], Any], ...] = (  # most specific first: BooleanField before IntegerField

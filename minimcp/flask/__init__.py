@@ -94,8 +94,8 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.wrappers import Request
 
 from minimcp.flask.tokens import TokenStore, default_store, token_command
-from minimcp.server.streamable_http import errors
-from minimcp.server.streamable_http.exchange import HTTPResponse
+from minimcp.server.edges.http import errors
+from minimcp.server.edges.http.exchange import HTTPResponse
 from minimcp.hosts.hosted import (
     SIGN_IN_WITH_CLIENT,
     HostedServer,

@@ -46,9 +46,9 @@ from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from minimcp.hosts.hosted import AccessRule
 from minimcp.server.mcpserver import Context
-from minimcp.server.mcpserver.exceptions import ToolError
-from minimcp.server.mcpserver.generated import Argument, http_answer, tool_function
-from minimcp.server.mcpserver.signature import type_hints
+from minimcp.server.app.exceptions import ToolError
+from minimcp.server.app.generated import Argument, http_answer, tool_function
+from minimcp.server.app.signature import type_hints
 
 __all__ = ["ANYONE", "publish_route"]
 

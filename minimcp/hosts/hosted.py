@@ -38,17 +38,17 @@ from minimcp.httpd.hangups import watcher
 from minimcp.jsonrpc import MCPError
 from minimcp.server import MCPServer
 from minimcp.server.auth.routes import validate_issuer_url
-from minimcp.server.streamable_http import errors
-from minimcp.server.streamable_http.exchange import Exchange, HTTPRequest, HTTPResponse, content, refusal_response
-from minimcp.server.transport_security import TransportSecuritySettings, host_allowed
-from minimcp.server.wsgi import EnvironHeaders
+from minimcp.server.edges.http import errors
+from minimcp.server.edges.http.exchange import Exchange, HTTPRequest, HTTPResponse, content, refusal_response
+from minimcp.server.edges.http.security import TransportSecuritySettings, host_allowed
+from minimcp.server.edges.wsgi import EnvironHeaders
 from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS
 from minimcp.types import Tool as ToolDefinition
 
 if TYPE_CHECKING:
     from werkzeug.wrappers import Response
 
-    from minimcp.server.mcpserver.tools import Tool
+    from minimcp.server.app.tools import Tool
 
 F = TypeVar("F", bound=Callable[..., Any])
 logger = logging.getLogger(__name__)

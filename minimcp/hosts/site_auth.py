@@ -62,7 +62,7 @@ from minimcp.server.auth.routes import (
 )
 from minimcp.server.auth.rate_limit import RateLimiter
 from minimcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
-from minimcp.server.streamable_http import errors
+from minimcp.server.edges.http import errors
 from minimcp.shared.auth import InvalidRedirectUriError, InvalidScopeError, OAuthClientInformationFull, OAuthToken
 
 #: A code is traded for tokens at once by the client that asked for it; two minutes is plenty.

@@ -11,9 +11,9 @@
   the official SDK keeps at this path (``context``, ``elicitation``, ``transport_security``).
 """
 
-from minimcp.server.caching import CacheHint
-from minimcp.server.context import ServerRequestContext
-from minimcp.server.lowlevel.server import InitializationOptions, NotificationOptions, Server
-from minimcp.server.mcpserver.server import MCPServer
+from minimcp.server.core.caching import CacheHint
+from minimcp.server.core.context import ServerRequestContext
+from minimcp.server.core.server import InitializationOptions, NotificationOptions, Server
+from minimcp.server.app.server import MCPServer
 
 __all__ = ["CacheHint", "InitializationOptions", "MCPServer", "NotificationOptions", "Server", "ServerRequestContext"]

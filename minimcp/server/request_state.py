@@ -1,6 +1,6 @@
 """Sealed ``requestState`` under the official import path: the policy, the codec and the boundary."""
 
-from minimcp.server.lowlevel.rounds import (
+from minimcp.server.core.rounds import (
     HMACRequestStateCodec,
     InvalidRequestState,
     RequestStateBoundary,

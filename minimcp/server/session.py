@@ -1,6 +1,6 @@
 """``ServerSession`` at the official SDK's import path (``mcp.server.session``); it lives with the
-connection it is a view of, in ``minimcp.server.lowlevel.sessions``."""
+connection it is a view of, in ``minimcp.server.core.sessions``."""
 
-from minimcp.server.lowlevel.sessions import ServerSession
+from minimcp.server.core.sessions import ServerSession
 
 __all__ = ["ServerSession"]

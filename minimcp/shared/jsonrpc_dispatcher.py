@@ -1,8 +1,8 @@
 """``JSONRPCDispatcher`` at the official path: the stream a hand-built serving loop reads and writes.
 
 In the official SDK it runs the message loop on anyio streams; here the loop is the stdio transport's
-(``minimcp.server.stdio``), and this object only names the two byte streams it serves, as
-``stdio_server()`` yields them, for ``minimcp.server.runner.serve_connection``.
+(``minimcp.server.edges.stdio``), and this object only names the two byte streams it serves, as
+``stdio_server()`` yields them, for ``minimcp.server.edges.runner.serve_connection``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The official SDK traces by default, so a ported program keeps its traces: wherev
 ``opentelemetry-api`` is installed (``pip install 'minimcp-sync[otel]'``), every request a client or a
 server sends gets a ``CLIENT`` span named ``MCP send {method}`` (`` {name}`` for a tool or prompt)
 whose context travels in the request's ``_meta`` (``traceparent``, ``tracestate``), and every
-message a server receives gets a ``SERVER`` span (``minimcp.server.otel``) parented on that
+message a server receives gets a ``SERVER`` span (``minimcp.server.app.otel``) parented on that
 context. Names and attributes are the official SDK's. Without an SDK configured the API's tracer
 records nothing and injects nothing, so the wire is unchanged.
 

@@ -2,7 +2,7 @@
 
 A resource template such as ``files://{+path}`` hands the client's text to code that may open a
 file. ``safe_join(base, value)`` is the check to use when the sandbox root is known; the two
-string checks serve :class:`~minimcp.server.mcpserver.resources.ResourceSecurity`, which runs
+string checks serve :class:`~minimcp.server.app.resources.ResourceSecurity`, which runs
 them on every template argument before the handler sees it.
 """
 

@@ -33,7 +33,7 @@ class TransportContext:
     """The authenticated caller, as the transport's principal hook found it; ``None`` when anonymous."""
     client_address: str | None = None
     """The client's network address (HTTP's ``REMOTE_ADDR``): who an anonymous caller is, for the
-    per-principal shares (``minimcp.server.lowlevel.shares``); ``None`` off HTTP."""
+    per-principal shares (``minimcp.server.core.shares``); ``None`` off HTTP."""
     access_token: Any = None
     """The verified bearer token (an ``AccessToken``) on a protected HTTP endpoint; ``None`` elsewhere."""
     make_request: Callable[[], Any] | None = None

@@ -9,7 +9,7 @@ from minimcp.client.transports.base import Handler, Headers, StreamPairContext
 from minimcp.jsonrpc import Message
 
 if TYPE_CHECKING:
-    from minimcp.server.memory import InMemoryEndpoint
+    from minimcp.server.edges.memory import InMemoryEndpoint
 
 
 class InMemoryTransport(StreamPairContext):

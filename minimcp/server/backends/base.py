@@ -20,8 +20,8 @@ from minimcp.jsonrpc import MCPError
 from minimcp.types import INTERNAL_ERROR, RequestId
 
 if TYPE_CHECKING:
-    from minimcp.server.subscriptions import SubscriptionBus
-    from minimcp.server.tasks import TaskChannel, TaskStore
+    from minimcp.server.app.subscriptions import SubscriptionBus
+    from minimcp.server.app.tasks import TaskChannel, TaskStore
 
 #: What travels between processes about one session: (kind, session id, body).
 SessionListener = Callable[[str, str, dict[str, Any]], None]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from minimcp.server.backends.base import Backend
 
 if TYPE_CHECKING:
-    from minimcp.server.subscriptions import SubscriptionBus
+    from minimcp.server.app.subscriptions import SubscriptionBus
 
 
 class MemoryBackend(Backend):
@@ -45,7 +45,7 @@ class MemoryBackend(Backend):
         return True
 
     def subscription_bus(self) -> SubscriptionBus:
-        from minimcp.server.subscriptions import InMemorySubscriptionBus
+        from minimcp.server.app.subscriptions import InMemorySubscriptionBus
 
         with self._lock:
             if self._bus is None:

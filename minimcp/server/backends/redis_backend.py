@@ -39,8 +39,8 @@ from minimcp.types import RequestId
 if TYPE_CHECKING:
     from redis.typing import EncodableT, FieldT
 
-    from minimcp.server.tasks.redis_channel import RedisTaskChannel
-    from minimcp.server.tasks.redis_store import RedisTaskStore
+    from minimcp.server.app.tasks.redis_channel import RedisTaskChannel
+    from minimcp.server.app.tasks.redis_store import RedisTaskStore
 
 logger = logging.getLogger("minimcp.server.backends")
 
@@ -245,7 +245,7 @@ class RedisBackend(SharedBackend):
 
     # --- tasks: the tasks package's own Redis store and channel, under this backend's prefix ------
     def task_store(self) -> RedisTaskStore:
-        from minimcp.server.tasks.redis_store import RedisTaskStore
+        from minimcp.server.app.tasks.redis_store import RedisTaskStore
 
         with self._lock:
             if self._tasks is None:
@@ -253,7 +253,7 @@ class RedisBackend(SharedBackend):
             return self._tasks
 
     def task_channel(self) -> RedisTaskChannel:
-        from minimcp.server.tasks.redis_channel import RedisTaskChannel
+        from minimcp.server.app.tasks.redis_channel import RedisTaskChannel
 
         with self._lock:
             if self._task_channel is None:

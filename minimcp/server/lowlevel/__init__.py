@@ -7,6 +7,6 @@ handlers and answers the core through one ``ServerHooks``. Threads, queues, bloc
 clocks live in ``workers`` alone: the bounded worker pool and the bounded waits.
 """
 
-from minimcp.server.lowlevel.server import InitializationOptions, NotificationOptions, Server, ServerHooks
+from minimcp.server.core.server import InitializationOptions, NotificationOptions, Server, ServerHooks
 
 __all__ = ["InitializationOptions", "NotificationOptions", "Server", "ServerHooks"]

@@ -5,9 +5,9 @@ protocol and does no I/O. What it registers is served by ``minimcp.server.lowlev
 transports reach it only through that tier.
 """
 
-from minimcp.server.mcpserver.server import MCPServer, require_client_extension
-from minimcp.server.mcpserver.context import Context
-from minimcp.server.elicitation import (
+from minimcp.server.app.server import MCPServer, require_client_extension
+from minimcp.server.app.context import Context
+from minimcp.server.app.elicitation import (
     AcceptedElicitation,
     AcceptedUrlElicitation,
     CancelledElicitation,
@@ -15,12 +15,12 @@ from minimcp.server.elicitation import (
     ElicitationResult,
     UrlElicitationResult,
 )
-from minimcp.server.mcpserver.media import Audio, Image
-from minimcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
-from minimcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
-from minimcp.server.mcpserver.resources import DEFAULT_RESOURCE_SECURITY, ResourceSecurity
+from minimcp.server.app.media import Audio, Image
+from minimcp.server.app.prompts import AssistantMessage, Message, UserMessage
+from minimcp.server.app.resolve import Elicit, ListRoots, Resolve, Sample
+from minimcp.server.app.resources import DEFAULT_RESOURCE_SECURITY, ResourceSecurity
 from minimcp.types import Icon
-from minimcp.server.lowlevel.rounds import (
+from minimcp.server.core.rounds import (
     HMACRequestStateCodec,
     InvalidRequestState,
     RequestStateCodec,

@@ -1,5 +1,5 @@
 """``Image`` and ``Audio`` at the official import path ``mcp.server.mcpserver.utilities.types``."""
 
-from minimcp.server.mcpserver.media import Audio, Image
+from minimcp.server.app.media import Audio, Image
 
 __all__ = ["Audio", "Image"]

@@ -1,0 +1,149 @@
+"""Publishing changes to ``subscriptions/listen`` streams (2026-07-28): the bus and the handler.
+
+- ``SubscriptionBus`` is the seam between code that announces a change and the open streams. It
+  carries typed events (``ToolsListChanged``, ``ResourceUpdated(uri)``, ...), never JSON-RPC, so a
+  bus backed by an external pub/sub (Redis, NATS) can fan events out to every process of a
+  deployment: ``publish`` sends to the backend, and each process's bus calls its local listeners
+  when an event arrives from it. ``InMemorySubscriptionBus`` is the one-process default.
+- ``ListenHandler(bus)`` serves ``subscriptions/listen`` on a low-level ``Server``
+  (``on_subscriptions_listen=ListenHandler(bus)``); ``MCPServer`` serves it on its own bus unless
+  built with ``subscriptions=False``.
+
+The streams themselves (acknowledgement first, the ``subscriptionId`` on every frame, only the
+kinds a client asked for, a graceful ``complete`` at shutdown) live in
+``minimcp.server.core.listens``, which every transport drains. A legacy client hears a
+``ResourceUpdated`` for a URI it subscribed to on its standalone channel; list changes are the
+listens' only, as officially (a handler tells a legacy client with ``ctx.session.send_*_list_changed()``).
+Nothing is replayed: a client whose stream dropped listens again and reads again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from minimcp.jsonrpc import MCPError
+from minimcp.server.core.shares import principal_of
+from minimcp.server.core.listens import Listens, ListenSource
+from minimcp.shared.subscriptions import (
+    SUBSCRIPTION_ID_META_KEY,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+    ToolsListChanged,
+)
+from minimcp.types import INVALID_REQUEST, SubscriptionsListenRequestParams
+
+if TYPE_CHECKING:
+    from minimcp.server.core.context import ServerRequestContext
+
+__all__ = [
+    "SUBSCRIPTION_ID_META_KEY",
+    "InMemorySubscriptionBus",
+    "ListenHandler",
+    "Listener",
+    "PromptsListChanged",
+    "ResourceUpdated",
+    "ResourcesListChanged",
+    "ServerEvent",
+    "SubscriptionBus",
+    "ToolsListChanged",
+]
+
+logger = logging.getLogger("minimcp.server")
+
+Listener = Callable[[ServerEvent], None]
+
+
+class SubscriptionBus(Protocol):
+    """Where changes are published and where open streams hear about them.
+
+    ``publish`` may do network I/O (a backend's bus forwards the event); it runs on the publishing
+    handler's worker thread. ``subscribe`` registers a local listener and returns an idempotent
+    way to stop. Listeners are plain functions that must not block and must not raise; they may be
+    called from any thread. One bus may serve several servers.
+    """
+
+    def publish(self, event: ServerEvent) -> None:
+        """Deliver ``event`` to every subscribed listener."""
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Register ``listener``; the returned function unregisters it (calling it twice is fine)."""
+
+
+class InMemorySubscriptionBus:
+    """A ``SubscriptionBus`` within one process: ``publish`` calls each listener, in subscription order."""
+
+    def __init__(self) -> None:
+        # _lock guards _listeners. A token per subscription lets one callable subscribe twice.
+        self._lock = threading.Lock()
+        self._listeners: dict[object, Listener] = {}
+
+    def publish(self, event: ServerEvent) -> None:
+        """Call every listener with ``event``; one that raises is logged and the others still hear it."""
+        with self._lock:
+            listeners = list(self._listeners.values())
+        for listener in listeners:
+            try:
+                listener(event)
+            except Exception:  # fan-out boundary: one broken listener must not silence the rest
+                logger.exception("a subscription listener raised; the event still goes to the others")
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        token = object()
+        with self._lock:
+            self._listeners[token] = listener
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._listeners.pop(token, None)
+
+        return unsubscribe
+
+
+class ListenHandler(ListenSource):
+    """Serves ``subscriptions/listen``: each call opens one stream fed by ``bus``.
+
+    Pass it as ``Server(on_subscriptions_listen=ListenHandler(bus))``. A call returns at once: the
+    stream stays open on the request's response (the SSE body, the stdio pipe) without holding a
+    worker thread, until the client goes away or ``close()`` ends it gracefully.
+    ``max_subscriptions`` bounds the streams open at once on one server; a listen beyond it is
+    refused before its acknowledgement. ``max_buffered_events`` bounds what waits unread on one
+    stream: a stream whose client stopped reading is ended there (nothing is replayed anyway, so
+    ending it loses nothing a growing backlog would not).
+    """
+
+    def __init__(self, bus: SubscriptionBus, *, max_subscriptions: int = 1024, max_buffered_events: int = 1024) -> None:
+        self.bus = bus
+        self.max_subscriptions = max_subscriptions
+        self.max_buffered_events = max_buffered_events
+        # _lock guards _served: the stream registries of the servers this handler opened listens on.
+        self._lock = threading.Lock()
+        self._served: weakref.WeakSet[Listens] = weakref.WeakSet()
+
+    def bind(self, listens: Listens) -> None:
+        """Feed ``listens`` (one server's open streams and legacy channels) from this handler's bus."""
+        listens.follow(self.bus)
+        with self._lock:
+            self._served.add(listens)
+
+    def __call__(self, ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams) -> None:
+        if ctx.request_id is None or ctx.outbox is None or ctx.server is None:
+            raise MCPError(INVALID_REQUEST, "subscriptions/listen needs a request id and a stream to answer on")
+        listens = ctx.server.dispatcher.listens
+        self.bind(listens)
+        listens.open(ctx.request_id, params.notifications, ctx.outbox, limit=self.max_subscriptions,
+                     max_backlog=self.max_buffered_events, principal=principal_of(ctx.transport, ctx.session.connection))
+
+    def close(self) -> None:
+        """End every stream this handler opened with the graceful final result; listening clients
+        see their loop end (not a lost subscription)."""
+        with self._lock:
+            served = list(self._served)
+        for listens in served:
+            listens.close()
+

@@ -1,0 +1,80 @@
+"""How a handler's question (an elicitation, a sampling request, a roots listing) reaches the client.
+
+The era picks the strategy once per request (``Era.questions``, ``Era.rounds``); tool code, resolvers
+and the tasks extension ask through it and never learn which era they serve:
+
+- ``AskClient`` (legacy): a server-to-client request on the call's own stream; the worker blocks
+  until the answer arrives (bounded by the server's ``back_channel_timeout``);
+- ``ReplayQuestions`` (2026-07-28): the answer recorded in this round's ``requestState`` and
+  ``inputResponses``, or ``InputRequired``, which ends the pass with ``input_required``;
+- ``NoQuestions``: a call with nobody to ask (``mcp.call_tool(...)`` in-process, a 2026-07-28 handler
+  outside a round).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, Callable
+
+from minimcp import jsonrpc
+from minimcp.server.core.rounds import AnswerBook, InputRequired
+
+if TYPE_CHECKING:
+    from minimcp.server.core.sessions import ServerSession
+    from minimcp.types import RequestId
+
+Gate = Callable[[], None]
+
+
+class Questions(ABC):
+    """The strategy's interface; ``ready`` is a no-op for strategies that can always record a question."""
+
+    def ready(self, method: str) -> None:
+        """Raise at once when no question can reach the client on this channel at all."""
+
+    @abstractmethod
+    def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
+        """The client's answer (a JSON-RPC ``result`` object) to ``method`` with ``params``.
+
+        ``gate`` raises when the client did not declare it can answer; it runs only when the question
+        must actually go out, so an answer already recorded (2026-07-28) needs no declaration.
+        """
+
+
+class AskClient(Questions):
+    """Legacy era: a server-to-client request on the call's own stream; the worker blocks."""
+
+    def __init__(self, session: ServerSession, request_id: RequestId | None) -> None:
+        self._session = session
+        self._request_id = request_id
+
+    def ready(self, method: str) -> None:
+        if not self._session.can_send_request:  # stateless or JSON-only HTTP: no stream to ask on
+            raise jsonrpc.NoBackChannelError(method)
+
+    def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
+        gate()
+        return self._session.connection.ask(method, params, self._request_id)
+
+
+class ReplayQuestions(Questions):
+    """2026-07-28: a recorded answer, or ``InputRequired`` carrying the question to the client."""
+
+    def __init__(self, book: AnswerBook) -> None:
+        self._book = book
+
+    def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
+        answer = self._book.answer(key, method, params)
+        if answer is not None:
+            return answer
+        gate()
+        request = {key: {"method": method, "params": params}}
+        self._book.defer(request)
+        raise InputRequired(request)
+
+
+class NoQuestions(Questions):
+    """Nobody to ask: every question fails as one with no back channel."""
+
+    def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
+        raise jsonrpc.NoBackChannelError(method)

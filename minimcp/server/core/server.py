@@ -1,0 +1,450 @@
+"""``Server``: the low-level tier, a handler per method, as the official ``mcp.server.lowlevel``.
+
+A handler is a plain ``def handler(ctx, params) -> result``: ``ctx`` a ``ServerRequestContext``,
+``params`` the method's params model already validated, the result a result model (or a dict, or
+``None`` for an empty result). The capabilities follow from the handlers given. Everything else,
+which era a message belongs to, sessions, workers, the wire, is the core's (``dispatch``), and the
+same core serves ``MCPServer``, which registers its decorated functions here as handlers.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import copy
+import inspect
+import logging
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Callable, Generic, Literal
+
+from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypeVar
+
+from minimcp.server.backends import BackendSpec, resolve_backend
+from minimcp.server.core.caching import CacheableMethod, CacheHint, validate_cache_hints
+from minimcp.server.core.context import ServerMiddleware
+from minimcp.server.core.dispatch import Dispatcher
+from minimcp.server.core.era import era_of_version
+from minimcp.server.core.shares import Shares, fair_share
+from minimcp.server.core.listens import ListenSource
+from minimcp.server.core.workers import Deadlines, Lock, WorkerPool
+from minimcp.server.app.otel import default_middleware
+from minimcp.shared.exceptions import MCPDeprecationWarning
+from minimcp.types import (
+    CompletionsCapability,
+    Icon,
+    Implementation,
+    LoggingCapability,
+    PromptsCapability,
+    ResourcesCapability,
+    ServerCapabilities,
+    ToolsCapability,
+    dump,
+)
+from minimcp.types.methods import METHODS, NOTIFICATIONS
+
+if TYPE_CHECKING:
+    from minimcp.server.edges.memory import InMemoryEndpoint
+    from minimcp.server.edges.wsgi import MCPWSGIApp
+
+logger = logging.getLogger("minimcp.server")
+LifespanResultT = TypeVar("LifespanResultT", default=Any)
+Handler = Callable[[Any, Any], Any]
+
+
+@dataclass(frozen=True)
+class HandlerEntry:
+    """A registered handler and how its params are read before it runs: validated against
+    ``params_type``, or by ``read`` where the tier that registered it gave a cheaper reader."""
+
+    params_type: type[BaseModel]
+    handler: Handler
+    #: What the handler is given of the params, for one that reads only a few of them; it answers
+    #: ``params_type.model_validate`` for whatever it does not take as it is, so what validation
+    #: refuses is refused alike. ``None``: validated against ``params_type``.
+    read: Callable[[dict[str, Any]], Any] | None = None
+
+    def params(self, raw: dict[str, Any]) -> Any:
+        """The handler's ``params`` argument, read from the request's raw params."""
+        return self.params_type.model_validate(raw) if self.read is None else self.read(raw)
+
+
+@dataclass(frozen=True)
+class ServerHooks:
+    """What a server built on this one (``MCPServer``, a host's) answers the core and the HTTP edge
+    with, given once to ``Server(hooks=...)``: the tiers above reach the core through this object
+    instead of setting its attributes after construction. Each default is a bare server's answer."""
+
+    #: A tool's ``inputSchema`` by name (``None``: unknown tool), for the ``Mcp-Param`` header check.
+    get_tool_input_schema: Callable[[str], Mapping[str, Any] | None] | None = None
+    #: The OAuth scopes calling one tool needs beyond the endpoint's (``None``: none); the HTTP edge
+    #: answers a token without them 403. ``MCPServer`` answers from ``@mcp.tool(required_scopes=...)``.
+    get_tool_required_scopes: Callable[[str], list[str]] | None = None
+    #: Seconds a ``tools/call`` of one tool may take before the client is answered with a timeout
+    #: (``None``: no limit). ``MCPServer`` answers from ``@mcp.tool(timeout=...)``.
+    get_tool_timeout: Callable[[str], float | None] | None = None
+    #: Whether a call of one tool can send the client nothing before its answer: no question, no log
+    #: message, no progress (``MCPServer``: its function takes no ``Context``, settles no resolvers,
+    #: never runs as a task, and no component filter sees the call). Such a call runs on the thread
+    #: that received it even where a stream could carry questions. ``None``: any tool may send.
+    get_tool_silent: Callable[[str], bool] | None = None
+    #: Every scope some tool requires, for the protected-resource metadata's ``scopes_supported``.
+    list_tool_scopes: Callable[[], list[str]] = list
+    #: Whether listings depend on who asks (a host filters tools by permission): a public cache hint
+    #: on a 2026-07-28 list result then says ``cacheScope: "private"``. Asked per listing.
+    listings_vary: Callable[[], bool] = bool
+    #: The context every handler of one request runs in on its worker: called on the thread that
+    #: received the request, entered on the worker (a host re-establishes its request there). The
+    #: default, ``contextlib.nullcontext``, is not even entered.
+    call_scope: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
+    #: Whether the requestStates this server seals open only in this process (``MCPServer``'s
+    #: default keys without a shared backend): the HTTP edge warns when it serves several processes.
+    keys_per_process: Callable[[], bool] = bool
+    #: The HTTP edge's authorization, ``(auth, token_verifier, auth_server_provider)``;
+    #: ``wsgi_app(auth=...)`` overrides it.
+    auth_options: tuple[Any, Any, Any] = (None, None, None)
+
+
+class NotificationOptions:
+    """Which ``list_changed`` notifications a legacy server announces in its capabilities."""
+
+    def __init__(self, prompts_changed: bool = False, resources_changed: bool = False,
+                 tools_changed: bool = False) -> None:
+        self.prompts_changed = prompts_changed
+        self.resources_changed = resources_changed
+        self.tools_changed = tools_changed
+
+
+class InitializationOptions(BaseModel):
+    """What a legacy ``initialize`` answers with: identity, capabilities, instructions."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    server_name: str
+    server_version: str
+    title: str | None = None
+    description: str | None = None
+    capabilities: ServerCapabilities
+    instructions: str | None = None
+    website_url: str | None = None
+    icons: list[Icon] | None = None
+
+
+@contextlib.contextmanager
+def _no_lifespan(server: Any) -> Iterator[dict[str, Any]]:
+    yield {}
+
+
+def _synchronous(cm: Any) -> AbstractContextManager[Any]:
+    """The lifespan's context manager, also when a port kept ``@asynccontextmanager`` on a function
+    it made synchronous: the decorator then holds a plain generator, run as ``@contextmanager``
+    would run it."""
+    generator = getattr(cm, "gen", None)
+    if not hasattr(cm, "__enter__") and inspect.isgenerator(generator):
+        return contextlib.contextmanager(lambda: generator)()
+    return cm
+
+
+def require_sync_lifespan(lifespan: Any) -> None:
+    """Refuse an async lifespan at construction, with the porting hint."""
+    if lifespan is not None and (inspect.isasyncgenfunction(getattr(lifespan, "__wrapped__", None))
+                                 or inspect.iscoroutinefunction(lifespan)):
+        raise TypeError("lifespan must be a synchronous context manager factory; use contextlib.contextmanager")
+
+
+def require_sync_handler(method: str, handler: Any) -> None:
+    """Refuse a coroutine handler at registration, never at call time."""
+    target = getattr(handler, "__call__", None) if not inspect.isfunction(handler) else handler
+    if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(target):
+        name = getattr(handler, "__name__", type(handler).__name__)
+        raise TypeError(f"minimcp runs plain functions only: the {method} handler {name!r} is declared 'async def'; "
+                        "delete async/await when porting")
+
+
+class Server(Generic[LifespanResultT]):
+    """A low-level MCP server: one handler per method, served over stdio, Streamable HTTP or in memory."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        version: str = "",
+        title: str | None = None,
+        description: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: list[Icon] | None = None,
+        cache_hints: Mapping[CacheableMethod, CacheHint] | None = None,
+        lifespan: Callable[[Server[LifespanResultT]], AbstractContextManager[LifespanResultT]] | None = None,
+        get_tool_input_schema: Callable[[str], Mapping[str, Any] | None] | None = None,
+        on_list_tools: Handler | None = None,
+        on_call_tool: Handler | None = None,
+        on_list_resources: Handler | None = None,
+        on_list_resource_templates: Handler | None = None,
+        on_read_resource: Handler | None = None,
+        on_subscribe_resource: Handler | None = None,
+        on_unsubscribe_resource: Handler | None = None,
+        on_subscriptions_listen: Handler | None = None,
+        on_list_prompts: Handler | None = None,
+        on_get_prompt: Handler | None = None,
+        on_completion: Handler | None = None,
+        on_set_logging_level: Handler | None = None,
+        on_ping: Handler | None = None,
+        on_roots_list_changed: Handler | None = None,
+        on_progress: Handler | None = None,
+        max_workers: int = 32,
+        worker_wait_timeout: float = 30.0,
+        back_channel_timeout: float = 600.0,
+        backend: BackendSpec = None,
+        max_calls_per_principal: int | None = None,
+        max_questions_per_principal: int | None = None,
+        max_listens_per_principal: int | None = None,
+        hooks: ServerHooks | None = None,
+        middleware: Iterable[ServerMiddleware[Any]] = (),
+        unadvertised: Iterable[str] = (),
+    ) -> None:
+        require_sync_lifespan(lifespan)
+        for deprecated, what in ((on_set_logging_level, "The logging capability is deprecated as of 2026-07-28"),
+                                 (on_roots_list_changed, "The roots capability is deprecated as of 2026-07-28"),
+                                 (on_progress, "Client-to-server progress is deprecated as of 2026-07-28")):
+            if deprecated is not None:
+                warnings.warn(f"{what}.", MCPDeprecationWarning, stacklevel=2)
+        self.name = name
+        self.version = version
+        self.title = title
+        self.description = description
+        self.instructions = instructions
+        self.website_url = website_url
+        self.icons = icons
+        self.lifespan = lifespan or _no_lifespan
+        #: What the server built on this one answers the core and the edge with, fixed here.
+        self.hooks = hooks or ServerHooks()
+        if get_tool_input_schema is not None:
+            self.hooks = replace(self.hooks, get_tool_input_schema=get_tool_input_schema)
+        self.pool = WorkerPool(max_workers, worker_wait_timeout)
+        self.back_channel_timeout = back_channel_timeout
+        #: Where what outlives a request is kept (``minimcp.server.backends``): this process's memory
+        #: by default; a shared one (``backend="redis://..."``) lets any process serve any request.
+        self.backend = resolve_backend(backend, name)
+        #: The calls one principal may have running at once (default: a quarter of ``max_workers``,
+        #: so that a caller at its full share leaves three quarters of the pool to the others); the
+        #: next one is refused at once instead of waiting for a worker.
+        calls = fair_share(max_workers, 4) if max_calls_per_principal is None else max_calls_per_principal
+        self.call_shares = Shares(calls, "Too many calls running for this caller (limit {limit} at once); "
+                                         "wait for one to finish")
+        #: The legacy questions (elicitation, sampling, roots) one principal may leave unanswered at
+        #: once, each holding its call's worker (default: half its calls, so it can always compute).
+        questions = fair_share(calls, 2) if max_questions_per_principal is None else max_questions_per_principal
+        self.question_shares = Shares(questions, "Too many questions awaiting this caller's answers (limit {limit}); "
+                                                 "answer one first")
+        #: Per-method ``ttlMs``/``cacheScope`` for 2026-07-28 results whose handler left them unset;
+        #: without one, the results' own defaults (immediately stale, private), as officially.
+        self.cache_hints = validate_cache_hints(cache_hints)
+        #: Methods served without being advertised in the capabilities (``MCPServer`` answers legacy
+        #: ``logging/setLevel`` and ``resources/subscribe`` but, as the official one, claims neither).
+        self.unadvertised: set[str] = set(unadvertised)
+        #: What a legacy ``initialize`` announces; ``run(...)`` with explicit options replaces it.
+        self.notification_options = NotificationOptions()
+        self._initialization_options: InitializationOptions | None = None
+        #: The one thread that answers calls whose timeout passed.
+        self.deadlines = Deadlines()
+        #: Routes served beside the MCP endpoint: (path, methods, ``def handler(request) -> Response``).
+        #: ``(path, methods, handler, dns_rebinding_protection)`` of each route.
+        self.custom_routes: list[tuple[str, list[str], Callable[..., Any], bool]] = []
+        #: Extensions advertised under ``capabilities.extensions`` (identifier -> settings).
+        self.extensions: dict[str, dict[str, Any]] = {}
+        #: ``(ctx, call_next) -> result`` layers around every message received, outermost first
+        #: (``minimcp.server.core.context.ServerMiddleware``; ``RequestStateBoundary`` is one). It starts
+        #: with ``OpenTelemetryMiddleware`` where OpenTelemetry is installed, as the official list does,
+        #: then the ``middleware=`` given.
+        self.middleware: list[ServerMiddleware[Any]] = [*default_middleware(), *middleware]
+        self._request_handlers: dict[str, HandlerEntry] = {}
+        self._notification_handlers: dict[str, HandlerEntry] = {}
+        # _lifespan_lock guards _lifespan_cm and _lifespan_value: the lifespan is entered once.
+        self._lifespan_lock = Lock()
+        self._lifespan_cm: AbstractContextManager[Any] | None = None
+        self._lifespan_value: Any = {}
+        self.dispatcher = Dispatcher(self, max_listens_per_principal)
+        requests: list[tuple[str, Handler | None]] = [
+            ("ping", on_ping), ("tools/list", on_list_tools), ("tools/call", on_call_tool),
+            ("resources/list", on_list_resources), ("resources/templates/list", on_list_resource_templates),
+            ("resources/read", on_read_resource), ("resources/subscribe", on_subscribe_resource),
+            ("resources/unsubscribe", on_unsubscribe_resource), ("subscriptions/listen", on_subscriptions_listen),
+            ("prompts/list", on_list_prompts), ("prompts/get", on_get_prompt), ("completion/complete", on_completion),
+            ("logging/setLevel", on_set_logging_level),
+        ]
+        for method, handler in requests:
+            if handler is not None:  # its params validated against the method table's model
+                self.add_request_handler(method, METHODS[method].params, handler)
+        notifications: list[tuple[str, Handler | None]] = [
+            ("notifications/roots/list_changed", on_roots_list_changed), ("notifications/progress", on_progress),
+        ]
+        for method, handler in notifications:
+            if handler is not None:
+                self.add_notification_handler(method, NOTIFICATIONS[method].params, handler)
+
+    # --- handlers --------------------------------------------------------------------------------
+    def add_request_handler(self, method: str, params_type: type[BaseModel], handler: Handler, *,
+                            read: Callable[[dict[str, Any]], Any] | None = None) -> None:
+        """Serve ``method`` with ``handler(ctx, params)``, params validated against ``params_type`` first
+        (or given by ``read``, a cheaper reader: ``HandlerEntry.read``)."""
+        if method == "initialize":
+            raise ValueError("'initialize' is answered by the server core and cannot be overridden")
+        require_sync_handler(method, handler)
+        if isinstance(handler, ListenSource):
+            handler.bind(self.dispatcher.listens)  # its resource updates reach legacy subscribers before any listen opens
+        self._request_handlers[method] = HandlerEntry(params_type, handler, read)
+
+    def add_notification_handler(self, method: str, params_type: type[BaseModel], handler: Handler) -> None:
+        """Run ``handler(ctx, params)`` when the client sends the notification ``method``."""
+        require_sync_handler(method, handler)
+        self._notification_handlers[method] = HandlerEntry(params_type, handler)
+
+    def get_request_handler(self, method: str) -> HandlerEntry | None:
+        return self._request_handlers.get(method)
+
+    def get_notification_handler(self, method: str) -> HandlerEntry | None:
+        return self._notification_handlers.get(method)
+
+    # --- identity and capabilities ---------------------------------------------------------------
+    @property
+    def server_info(self) -> Implementation:
+        return Implementation(name=self.name, version=self.version, title=self.title, description=self.description,
+                              website_url=self.website_url, icons=self.icons)
+
+    @property
+    def server_info_wire(self) -> dict[str, Any]:
+        """``server_info`` in wire form, computed once: the identity is fixed at construction."""
+        wire = self.__dict__.get("_server_info_wire")
+        if wire is None:
+            wire = self.__dict__["_server_info_wire"] = dump(self.server_info)
+        return wire
+
+    @property
+    def server_info_stamp(self) -> dict[str, Any]:
+        """The official name: ``server_info`` in wire form, a copy the caller owns (the cached one
+        is stamped into every answer, so it is never handed out)."""
+        return copy.deepcopy(self.server_info_wire)
+
+    def get_capabilities(self, notification_options: NotificationOptions | None = None,
+                         experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+                         extensions: dict[str, dict[str, Any]] | None = None, *,
+                         protocol_version: str | None = None) -> ServerCapabilities:
+        """The capabilities the registered handlers imply.
+
+        On 2026-07-28 change notifications travel only on ``subscriptions/listen`` streams, so the
+        ``listChanged`` and ``subscribe`` flags say whether that method is served; on a legacy
+        connection they come from ``notification_options`` and the ``resources/subscribe`` handler.
+        ``extensions`` (default: ``self.extensions``) is advertised on 2026-07-28 only.
+        """
+        handlers = self._request_handlers.keys() - self.unadvertised
+        served = {METHODS[method].capability for method in handlers if method in METHODS}
+        era = era_of_version(protocol_version)
+        tools_changed, prompts_changed, resources_changed, subscribe = era.change_notifications(
+            handlers, notification_options or self.notification_options)
+        if extensions is None:
+            extensions = dict(self.extensions) or None
+        return ServerCapabilities(
+            tools=ToolsCapability(list_changed=tools_changed) if "tools" in served else None,
+            resources=ResourcesCapability(subscribe=subscribe, list_changed=resources_changed)
+            if "resources" in served else None,
+            prompts=PromptsCapability(list_changed=prompts_changed) if "prompts" in served else None,
+            logging=LoggingCapability() if "logging" in served else None,
+            completions=CompletionsCapability() if "completions" in served else None,
+            experimental=experimental_capabilities,
+            extensions=extensions if era.advertises_extensions else None,
+        )
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                      experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+                                      extensions: dict[str, dict[str, Any]] | None = None) -> InitializationOptions:
+        return InitializationOptions(
+            server_name=self.name, server_version=self.version, title=self.title, description=self.description,
+            capabilities=self.get_capabilities(notification_options, experimental_capabilities, extensions),
+            instructions=self.instructions, website_url=self.website_url, icons=self.icons,
+        )
+
+    @property
+    def initialization_options(self) -> InitializationOptions:
+        """What ``initialize`` answers: the options ``run`` was given, else derived now."""
+        return self._initialization_options or self.create_initialization_options()
+
+    @initialization_options.setter
+    def initialization_options(self, options: InitializationOptions) -> None:
+        self._initialization_options = options
+
+    # --- lifespan --------------------------------------------------------------------------------
+    def lifespan_context(self) -> Any:
+        """What the lifespan yielded, entering it on first use in this process."""
+        if self._lifespan_cm is not None:
+            return self._lifespan_value
+        with self._lifespan_lock:
+            if self._lifespan_cm is None:
+                cm = self.new_lifespan()
+                self._lifespan_value = cm.__enter__()
+                self._lifespan_cm = cm
+                atexit.register(self.close)
+        return self._lifespan_value
+
+    def new_lifespan(self) -> AbstractContextManager[Any]:
+        """A fresh, not yet entered lifespan: the process-wide one above is one, and each in-memory
+        ``Client(server)`` enters one of its own, as the official SDK's ``run`` does per connection."""
+        return _synchronous(self.lifespan(self))
+
+    def close(self) -> None:
+        """End open listens, exit the lifespan, stop the worker pool and release the backend's
+        connections; blocked workers wake with "Connection closed"."""
+        self.dispatcher.listens.close()
+        with self._lifespan_lock:
+            cm, self._lifespan_cm = self._lifespan_cm, None
+        if cm is not None:
+            cm.__exit__(None, None, None)
+        self.pool.close()
+        self.backend.close()
+
+    # --- serving ---------------------------------------------------------------------------------
+    # The bodies are the runner's (``minimcp.server.edges.runner``), which chooses and imports the
+    # transports: each method imports it when called, since importing the core must not import a
+    # transport (``tests/test_layers.py``). A registration the runner made at its import would need
+    # something to import it first, and the only candidate, ``minimcp.server``, is imported with
+    # every ``minimcp.server.lowlevel`` import.
+    def run(self, read_stream: Any = None, write_stream: Any = None,
+            initialization_options: InitializationOptions | None = None, raise_exceptions: bool = False, *,
+            transport: Literal["stdio", "streamable-http"] | None = None, **options: Any) -> None:
+        """Serve until the client leaves or Ctrl-C.
+
+        ``run(read_stream, write_stream, options)`` serves one connection on the streams
+        ``minimcp.server.edges.stdio.stdio_server()`` yields, as the official SDK does;
+        ``run(transport="stdio")`` or ``run(transport="streamable-http", host=..., port=...)`` picks
+        the transport itself, as ``MCPServer.run`` does.
+        """
+        from minimcp.server.edges.runner import run
+
+        run(self, read_stream, write_stream, initialization_options, raise_exceptions, transport=transport, **options)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Bracket a serving loop with the lifespan."""
+        self.lifespan_context()
+        try:
+            yield
+        finally:
+            self.close()
+
+    def wsgi_app(self, **options: Any) -> MCPWSGIApp:
+        """The Streamable HTTP endpoint as a WSGI application, for any WSGI server or host framework."""
+        from minimcp.server.edges.runner import wsgi_app
+
+        return wsgi_app(self, **options)
+
+    streamable_http_app = wsgi_app
+
+    def in_memory_endpoint(self, raise_exceptions: bool = False) -> InMemoryEndpoint:
+        """One connection without sockets, as ``Client(server)`` uses it; ``raise_exceptions`` lets
+        failures outside handler bodies carry their real message instead of the sanitized one."""
+        from minimcp.server.edges.runner import in_memory_endpoint
+
+        return in_memory_endpoint(self, raise_exceptions)

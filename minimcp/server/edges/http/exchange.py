@@ -1,0 +1,607 @@
+"""Streamable HTTP without I/O: one ``HTTPRequest`` in, one ``HTTPResponse`` out.
+
+This module decides what only HTTP has (Host/Origin, body size, Content-Type, Accept, the session
+header, a tool's scopes and ``Mcp-Param-*`` headers), asks the dispatcher which era a message
+belongs to and the era how HTTP treats it, and answers in one of two shapes:
+
+- a JSON body, when the answer is ready before anything else must be said (the common case: an
+  echo tool never opens a stream);
+- an SSE stream, as soon as a notification or a server-to-client request precedes the answer, or
+  the call runs past a keepalive interval. The stream drains the request's outbox and writes a
+  comment every ``keepalive_interval`` seconds, which is how a vanished client is noticed: the
+  write fails, the adapter closes the body iterator, and the outbox is aborted so every wait of
+  that call ends with "Connection closed".
+
+Legacy sessions (``Mcp-Session-Id``) hold server-to-client requests; their answers arrive as
+later POSTs and are routed by id; a legacy call of a tool that can send nothing before its
+answer (``ServerHooks.get_tool_silent``) runs on the thread that received it. A 2026-07-28
+request is self-contained and never carries a server-to-client request; it runs on the thread
+that received it when it asked for no progress and no log messages (``Dispatcher.quiet``), so it
+answers JSON however long it runs. Its client cancels it by hanging up, which such a call, writing
+nothing, would never notice: where the adapter can watch the connection
+(``HTTPRequest.watch_hangup``), a hang-up aborts the outbox while the request runs.
+
+Resumability (``Era.resumable``: legacy sessions at 2025-11-25 or later): an SSE answer is drained
+from an ``EventLog`` rather than a queue, opens with a priming event (an id, ``retry:``, empty
+data) and numbers every event ``<stream id>:<seq>``. When a handler calls
+``ctx.close_sse_stream()`` the response ends with another id-only event and the request keeps
+running; the client reconnects with GET and ``Last-Event-ID`` and gets everything after that id
+from the log. A 2026-07-28 stream has no ids: a broken one is simply re-issued, and
+``subscriptions/listen`` streams stay open until the client leaves.
+
+What an adapter does: build an ``HTTPRequest`` (the caller already identified: ``principal`` and,
+behind a bearer check, ``access_token``), call ``Exchange.handle`` (or ``guard``, its own
+authentication, then ``serve``), write the ``HTTPResponse``, and close its body when the client
+goes away. Every status comes from ``errors``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import secrets
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from minimcp import jsonrpc
+from minimcp.jsonrpc import MCPError, Message
+from minimcp.server.backends import BackendUnavailable, SharedBackend
+from minimcp.server.core.outbox import EventLog, LogEntry, QueueOutbox
+from minimcp.server.core.dispatch import UNTRACKED, Dispatcher
+from minimcp.server.core.sessions import Connection, SessionManager
+from minimcp.server.core.shared_sessions import RemoteLog, SharedSessionManager
+from minimcp.server.edges.http import errors, sse
+from minimcp.server.edges.http.events import EventStore, StoredEventLog, replay
+from minimcp.server.edges.http.param_headers import check_param_headers
+from minimcp.server.edges.http.security import TransportSecuritySettings, host_allowed, origin_allowed
+from minimcp.shared.transport_context import TransportContext
+
+if TYPE_CHECKING:
+    from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
+    from minimcp.server.auth.provider import AccessToken
+    from minimcp.server.auth.resource_server import ProtectedResource
+    from minimcp.server.core.era import Era
+    from minimcp.server.core.server import Server
+
+#: The name the endpoint's warnings have always been logged under (from when it was wsgi.py), which
+#: deployments filter on.
+logger = logging.getLogger("minimcp.server.edges.wsgi")
+
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "Mcp-Protocol-Version"
+
+
+@dataclass(slots=True)
+class HTTPRequest:
+    """One HTTP request to the endpoint, as an adapter read it.
+
+    ``principal`` is who is calling (``None``: nobody; it binds legacy sessions and sealed
+    ``requestState``); ``access_token`` the verified bearer token, when the adapter checked one;
+    ``client_address`` the peer. ``holds_streams``: whether the server has a thread to spare for a
+    stream held open (not so on one thread per process, where the client's next POST would hang);
+    ``multiprocess``: whether other processes serve the same endpoint. ``native`` builds the
+    adapter's own request object on first use, for ``ctx.request``. ``body`` is the bytes, or a
+    reader given the size limit that returns ``None`` past it, so that a body is read only once
+    the headers have passed. ``watch_hangup``, where the adapter can see the client's connection,
+    watches it: given a function, it calls it once if the client hangs up, until the function it
+    returned (the unwatch) is called.
+    """
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: bytes | Callable[[int], bytes | None] = b""
+    principal: str | None = None
+    access_token: AccessToken | None = None
+    client_address: str | None = None
+    holds_streams: bool = True
+    multiprocess: bool = False
+    native: Callable[[], Any] | None = None
+    watch_hangup: Callable[[Callable[[], None]], Callable[[], None]] | None = None
+
+    def read(self, limit: int) -> bytes | None:
+        """The body, or ``None`` when it is longer than ``limit``."""
+        body = self.body if isinstance(self.body, bytes) else self.body(limit)
+        return None if body is None or len(body) > limit else body
+
+
+@dataclass(slots=True)
+class HTTPResponse:
+    """One answer: write ``status`` and ``headers``, then every chunk of ``body``; closing ``body``
+    early (a client gone) ends the call it streams."""
+
+    status: int
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: Iterable[bytes] = ()
+
+    def close(self) -> None:
+        close = getattr(self.body, "close", None)
+        if close is not None:
+            close()
+
+
+def content(body: bytes, status: int, content_type: str, headers: dict[str, str] | None = None) -> HTTPResponse:
+    fields = [("Content-Type", content_type), ("Content-Length", str(len(body)))]
+    if headers:
+        fields.extend(headers.items())
+    return HTTPResponse(status, fields, [body])
+
+
+def json_response(message: Message, status: int = errors.OK, headers: dict[str, str] | None = None) -> HTTPResponse:
+    return content(jsonrpc.encode(message), status, "application/json", headers)
+
+
+def plain_response(text: str, status: int, headers: dict[str, str] | None = None) -> HTTPResponse:
+    return content(text.encode(), status, "text/plain; charset=utf-8", headers)
+
+
+def refusal_response(refused: errors.EnvelopeError | errors.PlainError, request_id: Any = None) -> HTTPResponse:
+    """The answer to a named refusal: its JSON-RPC error (answering ``request_id`` unless the
+    refusal names its own) or its text, with its status and headers."""
+    if isinstance(refused, errors.PlainError):
+        return plain_response(refused.text, refused.status, refused.headers)
+    if isinstance(refused, errors.Unparsable):
+        return json_response(refused.reply, refused.status)
+    answered = refused.request_id if refused.request_id is not None else request_id
+    return json_response(jsonrpc.error_from(answered, refused), refused.status, refused.headers)
+
+
+def challenge_response(refused: AuthChallenge, auth: ProtectedResource | None) -> HTTPResponse:
+    """A bearer check's refusal (401, or 403 for a missing scope), with its ``WWW-Authenticate``."""
+    www_authenticate = refused.www_authenticate(auth.resource_metadata_url if auth is not None else None)
+    return content(refused.body(), refused.status, "application/json", {"WWW-Authenticate": www_authenticate})
+
+
+def _empty(status: int) -> HTTPResponse:
+    return HTTPResponse(status, [("Content-Length", "0")], [])
+
+
+def _events(body: Iterator[bytes], headers: dict[str, str]) -> HTTPResponse:
+    return HTTPResponse(errors.OK, [*sse.SSE_HEADERS, *headers.items()], body)
+
+
+@functools.lru_cache(maxsize=64)
+def _offered(accept: str) -> frozenset[str]:
+    """The media types an ``Accept`` value lists; cached, since a client sends the same one on
+    every request."""
+    return frozenset(part.split(";")[0].strip().lower() for part in accept.split(","))
+
+
+@functools.lru_cache(maxsize=64)
+def _media_type(content_type: str) -> str:
+    """A ``Content-Type`` value without its parameters, in lower case; cached as ``_offered`` is."""
+    return content_type.split(";")[0].strip().lower()
+
+
+def _accepts(headers: Mapping[str, str], *types: str) -> bool:
+    offered = _offered(headers.get("Accept") or "")
+    return "*/*" in offered or offered.issuperset(types)
+
+
+def _content_length(headers: Mapping[str, str]) -> int | None:
+    value = headers.get("Content-Length") or ""
+    return int(value) if value.isdigit() else None
+
+
+def _version_header(headers: Mapping[str, str]) -> str | None:
+    value = headers.get(VERSION_HEADER)
+    return value.strip(" \t") if value is not None else None
+
+
+class Exchange:
+    """The Streamable HTTP endpoint of one low-level ``Server``, without I/O.
+
+    The options are ``MCPWSGIApp``'s (see there); ``auth`` is the protected resource whose scopes
+    a tool call is checked against, and whose metadata a refusal points to.
+    """
+
+    def __init__(
+        self,
+        server: Server[Any],
+        *,
+        path: str = "/mcp",
+        json_response: bool = False,
+        stateless_http: bool = False,
+        max_request_body_size: int = 4 * 1024 * 1024,
+        transport_security: TransportSecuritySettings | None = None,
+        session_idle_timeout: float = 3600.0,
+        keepalive_interval: float = 15.0,
+        retry_interval: int = 1000,
+        event_store: EventStore | None = None,
+        max_sessions: int = 10_000,
+        max_pending_per_session: int = 32,
+        auth: ProtectedResource | None = None,
+    ) -> None:
+        self.server = server
+        self.dispatcher: Dispatcher = server.dispatcher
+        self.path = "/" + path.strip("/")
+        self.json_response = json_response
+        self.stateless_http = stateless_http
+        self.max_request_body_size = max_request_body_size
+        self.security = transport_security or TransportSecuritySettings()
+        # A backend that says it is ``shared`` keeps the sessions as a ``SharedBackend`` does.
+        self.sessions: SessionManager = (
+            SharedSessionManager(cast(SharedBackend, server.backend), self.dispatcher, session_idle_timeout,
+                                 max_sessions, max_pending_per_session) if server.backend.shared
+            else SessionManager(session_idle_timeout, max_sessions, max_pending_per_session))
+        self.keepalive_interval = keepalive_interval
+        self.retry_interval = retry_interval
+        self.event_store = event_store
+        self.auth = auth
+        #: Whether the per-process-keys warning was logged (once per exchange; a plain bool, a racy
+        #: second warning is harmless).
+        self._warned_keys = False
+
+    def close(self) -> None:
+        self.sessions.close()
+
+    # --- entering ------------------------------------------------------------------------------
+    def handle(self, request: HTTPRequest) -> HTTPResponse:
+        """The whole exchange, for an adapter that identified the caller itself."""
+        return self.guard(request.headers) or self.serve(request)
+
+    def guard(self, headers: Mapping[str, str]) -> HTTPResponse | None:
+        """The refusal of a request whose ``Host`` or ``Origin`` ``transport_security`` does not allow
+        (DNS-rebinding protection), else ``None``; custom routes are guarded by it too."""
+        host = headers.get("Host")
+        if not host_allowed(self.security, host):
+            logger.warning("rejected request with Host %r", host)
+            return refusal_response(errors.InvalidHost())
+        origin = headers.get("Origin")
+        if not origin_allowed(self.security, origin):
+            logger.warning("rejected request with Origin %r", origin)
+            return refusal_response(errors.InvalidOrigin())
+        return None
+
+    def serve(self, request: HTTPRequest) -> HTTPResponse:
+        """Answer a guarded request; its verified token, if any, is the current one while it is
+        dispatched (a call's worker runs in a copy of this thread's context, so the tool sees it too)."""
+        if request.access_token is None:
+            return self._serve(request)
+        from minimcp.server.auth.middleware.auth_context import auth_context_var
+
+        current = auth_context_var.set(request.access_token)
+        try:
+            return self._serve(request)
+        finally:
+            auth_context_var.reset(current)
+
+    def _serve(self, request: HTTPRequest) -> HTTPResponse:
+        try:
+            if "/" + request.path.strip("/") != self.path:
+                raise errors.NotFound()
+            if request.method == "POST":
+                return self._post(request)
+            if request.method == "GET":
+                return self._get(request)
+            if request.method == "DELETE":
+                return self._delete(request)
+            raise errors.MethodNotAllowed("GET, POST, DELETE")
+        except (errors.EnvelopeError, errors.PlainError) as refused:  # no request id to answer
+            return refusal_response(refused)
+        except BackendUnavailable as down:
+            return refusal_response(errors.Unavailable(down))
+
+    # --- POST ----------------------------------------------------------------------------------
+    def _post(self, request: HTTPRequest) -> HTTPResponse:
+        headers = request.headers
+        length = _content_length(headers)
+        if length is not None and length > self.max_request_body_size:
+            raise errors.BodyTooLarge()
+        if _media_type(headers.get("Content-Type") or "") != "application/json":
+            raise errors.UnsupportedMediaType()
+        if not _accepts(headers, "application/json", "text/event-stream"):
+            raise errors.NotAcceptable("Not Acceptable: Accept must list application/json and text/event-stream")
+        body = request.read(self.max_request_body_size)
+        if body is None:
+            raise errors.BodyTooLarge()
+        try:
+            message, kind = jsonrpc.parse(body)
+        except jsonrpc.Unreadable as bad:
+            raise errors.Unparsable(bad.reply) from None
+        if kind == "request":
+            refused = self._scopes_refusal(request, message)
+            if refused is not None:
+                return refused
+        if request.multiprocess and not self._warned_keys and self.server.hooks.keys_per_process():
+            self._warned_keys = True
+            logger.warning(
+                "this WSGI server runs several processes, but each seals requestState with keys of its own, so a "
+                "2026-07-28 retry landing on another process fails with -32602. Pass backend=\"redis://host:6379/0\" "
+                "(keys made once and shared), or RequestStateSecurity(keys=[...]) with the same keys everywhere")
+        try:
+            era = self.dispatcher.era_of(message, _version_header(headers))
+            post = self._post_in_session if era.http_sessions else self._post_self_contained
+            return post(request, message, kind, era)
+        except errors.EnvelopeError as refused:
+            return refusal_response(refused, jsonrpc.safe_id(message))
+        except BackendUnavailable as down:
+            return refusal_response(errors.Unavailable(down), jsonrpc.safe_id(message))
+        except MCPError as refused:  # the core refused the envelope of a 2026-07-28 request
+            return json_response(jsonrpc.error_from(jsonrpc.safe_id(message), refused), errors.http_status(refused.code))
+
+    def _scopes_refusal(self, request: HTTPRequest, message: Message) -> HTTPResponse | None:
+        """The 403 for a call to a tool whose ``required_scopes`` the caller's token lacks."""
+        if message.get("method") != "tools/call":
+            return None
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        lookup = self.server.hooks.get_tool_required_scopes
+        needed = lookup(name) if lookup is not None and isinstance(name, str) else []
+        if not needed:
+            return None
+        from minimcp.server.auth.resource_server import scope_challenge
+
+        refused = scope_challenge(self.auth, request.access_token, needed)
+        return None if refused is None else challenge_response(refused, self.auth)
+
+    def _post_self_contained(self, request: HTTPRequest, message: Message, kind: str, era: Era) -> HTTPResponse:
+        connection = self.dispatcher.modern_connection(message, request.headers)
+        check_param_headers(message, request.headers, self.server)
+        if kind == "notification":
+            return _empty(errors.ACCEPTED)
+        if kind != "request":
+            raise errors.BadEnvelope("A 2026-07-28 client sends no responses")
+        if self.json_response and self.dispatcher.streams(message):
+            raise errors.BadEnvelope(f"{message['method']} answers with an SSE stream; this endpoint answers JSON only")
+        outbox = QueueOutbox(can_request=False)
+        # A 2026-07-28 client cancels by hanging up, and a quiet call writes nothing that would
+        # reveal it: the adapter watches the connection until the request ends.
+        unwatch = request.watch_hangup(outbox.abort) if request.watch_hangup is not None else None
+        try:
+            answer = self.dispatcher.handle_request(message, connection, outbox,
+                                                    self._transport(request, outbox.can_request), UNTRACKED, here=True)
+        except BaseException:
+            if unwatch is not None:
+                unwatch()
+            raise
+        if unwatch is not None:
+            if answer is None:
+                outbox.on_end(unwatch)  # a worker's call, or an open stream: watched until it ends
+            else:
+                unwatch()  # answered here (a refusal may leave the outbox open)
+        return self._answer(connection, outbox, answer, era)
+
+    def _post_in_session(self, request: HTTPRequest, message: Message, kind: str, era: Era) -> HTTPResponse:
+        header_version = _version_header(request.headers)
+        if header_version is not None and not era.speaks(header_version):
+            raise errors.BadEnvelope(f"Unsupported MCP-Protocol-Version: {request.headers[VERSION_HEADER]}")
+        initializing = kind == "request" and message["method"] == "initialize"
+        if self.stateless_http:
+            connection = self.dispatcher.new_legacy_connection()
+            connection.initialized = True
+        elif initializing:
+            if request.headers.get(SESSION_HEADER):
+                raise errors.BadEnvelope("Invalid Request: session already initialized")
+            connection = self.dispatcher.new_legacy_connection()
+            connection.principal = request.principal
+        else:
+            try:
+                connection = self._connection_of(request)
+            except errors.EnvelopeError as refused:  # session errors carry "id": null (api.md §5.7)
+                return refusal_response(refused)
+        if kind == "notification":
+            self.dispatcher.handle_notification(message, connection)
+            self.sessions.save(connection)
+            return _empty(errors.ACCEPTED)
+        if kind in ("response", "error"):
+            unexpected = self.dispatcher.handle_response(message, connection)
+            if unexpected is not None:  # "id": null: the id is the server's own, not a request of the client's
+                return refusal_response(errors.BadEnvelope(unexpected.message, code=unexpected.code))
+            return _empty(errors.ACCEPTED)
+        can_request = request.holds_streams and not self.json_response and not self.stateless_http
+        outbox: QueueOutbox | EventLog
+        resumable = self._resumable(connection)
+        if resumable and self.event_store is not None:
+            outbox = StoredEventLog(secrets.token_hex(8), self.event_store, can_request)
+        elif resumable:
+            outbox = self.sessions.event_log(connection, can_request, message["id"])
+        else:
+            outbox = QueueOutbox(can_request)
+        answer = self.dispatcher.handle_request(message, connection, outbox, self._transport(request, can_request),
+                                                here=True)
+        if self.dispatcher.opens_session(message, answer):
+            if self.sessions.add(connection) is None:
+                raise errors.TooManySessions(request_id=message["id"])
+        elif connection.id is not None:
+            self.sessions.save(connection)
+        return self._answer(connection, outbox, answer, era)
+
+    def _connection_of(self, request: HTTPRequest) -> Connection:
+        session_id = request.headers.get(SESSION_HEADER)
+        if not session_id:
+            raise errors.MissingSession()
+        session_id = session_id.strip()
+        connection = self.sessions.get(session_id)
+        if connection is None and self.sessions.minted_elsewhere(session_id):
+            raise errors.SessionElsewhere()
+        # A session id is not a credential: another user presenting it finds no session (protocol.md §2.2).
+        if connection is None or connection.principal != request.principal:
+            raise errors.SessionNotFound()
+        return connection
+
+    def _transport(self, request: HTTPRequest, can_request: bool) -> TransportContext:
+        return TransportContext(kind="streamable-http", can_send_request=can_request, headers=request.headers,
+                                principal=request.principal, client_address=request.client_address,
+                                access_token=request.access_token, make_request=request.native)
+
+    def _resumable(self, connection: Connection) -> bool:
+        """Whether this session's SSE answers can be resumed: the era's rule, on an endpoint that
+        keeps sessions and streams."""
+        return not self.json_response and not self.stateless_http and connection.era.resumable(connection)
+
+    # --- answering a request ---------------------------------------------------------------------
+    def _answer(self, connection: Connection, outbox: QueueOutbox | EventLog,
+                answer: Message | None, era: Era) -> HTTPResponse:
+        """The reply to a request; a JSON answer's status is the era's rule."""
+        headers = {SESSION_HEADER: connection.id} if connection.id else {}
+        if answer is not None:
+            return self._json_answer(answer, era, headers)
+        if isinstance(outbox, EventLog):
+            return self._answer_resumable(connection, outbox, headers)
+        first = outbox.get(self.keepalive_interval)
+        if first is not None and first[1]:
+            return self._json_answer(first[0], era, headers)
+        if self.json_response:
+            final = self._drain_to_final(outbox, first)
+            # A request its client cancelled has no answer: the body is empty, as for a notification.
+            return _empty(errors.ACCEPTED) if final is None else json_response(final, headers=headers)
+        return _events(self._stream(outbox, first), headers)
+
+    def _json_answer(self, answer: Message, era: Era, headers: dict[str, str]) -> HTTPResponse:
+        status = errors.status_of(answer) if era.error_statuses else errors.OK
+        if status == errors.UNAVAILABLE:
+            headers = {**headers, "Retry-After": str(self.server.backend.retry_after)}
+        return json_response(answer, status, headers)
+
+    def _answer_resumable(self, connection: Connection, log: EventLog, headers: dict[str, str]) -> HTTPResponse:
+        """JSON when the answer comes first; otherwise a resumable SSE stream opened by a priming event."""
+        first = log.read(0, self.keepalive_interval)
+        if first is not None and first.final and first.message is not None:
+            return json_response(first.message, errors.OK, headers)
+        connection.retain_stream(log)
+        log.share()
+        return _events(self._replay(log, 0, first, since=0, prime=True), headers)
+
+    def _resume_point(self, log: EventLog | RemoteLog, seq: int) -> bytes:
+        return sse.resume_point(log.event_id(seq), self.retry_interval)
+
+    def _replay(self, log: EventLog | RemoteLog, after: int, event: LogEntry | None, since: int,
+                prime: bool) -> Iterator[bytes]:
+        """Write ``log`` from after sequence number ``after`` until its final response, or until the
+        server closes the stream (``close_stream``), in which case the request keeps running and the
+        client resumes with ``Last-Event-ID``. Closes logged up to ``since`` happened before this
+        connection existed and are skipped. A client that goes away aborts the request."""
+        ended = False
+        # The priming event travels in one write with what follows it (one send, one wake-up of the
+        # client, the same bytes).
+        head = self._resume_point(log, after) if prime else b""
+        try:
+            while not ended:
+                chunk = b""
+                if event is None:
+                    if log.exhausted(after):
+                        ended = True
+                    else:
+                        self.sessions.sweep()  # the tick that expires a session whose worker waits in vain
+                        chunk = sse.KEEPALIVE
+                else:
+                    after = event.seq
+                    if event.message is None:
+                        if after > since:
+                            ended = True
+                            chunk = self._resume_point(log, after)
+                    else:
+                        ended = event.final
+                        chunk = sse.event(event.message, log.event_id(after))
+                if head or chunk:
+                    yield head + chunk
+                    head = b""
+                if not ended:
+                    event = log.read(after, self.keepalive_interval)
+        finally:
+            if not ended:
+                log.abort()
+
+    def _drain_to_final(self, outbox: QueueOutbox, item: tuple[Message, bool] | None) -> Message | None:
+        """The answer, after the messages a JSON body cannot carry; ``None`` once the client cancelled."""
+        while item is None or not item[1]:
+            if item is None and outbox.unanswered:
+                return None
+            item = outbox.get(self.keepalive_interval)
+        return item[0]
+
+    def _stream(self, outbox: QueueOutbox, first: tuple[Message, bool] | None) -> Iterator[bytes]:
+        item = first
+        finished = False
+        try:
+            while True:
+                if item is None and outbox.unanswered:
+                    return  # the client cancelled the request: its stream ends without the answer
+                if item is None:
+                    self.sessions.sweep()  # the tick that expires a session whose worker waits in vain
+                    yield sse.KEEPALIVE
+                else:
+                    yield sse.event(item[0])
+                    if item[1]:
+                        finished = True
+                        return
+                item = outbox.get(self.keepalive_interval)
+        finally:
+            if not finished:
+                outbox.abort()
+
+    # --- GET and DELETE --------------------------------------------------------------------------
+    def _get(self, request: HTTPRequest) -> HTTPResponse:
+        if not _accepts(request.headers, "text/event-stream"):
+            raise errors.NotAcceptable("Not Acceptable: Accept must list text/event-stream")
+        if self.stateless_http:
+            raise errors.MethodNotAllowed("POST")
+        if not request.holds_streams:
+            # One thread per process (gunicorn's sync worker, flask run --without-threads): a stream
+            # held open would leave no thread for the client's next POST, and it would hang.
+            raise errors.MethodNotAllowed("POST, DELETE", "Method Not Allowed: this server runs one thread per process")
+        connection = self._connection_of(request)
+        last_event_id = request.headers.get("Last-Event-ID")
+        if last_event_id:
+            return self._resume(connection, last_event_id.strip())
+        outbox = QueueOutbox(can_request=True)
+        if not connection.attach_standalone(outbox):
+            raise errors.StreamConflict()
+        return _events(self._standalone(connection, outbox), {SESSION_HEADER: connection.id or ""})
+
+    def _resume(self, connection: Connection, last_event_id: str) -> HTTPResponse:
+        """Continue a response stream after the event the client saw last (a GET with ``Last-Event-ID``)."""
+        if self.event_store is not None:
+            return self._resume_stored(connection, last_event_id)
+        stream_id, _, seq = last_event_id.rpartition(":")
+        log: EventLog | RemoteLog | None = connection.stream(stream_id) if seq.isdigit() else None
+        if log is None and seq.isdigit():
+            log = self.sessions.remote_stream(connection, stream_id)
+        if log is None or int(seq) > log.last:
+            raise errors.UnknownEventId()
+        after = int(seq)
+        return _events(self._replay(log, after, log.read(after, 0.0), since=log.last, prime=False),
+                       {SESSION_HEADER: connection.id or ""})
+
+    def _resume_stored(self, connection: Connection, last_event_id: str) -> HTTPResponse:
+        """Resume from the ``event_store``: what it replays, then the live log while the request runs.
+
+        Only a stream of this session is resumed, so one client cannot read another's events by id.
+        """
+        assert self.event_store is not None
+        stream_id, events = replay(self.event_store, last_event_id)
+        log = connection.stream(stream_id) if stream_id is not None else None
+        if not isinstance(log, StoredEventLog):
+            raise errors.UnknownEventId()
+        seen = [log.position(event_id) for event_id in (last_event_id, *(event_id for _, event_id in events))
+                if event_id is not None]  # an event the store replayed without an id has no place in the log
+        after = max((seq for seq in seen if seq is not None), default=log.last)
+        return _events(self._replay_stored(events, log, after), {SESSION_HEADER: connection.id or ""})
+
+    def _replay_stored(self, events: list[tuple[Message, str | None]], log: StoredEventLog,
+                       after: int) -> Iterator[bytes]:
+        for message, event_id in events:
+            yield sse.event(message, event_id)
+        yield from self._replay(log, after, log.read(after, 0.0), since=log.last, prime=False)
+
+    def _standalone(self, connection: Connection, outbox: QueueOutbox) -> Iterator[bytes]:
+        try:
+            yield sse.STREAM_OPEN
+            while not connection.closed and not outbox.cancelled.is_set():
+                item = outbox.get(self.keepalive_interval)
+                if item is not None:
+                    yield sse.event(item[0])
+                elif not outbox.cancelled.is_set():
+                    yield sse.KEEPALIVE
+        finally:
+            connection.detach_standalone(outbox)
+
+    def _delete(self, request: HTTPRequest) -> HTTPResponse:
+        if self.stateless_http:
+            raise errors.MethodNotAllowed("POST")
+        connection = self._connection_of(request)
+        if connection.id is None or not self.sessions.remove(connection.id):
+            raise errors.SessionNotFound()
+        return _empty(errors.OK)
