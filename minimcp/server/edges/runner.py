@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["CallNext", "ServerMiddleware", "in_memory_endpoint", "run", "serve_connection", "serve_http",
            "serve_one", "wsgi_app"]
 
-logger = logging.getLogger("minimcp.server.edges.runner")
+logger = logging.getLogger("minimcp.server.runner")
 
 
 def run(server: Server[Any], read_stream: Any = None, write_stream: Any = None,

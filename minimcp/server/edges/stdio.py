@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from minimcp.server.core.server import Server
     from minimcp.server.core.sessions import Connection
 
-logger = logging.getLogger("minimcp.server.edges.stdio")
+logger = logging.getLogger("minimcp.server.stdio")
 
 #: Seconds the calls still running when stdin ends have to answer before the server exits without them.
 EOF_GRACE = 30.0

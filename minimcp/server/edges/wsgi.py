@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from minimcp.server.core.server import Server
     from minimcp.server.edges.http.events import EventStore
 
-logger = logging.getLogger("minimcp.server.edges.wsgi")
+logger = logging.getLogger("minimcp.server.wsgi")
 
 
 #: The two request headers CGI keeps without the ``HTTP_`` prefix, by name and by environ key;

@@ -91,7 +91,7 @@ if TYPE_CHECKING:
     from minimcp.server.app.server import MCPServer
     from minimcp.server.app.tools import Tool
 
-logger = logging.getLogger("minimcp.server.app.tasks")
+logger = logging.getLogger("minimcp.server.tasks")
 
 
 class _Expiring(threading.Event):

@@ -34,7 +34,7 @@ try:
 except ImportError as missing:  # pragma: no cover - depends on the installation
     raise ImportError("RedisTaskChannel needs redis-py: pip install 'minimcp-sync[redis]'") from missing
 
-logger = logging.getLogger("minimcp.server.app.tasks")
+logger = logging.getLogger("minimcp.server.tasks")
 
 #: How long the first subscription may take to be confirmed before the thread carries on without it.
 _SUBSCRIBE_TIMEOUT = 5.0

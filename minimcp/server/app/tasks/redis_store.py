@@ -61,7 +61,7 @@ redis.call('PEXPIRE', KEYS[2], math.ceil((last - now) * 1000) + tonumber(ARGV[10
 return 0
 """
 
-logger = logging.getLogger("minimcp.server.app.tasks")
+logger = logging.getLogger("minimcp.server.tasks")
 
 #: How often ``update`` retries when other writers keep changing the record under it.
 _ATTEMPTS = 50

@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 
 #: The name the endpoint's warnings have always been logged under (from when it was wsgi.py), which
 #: deployments filter on.
-logger = logging.getLogger("minimcp.server.edges.wsgi")
+logger = logging.getLogger("minimcp.server.wsgi")
 
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "Mcp-Protocol-Version"
