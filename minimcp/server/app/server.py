@@ -55,6 +55,7 @@ from minimcp.server.app.resources import (
     to_contents,
 )
 from minimcp.server.core.rounds import RequestStateSecurity
+from minimcp.server.app.planner import RegistryPlanner
 from minimcp.server.app.signature import read_signature, require_sync
 from minimcp.server.app.tools import TaskSupport, Tool, as_listed, failure_result
 from minimcp.server.app.visibility import ComponentFilter, Kind, Visibility
@@ -281,15 +282,14 @@ class MCPServer(Generic[LifespanT]):
         #: ``(ctx, uri) -> bool``: whether this request's caller may hear ``uri``'s updates (a listen
         #: leaves the others out of what it honours; a legacy ``resources/subscribe`` is refused).
         self.subscription_filter = subscription_filter
+        #: What each request is, asked once per request by the core (``core/plan.py``).
+        self._planner = RegistryPlanner(self)
         self._lowlevel_server: Server[Any] = Server(
             self.name, version=version, title=title, description=description, instructions=instructions,
             website_url=website_url, icons=icons, lifespan=(lambda _: lifespan(self)) if lifespan else None,
             cache_hints=cache_hints,
             hooks=ServerHooks(
-                get_tool_input_schema=self._tool_input_schema, get_tool_required_scopes=self._tool_required_scopes,
-                get_tool_timeout=self._tool_timeout, get_tool_silent=self._tool_silent,
-                list_tool_scopes=self.tool_scopes,
-                listings_vary=lambda: bool(self.listings_vary_by_user) or self.component_filter is not None,
+                planner=self._planner, list_tool_scopes=self.tool_scopes,
                 call_scope=self._call_scope_hook(), keys_per_process=lambda: not self.request_state_security.explicit,
                 auth_options=(auth, token_verifier, auth_server_provider)),
             max_workers=max_workers, worker_wait_timeout=worker_wait_timeout,
@@ -519,15 +519,19 @@ class MCPServer(Generic[LifespanT]):
         """``tools/call``: a failing tool is an ``is_error`` result the model can read; a crash's own
         text stays in the server log with its traceback."""
 
+        plan = ctx.plan
+        if plan is None or plan.name != params.name:  # a middleware passed another name on
+            plan = self._planner.plan("tools/call", {"name": params.name}, ctx.session.connection.era)
+
         def call(context: Context) -> Any:
             try:
                 if self._answers_in_wire_form:
-                    return self._run_tool(params.name, params.arguments, context, wire=True)
+                    return self._run_tool(params.name, params.arguments, context, wire=True, tool=plan.target)
                 return self.call_tool(params.name, params.arguments, context=context)
             except ToolError as failure:
                 return failure_result(failure)
 
-        return self._with_rounds(ctx, call, asks=not self._tool_silent(params.name))
+        return self._with_rounds(ctx, call, asks=not plan.silent)
 
     def _read_resource(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
         """``resources/read``: not found is -32602, any other failure -32603 with its message (a
@@ -571,27 +575,9 @@ class MCPServer(Generic[LifespanT]):
         ctx.session.connection.subscriptions.add(uri)
         return {}
 
-    def _tool_required_scopes(self, name: str) -> list[str]:
-        tool = self.get_tool(name)
-        return tool.required_scopes if tool is not None else []
-
-    def _tool_timeout(self, name: str) -> float | None:
-        tool = self.get_tool(name)
-        return None if tool is None else tool.timeout
-
-    def _tool_silent(self, name: str) -> bool:
-        """Whether a call of ``name`` can reach the client only with its answer: nothing but the
-        ``Context`` (the tool's own, its resolvers', a task's, the component filter's) can send."""
-        tool = self.get_tool(name)
-        return self.component_filter is None and (tool is None or not tool.can_send)
-
-    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
-        tool = self.get_tool(name)
-        return None if tool is None else tool.parameters
-
     def _with_rounds(self, ctx: ServerRequestContext[Any, Any], run: Callable[[Context], Any], asks: bool = True) -> Any:
         """Run a handler that may ask, as the request's era runs one (``Era.rounds``); ``asks``
-        ``False`` for one that cannot (a tool whose call can send nothing, ``_tool_silent``)."""
+        ``False`` for one that cannot (a tool whose call can send nothing, ``Plan.silent``)."""
         return ctx.session.connection.era.rounds(
             ctx, self.request_state_security, self.name,
             lambda questions, answers, state: run(Context(ctx, self, questions, answers, state)), asks)
@@ -714,19 +700,22 @@ class MCPServer(Generic[LifespanT]):
         tool reports) or ``UnexpectedToolError`` (a crash, the original as ``__cause__``)."""
         return self._run_tool(name, arguments, context, wire=False)
 
-    def _run_tool(self, name: str, arguments: dict[str, Any] | None, context: Context | None, wire: bool) -> Any:
+    def _run_tool(self, name: str, arguments: dict[str, Any] | None, context: Context | None, wire: bool,
+                  tool: Tool | None = None) -> Any:
         """``call_tool``'s work. ``wire``: for the dispatcher, which only sends what it returns, a
         tool's plain return value may come as the result's wire form (``Tool.invoke``); asked only
         where nothing between the dispatcher and the tool expects a model: no subclass's
-        ``call_tool``, no extension that intercepts tool calls (``_answers_in_wire_form``)."""
-        tool = self._tool_to_call(name, context)
+        ``call_tool``, no extension that intercepts tool calls (``_answers_in_wire_form``). ``tool``:
+        the one the request's plan found by ``name``, else it is looked up."""
+        tool = self._tool_to_call(name, context, tool)
         if tool.task is not None and context is not None:
             return self.tasks.call(tool, arguments, context)
         return tool.run(arguments, context or self._detached_context(), wire)
 
-    def _tool_to_call(self, name: str, context: Context | None) -> Tool:
-        """The tool ``name`` names, if this caller may call it now; else the ``ToolError`` to answer."""
-        tool = self.get_tool(name)
+    def _tool_to_call(self, name: str, context: Context | None, tool: Tool | None = None) -> Tool:
+        """The tool ``name`` names (``tool``, when already found), if this caller may call it now;
+        else the ``ToolError`` to answer."""
+        tool = tool or self.get_tool(name)
         why = None if tool is None else self._usable("tool", tool, context)
         if tool is None or why == "hidden":
             raise ToolError(f"Unknown tool: {name}")

@@ -10,12 +10,12 @@ value.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from minimcp.types import CacheableResult
-from minimcp.types.methods import CACHEABLE_METHODS, METHODS, CacheableMethod
+from minimcp.types.methods import CACHEABLE_METHODS, CacheableMethod
 
 __all__ = ["CACHEABLE_METHODS", "CacheHint", "CacheableMethod", "apply_cache_hint", "hinted", "validate_cache_hints"]
 
@@ -47,13 +47,14 @@ def apply_cache_hint(result: ResultT, hint: CacheHint) -> ResultT:
     return result.model_copy(update=update) if update else result
 
 
-def hinted(result: Any, method: str, hints: Mapping[str, CacheHint], listings_vary: Callable[[], bool]) -> Any:
+def hinted(result: Any, method: str, hints: Mapping[str, CacheHint], private: bool) -> Any:
     """``result`` with the server's hint for ``method``; under a public hint a listing that varies
-    by user (``listings_vary()``) stays private, so no shared cache hands one user's list to another."""
+    by user (``private``, the request's plan says so) stays private, so no shared cache hands one
+    user's list to another."""
     hint = hints.get(method)
     if hint is None or not isinstance(result, CacheableResult):
         return result
-    if hint.scope == "public" and METHODS[method].listing and listings_vary():
+    if hint.scope == "public" and private:
         hint = CacheHint(hint.ttl_ms, "private")
     return apply_cache_hint(result, hint)
 

@@ -26,6 +26,7 @@ from minimcp.shared.transport_context import TransportContext
 if TYPE_CHECKING:
     from minimcp.server.core.outbox import Outbox
     from minimcp.server.core.era import Era
+    from minimcp.server.core.plan import Plan
     from minimcp.server.core.server import Server
     from minimcp.server.core.sessions import ServerSession
     from minimcp.types import RequestId
@@ -54,6 +55,9 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
     server: Server[Any] | None = None
     outbox: Outbox | None = None
     era: Era | None = None
+    #: What the request is, worked out once when it arrived (``core/plan.py``): a handler finds
+    #: its target there instead of looking it up again.
+    plan: Plan | None = None
 
     @property
     def request(self) -> Any:
@@ -96,7 +100,7 @@ class ServerMiddleware(Protocol[_MiddlewareLifespanT]):
     A middleware whose class sets ``sends_nothing = True`` promises to send the client nothing of
     its own (no notification, no question): it only observes, refuses or answers. Where every one
     does, a legacy call of a tool that can send nothing runs on the thread that received it
-    (``ServerHooks.get_tool_silent``); any other middleware keeps such calls on the worker pool.
+    (``Plan.silent``); any other middleware keeps such calls on the worker pool.
     """
 
     def __call__(self, ctx: ServerRequestContext[_MiddlewareLifespanT, Any], call_next: CallNext) -> HandlerResult: ...

@@ -33,6 +33,7 @@ from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.core.caching import hinted
 from minimcp.server.core.context import ServerRequestContext
 from minimcp.server.core.outbox import Outbox
+from minimcp.server.core.plan import Plan
 from minimcp.server.core.era import LEGACY, MODERN, Era, era_of_message
 from minimcp.server.core.pending import UnexpectedAnswer
 from minimcp.server.core.sessions import Connection, ServerSession
@@ -77,6 +78,10 @@ class Dispatcher:
         its ``Mcp-Param-*`` headers are the HTTP edge's to check (``streamable_http.param_headers``)."""
         return MODERN.connection(self.server, message, headers)
 
+    def plan(self, message: Message, era: Era) -> Plan:
+        """What request ``message`` is (``Planner.plan``), worked out once and handed down."""
+        return self.server.planner.plan(message["method"], message.get("params"), era)
+
     def new_legacy_connection(self) -> Connection:
         """A session for a connection about to ``initialize``; the handshake fills it in."""
         return LEGACY.connection(self.server)
@@ -100,7 +105,7 @@ class Dispatcher:
     # --- messages --------------------------------------------------------------------------------
     def handle_request(self, message: Message, connection: Connection, outbox: Outbox,
                        transport: TransportContext, calls: Calls | None = None,
-                       here: bool = False) -> Message | None:
+                       here: bool = False, plan: Plan | None = None) -> Message | None:
         """Answer a request now, or (``None``) run it as a pool job that closes ``outbox`` with the answer.
 
         A call that outlives this method (a worker's, an open stream) is tracked in ``calls`` (by
@@ -110,15 +115,17 @@ class Dispatcher:
         ``here``: the caller would only wait for the answer, so a call that can send nothing before
         it (``quiet``) runs on the caller's thread, still as one of the pool's jobs, and its answer
         is returned (in ``outbox`` instead, behind anything the call queued there).
+        ``plan``: what the caller already worked out of the request (``plan``), else made here.
         """
         request_id = message["id"]
         method = self._lookup(message["method"], connection.era) or _REFUSED
+        plan = plan or self.plan(message, connection.era)
         calls = calls or connection
         if not method.worker:
             if method.stream:
                 calls.begin(request_id, outbox)
                 outbox.on_end(functools.partial(calls.end, request_id, outbox))
-            return self._execute(method, message, connection, outbox, transport)
+            return self._execute(method, message, connection, outbox, transport, plan)
         scope_of = self.server.hooks.call_scope
         # made on the receiving thread, while the host's context is here
         scope = None if scope_of is contextlib.nullcontext else scope_of()
@@ -129,7 +136,7 @@ class Dispatcher:
         except MCPError as over:
             return jsonrpc.error_from(request_id, over)
         calls.begin(request_id, outbox)
-        timeout = self.timeout_of(message)
+        timeout = plan.timeout
         disarm = None if timeout is None else self.server.deadlines.arm(
             timeout, functools.partial(self._time_out, message, connection, outbox, transport, timeout))
 
@@ -137,10 +144,10 @@ class Dispatcher:
             response = None
             try:
                 if scope is None:
-                    response = self._execute(method, message, connection, outbox, transport)
+                    response = self._execute(method, message, connection, outbox, transport, plan)
                 else:
                     with scope:
-                        response = self._execute(method, message, connection, outbox, transport)
+                        response = self._execute(method, message, connection, outbox, transport, plan)
             except BaseException:  # even a handler that calls sys.exit() must answer, or its caller waits forever
                 logger.exception("%s ended the worker", message["method"])
             finally:
@@ -154,7 +161,7 @@ class Dispatcher:
 
         try:
             # a timed call must leave the receiving thread free to send the timeout's answer
-            if here and timeout is None and self.quiet(message, connection, outbox):
+            if here and timeout is None and self.quiet(message, connection, outbox, plan):
                 return outbox.answer_here(self.server.pool.run_here(job))
             self.server.pool.submit(lambda: outbox.close(job()))
         except MCPError as busy:
@@ -165,15 +172,6 @@ class Dispatcher:
             return jsonrpc.error_from(request_id, busy)
         return None
 
-    def timeout_of(self, message: Message) -> float | None:
-        """The seconds a ``tools/call`` may run before its caller is answered, if its tool has a limit."""
-        lookup = self.server.hooks.get_tool_timeout
-        if lookup is None or message.get("method") != "tools/call":
-            return None
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        return lookup(name) if isinstance(name, str) else None
-
     @staticmethod
     def _time_out(message: Message, connection: Connection, outbox: Outbox, transport: TransportContext,
                   timeout: float) -> None:
@@ -183,13 +181,13 @@ class Dispatcher:
         failure = MCPError(REQUEST_TIMEOUT, f"Tool '{name}' timed out after {timeout:g} seconds", {"tool": name})
         outbox.time_out(connection.era.error_answer(message["id"], failure, transport))
 
-    def quiet(self, message: Message, connection: Connection, outbox: Outbox) -> bool:
+    def quiet(self, message: Message, connection: Connection, outbox: Outbox, plan: Plan) -> bool:
         """Whether a request's handler has nothing to send before its answer, so no one need stream
-        while it runs: a tool call that can send nothing (``ServerHooks.get_tool_silent``, behind
-        middleware that all send nothing, ``ServerMiddleware``), or any request with no back channel to ask on, no log
-        messages (none by default in its era, no level asked for) and no progress token. What it
-        still sends on its own (a custom notification) travels with the answer."""
-        if self._silent(message):
+        while it runs: a call its plan says is silent, behind middleware that all send nothing
+        (``ServerMiddleware``), or any request with no back channel to ask on, no log messages
+        (none by default in its era, no level asked for) and no progress token. What it still
+        sends on its own (a custom notification) travels with the answer."""
+        if plan.silent and self._middleware_sends_nothing():
             return True
         if outbox.can_request or connection.log_level is not None or connection.era.log_by_default:
             return False
@@ -197,16 +195,8 @@ class Dispatcher:
         meta = params.get("_meta") if isinstance(params, dict) else None
         return not (isinstance(meta, dict) and "progressToken" in meta)
 
-    def _silent(self, message: Message) -> bool:
-        """Whether ``message`` calls a tool the server says can send nothing, through middleware
-        that all promise to send nothing either (``sends_nothing``)."""
-        silent = self.server.hooks.get_tool_silent
-        if silent is None or message.get("method") != "tools/call":
-            return False
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        if not isinstance(name, str) or not silent(name):
-            return False
+    def _middleware_sends_nothing(self) -> bool:
+        """Whether every middleware promises to send nothing of its own (``sends_nothing``)."""
         for layer in self.server.middleware:
             if not getattr(type(layer), "sends_nothing", False):
                 return False
@@ -256,7 +246,7 @@ class Dispatcher:
 
     # --- running a handler -----------------------------------------------------------------------
     def _context(self, message: Message, connection: Connection, outbox: Outbox | None,
-                 transport: TransportContext) -> ServerRequestContext[Any, Any]:
+                 transport: TransportContext, plan: Plan | None = None) -> ServerRequestContext[Any, Any]:
         request_id = message.get("id")
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
@@ -264,14 +254,14 @@ class Dispatcher:
             session=ServerSession(connection, outbox, request_id, meta), lifespan_context=connection.lifespan_context(),
             protocol_version=connection.protocol_version, method=message["method"],
             params=params if isinstance(params, dict) else None, request_id=request_id, meta=meta,
-            transport=transport, server=self.server, outbox=outbox, era=connection.era,
+            transport=transport, server=self.server, outbox=outbox, era=connection.era, plan=plan,
         )
 
     def _execute(self, method: Method, message: Message, connection: Connection, outbox: Outbox,
-                 transport: TransportContext) -> Message:
+                 transport: TransportContext, plan: Plan) -> Message:
         request_id = message["id"]
         try:
-            result = self._through_middleware(self._answered)(self._context(message, connection, outbox, transport))
+            result = self._through_middleware(self._answered)(self._context(message, connection, outbox, transport, plan))
             if method.stream:
                 return None  # type: ignore[return-value]
             return jsonrpc.result(request_id, _wire(result))
@@ -301,7 +291,7 @@ class Dispatcher:
             result = entry.handler(ctx, entry.params(ctx.params or {}))
         if isinstance(result, ErrorData):
             raise MCPError.from_error_data(result)  # inside the chain, so middleware sees the failure
-        result = hinted(result, name, server.cache_hints, server.hooks.listings_vary)
+        result = hinted(result, name, server.cache_hints, ctx.plan is not None and ctx.plan.private_listing)
         wire = dump(result) if isinstance(result, BaseModel) else (result if result is not None else {})
         era.finish(result, wire, server.server_info_wire)
         return wire

@@ -30,6 +30,7 @@ from minimcp.server.core.dispatch import Dispatcher
 from minimcp.server.core.era import era_of_version
 from minimcp.server.core.shares import Shares, fair_share
 from minimcp.server.core.listens import ListenSource
+from minimcp.server.core.plan import HookPlanner, Planner
 from minimcp.server.core.workers import Deadlines, Lock, WorkerPool
 from minimcp.server.app.otel import default_middleware
 from minimcp.shared.exceptions import MCPDeprecationWarning
@@ -76,7 +77,13 @@ class HandlerEntry:
 class ServerHooks:
     """What a server built on this one (``MCPServer``, a host's) answers the core and the HTTP edge
     with, given once to ``Server(hooks=...)``: the tiers above reach the core through this object
-    instead of setting its attributes after construction. Each default is a bare server's answer."""
+    instead of setting its attributes after construction. Each default is a bare server's answer.
+
+    What one request is comes from ``planner``, asked once per request (``core/plan.py``); without
+    one, the per-tool callables below are what a bare server's plans are made of."""
+
+    #: The tier's answer to "what is this request?" (``MCPServer`` plans from its registries).
+    planner: Planner | None = None
 
     #: A tool's ``inputSchema`` by name (``None``: unknown tool), for the ``Mcp-Param`` header check.
     get_tool_input_schema: Callable[[str], Mapping[str, Any] | None] | None = None
@@ -224,6 +231,11 @@ class Server(Generic[LifespanResultT]):
         self.hooks = hooks or ServerHooks()
         if get_tool_input_schema is not None:
             self.hooks = replace(self.hooks, get_tool_input_schema=get_tool_input_schema)
+        hooks = self.hooks
+        #: Asked once per request, by the edge or the dispatcher; its ``Plan`` is handed down.
+        self.planner: Planner = hooks.planner or HookPlanner(
+            hooks.get_tool_input_schema, hooks.get_tool_required_scopes, hooks.get_tool_timeout,
+            hooks.get_tool_silent, hooks.listings_vary)
         self.pool = WorkerPool(max_workers, worker_wait_timeout)
         self.back_channel_timeout = back_channel_timeout
         #: Where what outlives a request is kept (``minimcp.server.backends``): this process's memory

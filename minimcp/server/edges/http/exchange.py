@@ -14,7 +14,7 @@ belongs to and the era how HTTP treats it, and answers in one of two shapes:
 
 Legacy sessions (``Mcp-Session-Id``) hold server-to-client requests; their answers arrive as
 later POSTs and are routed by id; a legacy call of a tool that can send nothing before its
-answer (``ServerHooks.get_tool_silent``) runs on the thread that received it. A 2026-07-28
+answer (``Plan.silent``) runs on the thread that received it. A 2026-07-28
 request is self-contained and never carries a server-to-client request; it runs on the thread
 that received it when it asked for no progress and no log messages (``Dispatcher.quiet``), so it
 answers JSON however long it runs. Its client cancels it by hanging up, which such a call, writing
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from minimcp.server.auth.provider import AccessToken
     from minimcp.server.auth.resource_server import ProtectedResource
     from minimcp.server.core.era import Era
+    from minimcp.server.core.plan import Plan
     from minimcp.server.core.server import Server
 
 #: The name the endpoint's warnings have always been logged under (from when it was wsgi.py), which
@@ -300,10 +301,6 @@ class Exchange:
             message, kind = jsonrpc.parse(body)
         except jsonrpc.Unreadable as bad:
             raise errors.Unparsable(bad.reply) from None
-        if kind == "request":
-            refused = self._scopes_refusal(request, message)
-            if refused is not None:
-                return refused
         if request.multiprocess and not self._warned_keys and self.server.hooks.keys_per_process():
             self._warned_keys = True
             logger.warning(
@@ -312,8 +309,13 @@ class Exchange:
                 "(keys made once and shared), or RequestStateSecurity(keys=[...]) with the same keys everywhere")
         try:
             era = self.dispatcher.era_of(message, _version_header(headers))
+            plan = self.dispatcher.plan(message, era) if kind == "request" else None
+            if plan is not None and plan.required_scopes:
+                refused = self._scopes_refusal(request, plan.required_scopes)
+                if refused is not None:
+                    return refused
             post = self._post_in_session if era.http_sessions else self._post_self_contained
-            return post(request, message, kind, era)
+            return post(request, message, kind, era, plan)
         except errors.EnvelopeError as refused:
             return refusal_response(refused, jsonrpc.safe_id(message))
         except BackendUnavailable as down:
@@ -321,24 +323,18 @@ class Exchange:
         except MCPError as refused:  # the core refused the envelope of a 2026-07-28 request
             return json_response(jsonrpc.error_from(jsonrpc.safe_id(message), refused), errors.http_status(refused.code))
 
-    def _scopes_refusal(self, request: HTTPRequest, message: Message) -> HTTPResponse | None:
+    def _scopes_refusal(self, request: HTTPRequest, needed: tuple[str, ...]) -> HTTPResponse | None:
         """The 403 for a call to a tool whose ``required_scopes`` the caller's token lacks."""
-        if message.get("method") != "tools/call":
-            return None
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        lookup = self.server.hooks.get_tool_required_scopes
-        needed = lookup(name) if lookup is not None and isinstance(name, str) else []
-        if not needed:
-            return None
         from minimcp.server.auth.resource_server import scope_challenge
 
-        refused = scope_challenge(self.auth, request.access_token, needed)
+        refused = scope_challenge(self.auth, request.access_token, list(needed))
         return None if refused is None else challenge_response(refused, self.auth)
 
-    def _post_self_contained(self, request: HTTPRequest, message: Message, kind: str, era: Era) -> HTTPResponse:
+    def _post_self_contained(self, request: HTTPRequest, message: Message, kind: str, era: Era,
+                             plan: Plan | None) -> HTTPResponse:
         connection = self.dispatcher.modern_connection(message, request.headers)
-        check_param_headers(message, request.headers, self.server)
+        if plan is not None and plan.header_schema is not None:
+            check_param_headers(message, request.headers, plan.header_schema)
         if kind == "notification":
             return _empty(errors.ACCEPTED)
         if kind != "request":
@@ -351,7 +347,8 @@ class Exchange:
         unwatch = request.watch_hangup(outbox.abort) if request.watch_hangup is not None else None
         try:
             answer = self.dispatcher.handle_request(message, connection, outbox,
-                                                    self._transport(request, outbox.can_request), UNTRACKED, here=True)
+                                                    self._transport(request, outbox.can_request), UNTRACKED, here=True,
+                                                    plan=plan)
         except BaseException:
             if unwatch is not None:
                 unwatch()
@@ -363,7 +360,8 @@ class Exchange:
                 unwatch()  # answered here (a refusal may leave the outbox open)
         return self._answer(connection, outbox, answer, era)
 
-    def _post_in_session(self, request: HTTPRequest, message: Message, kind: str, era: Era) -> HTTPResponse:
+    def _post_in_session(self, request: HTTPRequest, message: Message, kind: str, era: Era,
+                         plan: Plan | None) -> HTTPResponse:
         header_version = _version_header(request.headers)
         if header_version is not None and not era.speaks(header_version):
             raise errors.BadEnvelope(f"Unsupported MCP-Protocol-Version: {request.headers[VERSION_HEADER]}")
@@ -400,7 +398,7 @@ class Exchange:
         else:
             outbox = QueueOutbox(can_request)
         answer = self.dispatcher.handle_request(message, connection, outbox, self._transport(request, can_request),
-                                                here=True)
+                                                here=True, plan=plan)
         if self.dispatcher.opens_session(message, answer):
             if self.sessions.add(connection) is None:
                 raise errors.TooManySessions(request_id=message["id"])
