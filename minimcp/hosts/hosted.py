@@ -132,7 +132,7 @@ class HostedServer(MCPServer):
         user = self.host_user()
         return [tool for tool in super().list_tools() if self.may_use(tool.name, user)]
 
-    def _tool_to_call(self, name: str, context: Any) -> Tool:
+    def _tool_to_call(self, name: str, context: Any, tool: Tool | None = None) -> Tool:
         """The tool, for ``call_tool`` and a served call alike, once the host's rule admits the user
         (a served call then keeps ``MCPServer``'s cheaper route for its result)."""
         user = self.host_user()
@@ -141,7 +141,7 @@ class HostedServer(MCPServer):
             why = "" if self.principal_of(user) is not None else "; sign in first"
             raise MCPError(INVALID_PARAMS, f"Permission denied: tool '{name}' requires {access.requirement}{why}",
                            {"tool": name, "requires": access.requirement})
-        return super()._tool_to_call(name, context)
+        return super()._tool_to_call(name, context, tool)
 
     # --- the endpoint --------------------------------------------------------------------------
     def endpoint(self, **options: Any) -> Exchange:
@@ -196,7 +196,8 @@ def host_request(environ: Mapping[str, Any], body: bytes, principal: str | None,
     ``native`` the host's own request object, which handlers see as ``ctx.request``. Under a WSGI
     server that hands the app its client's socket, a 2026-07-28 call is cancelled when its client
     hangs up, as on minimcp's own server (``minimcp.httpd.hangups``)."""
-    return HTTPRequest(environ["REQUEST_METHOD"], "/", EnvironHeaders(environ), body, principal=principal,
+    headers = EnvironHeaders(environ)
+    return HTTPRequest(environ["REQUEST_METHOD"], "/", headers, body, principal=principal, head=headers.head(),
                        client_address=environ.get("REMOTE_ADDR") or None,
                        holds_streams=environ.get("wsgi.multithread", True),
                        multiprocess=bool(environ.get("wsgi.multiprocess")), native=lambda: native,

@@ -25,7 +25,9 @@ from minimcp.httpd.hangups import watcher
 from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.edges.http import errors
 from minimcp.server.edges.http.exchange import (
+    HEAD_FIELDS,
     Exchange,
+    Head,
     HTTPRequest,
     HTTPResponse,
     challenge_response,
@@ -76,6 +78,8 @@ def _field_name(key: str) -> str:
     return "" if name in _UNPREFIXED else name
 
 
+#: ``Head``'s fields by environ key.
+_HEAD_KEYS = tuple(_UNPREFIXED.get(name.lower()) or "HTTP_" + name.upper().replace("-", "_") for name in HEAD_FIELDS)
 #: Environ key -> ``_field_name``.
 _field_names = _Table(_field_name)
 #: Header name, in any case -> its environ key (``Mcp-Method`` -> ``HTTP_MCP_METHOD``).
@@ -110,6 +114,11 @@ class EnvironHeaders(Mapping[str, str]):
 
     def __contains__(self, name: object) -> bool:
         return self.get(name) is not None  # type: ignore[arg-type]
+
+    def head(self) -> Head:
+        """The fields the exchange reads of every request, straight from the environ in one pass
+        (an empty CGI value stays empty, which the exchange reads as absent)."""
+        return Head._make(map(self._environ.get, _HEAD_KEYS))
 
     def __iter__(self) -> Iterator[str]:
         environ = self._environ
@@ -160,15 +169,16 @@ def read_body(environ: dict[str, Any], limit: int) -> bytes | None:
         return None
 
 
-def exchange_request(environ: dict[str, Any], path: str, headers: Mapping[str, str], principal: str | None) -> HTTPRequest:
+def exchange_request(environ: dict[str, Any], path: str, headers: EnvironHeaders, principal: str | None,
+                     head: Head | None = None) -> HTTPRequest:
     """The exchange's view of a WSGI request made by ``principal``, to ``path``, with ``headers``
-    (``EnvironHeaders``)."""
+    (and their ``head``, when already read)."""
     return HTTPRequest(environ["REQUEST_METHOD"], path, headers,
                        functools.partial(read_body, environ), principal=principal,
                        access_token=environ.get(ACCESS_TOKEN_KEY), client_address=environ.get("REMOTE_ADDR") or None,
                        holds_streams=environ.get("wsgi.multithread", True),
                        multiprocess=bool(environ.get("wsgi.multiprocess")), native=functools.partial(Request, environ),
-                       watch_hangup=watcher(environ))
+                       watch_hangup=watcher(environ), head=head or headers.head())
 
 
 def write(response: HTTPResponse, start_response: Any) -> Iterable[bytes]:
@@ -352,7 +362,8 @@ class MCPWSGIApp:
         else:
             protected, handler = True, None
         headers = EnvironHeaders(environ)
-        refused = self.exchange.guard(headers) if protected else None
+        head = headers.head()
+        refused = self.exchange.guard(head) if protected else None
         if refused is not None:
             return refused
         if handler is not None:
@@ -364,7 +375,7 @@ class MCPWSGIApp:
                 self.auth.authenticate(environ)  # leaves the token where the principal hook reads it
             except AuthChallenge as challenge:
                 return challenge_response(challenge, self.auth)
-        return self.exchange.serve(exchange_request(environ, path, headers, self.principal(environ)))
+        return self.exchange.serve(exchange_request(environ, path, headers, self.principal(environ), head))
 
     def _custom(self, handler: Callable[[Request], Any], environ: dict[str, Any], path: str) -> Any:
         """A custom route's response; a route that raises, or returns something that is not a WSGI

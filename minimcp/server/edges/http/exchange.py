@@ -42,7 +42,7 @@ import logging
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
@@ -54,7 +54,8 @@ from minimcp.server.core.shared_sessions import RemoteLog, SharedSessionManager
 from minimcp.server.edges.http import errors, sse
 from minimcp.server.edges.http.events import EventStore, StoredEventLog, replay
 from minimcp.server.edges.http.param_headers import check_param_headers
-from minimcp.server.edges.http.security import TransportSecuritySettings, host_allowed, origin_allowed
+from minimcp.server.edges.http.security import TransportSecuritySettings
+from minimcp.shared.inbound import MCP_METHOD_HEADER, MCP_NAME_HEADER, MCP_PROTOCOL_VERSION_HEADER
 from minimcp.shared.transport_context import TransportContext
 
 if TYPE_CHECKING:
@@ -71,6 +72,37 @@ logger = logging.getLogger("minimcp.server.wsgi")
 
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "Mcp-Protocol-Version"
+
+
+class Head(NamedTuple):
+    """The header fields the exchange itself reads of every request, read once where the request
+    was made (a WSGI environ's in one pass, ``EnvironHeaders.head``) and handed down with it."""
+
+    host: str | None
+    origin: str | None
+    content_type: str | None
+    content_length: str | None
+    accept: str | None
+    version: str | None
+    session_id: str | None
+    mcp_method: str | None
+    mcp_name: str | None
+
+    @classmethod
+    def of(cls, headers: Mapping[str, str]) -> Head:
+        """The head of a request whose adapter gave only its ``headers``."""
+        return cls(*map(headers.get, HEAD_FIELDS))
+
+    def routing(self) -> dict[str, str]:
+        """The routing headers a 2026-07-28 request is checked against (``classify_inbound_request``)."""
+        fields = {MCP_PROTOCOL_VERSION_HEADER: self.version, MCP_METHOD_HEADER: self.mcp_method,
+                  MCP_NAME_HEADER: self.mcp_name}
+        return {name: value for name, value in fields.items() if value is not None}
+
+
+#: ``Head``'s fields by header name, in its order.
+HEAD_FIELDS = ("Host", "Origin", "Content-Type", "Content-Length", "Accept", VERSION_HEADER, SESSION_HEADER,
+               "Mcp-Method", "Mcp-Name")
 
 
 @dataclass(slots=True)
@@ -100,6 +132,13 @@ class HTTPRequest:
     multiprocess: bool = False
     native: Callable[[], Any] | None = None
     watch_hangup: Callable[[Callable[[], None]], Callable[[], None]] | None = None
+    #: The fields the exchange reads (``Head``): given by an adapter that reads them faster than
+    #: ``headers`` would, else read from ``headers`` when the request is made.
+    head: Head = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.head is None:
+            self.head = Head.of(self.headers)
 
     def read(self, limit: int) -> bytes | None:
         """The body, or ``None`` when it is longer than ``limit``."""
@@ -175,19 +214,18 @@ def _media_type(content_type: str) -> str:
     return content_type.split(";")[0].strip().lower()
 
 
-def _accepts(headers: Mapping[str, str], *types: str) -> bool:
-    offered = _offered(headers.get("Accept") or "")
+def _accepts(head: Head, *types: str) -> bool:
+    offered = _offered(head.accept or "")
     return "*/*" in offered or offered.issuperset(types)
 
 
-def _content_length(headers: Mapping[str, str]) -> int | None:
-    value = headers.get("Content-Length") or ""
+def _content_length(head: Head) -> int | None:
+    value = head.content_length or ""
     return int(value) if value.isdigit() else None
 
 
-def _version_header(headers: Mapping[str, str]) -> str | None:
-    value = headers.get(VERSION_HEADER)
-    return value.strip(" \t") if value is not None else None
+def _version_header(head: Head) -> str | None:
+    return head.version.strip(" \t") if head.version is not None else None
 
 
 class Exchange:
@@ -240,20 +278,16 @@ class Exchange:
     # --- entering ------------------------------------------------------------------------------
     def handle(self, request: HTTPRequest) -> HTTPResponse:
         """The whole exchange, for an adapter that identified the caller itself."""
-        return self.guard(request.headers) or self.serve(request)
+        return self.guard(request.head) or self.serve(request)
 
-    def guard(self, headers: Mapping[str, str]) -> HTTPResponse | None:
+    def guard(self, head: Head) -> HTTPResponse | None:
         """The refusal of a request whose ``Host`` or ``Origin`` ``transport_security`` does not allow
         (DNS-rebinding protection), else ``None``; custom routes are guarded by it too."""
-        host = headers.get("Host")
-        if not host_allowed(self.security, host):
-            logger.warning("rejected request with Host %r", host)
-            return refusal_response(errors.InvalidHost())
-        origin = headers.get("Origin")
-        if not origin_allowed(self.security, origin):
-            logger.warning("rejected request with Origin %r", origin)
-            return refusal_response(errors.InvalidOrigin())
-        return None
+        refused = self.security.refusal(head.host, head.origin)
+        if refused is None:
+            return None
+        logger.warning("rejected request with %s %r", refused, head.host if refused == "Host" else head.origin)
+        return refusal_response(errors.InvalidHost() if refused == "Host" else errors.InvalidOrigin())
 
     def serve(self, request: HTTPRequest) -> HTTPResponse:
         """Answer a guarded request; its verified token, if any, is the current one while it is
@@ -286,13 +320,13 @@ class Exchange:
 
     # --- POST ----------------------------------------------------------------------------------
     def _post(self, request: HTTPRequest) -> HTTPResponse:
-        headers = request.headers
-        length = _content_length(headers)
+        head = request.head
+        length = _content_length(head)
         if length is not None and length > self.max_request_body_size:
             raise errors.BodyTooLarge()
-        if _media_type(headers.get("Content-Type") or "") != "application/json":
+        if _media_type(head.content_type or "") != "application/json":
             raise errors.UnsupportedMediaType()
-        if not _accepts(headers, "application/json", "text/event-stream"):
+        if not _accepts(head, "application/json", "text/event-stream"):
             raise errors.NotAcceptable("Not Acceptable: Accept must list application/json and text/event-stream")
         body = request.read(self.max_request_body_size)
         if body is None:
@@ -308,7 +342,7 @@ class Exchange:
                 "2026-07-28 retry landing on another process fails with -32602. Pass backend=\"redis://host:6379/0\" "
                 "(keys made once and shared), or RequestStateSecurity(keys=[...]) with the same keys everywhere")
         try:
-            era = self.dispatcher.era_of(message, _version_header(headers))
+            era = self.dispatcher.era_of(message, _version_header(head))
             plan = self.dispatcher.plan(message, era) if kind == "request" else None
             if plan is not None and plan.required_scopes:
                 refused = self._scopes_refusal(request, plan.required_scopes)
@@ -332,7 +366,7 @@ class Exchange:
 
     def _post_self_contained(self, request: HTTPRequest, message: Message, kind: str, era: Era,
                              plan: Plan | None) -> HTTPResponse:
-        connection = self.dispatcher.modern_connection(message, request.headers)
+        connection = self.dispatcher.modern_connection(message, request.head.routing())
         if plan is not None and plan.header_schema is not None:
             check_param_headers(message, request.headers, plan.header_schema)
         if kind == "notification":
@@ -362,15 +396,15 @@ class Exchange:
 
     def _post_in_session(self, request: HTTPRequest, message: Message, kind: str, era: Era,
                          plan: Plan | None) -> HTTPResponse:
-        header_version = _version_header(request.headers)
+        header_version = _version_header(request.head)
         if header_version is not None and not era.speaks(header_version):
-            raise errors.BadEnvelope(f"Unsupported MCP-Protocol-Version: {request.headers[VERSION_HEADER]}")
+            raise errors.BadEnvelope(f"Unsupported MCP-Protocol-Version: {request.head.version}")
         initializing = kind == "request" and message["method"] == "initialize"
         if self.stateless_http:
             connection = self.dispatcher.new_legacy_connection()
             connection.initialized = True
         elif initializing:
-            if request.headers.get(SESSION_HEADER):
+            if request.head.session_id:
                 raise errors.BadEnvelope("Invalid Request: session already initialized")
             connection = self.dispatcher.new_legacy_connection()
             connection.principal = request.principal
@@ -407,7 +441,7 @@ class Exchange:
         return self._answer(connection, outbox, answer, era)
 
     def _connection_of(self, request: HTTPRequest) -> Connection:
-        session_id = request.headers.get(SESSION_HEADER)
+        session_id = request.head.session_id
         if not session_id:
             raise errors.MissingSession()
         session_id = session_id.strip()
@@ -532,7 +566,7 @@ class Exchange:
 
     # --- GET and DELETE --------------------------------------------------------------------------
     def _get(self, request: HTTPRequest) -> HTTPResponse:
-        if not _accepts(request.headers, "text/event-stream"):
+        if not _accepts(request.head, "text/event-stream"):
             raise errors.NotAcceptable("Not Acceptable: Accept must list text/event-stream")
         if self.stateless_http:
             raise errors.MethodNotAllowed("POST")

@@ -21,6 +21,15 @@ class TransportSecuritySettings:
         default_factory=lambda: [f"{scheme}://{host}" for scheme in ("http", "https") for host in _LOOPBACK]
     )
 
+    def refusal(self, host: str | None, origin: str | None) -> str | None:
+        """Which of a request's ``Host`` and ``Origin`` these settings refuse (``"Host"``,
+        ``"Origin"``), else ``None``: both questions in one, as the exchange asks them of every request."""
+        if not self.enable_dns_rebinding_protection:
+            return None
+        if not host_allowed(self, host):
+            return "Host"
+        return None if origin_allowed(self, origin) else "Origin"
+
 
 def _matches(value: str, patterns: list[str]) -> bool:
     for pattern in patterns:
