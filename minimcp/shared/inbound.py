@@ -241,19 +241,21 @@ def _same(header_value: str, body_value: Any, schema_type: Any) -> bool:
     return header_value == header_text(body_value)
 
 
+def annotates_headers(input_schema: Any) -> bool:
+    """Whether some top-level argument of a tool's input schema travels again as a header
+    (``x-mcp-header``): a server asks this once per tool, not per call."""
+    properties = input_schema.get("properties") if isinstance(input_schema, dict) else None
+    return isinstance(properties, dict) and any(
+        isinstance(schema, dict) and X_MCP_HEADER_KEY in schema for schema in properties.values())
+
+
 def validate_mcp_param_headers(input_schema: Any, arguments: Mapping[str, Any],
                                headers: Mapping[str, str]) -> InboundLadderRejection | None:
     """Check a ``tools/call``'s ``Mcp-Param-*`` headers against its arguments: each annotated argument
     and its header are present together and equal (a null argument counts as absent), and no header
     is sent twice. A schema whose annotations break the rules checks nothing (a conforming client
     does not call that tool)."""
-    properties = input_schema.get("properties") if isinstance(input_schema, dict) else None
-    if not isinstance(properties, dict):
-        return None
-    for schema in properties.values():
-        if isinstance(schema, dict) and X_MCP_HEADER_KEY in schema:
-            break
-    else:
+    if not annotates_headers(input_schema):
         # No annotated argument: nothing to check, and annotations found deeper would break the
         # schema, which checks nothing either. Said first because nearly every tool is so, and
         # ``header_parameters`` walks the whole schema to tell.

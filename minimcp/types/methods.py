@@ -65,10 +65,10 @@ MODERN_ONLY: Final[frozenset[EraName]] = frozenset({"modern"})
 
 
 class _Era(Protocol):
-    """What the table needs of an era object: which side of the 2026-07-28 line it is on."""
+    """What the table needs of an era object: its name here, which side of the 2026-07-28 line."""
 
     @property
-    def legacy(self) -> bool: ...
+    def table_key(self) -> EraName: ...
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class Method:
 
     def exists_in(self, era: _Era) -> bool:
         """Whether the protocol has this method in ``era`` (an era object)."""
-        return ("legacy" if era.legacy else "modern") in self.eras
+        return era.table_key in self.eras
 
     @property
     def cacheable(self) -> bool:

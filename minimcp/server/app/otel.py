@@ -27,12 +27,8 @@ class OpenTelemetryMiddleware:
     sends_nothing = True  # it records spans; the client gets nothing from it
 
     def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if not otel.tracing():
-            return call_next(ctx)
-        parent = otel.parent_context(ctx.meta)
-        if parent is None and not otel.recording():
-            # The span would be the API's invalid one: it records nothing and hands no context on
-            # to what the handler sends, so making it (a tenth of an echo's cost) changes nothing.
+        parent = otel.received_parent(ctx.meta)
+        if parent is otel.NO_SPAN:
             return call_next(ctx)
         target = ctx.params.get("name") if ctx.params else None
         attributes: dict[str, Any] = {"mcp.method.name": ctx.method, "mcp.protocol.version": ctx.protocol_version}

@@ -45,4 +45,5 @@ class RegistryPlanner:
         if tool is None:
             return Plan(method, era, name, silent=silent)
         return Plan(method, era, name, tool, timeout=tool.timeout, silent=silent,
-                    required_scopes=tuple(tool.required_scopes), header_schema=tool.parameters)
+                    required_scopes=tuple(tool.required_scopes),
+                    header_schema=tool.parameters if tool.header_routed else None)

@@ -128,11 +128,11 @@ def arguments_model(model_name: str, arguments: dict[str, tuple[Any, Any]]) -> t
 
 def argument_values(model: BaseModel) -> dict[str, Any]:
     """The validated arguments by parameter name, as instances (not dumped dicts)."""
-    return {name: getattr(model, field_name) for name, field_name in _parameter_names(type(model))}
+    return {name: getattr(model, field_name) for name, field_name in parameter_names(type(model))}
 
 
 @functools.lru_cache(maxsize=1024)
-def _parameter_names(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+def parameter_names(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
     """(parameter name, field name) of an arguments model: read on every call, so kept per model
     (pydantic's ``model_fields`` costs more than the rest of the lookup)."""
     return tuple((info.alias or field_name, field_name) for field_name, info in model.model_fields.items())

@@ -31,14 +31,15 @@ from minimcp.server.app.exceptions import (
 from minimcp.server.app.media import Audio, Image
 from minimcp.server.app.resolve import ResolverGraph, ResolverKeys, _arms
 from minimcp.server.app.signature import (
-    argument_values,
     arguments_model,
     model_stem,
+    parameter_names,
     read_signature,
     require_sync,
     type_hints,
 )
 from minimcp.server.app.visibility import as_tags
+from minimcp.shared.inbound import annotates_headers
 from minimcp.types import (
     AudioContent,
     CallToolResult,
@@ -317,7 +318,12 @@ class Tool:
         stem = model_stem(fn, name)
         self.arguments = arguments_model(f"{stem}Arguments", params.arguments)
         self.parameters = self.arguments.model_json_schema(by_alias=True)
-        self.graph = ResolverGraph(name, params.resolved, set(params.arguments), resolver_keys or ResolverKeys())
+        self.graph = (ResolverGraph(name, params.resolved, set(params.arguments), resolver_keys or ResolverKeys())
+                      if params.resolved else None)
+        #: The parameter each validated argument fills, (parameter, field), read on every call.
+        self.argument_names = parameter_names(self.arguments)
+        #: Whether an argument travels again as an ``Mcp-Param-*`` header, to be checked against it.
+        self.header_routed = annotates_headers(self.parameters)
         self.output = output_plan(stem, fn, structured_output)
         self.task = task_support(task)
         #: Whether a call can send the client anything before its answer (a question, a log
@@ -370,7 +376,7 @@ class Tool:
             raise
         except Exception as crash:  # a custom validator that breaks is the server's fault
             raise UnexpectedToolError(f"Error executing tool {self.name}") from crash
-        values = argument_values(validated)
+        values = {name: getattr(validated, field) for name, field in self.argument_names}
         if self.graph:
             try:
                 values.update(self.graph.run(ctx, values))

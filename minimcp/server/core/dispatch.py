@@ -37,7 +37,6 @@ from minimcp.server.core.plan import Plan
 from minimcp.server.core.era import LEGACY, MODERN, Era, era_of_message
 from minimcp.server.core.pending import UnexpectedAnswer
 from minimcp.server.core.sessions import Connection, ServerSession
-from minimcp.server.core.shares import principal_of
 from minimcp.server.core.listens import Listens
 from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
@@ -98,7 +97,7 @@ class Dispatcher:
         method = METHODS.get(name) if isinstance(name, str) else None
         if method is None and isinstance(name, str) and name in self.server._request_handlers:
             method = CUSTOM
-        if method is None or not method.exists_in(era) or (name not in CORE and name not in self.server._request_handlers):
+        if method is None or era.table_key not in method.eras or (name not in CORE and name not in self.server._request_handlers):
             return None
         return method
 
@@ -130,9 +129,8 @@ class Dispatcher:
         # made on the receiving thread, while the host's context is here
         scope = None if scope_of is contextlib.nullcontext else scope_of()
         shares = self.server.call_shares
-        principal = principal_of(transport, connection)
         try:
-            shares.take(principal)  # over its share, a caller is refused now: it never waits for a worker
+            principal = shares.admit(transport, connection)  # over its share, refused now: never waits for a worker
         except MCPError as over:
             return jsonrpc.error_from(request_id, over)
         calls.begin(request_id, outbox)
@@ -291,7 +289,8 @@ class Dispatcher:
             result = entry.handler(ctx, entry.params(ctx.params or {}))
         if isinstance(result, ErrorData):
             raise MCPError.from_error_data(result)  # inside the chain, so middleware sees the failure
-        result = hinted(result, name, server.cache_hints, ctx.plan is not None and ctx.plan.private_listing)
+        if name in server.cache_hints:
+            result = hinted(result, name, server.cache_hints, ctx.plan is not None and ctx.plan.private_listing)
         wire = dump(result) if isinstance(result, BaseModel) else (result if result is not None else {})
         era.finish(result, wire, server.server_info_wire)
         return wire
@@ -361,7 +360,7 @@ CORE: dict[str, Callable[[Dispatcher, ServerRequestContext[Any, Any]], Any]] = {
 def _exists_in(name: str, era: Era) -> bool:
     """Whether method ``name`` is served in ``era`` (one the protocol does not define: in either)."""
     method = METHODS.get(name)
-    return method is None or method.exists_in(era)
+    return method is None or era.table_key in method.eras
 
 
 #: A method the server registered that the protocol does not define: either era, on a worker.

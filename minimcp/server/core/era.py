@@ -34,6 +34,7 @@ from minimcp.jsonrpc import InProcessError, MCPError, Message, error_from
 from minimcp.server.core.questions import AskClient, NoQuestions, Questions, ReplayQuestions
 from minimcp.server.core.rounds import Binding, InputRequired, RequestStateSecurity, open_book, seal
 from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
+from minimcp.types.methods import EraName
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     INTERNAL_ERROR,
@@ -118,6 +119,8 @@ class Era(ABC):
 
     name: str
     legacy: bool
+    #: The era's name in the method table (``Method.eras``).
+    table_key: EraName
     ask_back: bool
     log_by_default: bool
     #: Whether the capabilities carry ``extensions`` (SEP-2133): the 2025-11-25 schema has no such member.
@@ -226,6 +229,7 @@ class LegacyEra(Era):
 
     name = "legacy"
     legacy = True
+    table_key = "legacy"
     ask_back = True
     log_by_default = True
     advertises_extensions = False
@@ -318,6 +322,7 @@ class ModernEra(Era):
 
     name = "2026-07-28"
     legacy = False
+    table_key = "modern"
     ask_back = False
     log_by_default = False
     advertises_extensions = True

@@ -17,7 +17,7 @@ import logging
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Generic, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -67,10 +67,12 @@ class HandlerEntry:
     #: ``params_type.model_validate`` for whatever it does not take as it is, so what validation
     #: refuses is refused alike. ``None``: validated against ``params_type``.
     read: Callable[[dict[str, Any]], Any] | None = None
+    #: The handler's ``params`` argument from the request's raw params: ``read``, else validation
+    #: against ``params_type``; chosen once, here.
+    params: Callable[[dict[str, Any]], Any] = field(init=False, repr=False, compare=False)
 
-    def params(self, raw: dict[str, Any]) -> Any:
-        """The handler's ``params`` argument, read from the request's raw params."""
-        return self.params_type.model_validate(raw) if self.read is None else self.read(raw)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", self.read or self.params_type.model_validate)
 
 
 @dataclass(frozen=True)

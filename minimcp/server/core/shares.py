@@ -111,6 +111,12 @@ class Shares:
             self._held[principal] = held + 1
             return True
 
+    def admit(self, transport: TransportContext, connection: Connection) -> str | None:
+        """``take`` for the principal a request counts against (``principal_of``), which it answers."""
+        principal = principal_of(transport, connection)
+        self.take(principal)
+        return principal
+
     def take(self, principal: str | None) -> None:
         """``try_take``, or the -32603 refusal naming the limit."""
         if not self.try_take(principal):

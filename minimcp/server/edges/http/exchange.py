@@ -133,12 +133,8 @@ class HTTPRequest:
     native: Callable[[], Any] | None = None
     watch_hangup: Callable[[Callable[[], None]], Callable[[], None]] | None = None
     #: The fields the exchange reads (``Head``): given by an adapter that reads them faster than
-    #: ``headers`` would, else read from ``headers`` when the request is made.
+    #: ``headers`` would, else read from ``headers`` when the exchange takes the request.
     head: Head = None  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        if self.head is None:
-            self.head = Head.of(self.headers)
 
     def read(self, limit: int) -> bytes | None:
         """The body, or ``None`` when it is longer than ``limit``."""
@@ -278,6 +274,8 @@ class Exchange:
     # --- entering ------------------------------------------------------------------------------
     def handle(self, request: HTTPRequest) -> HTTPResponse:
         """The whole exchange, for an adapter that identified the caller itself."""
+        if request.head is None:
+            request.head = Head.of(request.headers)
         return self.guard(request.head) or self.serve(request)
 
     def guard(self, head: Head) -> HTTPResponse | None:
@@ -292,6 +290,8 @@ class Exchange:
     def serve(self, request: HTTPRequest) -> HTTPResponse:
         """Answer a guarded request; its verified token, if any, is the current one while it is
         dispatched (a call's worker runs in a copy of this thread's context, so the tool sees it too)."""
+        if request.head is None:
+            request.head = Head.of(request.headers)
         if request.access_token is None:
             return self._serve(request)
         from minimcp.server.auth.middleware.auth_context import auth_context_var
@@ -482,7 +482,7 @@ class Exchange:
         return _events(self._stream(outbox, first), headers)
 
     def _json_answer(self, answer: Message, era: Era, headers: dict[str, str]) -> HTTPResponse:
-        status = errors.status_of(answer) if era.error_statuses else errors.OK
+        status = errors.status_of(answer) if era.error_statuses and "error" in answer else errors.OK
         if status == errors.UNAVAILABLE:
             headers = {**headers, "Retry-After": str(self.server.backend.retry_after)}
         return json_response(answer, status, headers)

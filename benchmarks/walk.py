@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""The road of one 2026-07-28 ``tools/call`` through minimcp's WSGI app: which files it enters.
+
+    python benchmarks/walk.py [--tool echo|greet|both] [--steps]
+
+A profiler hook on every thread records each call into one of minimcp's files from another of
+its files (or from outside: the WSGI caller, a thread's start). A *visit* is such an entry; a
+*re-entry* is a visit to a file already visited. The request is made in-process, with the
+environ a WSGI server would build, after a few warm-up calls (so first-use caches are not in it).
+
+``echo(text)`` can send nothing before its answer, so it runs on the thread that received it;
+``greet(name, ctx)`` takes a ``Context`` (it could ask, log or report progress), so it runs on a
+worker and its answer comes through the request's outbox. ``--steps`` prints every visit:
+caller file, entered file, function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import threading
+from collections import Counter
+from typing import Any
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _REPO not in sys.path:  # run from a checkout without `pip install -e .`
+    sys.path.insert(0, _REPO)
+
+import minimcp  # noqa: E402
+from minimcp.server import MCPServer  # noqa: E402
+from minimcp.server.mcpserver import Context  # noqa: E402
+
+ROOT = os.path.dirname(os.path.abspath(minimcp.__file__)) + os.sep
+VERSION = "2026-07-28"
+META = {"io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientInfo": {"name": "walk", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def build() -> Any:
+    mcp = MCPServer("walk")
+
+    @mcp.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @mcp.tool()
+    def greet(name: str, ctx: Context) -> str:
+        return f"hello {name} from {ctx.request_id}"
+
+    return mcp.wsgi_app()
+
+
+def call(app: Any, tool: str, n: int) -> bytes:
+    """One ``tools/call`` through ``app``, as a WSGI server would hand it over; the answer's body."""
+    body = json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                       "params": {"name": tool, "arguments": {"text" if tool == "echo" else "name": "x"},
+                                  "_meta": META}}).encode()
+    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/mcp", "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1",
+               "SERVER_PORT": "8000", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1",
+               "HTTP_HOST": "127.0.0.1:8000", "HTTP_ACCEPT": "application/json, text/event-stream",
+               "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body),
+               "wsgi.url_scheme": "http", "wsgi.multithread": True, "wsgi.multiprocess": False,
+               "wsgi.errors": sys.stderr, "HTTP_MCP_PROTOCOL_VERSION": VERSION, "HTTP_MCP_METHOD": "tools/call",
+               "HTTP_MCP_NAME": tool}
+    status: list[str] = []
+    chunks = app(environ, lambda line, headers, exc_info=None: status.append(line))
+    try:
+        answer = b"".join(chunks)
+    finally:
+        getattr(chunks, "close", lambda: None)()
+    if not status[0].startswith("200") or b'"result"' not in answer:
+        raise SystemExit(f"{tool}: {status[0]} {answer[:200]!r}")
+    return answer
+
+
+def walk(app: Any, tool: str) -> list[tuple[str | None, str, str]]:
+    """The visits of one call: (from file, entered file, function), in order."""
+    for n in range(5):
+        call(app, tool, n)
+    visits: list[tuple[str | None, str, str]] = []
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if event != "call" or not frame.f_code.co_filename.startswith(ROOT):
+            return
+        caller = frame.f_back
+        while caller is not None and not caller.f_code.co_filename.startswith(ROOT):
+            caller = caller.f_back
+        entered = frame.f_code.co_filename[len(ROOT):]
+        came_from = caller.f_code.co_filename[len(ROOT):] if caller is not None else None
+        if came_from != entered:
+            visits.append((came_from, entered, frame.f_code.co_name))
+
+    sys.setprofile(hook)
+    threading.setprofile(hook)
+    try:
+        call(app, tool, 99)
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+    return visits
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tool", choices=["echo", "greet", "both"], default="both")
+    parser.add_argument("--steps", action="store_true", help="print every visit")
+    args = parser.parse_args()
+    app = build()
+    for tool in ["echo", "greet"] if args.tool == "both" else [args.tool]:
+        visits = walk(app, tool)
+        files = Counter(entered for _, entered, _ in visits)
+        print(f"{tool}: {len(files)} files, {len(visits)} visits, {len(visits) - len(files)} re-entries")
+        for name, count in files.most_common():
+            print(f"  {count:3d}  {name}")
+        if args.steps:
+            for came_from, entered, function in visits:
+                print(f"    {came_from} -> {entered}:{function}")
+    app.close()
+
+
+if __name__ == "__main__":
+    main()
