@@ -1,14 +1,13 @@
-"""The server side, in three layers.
+"""The server side, by layer.
 
-- ``lowlevel``: the sans-I/O protocol core (dispatch, era rules, sessions, rounds, subscriptions,
-  waits) and the low-level ``Server``, one handler per method.
-- ``mcpserver``: ``MCPServer``, the decorator tier, which registers its registries as the handlers
-  of a low-level ``Server``.
-- ``tasks``: the tasks extension (long tool calls on worker threads, and where tasks are kept).
-- the modules directly here are the edges: transports that turn bytes into messages and back
-  (``stdio``, ``streamable_http`` (the HTTP exchange without I/O) with its ``wsgi`` adapter and
-  ``httpd``, ``memory``), plus the modules
-  the official SDK keeps at this path (``context``, ``elicitation``, ``transport_security``).
+- ``core``: the sans-I/O protocol core and the low-level ``Server``;
+- ``app``: ``MCPServer``, the decorator tier, and the features built on it (tasks, OpenAPI, apps);
+- ``edges``: Streamable HTTP without I/O, and the WSGI, stdio and in-memory adapters;
+- ``backends``: what outlives a request (memory, Redis); ``auth``: bearer tokens and the
+  authorization server.
+
+The other names here (``lowlevel``, ``mcpserver``, ``streamable_http``, ``session``, ``context``,
+``stdio``, ...) are the official SDK's import paths and the documented ones: each only re-exports.
 """
 
 from minimcp.server.core.caching import CacheHint

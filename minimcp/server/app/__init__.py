@@ -1,0 +1,14 @@
+"""The decorator tier: ``MCPServer``, which turns plain functions into the handlers of a core ``Server``.
+
+Rule: this package reads signatures, builds schemas, keeps registries and converts return values;
+it speaks no wire format and does no I/O. It answers the core's ``Planner`` port (``planner``)
+and registers its handlers; the edges reach it only through the core, except the convenience
+methods that start a transport (``run``, ``wsgi_app``, ``in_memory_endpoint``).
+
+- ``server``: ``MCPServer``; ``planner``: what a request is, from the registries;
+- ``tools``, ``resources``, ``prompts``, ``signature``, ``resolve``, ``visibility``, ``media``,
+  ``generated``: the components and how a call reaches them;
+- ``context``, ``elicitation``: what a tool sees, and the answers it gets;
+- ``extension``, ``apps``, ``middleware``, ``otel``, ``subscriptions``, ``tasks``, ``openapi``: the
+  features built on the tier.
+"""

@@ -1,10 +1,7 @@
-"""The low-level tier: the sans-I/O protocol core every transport feeds.
+"""The low-level ``Server`` at the official import path ``mcp.server.lowlevel``.
 
-Rule: nothing in this package opens a socket, reads a WSGI environ, touches a file descriptor or
-knows a decorator, and nothing here imports a transport (``tests/test_layers.py``). A transport
-hands it one parsed message and drains the outbox it gets back; ``mcpserver`` sits on top, registers
-handlers and answers the core through one ``ServerHooks``. Threads, queues, blocking waits and
-clocks live in ``workers`` alone: the bounded worker pool and the bounded waits.
+The code lives in ``minimcp.server.core``; this package only re-exports, as do its modules
+(``server``, and the documented ``outbox``, ``pending``, ``sessions``, ``workers``).
 """
 
 from minimcp.server.core.server import InitializationOptions, NotificationOptions, Server, ServerHooks

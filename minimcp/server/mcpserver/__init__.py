@@ -1,8 +1,6 @@
-"""The high-level tier: ``MCPServer`` and the decorators that turn plain functions into handlers.
+"""``MCPServer`` and its decorators at the official import path ``mcp.server.mcpserver``.
 
-Rule: this package reads signatures, builds schemas and converts return values; it speaks no
-protocol and does no I/O. What it registers is served by ``minimcp.server.lowlevel``, and the
-transports reach it only through that tier.
+The code lives in ``minimcp.server.app``; this package and its modules only re-export.
 """
 
 from minimcp.server.app.server import MCPServer, require_client_extension
