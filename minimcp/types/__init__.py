@@ -9,8 +9,11 @@ Serialize with :func:`dump`, validate with ``Model.model_validate(data)``. The J
 the ``{method, params}`` part (an envelope validated into one keeps ``jsonrpc``/``id`` as extras).
 
 The package holds the wire models, a module per topic (``tools``, ``sampling``, ``rounds``...), and
-this module names every public one: import them from here. ``PaginatedRequest`` and the typed
-envelopes of :mod:`minimcp.types.jsonrpc` are made on first use, as each builds a validator.
+this module names every public one: import them from here. The models know no layer of minimcp
+and import nothing of it outside ``minimcp.types``: :mod:`minimcp.jsonrpc` builds on them (the
+version an envelope carries, the error codes, ``ErrorData``), never the reverse.
+``PaginatedRequest`` and the typed envelopes of :mod:`minimcp.types.jsonrpc` are made on first
+use, as each builds a validator.
 """
 
 from __future__ import annotations

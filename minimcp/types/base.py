@@ -1,15 +1,18 @@
-"""What every wire model is built from: the model base and :func:`dump`, the scalar aliases, and the
-bases of params, requests, notifications and results.
+"""What every wire model is built from: the model base and :func:`dump`, the JSON-RPC version and
+the scalar aliases, and the bases of params, requests, notifications and results.
 
 Every other module of :mod:`minimcp.types` builds on this one, which imports none of them.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Generic, Literal, TypeAlias, TypeVar, Union
+from typing import Annotated, Any, ClassVar, Final, Generic, Literal, TypeAlias, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
+
+#: The protocol version every envelope carries.
+JSONRPC_VERSION: Final = "2.0"
 
 RequestId: TypeAlias = str | int
 ProgressToken: TypeAlias = str | int

@@ -1,4 +1,8 @@
-"""The JSON-RPC error codes MCP uses, the error object, and the data of the protocol's own errors."""
+"""The JSON-RPC error codes MCP uses, the error object, and the data of the protocol's own errors.
+
+:mod:`minimcp.jsonrpc` raises and answers with these; they live here, with the other wire models,
+so that the models never need the JSON-RPC layer.
+"""
 
 from __future__ import annotations
 
