@@ -6,34 +6,34 @@ hot path (parse, route, answer) cheap and lets unknown fields pass through untou
 
 This is the one home of JSON-RPC in minimcp: ``minimcp.types.jsonrpc`` (typed models of these
 envelopes) and ``minimcp.shared.jsonrpc_dispatcher`` (a stream loop's settings) are the official
-import paths' faces, and define no wire rule of their own. This module knows nothing about transports: it turns bytes into one message (or a precise error)
-and messages back into the compact single-line JSON every MCP transport frames.
+import paths' faces, and define no wire rule of their own. The values an envelope carries (the
+version, request ids, error codes and the error object) are wire models of ``minimcp.types``, which
+this module builds on and which never import it. This module knows nothing about transports: it
+turns bytes into one message (or a precise error) and messages back into the compact single-line
+JSON every MCP transport frames.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_core import to_json
 
-from minimcp.types import (
+from minimcp.types.base import JSONRPC_VERSION, RequestId
+from minimcp.types.elicitation import ElicitRequestURLParams
+from minimcp.types.errors import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
     URL_ELICITATION_REQUIRED,
-    ElicitRequestURLParams,
     ErrorData,
-    RequestId,
 )
 
 if TYPE_CHECKING:
     from minimcp.types.jsonrpc import JSONRPCError
-
-#: The protocol version every envelope carries.
-JSONRPC_VERSION: Final = "2.0"
 
 Message = dict[str, Any]
 Kind = Literal["request", "notification", "response", "error"]

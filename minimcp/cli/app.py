@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import get_args
+from urllib.parse import urlsplit
 
 import requests
 from pydantic import ValidationError
@@ -19,7 +20,7 @@ from minimcp.cli import hosts, serve, verbs
 from minimcp.cli.errors import FAILED, CLIError
 from minimcp.cli.output import ANSWER, MESSAGE, cut
 from minimcp.cli.target import Connection, Target, load_server, parse_target, request_headers
-from minimcp.client import InputRequiredRoundsExceededError
+from minimcp.client.client import InputRequiredRoundsExceededError
 from minimcp.client.auth.challenge import challenge_param
 from minimcp.client.auth.exceptions import OAuthFlowError
 from minimcp.client.printable import printable
@@ -230,8 +231,6 @@ def _default_name(target: Target) -> str:
         except ImportError:  # its dependencies are not installed here; the host's Python may have them
             return target.file.stem
     if target.url is not None:
-        from urllib.parse import urlsplit
-
         return urlsplit(target.url).hostname or "server"
     last = target.command[-1]
     return last.rsplit("/", 1)[-1].removesuffix(".py") or "server"

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from minimcp.cli.errors import CLIError
-from minimcp.client import Client
+from minimcp.client.auth.browser import browser_login
+from minimcp.client.client import Client
 from minimcp.client.session import ElicitationFnT, LoggingFnT
 from minimcp.client.stdio import StdioServerParameters
 from minimcp.types import LoggingLevel
@@ -155,8 +156,6 @@ class Connection:
         sends an Authorization header of their own."""
         if any(name.lower() == "authorization" for name in self.headers):
             return None
-        from minimcp.client.auth import browser_login
-
         assert self.target.url is not None
         auth = browser_login(self.target.url)
         stack.callback(auth.close)

@@ -31,9 +31,10 @@ from minimcp.cli.output import (
     wire,
 )
 from minimcp.cli.target import Connection
-from minimcp.client import Client, TaskCancelledError, TerminalElicitation
+from minimcp.client.client import Client
 from minimcp.client.printable import printable
-from minimcp.client.tasks import DEFAULT_WAIT, TaskHandle
+from minimcp.client.tasks import DEFAULT_WAIT, TaskCancelledError, TaskHandle
+from minimcp.client.terminal import TerminalElicitation
 from minimcp.types import CallToolResult, PaginatedResult, Prompt, Resource, ResourceTemplate, Tool
 
 T = TypeVar("T")

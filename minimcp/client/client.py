@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from minimcp.client.era import check_mode, negotiate
-from minimcp.client.extension import ClaimContext, ClientExtension, fold_extensions
+from minimcp.client.extension import ClaimContext, ClientExtension, ResultClaim, fold_extensions
 from minimcp.client.session import (
     ClientSession,
     ElicitationFnT,
@@ -151,6 +151,9 @@ class Client:
             result_claims=folded.claims,
             notification_bindings=folded.bindings,
         )
+        #: resultType -> the claim that owns it: the session parses a claimed shape, its claim resolves it here.
+        self._claims: dict[str, ResultClaim[Any]] = {
+            claim.result_type: claim for claims in folded.claims.values() for claim in claims}
         self._session: ClientSession | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -338,8 +341,7 @@ class Client:
         """Hand a claimed shape to the claim that owns it (the session parses only the shapes of
         this client's active claims) and check its answer as a direct one is checked."""
         session = self.session
-        claim = session.active_claim(getattr(claimed, "result_type", None))  # a claim's model declares it
-        assert claim is not None  # the session parsed this shape because the claim is active
+        claim = self._claims[getattr(claimed, "result_type")]  # a claim's model declares its resultType
         final = claim.resolve(claimed, ClaimContext(session=session, tool_name=name,
                                                     read_timeout_seconds=read_timeout_seconds))
         if not isinstance(final, CallToolResult):

@@ -3,7 +3,8 @@
 ``negotiate`` settles a ``ClientSession`` on a protocol version as ``Client(mode=...)`` says
 (``initialize`` for the legacy handshake, ``server/discover`` or ``use_version`` for 2026-07-28;
 ``check_mode`` refuses a mode that names neither), and from then on the session asks its era object
-instead of branching on the version. The era objects use only ``ClientSession``'s public surface.
+instead of branching on the version. The era objects use only the part of ``ClientSession``'s
+public surface that ``EraSession`` names, so this module stays below the session that uses it.
 
 - ``speaks``, ``settle``: which versions are the era's, and which one an answer settles on;
 - ``carries_claims``: whether extension result shapes (``ResultClaim``) travel at all (2026-07-28 only);
@@ -20,12 +21,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from minimcp.client.subscriptions import ListenNotSupportedError
-from minimcp.client.transports import NetworkError
+from minimcp.client.transports import NetworkError, Transport
 from minimcp.jsonrpc import MCPError
 from minimcp.shared.header_values import TARGET_PARAMS, encode_header_value
 from minimcp.types import (
@@ -37,12 +37,57 @@ from minimcp.types import (
     META_PROTOCOL_VERSION,
     MODERN_PROTOCOL_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
+    ClientCapabilities,
+    DiscoverResult,
+    Implementation,
+    InitializeResult,
+    LoggingLevel,
     dump,
 )
 
-if TYPE_CHECKING:
-    from minimcp.client.session import ClientSession
-    from minimcp.types import DiscoverResult
+
+class ListenNotSupportedError(RuntimeError):
+    """``subscriptions/listen`` needs a 2026-07-28 connection."""
+
+    def __init__(self, negotiated_version: str | None) -> None:
+        self.negotiated_version = negotiated_version
+        super().__init__(
+            f"subscriptions/listen is not available at protocol version {negotiated_version!r}; it requires "
+            "2026-07-28. On earlier versions use subscribe_resource() and the change notifications delivered "
+            "through message_handler."
+        )
+
+
+class EraSession(Protocol):
+    """What the era rules read and do on a ``ClientSession``: the negotiated version (which a
+    retry may move), what every 2026-07-28 request declares, and the requests that negotiate."""
+
+    protocol_version: str | None
+
+    @property
+    def era(self) -> ClientEra: ...
+
+    @property
+    def capabilities(self) -> ClientCapabilities: ...
+
+    @property
+    def client_info(self) -> Implementation: ...
+
+    @property
+    def log_level(self) -> LoggingLevel | None: ...
+
+    @property
+    def transport(self) -> Transport: ...
+
+    def initialize(self) -> InitializeResult: ...
+
+    def discover(self) -> DiscoverResult: ...
+
+    def use_version(self, version: str, prior_discover: DiscoverResult | None = None) -> None: ...
+
+    def header_parameters(self, tool_name: Any) -> dict[str, str]: ...
+
+    def relearn_headers(self, tool_name: Any) -> bool: ...
 
 
 class ClientEra(ABC):
@@ -67,28 +112,28 @@ class ClientEra(ABC):
         return next((version for version in self.versions if version in names), None)
 
     @abstractmethod
-    def stamp(self, session: ClientSession, params: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+    def stamp(self, session: EraSession, params: dict[str, Any], version: str | None = None) -> dict[str, Any]:
         """``params`` as this era sends them, at ``version`` (by default the negotiated one)."""
 
     @abstractmethod
-    def request_headers(self, session: ClientSession, method: str,
+    def request_headers(self, session: EraSession, method: str,
                         params: Mapping[str, Any] | None) -> dict[str, str]:
         """The headers that name this request, beyond ``MCP-Protocol-Version``."""
 
     @abstractmethod
-    def session_expired(self, session: ClientSession, restarted: bool) -> bool:
+    def session_expired(self, session: EraSession, restarted: bool) -> bool:
         """The server forgot our session: whether to send the request again (after starting over)."""
 
     @abstractmethod
-    def retry(self, session: ClientSession, failure: MCPError, method: str, params: dict[str, Any],
+    def retry(self, session: EraSession, failure: MCPError, method: str, params: dict[str, Any],
               retried: set[int]) -> bool:
         """Whether ``failure`` earns one more try; ``retried`` holds the codes that already had theirs."""
 
     @abstractmethod
-    def check_listen(self, session: ClientSession) -> None:
+    def check_listen(self, session: EraSession) -> None:
         """Refuse ``subscriptions/listen`` where the era has none."""
 
-    def direct_progress(self, session: ClientSession) -> bool:
+    def direct_progress(self, session: EraSession) -> bool:
         """Whether progress reaches only the request's progress callback, with its values as the
         server gave them (``1`` stays an int), rather than as a parsed notification that the
         ``message_handler`` sees too: the official SDK's in-process 2026-07-28 path, which carries no
@@ -96,7 +141,7 @@ class ClientEra(ABC):
         return False
 
     @abstractmethod
-    def describe_server(self, session: ClientSession) -> None:
+    def describe_server(self, session: EraSession) -> None:
         """Make sure ``session.server_info`` names the server (``minimcp inspect`` shows it)."""
 
 
@@ -119,27 +164,27 @@ class LegacyClientEra(ClientEra):
         supported = refusal.get("supported") if isinstance(refusal, dict) else None
         return not isinstance(supported, list) or any(self.speaks(version) for version in supported)
 
-    def stamp(self, session: ClientSession, params: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+    def stamp(self, session: EraSession, params: dict[str, Any], version: str | None = None) -> dict[str, Any]:
         return params
 
-    def request_headers(self, session: ClientSession, method: str,
+    def request_headers(self, session: EraSession, method: str,
                         params: Mapping[str, Any] | None) -> dict[str, str]:
         return {}
 
-    def session_expired(self, session: ClientSession, restarted: bool) -> bool:
+    def session_expired(self, session: EraSession, restarted: bool) -> bool:
         if restarted:
             return False
         session.initialize()  # the spec's rule for a 404 on a legacy session: a fresh initialize
         return True
 
-    def retry(self, session: ClientSession, failure: MCPError, method: str, params: dict[str, Any],
+    def retry(self, session: EraSession, failure: MCPError, method: str, params: dict[str, Any],
               retried: set[int]) -> bool:
         return False
 
-    def check_listen(self, session: ClientSession) -> None:
+    def check_listen(self, session: EraSession) -> None:
         raise ListenNotSupportedError(session.protocol_version)
 
-    def describe_server(self, session: ClientSession) -> None:
+    def describe_server(self, session: EraSession) -> None:
         """Nothing to do: ``initialize`` named the server."""
 
 
@@ -158,14 +203,14 @@ class ModernClientEra(ClientEra):
                            {"supported": supported})
         return version
 
-    def direct_progress(self, session: ClientSession) -> bool:
+    def direct_progress(self, session: EraSession) -> bool:
         return bool(getattr(session.transport, "in_process", False))
 
-    def describe_server(self, session: ClientSession) -> None:
+    def describe_server(self, session: EraSession) -> None:
         """Ask ``server/discover``: a pinned version skips the probe that names the server."""
         session.discover()
 
-    def stamp(self, session: ClientSession, params: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+    def stamp(self, session: EraSession, params: dict[str, Any], version: str | None = None) -> dict[str, Any]:
         meta = dict(params.get("_meta") or {})
         meta[META_PROTOCOL_VERSION] = version or session.protocol_version
         meta[META_CLIENT_CAPABILITIES] = dump(session.capabilities)
@@ -174,7 +219,7 @@ class ModernClientEra(ClientEra):
             meta[META_LOG_LEVEL] = session.log_level
         return {**params, "_meta": meta}
 
-    def request_headers(self, session: ClientSession, method: str,
+    def request_headers(self, session: EraSession, method: str,
                         params: Mapping[str, Any] | None) -> dict[str, str]:
         headers = {"Mcp-Method": method}
         params = params or {}
@@ -189,10 +234,10 @@ class ModernClientEra(ClientEra):
                     headers[f"Mcp-Param-{header}"] = value
         return headers
 
-    def session_expired(self, session: ClientSession, restarted: bool) -> bool:
+    def session_expired(self, session: EraSession, restarted: bool) -> bool:
         return False  # a 2026-07-28 request has no session to lose: the 404 is the answer
 
-    def retry(self, session: ClientSession, failure: MCPError, method: str, params: dict[str, Any],
+    def retry(self, session: EraSession, failure: MCPError, method: str, params: dict[str, Any],
               retried: set[int]) -> bool:
         code = failure.code
         if code in retried:
@@ -210,7 +255,7 @@ class ModernClientEra(ClientEra):
             retried.add(code)
         return earned
 
-    def check_listen(self, session: ClientSession) -> None:
+    def check_listen(self, session: EraSession) -> None:
         return None  # a listen is an ordinary 2026-07-28 request
 
 
@@ -238,7 +283,7 @@ def check_mode(mode: str) -> None:
     raise ValueError(text)
 
 
-def negotiate(session: ClientSession, mode: str, prior_discover: DiscoverResult | None = None) -> ClientEra:
+def negotiate(session: EraSession, mode: str, prior_discover: DiscoverResult | None = None) -> ClientEra:
     """Settle ``session`` on the era ``mode`` names and return it: ``legacy`` (the handshake), one
     2026-07-28 version (no traffic; ``prior_discover`` is what the server is known to offer), or
     ``auto``: one ``server/discover`` probe; a modern answer settles it, any other answer (an error,
@@ -255,7 +300,7 @@ def negotiate(session: ClientSession, mode: str, prior_discover: DiscoverResult 
     return session.era
 
 
-def _discovered(session: ClientSession) -> bool:
+def _discovered(session: EraSession) -> bool:
     """``auto``'s probe: whether ``server/discover`` settled ``session`` on 2026-07-28 (``False``:
     the server is a legacy one, so the handshake comes next)."""
     try:

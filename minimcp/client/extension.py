@@ -15,16 +15,16 @@ finishes a result shape of its own (``claims()`` -> ``ResultClaim``): on a 2026-
 
 from __future__ import annotations
 
-import collections
-import logging
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
+from typing import Any, Generic, Literal, TypeVar, get_args
 
-from pydantic import AliasChoices, AliasPath, BaseModel, ValidationError
+from pydantic import AliasChoices, AliasPath
 
+from minimcp.client.bindings import NotificationBinding
+from minimcp.client.claims import UnexpectedClaimedResult
 from minimcp.client.era import MODERN, client_era
+from minimcp.client.session import ClientSession
 from minimcp.shared.extension import validate_extension_identifier
 from minimcp.types import (
     CORE_RESULT_TYPES,
@@ -33,12 +33,6 @@ from minimcp.types import (
     Result,
 )
 
-if TYPE_CHECKING:
-    from minimcp.client.session import ClientSession
-
-logger = logging.getLogger("minimcp.client")
-
-NotifyParamsT = TypeVar("NotifyParamsT", bound=BaseModel)
 ClaimedT = TypeVar("ClaimedT", bound=Result)
 
 #: The methods a claim may attach to (the ``method`` Literal of ``ResultClaim`` names the same).
@@ -47,25 +41,6 @@ CLAIM_METHODS = frozenset({"tools/call"})
 #: Wire keys of the core ``input_required`` round: refused on a claimed shape, as officially, so
 #: that they mean one thing on every answer.
 RESERVED_RESULT_KEYS = frozenset({"requestState", "inputRequests"})
-
-#: Notifications of one binding that wait for its handler; past this the oldest is dropped.
-NOTIFICATION_QUEUE_SIZE = 256
-
-#: How long an observer's thread waits for the next notification before it ends (a later one
-#: starts it again), so an idle connection keeps no thread per binding.
-OBSERVER_IDLE_SECONDS = 5.0
-
-
-@dataclass(frozen=True, kw_only=True)
-class NotificationBinding(Generic[NotifyParamsT]):
-    """Hand the server's ``method`` notifications (a method the protocol does not define) to
-    ``handler(params)``, ``params`` validated as ``params_type``. The handler only observes: it runs
-    on a thread of its own, one notification at a time in the order they came, so it may use the
-    session; notifications that pile up beyond a bound lose the oldest, with a warning."""
-
-    method: str
-    params_type: type[NotifyParamsT]
-    handler: Callable[[NotifyParamsT], None]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,19 +114,6 @@ def _wire_keys(name: str, field: Any) -> set[str]:
         if isinstance(key, str):
             keys.add(key)
     return keys
-
-
-class UnexpectedClaimedResult(RuntimeError):
-    """A claimed result reached a ``session.call_tool`` that did not ask for one
-    (``allow_claimed=True``); ``result`` is the parsed shape, which may name state the server keeps."""
-
-    def __init__(self, result: Result) -> None:
-        super().__init__(
-            f"Server returned a claimed result ({type(result).__name__}); call through Client.call_tool "
-            "to have its extension resolve it, or pass allow_claimed=True and handle the shape yourself. "
-            "The result (on .result) may reference server-side state that needs cleaning up."
-        )
-        self.result = result
 
 
 class ClientExtension:
@@ -243,80 +205,6 @@ def fold_extensions(extensions: Sequence[ClientExtension] | None) -> FoldedExten
             binding_owners[binding.method] = identifier
             folded.bindings.append(binding)
     return folded
-
-
-def index_claims(result_claims: Mapping[str, Sequence[ResultClaim[Any]]] | None,
-                 extensions: Mapping[str, Any]) -> dict[str, tuple[ResultClaim[Any], ...]]:
-    """``ClientSession(result_claims=...)`` checked: each key a declared extension (a claim is
-    announced through its extension's declaration), none empty, no ``resultType`` twice."""
-    indexed: dict[str, tuple[ResultClaim[Any], ...]] = {}
-    seen: set[str] = set()
-    for identifier, claims in (result_claims or {}).items():
-        if identifier not in extensions:
-            raise ValueError(f"result_claims key {identifier!r} is not in extensions; a claim is "
-                             "announced through its extension's declaration, so declare it there too")
-        if not claims:
-            raise ValueError(f"result_claims[{identifier!r}] is empty, which would keep the extension "
-                             "from ever being declared; leave the key out instead")
-        for claim in claims:
-            if claim.result_type in seen:
-                raise ValueError(f"duplicate result claim for resultType {claim.result_type!r}")
-            seen.add(claim.result_type)
-        indexed[identifier] = tuple(claims)
-    return indexed
-
-
-class BindingObserver:
-    """One binding at work: validates what arrives and runs the handler on a thread of its own,
-    since the reader thread that delivers a notification must stay free to deliver the answers a
-    handler using the session waits for."""
-
-    def __init__(self, binding: NotificationBinding[Any]) -> None:
-        self.binding = binding
-        # _ready's lock guards _queue, _thread and _closed; _ready wakes the thread for new work.
-        self._ready = threading.Condition()
-        self._queue: collections.deque[BaseModel] = collections.deque(maxlen=NOTIFICATION_QUEUE_SIZE)
-        self._thread: threading.Thread | None = None
-        self._closed = False
-
-    def receive(self, params: Any) -> None:
-        """Queue one notification's params (called by the reader thread; never blocks on the handler)."""
-        method = self.binding.method
-        try:
-            model = self.binding.params_type.model_validate(params or {})
-        except ValidationError:
-            logger.warning("Failed to validate notification: %s", method, exc_info=True)
-            return
-        with self._ready:
-            if self._closed:
-                return
-            if len(self._queue) == NOTIFICATION_QUEUE_SIZE:
-                logger.warning("notification queue for %r is full; dropped the oldest event", method)
-            self._queue.append(model)  # a full deque drops its oldest
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=f"minimcp-binding {method}", daemon=True)
-                self._thread.start()
-            self._ready.notify()
-
-    def close(self) -> None:
-        """Stop observing; what is still queued is dropped, a handler running now finishes."""
-        with self._ready:
-            self._closed = True
-            self._queue.clear()
-            self._ready.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._ready:
-                self._ready.wait_for(lambda: self._queue or self._closed, timeout=OBSERVER_IDLE_SECONDS)
-                if self._closed or not self._queue:
-                    self._thread = None  # idle or closed: the next notification starts a new thread
-                    return
-                params = self._queue.popleft()
-            try:
-                self.binding.handler(params)
-            except Exception:
-                logger.exception("notification binding handler for %r raised", self.binding.method)
 
 
 __all__ = [

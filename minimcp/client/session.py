@@ -28,18 +28,14 @@ from typing import Any, TypeAlias, TypeVar, Union, cast
 from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
+from minimcp._version import __version__
+from minimcp.client.bindings import BindingObserver, NotificationBinding
 from minimcp.client.cancel import covered
+from minimcp.client.claims import ClaimedShape, UnexpectedClaimedResult, index_claims
 from minimcp.shared.header_values import encode_header_value, header_parameters
 from minimcp.client.era import LEGACY, MODERN, ClientEra, client_era
+from minimcp.client.listen_route import ListenRoute
 from minimcp.client.output_schema import output_validator
-from minimcp.client.extension import (
-    BindingObserver,
-    NotificationBinding,
-    ResultClaim,
-    UnexpectedClaimedResult,
-    index_claims,
-)
-from minimcp.client.subscriptions import ListenRoute
 from minimcp.client.tasks import TaskHandle
 from minimcp.client.transports import SessionExpired, Transport, timed_out
 from minimcp.jsonrpc import MCPError, Message
@@ -163,8 +159,6 @@ def _mcp_name(request: BaseModel, method: str, params: Mapping[str, Any] | None)
 
 
 def _default_client_info() -> Implementation:
-    from minimcp import __version__
-
     return Implementation(name="minimcp", version=__version__)
 
 
@@ -190,7 +184,7 @@ class ClientSession:
         log_level: LoggingLevel | None = None,
         sampling_capabilities: SamplingCapability | None = None,
         extensions: dict[str, dict[str, Any]] | None = None,
-        result_claims: Mapping[str, Sequence[ResultClaim[Any]]] | None = None,
+        result_claims: Mapping[str, Sequence[ClaimedShape]] | None = None,
         notification_bindings: Sequence[NotificationBinding[Any]] | None = None,
     ) -> None:
         """``ClientSession(read, write)`` as the official SDK spells it, from ``with stdio_client(...)
@@ -257,7 +251,7 @@ class ClientSession:
                 if identifier not in self._result_claims
                 or any(claim.active_at(version) for claim in self._result_claims[identifier])}
 
-    def active_claim(self, result_type: Any) -> ResultClaim[Any] | None:
+    def active_claim(self, result_type: Any) -> ClaimedShape | None:
         """The claim that owns ``result_type`` on this connection (none on a legacy one)."""
         version = self.protocol_version
         for claims in self._result_claims.values():

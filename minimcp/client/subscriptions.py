@@ -9,9 +9,9 @@ carries on. Nothing is replayed: after a lost stream, listen again and read agai
 
 Threads. A listen's request runs on a thread of its own (``minimcp-listen``) that blocks in the
 transport until the stream ends. Its frames reach the session like any other server message; the
-session hands those tagged with this listen's id to its ``ListenRoute``, which the iterating thread
-waits on. Every ending (the server's, the connection's, the session's close, the block's exit)
-settles the route, so a waiting iteration always wakes.
+session hands those tagged with this listen's id to its ``ListenRoute`` (``minimcp.client.listen_route``),
+which the iterating thread waits on. Every ending (the server's, the connection's, the session's
+close, the block's exit) settles the route, so a waiting iteration always wakes.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import ValidationError
 
 from minimcp import jsonrpc
+from minimcp.client.era import ListenNotSupportedError
+from minimcp.client.listen_route import ListenRoute
+from minimcp.client.session import ClientSession
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.shared import otel
 from minimcp.shared.subscriptions import (
@@ -34,13 +34,8 @@ from minimcp.shared.subscriptions import (
     ResourceUpdated,
     ServerEvent,
     ToolsListChanged,
-    event_from_wire,
-    event_matches,
 )
 from minimcp.types import INTERNAL_ERROR, RequestId, SubscriptionFilter, dump
-
-if TYPE_CHECKING:
-    from minimcp.client.session import ClientSession
 
 logger = logging.getLogger("minimcp.client")
 
@@ -48,129 +43,16 @@ logger = logging.getLogger("minimcp.client")
 ACK_TIMEOUT = 30.0
 #: How long leaving the block waits for the listen's thread to finish after ending the stream.
 END_TIMEOUT = 5.0
-#: Distinct events a consumer may leave unread before the subscription counts as lost: equal
-#: events merge, but distinct resource URIs are unbounded.
-MAX_PENDING_EVENTS = 1024
-
 #: ``listen-N`` ids, one sequence per process: strings never collide with the session's integer ids.
 _listen_ids = itertools.count(1)
-
-_End = Literal["graceful", "lost", "local"]
 
 #: Called with each event before the iterator returns it (the seam for work that must finish
 #: before the consumer reads again).
 OnEvent = Callable[[ServerEvent], None]
 
 
-class ListenNotSupportedError(RuntimeError):
-    """``subscriptions/listen`` needs a 2026-07-28 connection."""
-
-    def __init__(self, negotiated_version: str | None) -> None:
-        self.negotiated_version = negotiated_version
-        super().__init__(
-            f"subscriptions/listen is not available at protocol version {negotiated_version!r}; it requires "
-            "2026-07-28. On earlier versions use subscribe_resource() and the change notifications delivered "
-            "through message_handler."
-        )
-
-
 class SubscriptionLost(RuntimeError):
     """The stream ended without the server's graceful close; listen again and read again."""
-
-
-class ListenRoute:
-    """What one open listen has received, shared by the thread that receives its frames and the
-    thread that iterates.
-
-    ``_cond`` guards ``honored``, ``end``, ``error``, ``_uris`` and ``_pending`` (received events
-    not yet consumed, in order, equal ones merged).
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self.honored: SubscriptionFilter | None = None
-        self.end: _End | None = None
-        self.error: MCPError | None = None
-        self._uris: frozenset[str] = frozenset()
-        self._pending: dict[ServerEvent, None] = {}
-
-    def receive(self, method: str, params: Mapping[str, Any]) -> bool:
-        """Take one frame tagged with this listen's id; ``True`` when it is consumed here (the
-        acknowledgement), ``False`` when it also goes on to the session's ``message_handler``."""
-        if method == "notifications/subscriptions/acknowledged":
-            try:
-                honored = SubscriptionFilter.model_validate(params.get("notifications"))
-            except ValidationError:
-                return False
-            self.set_acked(honored)
-            return True
-        event = event_from_wire(method, params)
-        if event is not None:
-            self.deliver(event)
-        return False
-
-    def set_acked(self, honored: SubscriptionFilter) -> None:
-        """Record the acknowledged filter; the first acknowledgement counts."""
-        with self._cond:
-            if self.honored is None:
-                self.honored = honored
-                self._uris = frozenset(honored.resource_subscriptions or ())
-                self._cond.notify_all()
-
-    def deliver(self, event: ServerEvent) -> None:
-        """Queue an event inside the acknowledged filter; an equal one already waiting absorbs it.
-
-        Any ``ResourceUpdated`` counts once URIs were honoured at all: the spec lets the server
-        name a sub-resource of a subscribed URI.
-        """
-        with self._cond:
-            if self.end is not None or self.honored is None or event in self._pending:
-                return
-            admitted = bool(self._uris) if isinstance(event, ResourceUpdated) else event_matches(
-                self.honored, self._uris, event)
-            if not admitted:
-                return
-            if len(self._pending) >= MAX_PENDING_EVENTS:
-                self._settle("lost", MCPError(INTERNAL_ERROR, f"more than {MAX_PENDING_EVENTS} events were left "
-                                              "unread; listen again and read again"))
-                return
-            self._pending[event] = None
-            self._cond.notify_all()
-
-    def settle(self, end: _End, error: MCPError | None = None) -> None:
-        """Record how the stream ended; the first ending counts and wakes every waiter."""
-        with self._cond:
-            self._settle(end, error)
-
-    def _settle(self, end: _End, error: MCPError | None) -> None:
-        if self.end is None:
-            self.end, self.error = end, error
-            self._cond.notify_all()
-
-    def wait_acked(self, timeout: float) -> bool:
-        """Wait for the acknowledgement or an ending; ``False`` when ``timeout`` passed first."""
-        with self._cond:
-            return self._cond.wait_for(lambda: self.honored is not None or self.end is not None, timeout)
-
-    def next_event(self, timeout: float | None = None) -> ServerEvent | _End | None:
-        """The oldest unconsumed event, or how the stream ended once none is left; ``None`` when
-        ``timeout`` passed first.
-
-        Without a timeout the wait lasts as long as the stream: every ending settles the route and
-        wakes it. Leaving the block ends at once; the other endings let the consumer read what
-        arrived before them.
-        """
-        with self._cond:
-            if not self._cond.wait_for(lambda: bool(self._pending) or self.end is not None, timeout):
-                return None
-            if self.end == "local" or not self._pending:
-                assert self.end is not None
-                return self.end
-            return next(iter(self._pending))
-
-    def consume(self, event: ServerEvent) -> None:
-        with self._cond:
-            self._pending.pop(event, None)
 
 
 class Subscription:

@@ -18,19 +18,29 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel
 
 from minimcp.jsonrpc import MCPError
 from minimcp.shared.tasks import TERMINAL, CreateTaskResult, GetTaskResult
 from minimcp.types import CallToolResult, EmptyResult, InputRequiredResult
 
-if TYPE_CHECKING:
-    from minimcp.client.session import ClientSession
+ResultT = TypeVar("ResultT", bound=BaseModel)
 
 #: How long ``result()`` waits when neither a timeout nor the task's TTL bounds it.
 DEFAULT_WAIT = 3600.0
 #: The poll interval used when the server suggests none.
 DEFAULT_POLL_INTERVAL = 0.5
+
+
+class TaskSession(Protocol):
+    """What a ``TaskHandle`` asks of its ``ClientSession``: the ``tasks/*`` requests, and answers
+    to the questions a task asks, through the client's callbacks."""
+
+    def send_request(self, request: str, params: dict[str, Any], result_type: type[ResultT]) -> ResultT: ...
+
+    def fulfil_input_requests(self, result: InputRequiredResult) -> dict[str, dict[str, Any]]: ...
 
 
 class TaskCancelledError(RuntimeError):
@@ -44,7 +54,7 @@ class TaskHandle:
     ``result()`` returns that answer and ``status()`` says ``completed``.
     """
 
-    def __init__(self, session: ClientSession, created: CreateTaskResult | None = None,
+    def __init__(self, session: TaskSession, created: CreateTaskResult | None = None,
                  immediate: CallToolResult | None = None) -> None:
         if (created is None) == (immediate is None):
             raise ValueError("TaskHandle takes exactly one of created= or immediate=")

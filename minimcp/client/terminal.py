@@ -31,14 +31,12 @@ import sys
 import threading
 import webbrowser
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import Any, Literal, TextIO
 from urllib.parse import urlsplit
 
 from minimcp.client.printable import printable, visible_url
+from minimcp.client.session import ClientRequestContext
 from minimcp.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
-
-if TYPE_CHECKING:
-    from minimcp.client import ClientRequestContext
 
 __all__ = ["TerminalElicitation", "terminal_elicitation"]
 

@@ -93,6 +93,7 @@ from flask.cli import AppGroup
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.wrappers import Request
 
+from minimcp.flask.commands import add_commands
 from minimcp.flask.tokens import TokenStore, default_store, token_command
 from minimcp.server.edges.http import errors
 from minimcp.server.edges.http.exchange import HTTPResponse
@@ -434,9 +435,7 @@ class MCP(HostedServer):
             self.run("stdio")
 
         group.add_command(token_command(self))
-        from minimcp.flask.commands import add_commands  # inspect, call, install: minimcp's verbs for this app
-
-        add_commands(group, self)
+        add_commands(group, self)  # inspect, call, install: minimcp's verbs for this app
         return group
 
 

@@ -10,16 +10,13 @@ import importlib.util
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import click
 from flask import current_app
 from flask.cli import AppGroup, ScriptInfo
 
 from minimcp.cli.hosted import EXAMPLES, HOSTED_VERBS, App, run_verb, unknown_user
-
-if TYPE_CHECKING:
-    from minimcp.flask import MCP
 
 PROG = "flask mcp"
 HELP = {
@@ -29,12 +26,22 @@ HELP = {
 }
 
 
-def add_commands(group: AppGroup, mcp: MCP) -> None:
+class Site(Protocol):
+    """What the verbs ask of the application's ``minimcp.flask.MCP``: its name, and a user by id
+    (its ``load_user``, else Flask-Login's ``user_loader``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def _load(self, user_id: str) -> Any: ...
+
+
+def add_commands(group: AppGroup, mcp: Site) -> None:
     for verb in HOSTED_VERBS:
         _add(group, mcp, verb)
 
 
-def _add(group: AppGroup, mcp: MCP, verb: str) -> None:
+def _add(group: AppGroup, mcp: Site, verb: str) -> None:
     @group.command(verb, help=HELP[verb] + f" Example: {EXAMPLES[verb].format(prog=PROG)}. --help lists the options.",
                    add_help_option=False, context_settings={"ignore_unknown_options": True})
     @click.argument("words", nargs=-1, type=click.UNPROCESSED)
@@ -74,7 +81,7 @@ def _split_app(given: str) -> tuple[str, str, str]:
     return (parts[0], ":", parts[1]) if len(parts) == 2 else (parts[0], "", "")
 
 
-def _check_user(mcp: MCP, user_id: str) -> None:
+def _check_user(mcp: Site, user_id: str) -> None:
     """The user ``--user`` names, found as the server will find it (``MCP(load_user=...)``, else
     Flask-Login's ``user_loader``)."""
     if mcp._load(user_id) is None:

@@ -26,16 +26,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 import click
 from flask import Flask
 from flask.cli import with_appcontext
 
 from minimcp.hosts.api_tokens import describe, issue, site_digest, site_id
-
-if TYPE_CHECKING:
-    from minimcp.flask import MCP
 
 #: ``app.config`` key: the path of the token file (default: in the instance folder).
 CONFIG_KEY = "MINIMCP_TOKEN_DATABASE"
@@ -152,7 +149,19 @@ def default_store(app: Flask) -> SQLiteTokenStore:
                             app.secret_key or "")
 
 
-def token_command(mcp: MCP) -> click.Command:
+class TokenSite(Protocol):
+    """What ``flask mcp token`` asks of the application's ``minimcp.flask.MCP``: whether it takes
+    API tokens, where they are kept, and a user by id."""
+
+    api_tokens: bool
+
+    @property
+    def tokens(self) -> TokenStore: ...
+
+    def _load(self, user_id: str) -> Any: ...
+
+
+def token_command(mcp: TokenSite) -> click.Command:
     """``flask mcp token USER [--label TEXT | --list | --revoke N]``."""
 
     @click.command("token")

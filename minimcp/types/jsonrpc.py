@@ -10,9 +10,8 @@ from typing import Any, Literal, TypeAlias, Union
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from minimcp.jsonrpc import JSONRPC_VERSION
-
-from minimcp.types import (
+from minimcp.types.base import JSONRPC_VERSION, RequestId
+from minimcp.types.errors import (
     CONNECTION_CLOSED,
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -25,9 +24,7 @@ from minimcp.types import (
     UNSUPPORTED_PROTOCOL_VERSION,
     URL_ELICITATION_REQUIRED,
     ErrorData,
-    RequestId,
 )
-
 
 
 class _Envelope(BaseModel):
