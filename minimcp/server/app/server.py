@@ -24,7 +24,7 @@ from pydantic import BaseModel, create_model
 from typing_extensions import TypeVar as TypeVarWithDefault
 
 from minimcp.jsonrpc import MCPError
-from minimcp.server.backends import Backend, BackendSpec, resolve_backend
+from minimcp.server.backends import BackendSpec, resolve_backend
 from minimcp.server.core.caching import CacheableMethod, CacheHint
 from minimcp.server.core.context import ServerMiddleware, ServerRequestContext
 from minimcp.server.app.extension import Extension, compose_tool_call_handler, intercepts_tool_calls
@@ -58,8 +58,8 @@ from minimcp.server.core.rounds import RequestStateSecurity
 from minimcp.server.app.signature import read_signature, require_sync
 from minimcp.server.app.tools import TaskSupport, Tool, as_listed, failure_result
 from minimcp.server.app.visibility import ComponentFilter, Kind, Visibility
-from minimcp.server.app.subscriptions import SubscriptionBus
-from minimcp.server.app.tasks import TaskChannel, TaskManager, TaskStore
+from minimcp.server.app.tasks.manager import TaskManager
+from minimcp.server.core.ports import Stores, SubscriptionBus, TaskChannel, TaskStore
 from minimcp.shared.subscriptions import (
     PromptsListChanged,
     ResourcesListChanged,
@@ -340,11 +340,11 @@ class MCPServer(Generic[LifespanT]):
         return self._name or "mcp-server"
 
     @property
-    def backend(self) -> Backend:
+    def backend(self) -> Stores:
         """Where what outlives a request is kept (``minimcp.server.backends``)."""
         return self._lowlevel_server.backend
 
-    def use_backend(self, backend: BackendSpec | Backend) -> None:
+    def use_backend(self, backend: BackendSpec) -> None:
         """Keep the shared state in ``backend`` from now on: what a host does that reads it from its
         configuration after building the server (Flask's ``MINIMCP_BACKEND``). The bus, the
         request-state keys and the tasks follow it unless they were given explicitly; a shared backend makes every

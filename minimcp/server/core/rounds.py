@@ -40,7 +40,7 @@ from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS, InputRequiredResult, d
 from minimcp.types.methods import METHODS
 
 if TYPE_CHECKING:
-    from minimcp.server.backends import Backend
+    from minimcp.server.core.ports import Stores
 
 logger = logging.getLogger("minimcp.server.request_state")
 
@@ -197,7 +197,7 @@ class BackendKeyCodec:
 
     RETRY = 1.0
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Stores) -> None:
         self._backend = backend
         # _lock guards _keys, _codec and _retried_at.
         self._lock = Lock()
@@ -275,7 +275,7 @@ class RequestStateSecurity:
         return security
 
     @classmethod
-    def from_backend(cls, backend: Backend, *, ttl: float = 600.0, audience: str | None = None) -> RequestStateSecurity:
+    def from_backend(cls, backend: Stores, *, ttl: float = 600.0, audience: str | None = None) -> RequestStateSecurity:
         """The keys of ``backend``: per process for a memory one (``ephemeral``); for a shared one,
         made once and read by every process, and each state single-use (a second use is refused
         with the same -32602 as any other unusable state)."""

@@ -18,12 +18,11 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable, Generic, Literal
+from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, Union
 
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypeVar
 
-from minimcp.server.backends import BackendSpec, resolve_backend
 from minimcp.server.core.caching import CacheableMethod, CacheHint, validate_cache_hints
 from minimcp.server.core.context import ServerMiddleware
 from minimcp.server.core.dispatch import Dispatcher
@@ -31,7 +30,9 @@ from minimcp.server.core.era import era_of_version
 from minimcp.server.core.shares import Shares, fair_share
 from minimcp.server.core.listens import ListenSource
 from minimcp.server.core.workers import Deadlines, Lock, WorkerPool
-from minimcp.server.app.otel import default_middleware
+from minimcp.server.core.in_process import MemoryBackend
+from minimcp.server.core.otel import default_middleware
+from minimcp.server.core.ports import Stores
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.types import (
     CompletionsCapability,
@@ -53,6 +54,27 @@ if TYPE_CHECKING:
 logger = logging.getLogger("minimcp.server")
 LifespanResultT = TypeVar("LifespanResultT", default=Any)
 Handler = Callable[[Any, Any], Any]
+#: What ``backend=`` takes: the stores themselves, their URL, or ``None`` for this process's memory.
+BackendSpec = Union[Stores, str, None]
+
+
+def resolve_backend(spec: BackendSpec, server_name: str) -> Stores:
+    """The stores ``backend=`` names, named for the server ``server_name``: the core's own
+    ``MemoryBackend`` for ``None``, an object as it is, and a URL as ``minimcp.server.backends``
+    reads it (a Redis one needs redis-py, an optional dependency, so that package is imported
+    only for a URL)."""
+    if isinstance(spec, str):
+        from minimcp.server.backends import resolve_backend as from_url
+
+        return from_url(spec, server_name)
+    if spec is None:
+        backend: Stores = MemoryBackend()
+    elif isinstance(spec, Stores):
+        backend = spec
+    else:
+        raise TypeError(f"backend= takes a URL or a minimcp.server.backends.Backend, not {type(spec).__name__}")
+    backend.named_for(server_name)
+    return backend
 
 
 @dataclass(frozen=True)

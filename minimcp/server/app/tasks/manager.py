@@ -61,16 +61,10 @@ from minimcp.server.core.sessions import Connection, ServerSession
 from minimcp.server.app.context import Context
 from minimcp.server.app.exceptions import ToolError
 from minimcp.server.app.tools import failure_result
-from minimcp.server.app.tasks.channel import LocalTaskChannel, TaskChannel
-from minimcp.server.app.tasks.store import (
-    InMemoryTaskStore,
-    TaskExpired,
-    TaskLimitReached,
-    TaskNotFound,
-    TaskRecord,
-    TaskStore,
-    TaskStoreUnavailable,
-)
+from minimcp.server.app.tasks.channel import LocalTaskChannel
+from minimcp.server.app.tasks.store import InMemoryTaskStore
+from minimcp.server.core.faults import TaskExpired, TaskLimitReached, TaskNotFound, TaskStoreUnavailable
+from minimcp.server.core.ports import TaskChannel, TaskRecord, TaskStore
 from minimcp.shared.tasks import (
     CreateTaskResult,
     GetTaskResult,

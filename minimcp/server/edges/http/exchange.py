@@ -46,7 +46,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.server.backends import BackendUnavailable, SharedBackend
+from minimcp.server.core.faults import BackendUnavailable
+from minimcp.server.core.ports import SessionStore
 from minimcp.server.core.outbox import EventLog, LogEntry, QueueOutbox
 from minimcp.server.core.dispatch import UNTRACKED, Dispatcher
 from minimcp.server.core.sessions import Connection, SessionManager
@@ -222,7 +223,7 @@ class Exchange:
         self.security = transport_security or TransportSecuritySettings()
         # A backend that says it is ``shared`` keeps the sessions as a ``SharedBackend`` does.
         self.sessions: SessionManager = (
-            SharedSessionManager(cast(SharedBackend, server.backend), self.dispatcher, session_idle_timeout,
+            SharedSessionManager(cast(SessionStore, server.backend), self.dispatcher, session_idle_timeout,
                                  max_sessions, max_pending_per_session) if server.backend.shared
             else SessionManager(session_idle_timeout, max_sessions, max_pending_per_session))
         self.keepalive_interval = keepalive_interval
