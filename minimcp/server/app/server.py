@@ -54,7 +54,7 @@ from minimcp.server.app.resources import (
     is_template,
     to_contents,
 )
-from minimcp.server.core.rounds import RequestStateSecurity
+from minimcp.server.core.sealing import RequestStateSecurity
 from minimcp.server.app.signature import read_signature, require_sync
 from minimcp.server.app.tools import TaskSupport, Tool, as_listed, failure_result
 from minimcp.server.app.visibility import ComponentFilter, Kind, Visibility

@@ -32,7 +32,8 @@ from pydantic import ValidationError
 
 from minimcp.jsonrpc import InProcessError, MCPError, Message, error_from
 from minimcp.server.core.questions import AskClient, NoQuestions, Questions, ReplayQuestions
-from minimcp.server.core.rounds import Binding, InputRequired, RequestStateSecurity, open_book, seal
+from minimcp.server.core.rounds import Binding, InputRequired, open_book, seal
+from minimcp.server.core.sealing import RequestStateSecurity
 from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
