@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     "CacheHint": "minimcp.server.core.caching",
     "ServerRequestContext": "minimcp.server.core.context",
-    "InitializationOptions": "minimcp.server.core.server",
-    "NotificationOptions": "minimcp.server.core.server",
+    "InitializationOptions": "minimcp.server.core.initialization",
+    "NotificationOptions": "minimcp.server.core.initialization",
     "Server": "minimcp.server.core.server",
     "MCPServer": "minimcp.server.app.server",
 }
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from minimcp.server.app.server import MCPServer
     from minimcp.server.core.caching import CacheHint
     from minimcp.server.core.context import ServerRequestContext
-    from minimcp.server.core.server import InitializationOptions, NotificationOptions, Server
+    from minimcp.server.core.initialization import InitializationOptions, NotificationOptions
+    from minimcp.server.core.server import Server
 
 
 def __getattr__(name: str) -> Any:

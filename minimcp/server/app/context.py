@@ -31,7 +31,8 @@ from minimcp.server.app.elicitation import (
 )
 from minimcp.server.core.context import ServerRequestContext
 from minimcp.server.core.questions import Questions
-from minimcp.server.core.sessions import Connection, ServerSession
+from minimcp.server.core.server_session import ServerSession
+from minimcp.server.core.sessions import Connection
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged
 from minimcp.types import (

@@ -31,9 +31,10 @@ from minimcp.server.app.extension import Extension, compose_tool_call_handler, i
 from minimcp.server.core.outbox import Outbox
 from minimcp.server.core.era import MODERN
 from minimcp.server.core.questions import NoQuestions
-from minimcp.server.core.server import Server, ServerHooks, require_sync_handler, require_sync_lifespan
+from minimcp.server.core.hooks import ServerHooks
+from minimcp.server.core.server import Server, require_sync_handler, require_sync_lifespan
 from minimcp.server.core.shares import principal_of
-from minimcp.server.core.sessions import ServerSession
+from minimcp.server.core.server_session import ServerSession
 from minimcp.server.app.context import Context
 from minimcp.server.app.exceptions import (
     ResourceError,

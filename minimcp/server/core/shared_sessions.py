@@ -34,7 +34,9 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import Message
 from minimcp.server.core.faults import BackendUnavailable
 from minimcp.server.core.outbox import EventLog, LogEntry
-from minimcp.server.core.sessions import STREAM_TTL, Connection, SessionManager
+from minimcp.server.core.retention import STREAM_TTL
+from minimcp.server.core.session_manager import SessionManager
+from minimcp.server.core.sessions import Connection
 from minimcp.server.core.shares import session_principal
 from minimcp.server.core.workers import Lock, monotonic
 from minimcp.types import INTERNAL_ERROR, ClientCapabilities, Implementation, RequestId

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from minimcp.server.auth.provider import OAuthAuthorizationServerProvider, TokenVerifier
     from minimcp.server.auth.resource_server import ProtectedResource
     from minimcp.server.auth.settings import AuthSettings
-    from minimcp.server.core.server import Server
+    from minimcp.server.core.dispatch import ServedServer
     from minimcp.server.edges.http.events import EventStore
 
 logger = logging.getLogger("minimcp.server.wsgi")
@@ -238,7 +238,7 @@ class MCPWSGIApp:
 
     def __init__(
         self,
-        server: Server[Any],
+        server: ServedServer,
         *,
         streamable_http_path: str = "/mcp",
         json_response: bool = False,

@@ -50,7 +50,8 @@ from minimcp.server.core.faults import BackendUnavailable
 from minimcp.server.core.ports import SessionStore
 from minimcp.server.core.outbox import EventLog, LogEntry, QueueOutbox
 from minimcp.server.core.dispatch import UNTRACKED, Dispatcher
-from minimcp.server.core.sessions import Connection, SessionManager
+from minimcp.server.core.session_manager import SessionManager
+from minimcp.server.core.sessions import Connection
 from minimcp.server.core.shared_sessions import RemoteLog, SharedSessionManager
 from minimcp.server.edges.http import errors, sse
 from minimcp.server.edges.http.events import EventStore, StoredEventLog, replay
@@ -63,7 +64,7 @@ if TYPE_CHECKING:
     from minimcp.server.auth.provider import AccessToken
     from minimcp.server.auth.resource_server import ProtectedResource
     from minimcp.server.core.era import Era
-    from minimcp.server.core.server import Server
+    from minimcp.server.core.dispatch import ServedServer
 
 #: The name the endpoint's warnings have always been logged under (from when it was wsgi.py), which
 #: deployments filter on.
@@ -199,7 +200,7 @@ class Exchange:
 
     def __init__(
         self,
-        server: Server[Any],
+        server: ServedServer,
         *,
         path: str = "/mcp",
         json_response: bool = False,
