@@ -35,7 +35,7 @@ from minimcp.server.core.hooks import ServerHooks
 from minimcp.server.core.server import Server, require_sync_handler, require_sync_lifespan
 from minimcp.server.core.shares import principal_of
 from minimcp.server.core.server_session import ServerSession
-from minimcp.server.app.context import Context
+from minimcp.server.app.context import Context, ReadResourceContents
 from minimcp.server.app.exceptions import (
     ResourceError,
     ResourceNotFoundError,
@@ -46,7 +46,6 @@ from minimcp.server.app.prompts import Prompt
 from minimcp.server.app.resolve import ResolverKeys
 from minimcp.server.app.resources import (
     FunctionResource,
-    ReadResourceContents,
     Resource,
     DEFAULT_RESOURCE_SECURITY,
     ResourceSecurity,

@@ -134,7 +134,7 @@ class Listens:
     def __init__(self, max_open: int = 1024, max_backlog: int = 1024, max_per_principal: int | None = None) -> None:
         self.max_open = max_open
         self.max_backlog = max_backlog
-        #: The listens one principal may hold open (``lowlevel/shares.py``; default a sixteenth of
+        #: The listens one principal may hold open (``core/shares.py``; default a sixteenth of
         #: ``max_open``: a client needs one or two, and sixteen principals at their full share still
         #: leave the server's bound to reach).
         self.shares = Shares(fair_share(max_open, 16) if max_per_principal is None else max_per_principal,
