@@ -23,6 +23,7 @@ from werkzeug.wrappers import Request
 from minimcp.httpd.affinity import ProcessPin
 from minimcp.httpd.hangups import watcher
 from minimcp.server.auth import ACCESS_TOKEN_KEY
+from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
 from minimcp.server.edges.http import errors
 from minimcp.server.edges.http.exchange import (
     Exchange,
@@ -358,8 +359,6 @@ class MCPWSGIApp:
         if handler is not None:
             return self._custom(handler, environ, path)
         if self.auth is not None:
-            from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
-
             try:
                 self.auth.authenticate(environ)  # leaves the token where the principal hook reads it
             except AuthChallenge as challenge:

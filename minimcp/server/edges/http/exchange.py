@@ -46,6 +46,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
+from minimcp.server.auth.middleware.auth_context import auth_context_var
+from minimcp.server.auth.middleware.bearer_auth import scope_challenge
 from minimcp.server.core.faults import BackendUnavailable
 from minimcp.server.core.ports import SessionStore
 from minimcp.server.core.outbox import EventLog, LogEntry, QueueOutbox
@@ -261,8 +263,6 @@ class Exchange:
         dispatched (a call's worker runs in a copy of this thread's context, so the tool sees it too)."""
         if request.access_token is None:
             return self._serve(request)
-        from minimcp.server.auth.middleware.auth_context import auth_context_var
-
         current = auth_context_var.set(request.access_token)
         try:
             return self._serve(request)
@@ -333,8 +333,6 @@ class Exchange:
         needed = lookup(name) if lookup is not None and isinstance(name, str) else []
         if not needed:
             return None
-        from minimcp.server.auth.resource_server import scope_challenge
-
         refused = scope_challenge(self.auth, request.access_token, needed)
         return None if refused is None else challenge_response(refused, self.auth)
 
