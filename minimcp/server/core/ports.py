@@ -202,6 +202,7 @@ class TaskRecord:
 Change = Callable[[TaskRecord], "TaskRecord | None"]
 
 
+@runtime_checkable
 class TaskStore(Protocol):
     """Where tasks are kept: what a client can observe of each (``TaskRecord``), as plain data.
 
@@ -247,6 +248,7 @@ Deliver = Callable[[str, str, "dict[str, Any] | None"], None]
 KINDS = frozenset({"status", "cancel", "resume"})
 
 
+@runtime_checkable
 class TaskChannel(Protocol):
     """How the processes serving one set of tasks reach each other.
 
