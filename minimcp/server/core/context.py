@@ -26,8 +26,8 @@ from minimcp.shared.transport_context import TransportContext
 if TYPE_CHECKING:
     from minimcp.server.core.outbox import Outbox
     from minimcp.server.core.era import Era
-    from minimcp.server.core.server import Server
-    from minimcp.server.core.sessions import ServerSession
+    from minimcp.server.core.served import ServingServer
+    from minimcp.server.core.server_session import ServerSession
     from minimcp.types import RequestId
 
 __all__ = ["CallNext", "HandlerResult", "ServerMiddleware", "ServerRequestContext"]
@@ -51,7 +51,7 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
     request_id: RequestId | None = None
     meta: dict[str, Any] | None = None
     transport: TransportContext = field(default=DIRECT)
-    server: Server[Any] | None = None
+    server: ServingServer | None = None
     outbox: Outbox | None = None
     era: Era | None = None
 

@@ -7,6 +7,8 @@ handlers and answers the core through one ``ServerHooks``. Threads, queues, bloc
 clocks live in ``workers`` alone: the bounded worker pool and the bounded waits.
 """
 
-from minimcp.server.core.server import InitializationOptions, NotificationOptions, Server, ServerHooks
+from minimcp.server.core.hooks import ServerHooks
+from minimcp.server.core.initialization import InitializationOptions, NotificationOptions
+from minimcp.server.core.server import Server
 
 __all__ = ["InitializationOptions", "NotificationOptions", "Server", "ServerHooks"]

@@ -46,10 +46,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.server.backends import BackendUnavailable, SharedBackend
+from minimcp.server.auth.middleware.auth_context import auth_context_var
+from minimcp.server.auth.middleware.bearer_auth import scope_challenge
+from minimcp.server.core.faults import BackendUnavailable
+from minimcp.server.core.ports import SessionStore
 from minimcp.server.core.outbox import EventLog, LogEntry, QueueOutbox
 from minimcp.server.core.dispatch import UNTRACKED, Dispatcher
-from minimcp.server.core.sessions import Connection, SessionManager
+from minimcp.server.core.session_manager import SessionManager
+from minimcp.server.core.sessions import Connection
 from minimcp.server.core.shared_sessions import RemoteLog, SharedSessionManager
 from minimcp.server.edges.http import errors, sse
 from minimcp.server.edges.http.events import EventStore, StoredEventLog, replay
@@ -62,7 +66,7 @@ if TYPE_CHECKING:
     from minimcp.server.auth.provider import AccessToken
     from minimcp.server.auth.resource_server import ProtectedResource
     from minimcp.server.core.era import Era
-    from minimcp.server.core.server import Server
+    from minimcp.server.core.dispatch import ServedServer
 
 #: The name the endpoint's warnings have always been logged under (from when it was wsgi.py), which
 #: deployments filter on.
@@ -198,7 +202,7 @@ class Exchange:
 
     def __init__(
         self,
-        server: Server[Any],
+        server: ServedServer,
         *,
         path: str = "/mcp",
         json_response: bool = False,
@@ -222,7 +226,7 @@ class Exchange:
         self.security = transport_security or TransportSecuritySettings()
         # A backend that says it is ``shared`` keeps the sessions as a ``SharedBackend`` does.
         self.sessions: SessionManager = (
-            SharedSessionManager(cast(SharedBackend, server.backend), self.dispatcher, session_idle_timeout,
+            SharedSessionManager(cast(SessionStore, server.backend), self.dispatcher, session_idle_timeout,
                                  max_sessions, max_pending_per_session) if server.backend.shared
             else SessionManager(session_idle_timeout, max_sessions, max_pending_per_session))
         self.keepalive_interval = keepalive_interval
@@ -259,8 +263,6 @@ class Exchange:
         dispatched (a call's worker runs in a copy of this thread's context, so the tool sees it too)."""
         if request.access_token is None:
             return self._serve(request)
-        from minimcp.server.auth.middleware.auth_context import auth_context_var
-
         current = auth_context_var.set(request.access_token)
         try:
             return self._serve(request)
@@ -331,8 +333,6 @@ class Exchange:
         needed = lookup(name) if lookup is not None and isinstance(name, str) else []
         if not needed:
             return None
-        from minimcp.server.auth.resource_server import scope_challenge
-
         refused = scope_challenge(self.auth, request.access_token, needed)
         return None if refused is None else challenge_response(refused, self.auth)
 

@@ -12,16 +12,16 @@ it. Any disagreement is -32020 (which ``errors.http_status`` answers with 400).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.shared.inbound import validate_mcp_param_headers
 
 if TYPE_CHECKING:
-    from minimcp.server.core.server import Server
+    from minimcp.server.core.dispatch import ServedServer
 
 
-def check_param_headers(message: Message, headers: Mapping[str, str], server: Server[Any]) -> None:
+def check_param_headers(message: Message, headers: Mapping[str, str], server: ServedServer) -> None:
     """Refuse a ``tools/call`` whose ``Mcp-Param-*`` headers disagree with its arguments."""
     if message.get("method") != "tools/call":
         return
