@@ -195,7 +195,7 @@ def test_a_session_forgets_finished_streams_past_their_ttl_at_its_next_sweep() -
     most every ``STREAM_SWEEP`` seconds, on the next stream it keeps, rather than on every one."""
     import time
 
-    from minimcp.server.core import sessions
+    from minimcp.server.lowlevel import sessions
     from minimcp.server.lowlevel.outbox import EventLog
     from minimcp.server.lowlevel.sessions import Connection
 
@@ -215,7 +215,7 @@ def test_a_session_forgets_finished_streams_past_their_ttl_at_its_next_sweep() -
 def test_past_max_streams_a_session_forgets_its_oldest_finished_stream_first() -> None:
     """Beyond ``MAX_STREAMS`` the oldest finished stream goes, whether or not it is the oldest one
     kept (a stream still running stays resumable); with none finished, the oldest goes."""
-    from minimcp.server.core import sessions
+    from minimcp.server.lowlevel import sessions
     from minimcp.server.lowlevel.outbox import EventLog
     from minimcp.server.lowlevel.sessions import Connection
 

@@ -36,7 +36,7 @@ from pydantic import AnyHttpUrl
 
 from minimcp.httpd.hangups import watcher
 from minimcp.jsonrpc import MCPError
-from minimcp.server import MCPServer
+from minimcp.server.app.server import MCPServer
 from minimcp.server.auth.routes import validate_issuer_url
 from minimcp.server.edges.http import errors
 from minimcp.server.edges.http.exchange import Exchange, HTTPRequest, HTTPResponse, content, refusal_response

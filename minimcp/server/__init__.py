@@ -1,18 +1,48 @@
 """The server side, by layer.
 
-- ``core``: the sans-I/O protocol core and the low-level ``Server``;
-- ``app``: ``MCPServer``, the decorator tier, and the features built on it (tasks, OpenAPI, apps);
-- ``edges``: Streamable HTTP without I/O, and the WSGI, stdio and in-memory adapters;
-- ``backends``: what outlives a request (memory, Redis); ``auth``: bearer tokens and the
-  authorization server.
+- ``core``: the sans-I/O protocol core (dispatch, era rules, sessions, rounds, subscriptions,
+  waits), the low-level ``Server`` (one handler per method), and the ports it declares for what
+  outlives a request (``core.ports``), with their in-process implementations.
+- ``backends``: the stores a deployment of several processes shares (``RedisBackend``).
+- ``app``: ``MCPServer``, the decorator tier, which registers its registries as the handlers of a
+  low-level ``Server``; the tasks extension, OpenAPI tools, MCP Apps.
+- ``edges``: the transports that turn bytes into messages and back (``stdio``, the Streamable HTTP
+  exchange without I/O with its ``wsgi`` adapter, ``memory``) and the ``runner`` that picks one.
+- ``auth``: bearer tokens and the built-in authorization server.
 
-The other names here (``lowlevel``, ``mcpserver``, ``streamable_http``, ``session``, ``context``,
-``stdio``, ...) are the official SDK's import paths and the documented ones: each only re-exports.
+The other modules here are the import paths the official SDK (and earlier minimcp) used; each
+re-exports from the layer that holds the code. The names below are imported on first use, so
+that ``import minimcp.server.core`` (which runs this file first) loads no tier and no transport.
 """
 
-from minimcp.server.core.caching import CacheHint
-from minimcp.server.core.context import ServerRequestContext
-from minimcp.server.core.server import InitializationOptions, NotificationOptions, Server
-from minimcp.server.app.server import MCPServer
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "CacheHint": "minimcp.server.core.caching",
+    "ServerRequestContext": "minimcp.server.core.context",
+    "InitializationOptions": "minimcp.server.core.initialization",
+    "NotificationOptions": "minimcp.server.core.initialization",
+    "Server": "minimcp.server.core.server",
+    "MCPServer": "minimcp.server.app.server",
+}
 
 __all__ = ["CacheHint", "InitializationOptions", "MCPServer", "NotificationOptions", "Server", "ServerRequestContext"]
+
+if TYPE_CHECKING:
+    from minimcp.server.app.server import MCPServer
+    from minimcp.server.core.caching import CacheHint
+    from minimcp.server.core.context import ServerRequestContext
+    from minimcp.server.core.initialization import InitializationOptions, NotificationOptions
+    from minimcp.server.core.server import Server
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'minimcp.server' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,8 +1,8 @@
 """``OpenTelemetryMiddleware``: a ``SERVER`` span around every message a server receives.
 
-The public path; the code lives in ``minimcp.server.app.otel``."""
+The public path; the code lives in ``minimcp.server.core.otel``."""
 
-from minimcp.server.app.otel import (
+from minimcp.server.core.otel import (
     default_middleware,
     OpenTelemetryMiddleware,
 )

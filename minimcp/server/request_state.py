@@ -1,9 +1,11 @@
-"""Sealed ``requestState`` under the official import path: the policy, the codec and the boundary."""
+"""Sealed ``requestState`` under the official import path: the policy, the codec and the boundary.
 
-from minimcp.server.core.rounds import (
+The public path; the code lives in ``minimcp.server.core.sealing`` and ``minimcp.server.core.boundary``."""
+
+from minimcp.server.core.boundary import RequestStateBoundary
+from minimcp.server.core.sealing import (
     HMACRequestStateCodec,
     InvalidRequestState,
-    RequestStateBoundary,
     RequestStateCodec,
     RequestStateSecurity,
 )

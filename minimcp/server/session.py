@@ -1,6 +1,6 @@
-"""``ServerSession`` at the official SDK's import path (``mcp.server.session``); it lives with the
-connection it is a view of, in ``minimcp.server.core.sessions``."""
+"""``ServerSession`` at the official SDK's import path (``mcp.server.session``); it lives beside the
+connection it is a view of, in ``minimcp.server.core.server_session``."""
 
-from minimcp.server.core.sessions import ServerSession
+from minimcp.server.core.server_session import ServerSession
 
 __all__ = ["ServerSession"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 from typing_extensions import TypeVar as TypeVarWithDefault
@@ -30,8 +30,10 @@ from minimcp.server.app.elicitation import (
     outcome_of,
 )
 from minimcp.server.core.context import ServerRequestContext
+from minimcp.server.core.ports import SubscriptionBus
 from minimcp.server.core.questions import Questions
-from minimcp.server.core.sessions import Connection, ServerSession
+from minimcp.server.core.server_session import ServerSession
+from minimcp.server.core.sessions import Connection
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged
 from minimcp.types import (
@@ -45,12 +47,37 @@ from minimcp.types import (
 
 if TYPE_CHECKING:
     from minimcp.server.auth.provider import AccessToken
-    from minimcp.server.app.resources import ReadResourceContents
-    from minimcp.server.app.server import MCPServer
 
 LifespanT = TypeVar("LifespanT")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 RequestT = TypeVarWithDefault("RequestT", default=Any)
+
+
+class ReadResourceContents:
+    """One piece of a resource as ``ctx.read_resource`` hands it back."""
+
+    def __init__(self, content: str | bytes, mime_type: str | None) -> None:
+        self.content = content
+        self.mime_type = mime_type
+
+
+class ContextServer(Protocol):
+    """The ``MCPServer`` serving a request, as its ``Context`` uses it (``ctx.mcp_server``): the
+    host's user, the server's own resources, whether a body may ask on 2026-07-28, and the bus
+    ``ctx.notify_*`` publishes on."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def elicit_replay(self) -> bool: ...
+
+    @property
+    def subscriptions(self) -> SubscriptionBus: ...
+
+    def host_user(self) -> Any: ...
+
+    def read_resource(self, uri: str, context: Context[Any, Any] | None = None) -> Iterable[ReadResourceContents]: ...
 
 
 def missing_capability(what: str, required: dict[str, Any], asker: str | None = None) -> MCPError:
@@ -86,7 +113,7 @@ class Context(Generic[LifespanT, RequestT]):
     The second type parameter, as in the official ``Context[AppState, Any]``, types ``ctx.request``.
     """
 
-    def __init__(self, request_context: ServerRequestContext[LifespanT, Any], mcp_server: MCPServer,
+    def __init__(self, request_context: ServerRequestContext[LifespanT, Any], mcp_server: ContextServer,
                  questions: Questions | None = None, input_responses: dict[str, Any] | None = None,
                  request_state: str | None = None) -> None:
         self._rc = request_context
@@ -115,7 +142,7 @@ class Context(Generic[LifespanT, RequestT]):
         return self._rc.session
 
     @property
-    def mcp_server(self) -> MCPServer:
+    def mcp_server(self) -> ContextServer:
         return self._mcp
 
     @property

@@ -13,7 +13,6 @@ from minimcp.server.core.plan import Plan, listing
 
 if TYPE_CHECKING:
     from minimcp.server.app.tools import Tool
-    from minimcp.server.core.era import Era
 
 
 class Registries(Protocol):
@@ -33,17 +32,17 @@ class RegistryPlanner:
     def __init__(self, server: Registries) -> None:
         self._server = server
 
-    def plan(self, method: str, params: Any, era: Era) -> Plan:
+    def plan(self, method: str, params: Any) -> Plan:
         server = self._server
         name = params.get("name") if method == "tools/call" and isinstance(params, dict) else None
         if not isinstance(name, str):
             varies = listing(method) and (bool(server.listings_vary_by_user) or server.component_filter is not None)
-            return Plan(method, era, private_listing=varies)
+            return Plan(method, private_listing=varies)
         tool = server.get_tool(name)
         # Only the Context can send (the tool's own, its resolvers', a task's, the component filter's).
         silent = server.component_filter is None and (tool is None or not tool.can_send)
         if tool is None:
-            return Plan(method, era, name, silent=silent)
-        return Plan(method, era, name, tool, timeout=tool.timeout, silent=silent,
+            return Plan(method, name, silent=silent)
+        return Plan(method, name, tool, timeout=tool.timeout, silent=silent,
                     required_scopes=tuple(tool.required_scopes),
                     header_schema=tool.parameters if tool.header_routed else None)

@@ -33,7 +33,7 @@ from minimcp.server.app.elicitation import (
 )
 from minimcp.server.app.exceptions import InvalidSignature, ToolError
 from minimcp.server.core.rounds import InputRequired
-from minimcp.server.app.signature import is_context, resolve_marker, type_hints
+from minimcp.server.app.signature import Resolve, is_context, resolve_marker, type_hints
 from minimcp.types import (
     CreateMessageResult,
     CreateMessageResultWithTools,
@@ -47,18 +47,6 @@ if TYPE_CHECKING:
     from minimcp.server.core.sessions import Connection
 
 T = TypeVar("T", bound=BaseModel)
-
-
-class Resolve:
-    """Marks a parameter as filled by ``fn``: ``Annotated[T, Resolve(fn)]``."""
-
-    __slots__ = ("fn",)
-
-    def __init__(self, fn: Callable[..., Any]) -> None:
-        self.fn = fn
-
-    def __repr__(self) -> str:
-        return f"Resolve({getattr(self.fn, '__qualname__', self.fn)!r})"
 
 
 class Elicit(Generic[T]):

@@ -67,14 +67,6 @@ class ResourceSecurityError(ValueError):
         self.param = param
 
 
-class ReadResourceContents:
-    """One piece of a resource as ``ctx.read_resource`` hands it back."""
-
-    def __init__(self, content: str | bytes, mime_type: str | None) -> None:
-        self.content = content
-        self.mime_type = mime_type
-
-
 def to_contents(uri: str, value: Any, mime_type: str | None,
                 meta: dict[str, Any] | None = None) -> list[TextResourceContents | BlobResourceContents]:
     """What a read returns, as contents; the resource's ``meta`` rides on them (an Apps host reads

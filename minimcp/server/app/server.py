@@ -24,17 +24,18 @@ from pydantic import BaseModel, create_model
 from typing_extensions import TypeVar as TypeVarWithDefault
 
 from minimcp.jsonrpc import MCPError
-from minimcp.server.backends import Backend, BackendSpec, resolve_backend
+from minimcp.server.backends import BackendSpec, resolve_backend
 from minimcp.server.core.caching import CacheableMethod, CacheHint
 from minimcp.server.core.context import ServerMiddleware, ServerRequestContext
 from minimcp.server.app.extension import Extension, compose_tool_call_handler, intercepts_tool_calls
 from minimcp.server.core.outbox import Outbox
 from minimcp.server.core.era import MODERN
 from minimcp.server.core.questions import NoQuestions
-from minimcp.server.core.server import Server, ServerHooks, require_sync_handler, require_sync_lifespan
+from minimcp.server.core.hooks import ServerHooks
+from minimcp.server.core.server import Server, require_sync_handler, require_sync_lifespan
 from minimcp.server.core.shares import principal_of
-from minimcp.server.core.sessions import ServerSession
-from minimcp.server.app.context import Context
+from minimcp.server.core.server_session import ServerSession
+from minimcp.server.app.context import Context, ReadResourceContents
 from minimcp.server.app.exceptions import (
     ResourceError,
     ResourceNotFoundError,
@@ -45,7 +46,6 @@ from minimcp.server.app.prompts import Prompt
 from minimcp.server.app.resolve import ResolverKeys
 from minimcp.server.app.resources import (
     FunctionResource,
-    ReadResourceContents,
     Resource,
     DEFAULT_RESOURCE_SECURITY,
     ResourceSecurity,
@@ -54,13 +54,13 @@ from minimcp.server.app.resources import (
     is_template,
     to_contents,
 )
-from minimcp.server.core.rounds import RequestStateSecurity
+from minimcp.server.core.sealing import RequestStateSecurity
 from minimcp.server.app.planner import RegistryPlanner
 from minimcp.server.app.signature import read_signature, require_sync
 from minimcp.server.app.tools import TaskSupport, Tool, as_listed, failure_result
 from minimcp.server.app.visibility import ComponentFilter, Kind, Visibility
-from minimcp.server.app.subscriptions import SubscriptionBus
-from minimcp.server.app.tasks import TaskChannel, TaskManager, TaskStore
+from minimcp.server.app.tasks.manager import TaskManager
+from minimcp.server.core.ports import Stores, SubscriptionBus, TaskChannel, TaskStore
 from minimcp.shared.subscriptions import (
     PromptsListChanged,
     ResourcesListChanged,
@@ -340,11 +340,11 @@ class MCPServer(Generic[LifespanT]):
         return self._name or "mcp-server"
 
     @property
-    def backend(self) -> Backend:
+    def backend(self) -> Stores:
         """Where what outlives a request is kept (``minimcp.server.backends``)."""
         return self._lowlevel_server.backend
 
-    def use_backend(self, backend: BackendSpec | Backend) -> None:
+    def use_backend(self, backend: BackendSpec) -> None:
         """Keep the shared state in ``backend`` from now on: what a host does that reads it from its
         configuration after building the server (Flask's ``MINIMCP_BACKEND``). The bus, the
         request-state keys and the tasks follow it unless they were given explicitly; a shared backend makes every
@@ -521,7 +521,7 @@ class MCPServer(Generic[LifespanT]):
 
         plan = ctx.plan
         if plan is None or plan.name != params.name:  # a middleware passed another name on
-            plan = self._planner.plan("tools/call", {"name": params.name}, ctx.session.connection.era)
+            plan = self._planner.plan("tools/call", {"name": params.name})
 
         def call(context: Context) -> Any:
             try:

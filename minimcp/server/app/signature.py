@@ -2,8 +2,9 @@
 
 Tools, resolvers, prompts and resource templates all follow one rule, applied once at
 registration: a parameter annotated ``Context`` receives the request's context, one annotated
-``Annotated[T, Resolve(fn)]`` receives a resolver's outcome, and every other parameter is an
-argument the client sends, validated by a pydantic model built from the annotations.
+``Annotated[T, Resolve(fn)]`` receives a resolver's outcome (the ``Resolve`` marker is here; the
+resolvers run in ``minimcp.server.app.resolve``), and every other parameter is an argument the
+client sends, validated by a pydantic model built from the annotations.
 """
 
 from __future__ import annotations
@@ -18,7 +19,20 @@ from typing import Annotated, Any, Callable, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from minimcp.server.app.context import Context
 from minimcp.server.app.exceptions import InvalidSignature
+
+
+class Resolve:
+    """Marks a parameter as filled by ``fn``: ``Annotated[T, Resolve(fn)]``."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+
+    def __repr__(self) -> str:
+        return f"Resolve({getattr(self.fn, '__qualname__', self.fn)!r})"
 
 
 def require_sync(fn: Callable[..., Any], name: str) -> None:
@@ -40,8 +54,6 @@ def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
 
 def is_context(annotation: Any) -> bool:
     """``Context``, ``Context[T]``, a subclass, or ``Annotated[Context, ...]``."""
-    from minimcp.server.app.context import Context
-
     if get_origin(annotation) is Annotated:
         annotation = get_args(annotation)[0]
     annotation = get_origin(annotation) or annotation
@@ -50,8 +62,6 @@ def is_context(annotation: Any) -> bool:
 
 def resolve_marker(annotation: Any) -> Any:
     """The ``Resolve`` in ``Annotated[T, Resolve(fn)]``, else ``None``."""
-    from minimcp.server.app.resolve import Resolve
-
     if get_origin(annotation) is Annotated:
         for extra in annotation.__metadata__:
             if isinstance(extra, Resolve):

@@ -1,10 +1,11 @@
 """Publishing changes to ``subscriptions/listen`` streams (2026-07-28): the bus and the handler.
 
-- ``SubscriptionBus`` is the seam between code that announces a change and the open streams. It
-  carries typed events (``ToolsListChanged``, ``ResourceUpdated(uri)``, ...), never JSON-RPC, so a
-  bus backed by an external pub/sub (Redis, NATS) can fan events out to every process of a
-  deployment: ``publish`` sends to the backend, and each process's bus calls its local listeners
-  when an event arrives from it. ``InMemorySubscriptionBus`` is the one-process default.
+- ``SubscriptionBus`` (a port of the core, ``minimcp.server.core.ports``) is the seam between code
+  that announces a change and the open streams. It carries typed events (``ToolsListChanged``,
+  ``ResourceUpdated(uri)``, ...), never JSON-RPC, so a bus backed by an external pub/sub (Redis,
+  NATS) can fan events out to every process of a deployment: ``publish`` sends to the backend, and
+  each process's bus calls its local listeners when an event arrives from it.
+  ``InMemorySubscriptionBus`` (``minimcp.server.core.in_process``) is the one-process default.
 - ``ListenHandler(bus)`` serves ``subscriptions/listen`` on a low-level ``Server``
   (``on_subscriptions_listen=ListenHandler(bus)``); ``MCPServer`` serves it on its own bus unless
   built with ``subscriptions=False``.
@@ -19,90 +20,20 @@ Nothing is replayed: a client whose stream dropped listens again and reads again
 
 from __future__ import annotations
 
-import logging
 import threading
 import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from minimcp.jsonrpc import MCPError
-from minimcp.server.core.shares import principal_of
 from minimcp.server.core.listens import Listens, ListenSource
-from minimcp.shared.subscriptions import (
-    SUBSCRIPTION_ID_META_KEY,
-    PromptsListChanged,
-    ResourcesListChanged,
-    ResourceUpdated,
-    ServerEvent,
-    ToolsListChanged,
-)
+from minimcp.server.core.ports import SubscriptionBus
+from minimcp.server.core.shares import principal_of
 from minimcp.types import INVALID_REQUEST, SubscriptionsListenRequestParams
 
 if TYPE_CHECKING:
     from minimcp.server.core.context import ServerRequestContext
 
-__all__ = [
-    "SUBSCRIPTION_ID_META_KEY",
-    "InMemorySubscriptionBus",
-    "ListenHandler",
-    "Listener",
-    "PromptsListChanged",
-    "ResourceUpdated",
-    "ResourcesListChanged",
-    "ServerEvent",
-    "SubscriptionBus",
-    "ToolsListChanged",
-]
-
-logger = logging.getLogger("minimcp.server")
-
-Listener = Callable[[ServerEvent], None]
-
-
-class SubscriptionBus(Protocol):
-    """Where changes are published and where open streams hear about them.
-
-    ``publish`` may do network I/O (a backend's bus forwards the event); it runs on the publishing
-    handler's worker thread. ``subscribe`` registers a local listener and returns an idempotent
-    way to stop. Listeners are plain functions that must not block and must not raise; they may be
-    called from any thread. One bus may serve several servers.
-    """
-
-    def publish(self, event: ServerEvent) -> None:
-        """Deliver ``event`` to every subscribed listener."""
-
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Register ``listener``; the returned function unregisters it (calling it twice is fine)."""
-
-
-class InMemorySubscriptionBus:
-    """A ``SubscriptionBus`` within one process: ``publish`` calls each listener, in subscription order."""
-
-    def __init__(self) -> None:
-        # _lock guards _listeners. A token per subscription lets one callable subscribe twice.
-        self._lock = threading.Lock()
-        self._listeners: dict[object, Listener] = {}
-
-    def publish(self, event: ServerEvent) -> None:
-        """Call every listener with ``event``; one that raises is logged and the others still hear it."""
-        with self._lock:
-            listeners = list(self._listeners.values())
-        for listener in listeners:
-            try:
-                listener(event)
-            except Exception:  # fan-out boundary: one broken listener must not silence the rest
-                logger.exception("a subscription listener raised; the event still goes to the others")
-
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        token = object()
-        with self._lock:
-            self._listeners[token] = listener
-
-        def unsubscribe() -> None:
-            with self._lock:
-                self._listeners.pop(token, None)
-
-        return unsubscribe
+__all__ = ["ListenHandler"]
 
 
 class ListenHandler(ListenSource):

@@ -9,8 +9,8 @@ auth_server_provider=...)`` was given. It offers the WSGI app three things and n
 - ``principal(environ)``: the principal hook, the token's holder as one string, which then binds
   legacy sessions and sealed ``requestState`` like any other principal.
 
-A tool's own scopes (``@mcp.tool(required_scopes=[...])``) are checked by ``scope_challenge`` once
-the edge knows which tool a call names.
+A tool's own scopes (``@mcp.tool(required_scopes=[...])``) are checked by ``scope_challenge``
+(``minimcp.server.auth.middleware.bearer_auth``) once the edge knows which tool a call names.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from minimcp.server.auth import ACCESS_TOKEN_KEY
-from minimcp.server.auth.middleware.bearer_auth import AuthChallenge, BearerAuthBackend, missing_scopes
+from minimcp.server.auth.middleware.bearer_auth import AuthChallenge, BearerAuthBackend
 from minimcp.server.auth.provider import (
     AccessToken,
     OAuthAuthorizationServerProvider,
@@ -106,16 +106,3 @@ class ProtectedResource:
 
     def www_authenticate(self, challenge: AuthChallenge) -> str:
         return challenge.www_authenticate(self.resource_metadata_url)
-
-
-def scope_challenge(protection: ProtectedResource | None, token: AccessToken | None,
-                    needed: list[str]) -> AuthChallenge | None:
-    """The 403 for a call whose token lacks some of ``needed``, naming every scope the client
-    should hold after re-authorizing (the endpoint's own and the tool's). An unprotected endpoint
-    has no token to hold them, so it refuses such a tool to every caller."""
-    missing = missing_scopes(token, needed)
-    if not missing:
-        return None
-    base = protection.required_scopes if protection is not None else []
-    return AuthChallenge(403, "insufficient_scope", f"Required scope: {' '.join(missing)}",
-                         list(dict.fromkeys([*base, *needed])))

@@ -1,6 +1,7 @@
 """Where a server keeps what outlives one request: ``backend=`` on ``MCPServer``, ``Server``, Flask and Django.
 
-``backend=None`` (the default) is ``MemoryBackend()``: everything in this process, as always.
+``backend=None`` (the default) is ``MemoryBackend()``: everything in this process, as always (the
+core's own implementation of its ports, ``minimcp.server.core.in_process``).
 ``backend="redis://host:6379/0"`` (or ``RedisBackend(client)``, with ``pip install 'minimcp-sync[redis]'``)
 shares it between processes, so any process of ``gunicorn -w 4`` or of several machines behind a
 load balancer serves any request of any session. Its keys start with a prefix: the URL's ``prefix``
@@ -12,19 +13,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Union
 
-from minimcp.server.backends.base import Backend, BackendUnavailable, SessionListener, SharedBackend
-from minimcp.server.backends.memory import MemoryBackend
+from minimcp.server.backends.base import Backend, SharedBackend
+from minimcp.server.core.faults import BackendUnavailable
+from minimcp.server.core.in_process import MemoryBackend
+from minimcp.server.core.ports import SessionListener, Stores
 
 if TYPE_CHECKING:
     from minimcp.server.backends.redis_backend import RedisBackend
 
-BackendSpec = Union[Backend, str, None]
+BackendSpec = Union[Backend, Stores, str, None]
 
 #: The URL schemes ``backend=`` takes as text: redis-py's own.
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "valkey://", "valkeys://")
 
 
-def resolve_backend(spec: BackendSpec, server_name: str | None = None) -> Backend:
+def resolve_backend(spec: BackendSpec, server_name: str | None = None) -> Stores:
     """The backend ``backend=`` names: an object as it is, a Redis URL as a ``RedisBackend``, ``None``
     as a fresh ``MemoryBackend``; named for the server ``server_name`` (its default key prefix)."""
     backend = _backend_of(spec)
@@ -33,7 +36,7 @@ def resolve_backend(spec: BackendSpec, server_name: str | None = None) -> Backen
     return backend
 
 
-def _backend_of(spec: BackendSpec) -> Backend:
+def _backend_of(spec: BackendSpec) -> Stores:
     if spec is None:
         return MemoryBackend()
     if isinstance(spec, Backend):

@@ -32,15 +32,16 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from minimcp.server.backends.base import BackendUnavailable, SessionListener, SharedBackend
+from minimcp.server.backends.base import SharedBackend
+from minimcp.server.backends.redis_task_channel import RedisTaskChannel
+from minimcp.server.backends.redis_tasks import RedisTaskStore
+from minimcp.server.core.faults import BackendUnavailable
+from minimcp.server.core.ports import SessionListener
 from minimcp.shared.subscriptions import ResourceUpdated, ServerEvent, event_from_wire, event_method
 from minimcp.types import RequestId
 
 if TYPE_CHECKING:
     from redis.typing import EncodableT, FieldT
-
-    from minimcp.server.app.tasks.redis_channel import RedisTaskChannel
-    from minimcp.server.app.tasks.redis_store import RedisTaskStore
 
 logger = logging.getLogger("minimcp.server.backends")
 
@@ -243,18 +244,14 @@ class RedisBackend(SharedBackend):
                 self._bus = RedisSubscriptionBus(self)
             return self._bus
 
-    # --- tasks: the tasks package's own Redis store and channel, under this backend's prefix ------
+    # --- tasks: the Redis task store and channel, under this backend's prefix ---------------------
     def task_store(self) -> RedisTaskStore:
-        from minimcp.server.app.tasks.redis_store import RedisTaskStore
-
         with self._lock:
             if self._tasks is None:
                 self._tasks = RedisTaskStore(self.client, prefix=f"{self.prefix}:tasks")
             return self._tasks
 
     def task_channel(self) -> RedisTaskChannel:
-        from minimcp.server.app.tasks.redis_channel import RedisTaskChannel
-
         with self._lock:
             if self._task_channel is None:
                 self._task_channel = RedisTaskChannel(self.client, prefix=f"{self.prefix}:tasks")

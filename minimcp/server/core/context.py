@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from minimcp.server.core.outbox import Outbox
     from minimcp.server.core.era import Era
     from minimcp.server.core.plan import Plan
-    from minimcp.server.core.server import Server
-    from minimcp.server.core.sessions import ServerSession
+    from minimcp.server.core.served import ServingServer
+    from minimcp.server.core.server_session import ServerSession
     from minimcp.types import RequestId
 
 __all__ = ["CallNext", "HandlerResult", "ServerMiddleware", "ServerRequestContext"]
@@ -52,7 +52,7 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
     request_id: RequestId | None = None
     meta: dict[str, Any] | None = None
     transport: TransportContext = field(default=DIRECT)
-    server: Server[Any] | None = None
+    server: ServingServer | None = None
     outbox: Outbox | None = None
     era: Era | None = None
     #: What the request is, worked out once when it arrived (``core/plan.py``): a handler finds

@@ -23,7 +23,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from pydantic import BaseModel, ValidationError
@@ -31,13 +32,15 @@ from pydantic import BaseModel, ValidationError
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.core.caching import hinted
-from minimcp.server.core.context import ServerRequestContext
+from minimcp.server.core.context import ServerMiddleware, ServerRequestContext
 from minimcp.server.core.outbox import Outbox
-from minimcp.server.core.plan import Plan
+from minimcp.server.core.plan import Plan, Planner
 from minimcp.server.core.era import LEGACY, MODERN, Era, era_of_message
 from minimcp.server.core.pending import UnexpectedAnswer
-from minimcp.server.core.sessions import Connection, ServerSession
+from minimcp.server.core.server_session import ServerSession
+from minimcp.server.core.sessions import Connection
 from minimcp.server.core.listens import Listens
+from minimcp.server.core.served import ServingServer
 from minimcp.shared.transport_context import TransportContext
 from minimcp.types import (
     INTERNAL_ERROR,
@@ -46,23 +49,91 @@ from minimcp.types import (
     METHOD_NOT_FOUND,
     DiscoverResult,
     ErrorData,
+    Implementation,
     InitializeRequestParams,
     InitializeResult,
     RequestId,
+    ServerCapabilities,
     dump,
 )
 from minimcp.types.methods import BOTH, METHODS, Method
 
 if TYPE_CHECKING:
-    from minimcp.server.core.server import Server
+    from minimcp.server.core.caching import CacheHint
+    from minimcp.server.core.hooks import HandlerEntry, ServerHooks
+    from minimcp.server.core.initialization import InitializationOptions
+    from minimcp.server.core.ports import Stores
+    from minimcp.server.core.shares import Shares
+    from minimcp.server.core.workers import Deadlines, WorkerPool
 
 logger = logging.getLogger("minimcp.server")
+
+
+class ServedServer(ServingServer, Protocol):
+    """The low-level ``Server`` as its dispatcher and the transports see it: the handlers and hooks,
+    the pool and the shares, the middleware, what ``initialize`` answers, where state is kept, and
+    how it is served. The server satisfies it; nothing that serves it needs to import it."""
+
+    @property
+    def dispatcher(self) -> Dispatcher: ...
+
+    @property
+    def hooks(self) -> ServerHooks: ...
+
+    @property
+    def planner(self) -> Planner: ...
+
+    @property
+    def backend(self) -> Stores: ...
+
+    @property
+    def pool(self) -> WorkerPool: ...
+
+    @property
+    def deadlines(self) -> Deadlines: ...
+
+    @property
+    def call_shares(self) -> Shares: ...
+
+    @property
+    def middleware(self) -> Sequence[ServerMiddleware[Any]]: ...
+
+    @property
+    def cache_hints(self) -> Mapping[str, CacheHint]: ...
+
+    @property
+    def _request_handlers(self) -> Mapping[str, HandlerEntry]: ...
+
+    @property
+    def _notification_handlers(self) -> Mapping[str, HandlerEntry]: ...
+
+    @property
+    def server_info(self) -> Implementation: ...
+
+    @property
+    def server_info_wire(self) -> dict[str, Any]: ...
+
+    @property
+    def instructions(self) -> str | None: ...
+
+    initialization_options: InitializationOptions
+
+    @property
+    def custom_routes(self) -> list[tuple[str, list[str], Callable[..., Any], bool]]: ...
+
+    def get_capabilities(self, *, protocol_version: str | None = None) -> ServerCapabilities: ...
+
+    def new_lifespan(self) -> AbstractContextManager[Any]: ...
+
+    def running(self) -> AbstractContextManager[None]: ...
+
+    def close(self) -> None: ...
 
 
 class Dispatcher:
     """Routes messages for one low-level ``Server``; shared by every transport and thread."""
 
-    def __init__(self, server: Server[Any], max_listens_per_principal: int | None = None) -> None:
+    def __init__(self, server: ServedServer, max_listens_per_principal: int | None = None) -> None:
         self.server = server
         self.listens = Listens(max_per_principal=max_listens_per_principal)
 
@@ -77,9 +148,9 @@ class Dispatcher:
         its ``Mcp-Param-*`` headers are the HTTP edge's to check (``streamable_http.param_headers``)."""
         return MODERN.connection(self.server, message, headers)
 
-    def plan(self, message: Message, era: Era) -> Plan:
+    def plan(self, message: Message) -> Plan:
         """What request ``message`` is (``Planner.plan``), worked out once and handed down."""
-        return self.server.planner.plan(message["method"], message.get("params"), era)
+        return self.server.planner.plan(message["method"], message.get("params"))
 
     def new_legacy_connection(self) -> Connection:
         """A session for a connection about to ``initialize``; the handshake fills it in."""
@@ -118,7 +189,7 @@ class Dispatcher:
         """
         request_id = message["id"]
         method = self._lookup(message["method"], connection.era) or _REFUSED
-        plan = plan or self.plan(message, connection.era)
+        plan = plan or self.plan(message)
         calls = calls or connection
         if not method.worker:
             if method.stream:

@@ -32,7 +32,8 @@ from pydantic import ValidationError
 
 from minimcp.jsonrpc import InProcessError, MCPError, Message, error_from
 from minimcp.server.core.questions import AskClient, NoQuestions, Questions, ReplayQuestions
-from minimcp.server.core.rounds import Binding, InputRequired, RequestStateSecurity, open_book, seal
+from minimcp.server.core.rounds import Binding, InputRequired, open_book, seal
+from minimcp.server.core.sealing import RequestStateSecurity
 from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from minimcp.types.methods import EraName
 from minimcp.types import (
@@ -56,8 +57,10 @@ from minimcp.types import (
 if TYPE_CHECKING:
     from minimcp.server.core.context import ServerRequestContext
     from minimcp.server.core.outbox import Outbox
-    from minimcp.server.core.server import NotificationOptions, Server
-    from minimcp.server.core.sessions import Connection, ServerSession
+    from minimcp.server.core.initialization import NotificationOptions
+    from minimcp.server.core.served import ServingServer
+    from minimcp.server.core.server_session import ServerSession
+    from minimcp.server.core.sessions import Connection
     from minimcp.shared.transport_context import TransportContext
 
 logger = logging.getLogger("minimcp.server.session")
@@ -136,13 +139,13 @@ class Era(ABC):
         return version in self.versions
 
     @abstractmethod
-    def connection(self, server: Server[Any] | None, message: Message | None = None,
+    def connection(self, server: ServingServer | None, message: Message | None = None,
                    headers: Mapping[str, str] | None = None) -> Connection:
         """A new connection for ``message`` (``headers``: its HTTP headers, ``None`` off HTTP); raises
         ``MCPError`` for a message this era refuses to describe."""
 
     @abstractmethod
-    def on_stream(self, server: Server[Any], stream: Connection, message: Message) -> Connection:
+    def on_stream(self, server: ServingServer, stream: Connection, message: Message) -> Connection:
         """The connection a request on an ordered stream (stdio, in memory) is served on; ``stream``
         is the stream's own legacy session, which also tracks every call in flight."""
 
@@ -237,12 +240,12 @@ class LegacyEra(Era):
     latest = LATEST_HANDSHAKE_VERSION
 
     # --- which era, which connection -------------------------------------------------------------
-    def connection(self, server: Server[Any] | None, message: Message | None = None,
+    def connection(self, server: ServingServer | None, message: Message | None = None,
                    headers: Mapping[str, str] | None = None) -> Connection:
         """A session about to ``initialize``: the handshake fills it in."""
         return _connection_type()(server, protocol_version=self.latest, era=self)
 
-    def on_stream(self, server: Server[Any], stream: Connection, message: Message) -> Connection:
+    def on_stream(self, server: ServingServer, stream: Connection, message: Message) -> Connection:
         return stream  # the stream is the session
 
     def negotiate(self, requested: object) -> str:
@@ -330,7 +333,7 @@ class ModernEra(Era):
     latest = MODERN_PROTOCOL_VERSIONS[-1]
 
     # --- which era, which connection -------------------------------------------------------------
-    def connection(self, server: Server[Any] | None, message: Message | None = None,
+    def connection(self, server: ServingServer | None, message: Message | None = None,
                    headers: Mapping[str, str] | None = None) -> Connection:
         """The request described by its envelope, run through the ladder (over HTTP, with its
         routing headers); the method's existence is checked when it runs, inside the middleware
@@ -367,7 +370,7 @@ class ModernEra(Era):
         return connection_type(server, protocol_version=route.protocol_version, client_capabilities=client_capabilities,
                                client_info=client_info, era=self, log_level=log_level)
 
-    def on_stream(self, server: Server[Any], stream: Connection, message: Message) -> Connection:
+    def on_stream(self, server: ServingServer, stream: Connection, message: Message) -> Connection:
         """A fresh connection per request, seeing what the stream's driver gave it (its lifespan
         state, whether internal errors are shown)."""
         connection = self.connection(server, message)

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Protocol
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
@@ -40,8 +40,15 @@ RESOURCE_UPDATED = "notifications/resources/updated"
 #: Notification type -> the filter key listing the subjects a listen wants it for.
 SUBJECTS = {"notifications/resources/updated": "resourceSubscriptions", "notifications/tasks": "taskIds"}
 
-if TYPE_CHECKING:
-    from minimcp.server.core.sessions import Connection
+
+class LegacyChannel(Protocol):
+    """A legacy connection whose standalone channel is open (``Connection``): the URIs it subscribed
+    to, and the way to send it a notification."""
+
+    @property
+    def subscriptions(self) -> Collection[str]: ...
+
+    def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None: ...
 
 
 class EventSource(Protocol):
@@ -127,7 +134,7 @@ class Listens:
     def __init__(self, max_open: int = 1024, max_backlog: int = 1024, max_per_principal: int | None = None) -> None:
         self.max_open = max_open
         self.max_backlog = max_backlog
-        #: The listens one principal may hold open (``lowlevel/shares.py``; default a sixteenth of
+        #: The listens one principal may hold open (``core/shares.py``; default a sixteenth of
         #: ``max_open``: a client needs one or two, and sixteen principals at their full share still
         #: leave the server's bound to reach).
         self.shares = Shares(fair_share(max_open, 16) if max_per_principal is None else max_per_principal,
@@ -135,7 +142,7 @@ class Listens:
         # _lock guards _open, _legacy and _followed.
         self._lock = Lock()
         self._open: list[Listen] = []
-        self._legacy: set[Connection] = set()
+        self._legacy: set[LegacyChannel] = set()
         self._followed: list[EventSource] = []
 
     def follow(self, bus: EventSource) -> None:
@@ -156,13 +163,13 @@ class Listens:
         uri = event.uri if isinstance(event, ResourceUpdated) else None
         self.publish(event_method(event), {"uri": uri} if uri is not None else None, uri=uri)
 
-    def attach(self, connection: Connection) -> None:
+    def attach(self, connection: LegacyChannel) -> None:
         """A legacy connection opened its standalone channel: from now on it hears the resource
         updates it subscribed to and what the server announces."""
         with self._lock:
             self._legacy.add(connection)
 
-    def detach(self, connection: Connection) -> None:
+    def detach(self, connection: LegacyChannel) -> None:
         with self._lock:
             self._legacy.discard(connection)
 

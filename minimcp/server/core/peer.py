@@ -22,7 +22,7 @@ from minimcp.server.core.sessions import Connection
 from minimcp.shared.transport_context import TransportContext
 
 if TYPE_CHECKING:
-    from minimcp.server.core.server import Server
+    from minimcp.server.core.dispatch import ServedServer
 
 
 class Peer:
@@ -33,7 +33,7 @@ class Peer:
     come from any thread (an in-memory client's other threads).
     """
 
-    def __init__(self, server: Server[Any], kind: str, raise_exceptions: bool = False,
+    def __init__(self, server: ServedServer, kind: str, raise_exceptions: bool = False,
                  connection: Connection | None = None) -> None:
         self._dispatcher = server.dispatcher
         self._transports = {can: TransportContext(kind=kind, can_send_request=can) for can in (False, True)}

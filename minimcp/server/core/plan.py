@@ -16,21 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from minimcp.types.methods import METHODS
-
-if TYPE_CHECKING:
-    from minimcp.server.core.era import Era
 
 
 @dataclass(frozen=True, slots=True)
 class Plan:
     """One request, as the layers below need it. For a method that names no component (a listing,
-    ``ping``) only ``method``, ``era`` and ``private_listing`` say anything."""
+    ``ping``) only ``method`` and ``private_listing`` say anything. The era is not the planner's
+    to say: the core decides it from the message before anyone plans, and the request's
+    connection carries it."""
 
     method: str
-    era: Era
     #: The component's name as the request gave it (a ``tools/call``'s ``name``); a middleware that
     #: passes a changed name on makes ``target`` stale, which its reader checks against this.
     name: str | None = None
@@ -54,7 +52,7 @@ class Plan:
 class Planner(Protocol):
     """The one question the core asks the tier above about a request: what is it?"""
 
-    def plan(self, method: str, params: Any, era: Era) -> Plan: ...
+    def plan(self, method: str, params: Any) -> Plan: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +66,11 @@ class HookPlanner:
     silent: Callable[[str], bool] | None = None
     listings_vary: Callable[[], bool] = bool
 
-    def plan(self, method: str, params: Any, era: Era) -> Plan:
+    def plan(self, method: str, params: Any) -> Plan:
         name = params.get("name") if method == "tools/call" and isinstance(params, dict) else None
         if not isinstance(name, str):
-            return Plan(method, era, private_listing=listing(method) and self.listings_vary())
-        return Plan(method, era, name,
+            return Plan(method, private_listing=listing(method) and self.listings_vary())
+        return Plan(method, name,
                     timeout=self.timeout(name) if self.timeout is not None else None,
                     silent=self.silent(name) if self.silent is not None else False,
                     required_scopes=tuple(self.required_scopes(name)) if self.required_scopes is not None else (),

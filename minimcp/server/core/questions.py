@@ -14,16 +14,31 @@ and the tasks extension ask through it and never learn which era they serve:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from minimcp import jsonrpc
 from minimcp.server.core.rounds import AnswerBook, InputRequired
 
 if TYPE_CHECKING:
-    from minimcp.server.core.sessions import ServerSession
     from minimcp.types import RequestId
 
 Gate = Callable[[], None]
+
+
+class Asking(Protocol):
+    """A connection that can put a question to its client and wait for the answer (``Connection.ask``)."""
+
+    def ask(self, method: str, params: dict[str, Any], related_request_id: RequestId | None) -> dict[str, Any]: ...
+
+
+class AskingSession(Protocol):
+    """The session of the request a legacy question is asked for (``ServerSession``)."""
+
+    @property
+    def can_send_request(self) -> bool: ...
+
+    @property
+    def connection(self) -> Asking: ...
 
 
 class Questions(ABC):
@@ -44,7 +59,7 @@ class Questions(ABC):
 class AskClient(Questions):
     """Legacy era: a server-to-client request on the call's own stream; the worker blocks."""
 
-    def __init__(self, session: ServerSession, request_id: RequestId | None) -> None:
+    def __init__(self, session: AskingSession, request_id: RequestId | None) -> None:
         self._session = session
         self._request_id = request_id
 

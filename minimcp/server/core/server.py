@@ -17,22 +17,25 @@ import logging
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Generic, Literal
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, Union
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 from typing_extensions import TypeVar
 
-from minimcp.server.backends import BackendSpec, resolve_backend
 from minimcp.server.core.caching import CacheableMethod, CacheHint, validate_cache_hints
 from minimcp.server.core.context import ServerMiddleware
 from minimcp.server.core.dispatch import Dispatcher
 from minimcp.server.core.era import era_of_version
+from minimcp.server.core.hooks import Handler, HandlerEntry, ServerHooks
+from minimcp.server.core.initialization import InitializationOptions, NotificationOptions
 from minimcp.server.core.shares import Shares, fair_share
 from minimcp.server.core.listens import ListenSource
 from minimcp.server.core.plan import HookPlanner, Planner
 from minimcp.server.core.workers import Deadlines, Lock, WorkerPool
-from minimcp.server.app.otel import default_middleware
+from minimcp.server.core.in_process import MemoryBackend
+from minimcp.server.core.otel import default_middleware
+from minimcp.server.core.ports import Stores
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.types import (
     CompletionsCapability,
@@ -53,93 +56,27 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("minimcp.server")
 LifespanResultT = TypeVar("LifespanResultT", default=Any)
-Handler = Callable[[Any, Any], Any]
+#: What ``backend=`` takes: the stores themselves, their URL, or ``None`` for this process's memory.
+BackendSpec = Union[Stores, str, None]
 
 
-@dataclass(frozen=True)
-class HandlerEntry:
-    """A registered handler and how its params are read before it runs: validated against
-    ``params_type``, or by ``read`` where the tier that registered it gave a cheaper reader."""
+def resolve_backend(spec: BackendSpec, server_name: str) -> Stores:
+    """The stores ``backend=`` names, named for the server ``server_name``: the core's own
+    ``MemoryBackend`` for ``None``, an object as it is, and a URL as ``minimcp.server.backends``
+    reads it (a Redis one needs redis-py, an optional dependency, so that package is imported
+    only for a URL)."""
+    if isinstance(spec, str):
+        from minimcp.server.backends import resolve_backend as from_url
 
-    params_type: type[BaseModel]
-    handler: Handler
-    #: What the handler is given of the params, for one that reads only a few of them; it answers
-    #: ``params_type.model_validate`` for whatever it does not take as it is, so what validation
-    #: refuses is refused alike. ``None``: validated against ``params_type``.
-    read: Callable[[dict[str, Any]], Any] | None = None
-    #: The handler's ``params`` argument from the request's raw params: ``read``, else validation
-    #: against ``params_type``; chosen once, here.
-    params: Callable[[dict[str, Any]], Any] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "params", self.read or self.params_type.model_validate)
-
-
-@dataclass(frozen=True)
-class ServerHooks:
-    """What a server built on this one (``MCPServer``, a host's) answers the core and the HTTP edge
-    with, given once to ``Server(hooks=...)``: the tiers above reach the core through this object
-    instead of setting its attributes after construction. Each default is a bare server's answer.
-
-    What one request is comes from ``planner``, asked once per request (``core/plan.py``); without
-    one, the per-tool callables below are what a bare server's plans are made of."""
-
-    #: The tier's answer to "what is this request?" (``MCPServer`` plans from its registries).
-    planner: Planner | None = None
-
-    #: A tool's ``inputSchema`` by name (``None``: unknown tool), for the ``Mcp-Param`` header check.
-    get_tool_input_schema: Callable[[str], Mapping[str, Any] | None] | None = None
-    #: The OAuth scopes calling one tool needs beyond the endpoint's (``None``: none); the HTTP edge
-    #: answers a token without them 403. ``MCPServer`` answers from ``@mcp.tool(required_scopes=...)``.
-    get_tool_required_scopes: Callable[[str], list[str]] | None = None
-    #: Seconds a ``tools/call`` of one tool may take before the client is answered with a timeout
-    #: (``None``: no limit). ``MCPServer`` answers from ``@mcp.tool(timeout=...)``.
-    get_tool_timeout: Callable[[str], float | None] | None = None
-    #: Whether a call of one tool can send the client nothing before its answer: no question, no log
-    #: message, no progress (``MCPServer``: its function takes no ``Context``, settles no resolvers,
-    #: never runs as a task, and no component filter sees the call). Such a call runs on the thread
-    #: that received it even where a stream could carry questions. ``None``: any tool may send.
-    get_tool_silent: Callable[[str], bool] | None = None
-    #: Every scope some tool requires, for the protected-resource metadata's ``scopes_supported``.
-    list_tool_scopes: Callable[[], list[str]] = list
-    #: Whether listings depend on who asks (a host filters tools by permission): a public cache hint
-    #: on a 2026-07-28 list result then says ``cacheScope: "private"``. Asked per listing.
-    listings_vary: Callable[[], bool] = bool
-    #: The context every handler of one request runs in on its worker: called on the thread that
-    #: received the request, entered on the worker (a host re-establishes its request there). The
-    #: default, ``contextlib.nullcontext``, is not even entered.
-    call_scope: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext
-    #: Whether the requestStates this server seals open only in this process (``MCPServer``'s
-    #: default keys without a shared backend): the HTTP edge warns when it serves several processes.
-    keys_per_process: Callable[[], bool] = bool
-    #: The HTTP edge's authorization, ``(auth, token_verifier, auth_server_provider)``;
-    #: ``wsgi_app(auth=...)`` overrides it.
-    auth_options: tuple[Any, Any, Any] = (None, None, None)
-
-
-class NotificationOptions:
-    """Which ``list_changed`` notifications a legacy server announces in its capabilities."""
-
-    def __init__(self, prompts_changed: bool = False, resources_changed: bool = False,
-                 tools_changed: bool = False) -> None:
-        self.prompts_changed = prompts_changed
-        self.resources_changed = resources_changed
-        self.tools_changed = tools_changed
-
-
-class InitializationOptions(BaseModel):
-    """What a legacy ``initialize`` answers with: identity, capabilities, instructions."""
-
-    model_config = ConfigDict(defer_build=True)
-
-    server_name: str
-    server_version: str
-    title: str | None = None
-    description: str | None = None
-    capabilities: ServerCapabilities
-    instructions: str | None = None
-    website_url: str | None = None
-    icons: list[Icon] | None = None
+        return from_url(spec, server_name)
+    if spec is None:
+        backend: Stores = MemoryBackend()
+    elif isinstance(spec, Stores):
+        backend = spec
+    else:
+        raise TypeError(f"backend= takes a URL or a minimcp.server.backends.Backend, not {type(spec).__name__}")
+    backend.named_for(server_name)
+    return backend
 
 
 @contextlib.contextmanager

@@ -6,37 +6,40 @@ the standalone channel (the HTTP GET stream, or the stdio/in-memory connection i
 
 A 2026-07-28 request carries everything in its own ``_meta``; it gets a short-lived
 ``Connection`` of its own that can send nothing unprompted, so handlers see one interface.
-A handler sees either through a ``ServerSession`` bound to its request (the official API).
+A handler sees either through a ``ServerSession`` bound to its request (the official API,
+``server_session.py``); an HTTP endpoint keeps its legacy sessions in a ``SessionManager``
+(``session_manager.py``). A connection's parts each have a module: what the client declared
+(``declarations.py``), the calls in flight and the standalone channel (``channels.py``), the
+questions awaiting answers (``asking.py``), the resumable streams (``retention.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import secrets
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
-from minimcp.server.core.outbox import EventLog, Outbox
-from minimcp.server.core.pending import PendingRequests, send_request, take_answer
+from minimcp.server.core.asking import OpenQuestions, QuestionProgress, checked_timeout
+from minimcp.server.core.channels import Channels
+from minimcp.server.core.declarations import ClientDeclarations
 from minimcp.server.core.era import LEGACY, Era, era_of_version
-from minimcp.server.core.shares import session_principal
-from minimcp.server.core.workers import Lock, monotonic
+from minimcp.server.core.outbox import EventLog, Outbox
+from minimcp.server.core.pending import PendingRequests, take_answer
+from minimcp.server.core.retention import RetainedStreams
+from minimcp.server.core.workers import monotonic
 from minimcp.types import (
+    LATEST_HANDSHAKE_VERSION,
     ClientCapabilities,
-    CreateMessageRequestParams,
     CreateMessageResult,
-    CreateMessageResultWithTools,
     ElicitResult,
     EmptyResult,
-    InitializeRequestParams,
-    LATEST_HANDSHAKE_VERSION,
-    ListRootsResult,
     Implementation,
+    InitializeRequestParams,
+    ListRootsResult,
     LoggingLevel,
     RequestId,
     dump,
@@ -44,15 +47,11 @@ from minimcp.types import (
 
 if TYPE_CHECKING:
     from minimcp.jsonrpc import Message
-    from minimcp.server.core.server import Server
+    from minimcp.server.core.served import ServingServer
+
+__all__ = ["LOG_LEVELS", "Connection", "Elsewhere"]
 
 logger = logging.getLogger("minimcp.server.session")
-
-#: How long a finished response stream stays resumable, and how many streams a session keeps.
-STREAM_TTL = 300.0
-MAX_STREAMS = 64
-#: The shortest pause between two sweeps of a session's expired streams.
-STREAM_SWEEP = 1.0
 
 #: The protocol log levels, least severe first (the order ``logging/setLevel`` thresholds follow).
 LOG_LEVELS: tuple[str, ...] = get_args(LoggingLevel)
@@ -71,7 +70,7 @@ _RESULT_FOR: dict[str, type[BaseModel]] = {
 
 
 class Elsewhere(Protocol):
-    """A session's way to the other processes that serve it (``lowlevel/shared_sessions.py``)."""
+    """A session's way to the other processes that serve it (``core/shared_sessions.py``)."""
 
     def tell(self, kind: str, body: dict[str, Any], keep: bool = False) -> None:
         """Send ``body`` to every process; the one holding what ``kind`` is for takes it. ``keep``:
@@ -90,46 +89,23 @@ def _valid(model: type[BaseModel], raw: Any) -> Any:
         return None
 
 
-#: What hears a client's progress on a question the server asked: (progress, total, message).
-QuestionProgress = Callable[[float, "float | None", "str | None"], None]
-#: How the ``progressToken`` of a question of this server's begins: other tokens are not looked up,
-#: nor relayed to the other processes of a shared session.
-_QUESTION_TOKEN = "question-"
-
-
 def _with_meta(params: dict[str, Any] | None, meta: dict[str, Any] | None) -> dict[str, Any] | None:
     return {**(params or {}), "_meta": meta} if meta else params
-
-
-def _checked_timeout(timeout: Any, name: str) -> float | None:
-    """One request's wait in place of the server's ``back_channel_timeout`` (``None``: that one)."""
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"{name} must be a positive number of seconds, got {timeout!r}")
-    return float(timeout)
-
-
-def _covers(declared: Any, required: Any) -> bool:
-    """Whether a declared capability object includes everything ``required`` names."""
-    if not isinstance(required, dict):
-        return declared is not None
-    if not isinstance(declared, dict):
-        return False
-    return all(key in declared and _covers(declared[key], value) for key, value in required.items())
 
 
 class Connection:
     """The server's side of one connection (legacy) or of one self-contained request (2026-07-28).
 
-    It holds what outlives a request: the client's declarations, the calls in flight, the
-    questions awaiting answers, the standalone channel. Handlers never see it directly; they get a
-    ``ServerSession`` bound to their request.
+    It holds what outlives a request, each concern in a part of its own: the client's declarations
+    (``ClientDeclarations``), the calls in flight and the standalone channel (``Channels``), the
+    questions awaiting answers (``OpenQuestions``), the resumable streams (``RetainedStreams``); and
+    itself, the session's identity, era, log level and lifetime. Handlers never see it directly;
+    they get a ``ServerSession`` bound to their request.
     """
 
     def __init__(
         self,
-        server: Server | None = None,
+        server: ServingServer | None = None,
         *,
         protocol_version: str,
         client_capabilities: ClientCapabilities | None = None,
@@ -141,36 +117,27 @@ class Connection:
         self.id: str | None = None
         self.era = era or era_of_version(protocol_version)
         self.protocol_version = protocol_version
-        # What the client declared: models, or (``declare``) a 2026-07-28 envelope's raw values
-        # already known to be valid, made models on first read (under _lock).
-        self._client_capabilities = client_capabilities
-        self._client_info = client_info
-        self._declared: tuple[Any, Any] | None = None
+        self._declarations = ClientDeclarations(client_capabilities, client_info)
         self.log_level = log_level
         self.initialized = False
-        self.pending = PendingRequests()
         #: When the client's idle clock last started: it sent something, or was asked something.
         #: A plain float, written without a lock: storing one is atomic.
         self.last_seen = monotonic()
-        # _lock guards standalone, _inflight, subscriptions, _streams, _streams_swept, _declared and _progress.
-        self._lock = Lock()
-        # progressToken -> the callback of a question this server asked with one.
-        self._progress: dict[str, QuestionProgress] = {}
-        self.standalone: Outbox | None = None
-        self._inflight: dict[RequestId, Outbox] = {}
-        self._streams: OrderedDict[str, EventLog] = OrderedDict()
-        self._streams_swept = 0.0
+        self._channels = Channels()
+        self._questions = OpenQuestions()
+        self._streams = RetainedStreams()
+        #: The resource URIs this legacy session subscribed to (``resources/subscribe``).
         self.subscriptions: set[str] = set()
         self.closed = False
         #: Tell the client the real text of internal failures (an in-memory client that asked to see them).
         self.expose_errors = False
         #: The authenticated user that opened this legacy session over HTTP; only they may use its id.
         self.principal: str | None = None
-        #: Whom this connection's questions count against (``lowlevel/shares.py``): set when the HTTP
+        #: Whom this connection's questions count against (``core/shares.py``): set when the HTTP
         #: edge keeps it among other clients' sessions; ``None`` on a one-client transport.
         self.share_principal: str | None = None
         #: The other processes serving this legacy session (a shared backend,
-        #: ``lowlevel/shared_sessions.py``): where an answer, a cancel or a notification goes that
+        #: ``core/shared_sessions.py``): where an answer, a cancel or a notification goes that
         #: nothing in this process takes. ``None``: the session lives in this process only.
         self.elsewhere: Elsewhere | None = None
         #: Per-connection scratch state of the application's, kept across its requests.
@@ -203,7 +170,7 @@ class Connection:
         connection.id = session_id
         return connection
 
-    def serving(self, server: Server, lifespan_state: Any = None) -> Connection:
+    def serving(self, server: ServingServer, lifespan_state: Any = None) -> Connection:
         """This connection as one of ``server``'s, its handlers seeing ``lifespan_state``: what a
         driver does with a connection built by hand."""
         if self._server is not None and self._server is not server:
@@ -229,44 +196,25 @@ class Connection:
         object) as the client's declarations, raw: the caller has proven that they validate (an
         identical pair already did), and most handlers never read them, so each becomes this
         connection's own model only when first read."""
-        self._declared = (capabilities, info)
-
-    def _settle(self) -> None:
-        """Make the declared raw values models (or give the empty capabilities when nothing was declared)."""
-        with self._lock:
-            if self._declared is not None:
-                capabilities, info = self._declared
-                self._client_capabilities = ClientCapabilities.model_validate(capabilities)
-                self._client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
-                self._declared = None
-            elif self._client_capabilities is None:
-                self._client_capabilities = ClientCapabilities()
+        self._declarations.declare(capabilities, info)
 
     @property
     def client_capabilities(self) -> ClientCapabilities:
         """What the client said it can do (nothing, until it said)."""
-        if self._declared is not None or self._client_capabilities is None:
-            self._settle()
-        return self._client_capabilities  # type: ignore[return-value]
+        return self._declarations.capabilities
 
     @client_capabilities.setter
     def client_capabilities(self, capabilities: ClientCapabilities) -> None:
-        if self._declared is not None:
-            self._settle()
-        self._client_capabilities = capabilities
+        self._declarations.capabilities = capabilities
 
     @property
     def client_info(self) -> Implementation | None:
         """Who the client said it is; ``None`` until it named itself."""
-        if self._declared is not None:
-            self._settle()
-        return self._client_info
+        return self._declarations.info
 
     @client_info.setter
     def client_info(self, info: Implementation | None) -> None:
-        if self._declared is not None:
-            self._settle()
-        self._client_info = info
+        self._declarations.info = info
 
     @property
     def client_params(self) -> InitializeRequestParams | None:
@@ -293,26 +241,17 @@ class Connection:
         return self.era.ask_back and not self.closed
 
     def check_client_capability(self, capability: ClientCapabilities) -> bool:
-        return _covers(self._wire_capabilities(), dump(capability))
+        return self._declarations.covers(dump(capability))
 
     check_capability = check_client_capability
 
     def declares(self, required: dict[str, Any]) -> bool:
         """``check_client_capability`` for a wire-shaped capability object."""
-        return _covers(self._wire_capabilities(), required)
+        return self._declarations.covers(required)
 
     def capability(self, name: str) -> Any:
         """One capability the client declared, in wire form (``None``: not declared)."""
-        return self._wire_capabilities().get(name)
-
-    def _wire_capabilities(self) -> dict[str, Any]:
-        """The client's capabilities in wire form: a 2026-07-28 envelope's raw declaration while it
-        is one (proven valid, and asked about by a question's gate far more often than made a model),
-        else the model's."""
-        declared = self._declared  # read once: another thread may settle it meanwhile
-        if declared is not None:
-            return declared[0]
-        return dump(self.client_capabilities)
+        return self._declarations.capability(name)
 
     def log_enabled(self, level: str) -> bool:
         """Whether a protocol log message at ``level`` may go to this client.
@@ -327,28 +266,34 @@ class Connection:
     # --- request bookkeeping (transports and the dispatcher) -----------------------------------
     def begin(self, request_id: RequestId, outbox: Outbox) -> None:
         self.last_seen = monotonic()
-        with self._lock:
-            self._inflight[request_id] = outbox
+        self._channels.begin(request_id, outbox)
 
     def end(self, request_id: RequestId, outbox: Outbox) -> None:
         """Forget the call ``request_id`` while ``outbox`` is still its outbox: a client may reuse an
         id once its call was cancelled, before the old call's worker has wound down."""
         self.last_seen = monotonic()
-        with self._lock:
-            if self._inflight.get(request_id) is outbox:
-                del self._inflight[request_id]
+        self._channels.end(request_id, outbox)
+
+    @property
+    def pending(self) -> PendingRequests:
+        """The server-to-client requests of this connection that await the client's answers."""
+        return self._questions.pending
 
     @property
     def working(self) -> bool:
         """Whether some call of this session runs server code rather than waiting on the client:
         a worker that computes keeps its session alive, one blocked on an unanswered question does not."""
-        return len(self._inflight) > len(self.pending)
+        return len(self._channels) > len(self.pending)
 
     @property
     def open_here(self) -> bool:
         """Whether a call or the standalone stream of this connection is open in this process."""
-        with self._lock:
-            return bool(self._inflight) or self.standalone is not None
+        return self._channels.open
+
+    @property
+    def standalone(self) -> Outbox | None:
+        """The standalone channel, while one is open in this process."""
+        return self._channels.standalone
 
     def attach_standalone(self, outbox: Outbox) -> bool:
         """Make ``outbox`` this connection's standalone channel, unless one is already open.
@@ -356,50 +301,28 @@ class Connection:
         From then on it hears the resource updates it subscribed to (``ctx.notify_resource_updated``)
         and the server's own announcements (``MCPServer.enable``/``disable``).
         """
-        with self._lock:
-            if self.standalone is not None:
-                return False
-            self.standalone = outbox
+        if not self._channels.attach(outbox):
+            return False
         self._server.dispatcher.listens.attach(self)  # type: ignore[union-attr]  # only a served connection streams
         return True
 
     def detach_standalone(self, outbox: Outbox) -> None:
         """Forget ``outbox`` as the standalone channel, if it still is the one."""
-        with self._lock:
-            if self.standalone is not outbox:
-                return
-            self.standalone = None
-        self._server.dispatcher.listens.detach(self)  # type: ignore[union-attr]  # only a served connection streams
+        if self._channels.detach(outbox):
+            self._server.dispatcher.listens.detach(self)  # type: ignore[union-attr]  # only a served connection streams
 
     def progress_heard(self, params: Any, *, here_only: bool = False) -> None:
         """A client's ``notifications/progress`` on one of this server's questions: to the callback
         that asked, here or (unless ``here_only``) on the process that asked. A failing callback is
         logged; the notification has no one to answer."""
-        if not isinstance(params, dict):
-            return
-        token, progress = params.get("progressToken"), params.get("progress")
-        if not (isinstance(token, str) and token.startswith(_QUESTION_TOKEN)) \
-                or isinstance(progress, bool) or not isinstance(progress, (int, float)):
-            return  # not about a question of this server's: nothing to hear, nothing to relay
-        with self._lock:
-            callback = self._progress.get(token)
-        if callback is None:
-            if self.elsewhere is not None and not here_only:
-                self.elsewhere.tell("progress", {"params": params})
-            return
-        total, message = params.get("total"), params.get("message")
-        try:
-            callback(progress, total if isinstance(total, (int, float)) else None,
-                     message if isinstance(message, str) else None)
-        except Exception:
-            logger.exception("the progress callback of a question failed")
+        if self._questions.progress(params) is False and self.elsewhere is not None and not here_only:
+            self.elsewhere.tell("progress", {"params": params})
 
     def close_standalone_stream(self, *, here_only: bool = False) -> None:
         """End the standalone GET stream now, in this process or (unless ``here_only``) the one
         holding it: the official ``close_standalone_sse_stream``. The client may open another; what
         is sent meanwhile is dropped, as this stream keeps no log."""
-        with self._lock:
-            standalone = self.standalone
+        standalone = self._channels.standalone
         if standalone is not None:
             standalone.abort()
         elif self.elsewhere is not None and not here_only:
@@ -407,30 +330,12 @@ class Connection:
 
     # --- resumable response streams (legacy SSE, ``Last-Event-ID``) ----------------------------
     def retain_stream(self, log: EventLog) -> None:
-        """Keep ``log`` so a client that lost its connection can resume it by event id.
-
-        Bounded: a finished stream is kept for ``STREAM_TTL`` seconds (forgotten by the first keep
-        that sweeps after that; a keep sweeps when ``STREAM_SWEEP`` seconds have passed since the
-        last sweep, so a busy session does not scan every kept stream on every call), and beyond
-        ``MAX_STREAMS`` the oldest streams (finished ones first) are forgotten.
-        """
-        now = monotonic()
-        with self._lock:
-            if now >= self._streams_swept + STREAM_SWEEP:
-                self._streams_swept = now
-                for stream_id, kept in list(self._streams.items()):
-                    if kept.finished_at is not None and now - kept.finished_at > STREAM_TTL:
-                        del self._streams[stream_id]
-            self._streams[log.stream_id] = log
-            while len(self._streams) > MAX_STREAMS:
-                oldest = next(iter(self._streams))
-                if self._streams[oldest].finished_at is None:  # else it is the oldest finished one already
-                    oldest = next((sid for sid, kept in self._streams.items() if kept.finished_at is not None), oldest)
-                del self._streams[oldest]
+        """Keep ``log`` so a client that lost its connection can resume it by event id, for a while
+        (``minimcp.server.core.retention``)."""
+        self._streams.keep(log)
 
     def stream(self, stream_id: str) -> EventLog | None:
-        with self._lock:
-            return self._streams.get(stream_id)
+        return self._streams.get(stream_id)
 
     def close(self) -> None:
         """End the session: every worker waiting on this client wakes with "Connection closed", then
@@ -439,9 +344,7 @@ class Connection:
         self.pending.close(jsonrpc.connection_closed())
         if self._server is not None:
             self._server.dispatcher.listens.detach(self)
-        with self._lock:
-            outboxes = [*self._inflight.values(), *([self.standalone] if self.standalone else [])]
-        for outbox in outboxes:
+        for outbox in self._channels.every():
             outbox.abort()
         try:
             self.exit_stack.close()
@@ -450,10 +353,9 @@ class Connection:
 
     # --- sending -------------------------------------------------------------------------------
     def channel(self, related_request_id: RequestId | None) -> Outbox | None:
-        with self._lock:
-            if related_request_id is not None:
-                return self._inflight.get(related_request_id)
-            return self.standalone
+        """The stream of the call ``related_request_id`` in this process, or for ``None`` the
+        standalone channel."""
+        return self._channels.outbox(related_request_id)
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None, opts: Mapping[str, Any] | None = None, *,
                related_request_id: RequestId | None = None) -> None:
@@ -497,19 +399,11 @@ class Connection:
         self.last_seen = monotonic()
         shares = self._server.question_shares
         shares.take(self.share_principal)
-        if on_progress is not None:
-            token = f"{_QUESTION_TOKEN}{secrets.token_hex(8)}"
-            params = {**params, "_meta": {**(params.get("_meta") or {}), "progressToken": token}}
-            with self._lock:
-                self._progress[token] = on_progress
         try:
-            return send_request(self.pending, channel, method, params,
-                                self._server.back_channel_timeout if timeout is None else timeout)
+            return self._questions.ask(channel, method, params,
+                                       self._server.back_channel_timeout if timeout is None else timeout, on_progress)
         finally:
             shares.give_back(self.share_principal)
-            if on_progress is not None:
-                with self._lock:
-                    self._progress.pop(token, None)
 
     # --- the official ``Connection``'s standalone-stream API --------------------------------------
     def send_raw_request(self, method: str, params: Mapping[str, Any] | None,
@@ -517,7 +411,7 @@ class Connection:
         """Ask on the standalone channel; ``NoBackChannelError`` where there is none (2026-07-28).
         ``opts``, the official ``CallOptions``: its ``timeout`` bounds this request's wait; its other
         keys (progress, resumption, a caller's own id) mean nothing to a server's channel."""
-        timeout = _checked_timeout((opts or {}).get("timeout"), "opts['timeout']")
+        timeout = checked_timeout((opts or {}).get("timeout"), "opts['timeout']")
         return self.ask(method, dict(params or {}), None, timeout)
 
     def send_request(self, req: BaseModel, *, result_type: type[BaseModel] | None = None,
@@ -554,283 +448,3 @@ class Connection:
 
     def send_resource_updated(self, uri: str, *, meta: dict[str, Any] | None = None) -> None:
         self.notify("notifications/resources/updated", _with_meta({"uri": str(uri)}, meta))
-
-
-class ServerSession:
-    """The session as one request's handler sees it: the official ``ServerSession`` API, synchronous.
-
-    ``related_request_id`` picks the channel as in the official SDK: present, the message rides
-    that request's stream; absent, the connection's standalone channel. Progress goes to this
-    request's caller. Everything the connection knows is read through.
-    """
-
-    def __init__(self, connection: Connection, outbox: Outbox | None = None, request_id: RequestId | None = None,
-                 meta: dict[str, Any] | None = None) -> None:
-        self.connection = connection
-        self._outbox = outbox
-        self._request_id = request_id
-        self._meta = meta
-
-    # --- what the connection knows ---------------------------------------------------------------
-    @property
-    def legacy(self) -> bool:
-        return self.connection.era.legacy
-
-    @property
-    def protocol_version(self) -> str:
-        return self.connection.protocol_version
-
-    @property
-    def client_capabilities(self) -> ClientCapabilities:
-        return self.connection.client_capabilities
-
-    @property
-    def client_info(self) -> Implementation | None:
-        return self.connection.client_info
-
-    @property
-    def client_params(self) -> InitializeRequestParams | None:
-        return self.connection.client_params
-
-    @property
-    def can_send_request(self) -> bool:
-        return self.connection.can_send_request and (self._outbox is None or self._outbox.can_request)
-
-    def check_client_capability(self, capability: ClientCapabilities) -> bool:
-        return self.connection.check_client_capability(capability)
-
-    # --- notifications ---------------------------------------------------------------------------
-    def _own(self, related_request_id: RequestId | None) -> bool:
-        # ``ctx.request_id`` is the id as text, as officially: it names this request whatever its JSON type.
-        return related_request_id is not None and str(related_request_id) == str(self._request_id)
-
-    def _ask(self, method: str, params: dict[str, Any], related_request_id: RequestId | None,
-             timeout: float | None = None, on_progress: QuestionProgress | None = None) -> dict[str, Any]:
-        """Ask on the channel ``related_request_id`` names; this request's own id may come as text."""
-        related = self._request_id if self._own(related_request_id) else related_request_id
-        return self.connection.ask(method, params, related, timeout, on_progress)
-
-    def _route(self, method: str, params: dict[str, Any] | None, related_request_id: RequestId | None) -> None:
-        if self._own(related_request_id) and self._outbox is not None:
-            self._outbox.send(jsonrpc.notification(method, params))
-        else:
-            self.connection.notify(method, params, related_request_id=related_request_id)
-
-    def send_notification(self, notification: BaseModel | str, related_request_id: RequestId | None = None,
-                          params: dict[str, Any] | None = None) -> None:
-        """Send a notification model (or a method name and ``params``) to the client."""
-        if isinstance(notification, BaseModel):
-            wire = dump(notification)
-            self._route(wire["method"], wire.get("params"), related_request_id)
-        else:
-            self._route(notification, params, related_request_id)
-
-    def send_log_message(self, level: LoggingLevel, data: Any, logger: str | None = None,
-                         related_request_id: RequestId | None = None) -> None:
-        """Protocol logging; on 2026-07-28 only what the request opted in to, on its own stream."""
-        if not self.connection.log_enabled(level):
-            return
-        params: dict[str, Any] = {"level": level, "data": data}
-        if logger is not None:
-            params["logger"] = logger
-        self._route("notifications/message", params, self.connection.era.log_stream(related_request_id, self._request_id))
-
-    def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Progress for the caller's token; a no-op when the request carried none."""
-        token = (self._meta or {}).get("progressToken")
-        if token is not None:
-            self.send_progress_notification(token, progress, total, message, self._request_id)
-
-    def send_progress_notification(self, progress_token: str | int, progress: float, total: float | None = None,
-                                   message: str | None = None, related_request_id: RequestId | None = None) -> None:
-        params: dict[str, Any] = {"progressToken": progress_token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        self._route("notifications/progress", params, related_request_id)
-
-    def send_elicit_complete(self, elicitation_id: str, related_request_id: RequestId | None = None) -> None:
-        self.connection.era.send_elicit_complete(self, elicitation_id, related_request_id)
-
-    def send_tool_list_changed(self) -> None:
-        self._route("notifications/tools/list_changed", None, None)
-
-    def send_resource_list_changed(self) -> None:
-        self._route("notifications/resources/list_changed", None, None)
-
-    def send_prompt_list_changed(self) -> None:
-        self._route("notifications/prompts/list_changed", None, None)
-
-    def send_resource_updated(self, uri: Any) -> None:
-        self._route("notifications/resources/updated", {"uri": str(uri)}, None)
-
-    # --- questions (legacy connections) ----------------------------------------------------------
-    def send_request(self, request: BaseModel | str, result_type: Any = None,
-                     request_read_timeout_seconds: float | None = None, metadata: Any = None,
-                     progress_callback: QuestionProgress | None = None, *,
-                     related_request_id: RequestId | None = None) -> Any:
-        """Ask the client and wait, ``request_read_timeout_seconds`` at most when given (else the
-        server's ``back_channel_timeout``); ``progress_callback`` hears the progress the client
-        reports while it works on the answer (a legacy client's ``send_progress_notification``).
-
-        ``send_request(request_model, ResultType)`` returns the validated result, as the official
-        SDK does; ``send_request("roots/list", params)`` returns the raw result object.
-        """
-        related = getattr(metadata, "related_request_id", None) if metadata is not None else related_request_id
-        timeout = _checked_timeout(request_read_timeout_seconds, "request_read_timeout_seconds")
-        if isinstance(request, BaseModel):
-            wire = dump(request)
-            method, params, model = wire["method"], wire.get("params") or {}, result_type
-        else:
-            method, params, model = request, result_type or {}, None
-        result = self._ask(method, params, related, timeout, progress_callback)
-        return result if model is None else model.model_validate(result)
-
-    def elicit(self, message: str, requested_schema: dict[str, Any],
-               related_request_id: RequestId | None = None) -> ElicitResult:
-        return self.elicit_form(message, requested_schema, related_request_id)
-
-    def elicit_form(self, message: str, requested_schema: dict[str, Any],
-                    related_request_id: RequestId | None = None) -> ElicitResult:
-        params = {"mode": "form", "message": message, "requestedSchema": requested_schema}
-        return ElicitResult.model_validate(self._ask("elicitation/create", params, related_request_id))
-
-    def elicit_url(self, message: str, url: str, elicitation_id: str,
-                   related_request_id: RequestId | None = None) -> ElicitResult:
-        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
-        return ElicitResult.model_validate(self._ask("elicitation/create", params, related_request_id))
-
-    def create_message(self, messages: list[Any], *, max_tokens: int, related_request_id: RequestId | None = None,
-                       **options: Any) -> CreateMessageResult | CreateMessageResultWithTools:
-        """Legacy-only sampling from the body (deprecated; a resolver returning ``Sample`` works in both eras)."""
-        params = dump(CreateMessageRequestParams(messages=messages, max_tokens=max_tokens, **options))
-        result = self._ask("sampling/createMessage", params, related_request_id)
-        model = CreateMessageResultWithTools if isinstance(result.get("content"), list) else CreateMessageResult
-        return model.model_validate(result)
-
-    def list_roots(self, related_request_id: RequestId | None = None) -> ListRootsResult:
-        """Legacy-only roots from the body (deprecated; a resolver returning ``ListRoots`` works in both eras)."""
-        return ListRootsResult.model_validate(self._ask("roots/list", {}, related_request_id))
-
-    def send_ping(self) -> EmptyResult:
-        return EmptyResult.model_validate(self._ask("ping", {}, None))
-
-
-#: The bytes of a session manager's ``instance`` tag, and the digits an id is written in.
-_TAG_BYTES = 4
-_HEX = frozenset("0123456789abcdef")
-
-
-class SessionManager:
-    """Legacy sessions by ``Mcp-Session-Id``; idle ones expire on a sweep, no timer thread.
-
-    The expiry rule: a session expires when ``idle_timeout`` seconds have passed since its client
-    last sent something or was last asked something, and none of its calls is running server code
-    (time the server spends computing never counts against the client). A call blocked on a
-    question the client never answers does not keep the session alive: expiry closes it, and its
-    worker wakes with "Connection closed". Sweeps run when a session is added or looked up and on
-    the keepalive tick of every open response stream (``sweep``), at most every ``SWEEP_INTERVAL``
-    seconds. ``idle_timeout`` may be changed on a running app; the next sweep uses the new value.
-    ``max_pending_per_session`` caps the server-to-client requests one session may have outstanding.
-
-    A session id is 128 random bits and the ``instance`` tag of the manager that minted it
-    (``<32 hex>-<8 hex>``): the tag is no secret and grants nothing, but it lets a process that
-    does not know an id tell a session it forgot (its own tag) from one another process (or this
-    server before a restart) minted (``minted_elsewhere``), which no process here can serve
-    without a shared backend or sticky routing.
-    """
-
-    #: The longest pause between two sweeps; shorter when ``idle_timeout`` is short.
-    SWEEP_INTERVAL = 5.0
-
-    def __init__(self, idle_timeout: float, max_sessions: int = 10_000, max_pending_per_session: int = 32) -> None:
-        self.idle_timeout = idle_timeout
-        self.max_sessions = max_sessions
-        self.max_pending_per_session = max_pending_per_session
-        # _lock guards _sessions and _last_sweep.
-        self._lock = Lock()
-        self._sessions: dict[str, Connection] = {}
-        self._last_sweep = 0.0
-        #: What this manager's session ids end with (see the class text).
-        self.instance = secrets.token_hex(_TAG_BYTES)
-
-    def add(self, connection: Connection) -> str | None:
-        """Register ``connection`` under a fresh id (128 random bits, tagged with ``instance``);
-        ``None`` when the server is full."""
-        self.sweep(force=len(self._sessions) >= self.max_sessions)
-        with self._lock:
-            if len(self._sessions) >= self.max_sessions:
-                return None
-            connection.id = f"{secrets.token_hex(16)}-{self.instance}"
-            connection.pending.limit = self.max_pending_per_session
-            connection.share_principal = session_principal(connection)
-            self._sessions[connection.id] = connection
-        return connection.id
-
-    def get(self, session_id: str) -> Connection | None:
-        """The live session with this id, renewed: a lookup means its client just sent something."""
-        self.sweep()
-        with self._lock:
-            session = self._sessions.get(session_id)
-        if session is not None and self._idle(session):
-            self.remove(session_id)
-            return None
-        if session is not None:
-            session.last_seen = monotonic()
-        return session
-
-    def minted_elsewhere(self, session_id: str) -> bool:
-        """Whether ``session_id``, which this manager does not know, has the shape of an id another
-        manager minted (another process, or this server before a restart), rather than one of its
-        own that expired or was ended."""
-        random, _, tag = session_id.rpartition("-")
-        return (tag != self.instance and len(random) == 32 and len(tag) == 2 * _TAG_BYTES
-                and all(c in _HEX for c in random + tag))
-
-    def sweep(self, force: bool = False) -> None:
-        """Expire every idle session; without ``force``, only if the last sweep is old enough."""
-        now = monotonic()
-        with self._lock:
-            # Spaced by the idle timeout as it is now, so shortening it on a running app takes effect
-            # at the next tick instead of after a pause computed from the old value.
-            if not force and now < self._last_sweep + min(self.SWEEP_INTERVAL, self.idle_timeout / 4):
-                return
-            self._last_sweep = now
-            expired = [sid for sid, s in self._sessions.items() if self._idle(s)]
-        for session_id in expired:
-            self.remove(session_id)
-
-    def event_log(self, connection: Connection, can_request: bool, request_id: RequestId) -> EventLog:
-        """The log a resumable SSE answer (to ``request_id``) of ``connection`` is drained from."""
-        return EventLog(None, can_request)
-
-    def remote_stream(self, connection: Connection, stream_id: str) -> Any:
-        """A stream of ``connection`` that another process sends (``SharedSessionManager``): none here,
-        where every stream is in this process."""
-        return None
-
-    def save(self, connection: Connection) -> None:
-        """Keep what a request changed in ``connection``: here the connection itself is the record
-        (``SharedSessionManager`` stores it in a shared backend)."""
-
-    def remove(self, session_id: str) -> bool:
-        with self._lock:
-            session = self._sessions.pop(session_id, None)
-        if session is None:
-            return False
-        session.close()
-        return True
-
-    def close(self) -> None:
-        with self._lock:
-            sessions, self._sessions = list(self._sessions.values()), {}
-        for session in sessions:
-            session.close()
-
-    def __len__(self) -> int:
-        return len(self._sessions)
-
-    def _idle(self, connection: Connection) -> bool:
-        # The clock first: a session looked up on every call is seldom idle that long.
-        return monotonic() - connection.last_seen > self.idle_timeout and not connection.working

@@ -32,15 +32,17 @@ from typing import TYPE_CHECKING, Any
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import Message
-from minimcp.server.backends import BackendUnavailable
+from minimcp.server.core.faults import BackendUnavailable
 from minimcp.server.core.outbox import EventLog, LogEntry
-from minimcp.server.core.sessions import STREAM_TTL, Connection, SessionManager
+from minimcp.server.core.retention import STREAM_TTL
+from minimcp.server.core.session_manager import SessionManager
+from minimcp.server.core.sessions import Connection
 from minimcp.server.core.shares import session_principal
 from minimcp.server.core.workers import Lock, monotonic
 from minimcp.types import INTERNAL_ERROR, ClientCapabilities, Implementation, RequestId
 
 if TYPE_CHECKING:
-    from minimcp.server.backends import SharedBackend
+    from minimcp.server.core.ports import SessionStore
     from minimcp.server.core.dispatch import Dispatcher
 
 logger = logging.getLogger("minimcp.server.session")
@@ -83,7 +85,7 @@ class _Elsewhere:
     to nothing is refused before it is kept or relayed anywhere.
     """
 
-    def __init__(self, backend: SharedBackend, connection: Connection, idle_timeout: float) -> None:
+    def __init__(self, backend: SessionStore, connection: Connection, idle_timeout: float) -> None:
         self.backend = backend
         self.session = connection
         self.idle_timeout = idle_timeout
@@ -128,7 +130,7 @@ class SharedEventLog(EventLog):
     events only in ascending order. A copy that fails is logged; the live stream and the call go on.
     """
 
-    def __init__(self, stream_id: str | None, backend: SharedBackend, session_id: str, request_id: RequestId,
+    def __init__(self, stream_id: str | None, backend: SessionStore, session_id: str, request_id: RequestId,
                  can_request: bool = True) -> None:
         super().__init__(stream_id, can_request)
         self._backend = backend
@@ -169,7 +171,7 @@ class RemoteLog:
     generator, on one thread) owns it, so it holds no lock.
     """
 
-    def __init__(self, backend: SharedBackend, session_id: str, stream_id: str, last: int,
+    def __init__(self, backend: SessionStore, session_id: str, stream_id: str, last: int,
                  origin: dict[str, Any]) -> None:
         self._backend = backend
         self._session_id = session_id
@@ -216,7 +218,7 @@ class SharedSessionManager(SessionManager):
     each sweep; a replica with nothing in flight is forgotten after ``idle_timeout`` without use.
     """
 
-    def __init__(self, backend: SharedBackend, dispatcher: Dispatcher, idle_timeout: float, max_sessions: int = 10_000,
+    def __init__(self, backend: SessionStore, dispatcher: Dispatcher, idle_timeout: float, max_sessions: int = 10_000,
                  max_pending_per_session: int = 32) -> None:
         super().__init__(idle_timeout, max_sessions, max_pending_per_session)
         self.backend = backend

@@ -26,15 +26,25 @@ the one home of that rule and of the counting; the pool, the sessions, the liste
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from minimcp.jsonrpc import MCPError
 from minimcp.server.core.workers import Lock
 from minimcp.types import INTERNAL_ERROR
 
 if TYPE_CHECKING:
-    from minimcp.server.core.sessions import Connection
     from minimcp.shared.transport_context import TransportContext
+
+
+class Session(Protocol):
+    """What the principal rules read of a connection (``Connection``): its legacy session's id and
+    the user that opened it."""
+
+    @property
+    def id(self) -> str | None: ...
+
+    @property
+    def principal(self) -> str | None: ...
 
 
 def principal_key(subject: str | None, session_id: str | None, address: str | None) -> str | None:
@@ -48,7 +58,7 @@ def principal_key(subject: str | None, session_id: str | None, address: str | No
     return None
 
 
-def principal_of(transport: TransportContext, connection: Connection) -> str | None:
+def principal_of(transport: TransportContext, connection: Session) -> str | None:
     """The principal a request counts against: how it arrived, and the legacy session it belongs to.
 
     A transport that names no client address (stdio, in memory, a direct call) serves one client.
@@ -58,7 +68,7 @@ def principal_of(transport: TransportContext, connection: Connection) -> str | N
     return principal_key(transport.principal, connection.id, transport.client_address)
 
 
-def principals_of(transport: TransportContext, connection: Connection) -> tuple[str, ...]:
+def principals_of(transport: TransportContext, connection: Session) -> tuple[str, ...]:
     """Every principal a request counts against when each must stay under one limit (a rate):
     the user; else the legacy session *and* the client's address, so that a client opening a fresh
     session for every request is still one caller; else the address. None on a transport with a
@@ -72,7 +82,7 @@ def principals_of(transport: TransportContext, connection: Connection) -> tuple[
     return tuple(key for key in keys if key is not None)
 
 
-def session_principal(connection: Connection) -> str | None:
+def session_principal(connection: Session) -> str | None:
     """The principal a legacy session's questions count against: its user, else the session. For
     the HTTP edge's ``SessionManager``, which keeps the sessions of many clients."""
     return principal_key(connection.principal, connection.id, None)
@@ -111,7 +121,7 @@ class Shares:
             self._held[principal] = held + 1
             return True
 
-    def admit(self, transport: TransportContext, connection: Connection) -> str | None:
+    def admit(self, transport: TransportContext, connection: Session) -> str | None:
         """``take`` for the principal a request counts against (``principal_of``), which it answers."""
         principal = principal_of(transport, connection)
         self.take(principal)

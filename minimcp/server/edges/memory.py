@@ -17,7 +17,7 @@ from minimcp.server.core.outbox import Outbox, QueueOutbox
 from minimcp.server.core.peer import Peer
 
 if TYPE_CHECKING:
-    from minimcp.server.core.server import Server
+    from minimcp.server.core.dispatch import ServedServer
 
 OnMessage = Callable[[Message], None]
 
@@ -36,7 +36,7 @@ class _CallbackOutbox(Outbox):
 class InMemoryEndpoint:
     """The server side of one in-memory connection (like one stdio process)."""
 
-    def __init__(self, server: Server[Any], raise_exceptions: bool = False) -> None:
+    def __init__(self, server: ServedServer, raise_exceptions: bool = False) -> None:
         self._peer = Peer(server, "memory", raise_exceptions)
         self._lifespan = contextlib.ExitStack()
         self._peer.connection.serving(server, self._lifespan.enter_context(server.new_lifespan()))

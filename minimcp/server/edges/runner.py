@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.core.context import CallNext, ServerMiddleware
 from minimcp.server.core.outbox import QueueOutbox
-from minimcp.server.core.server import InitializationOptions, Server
+from minimcp.server.core.initialization import InitializationOptions
 from minimcp.server.core.sessions import Connection
 from minimcp.server.edges.memory import InMemoryEndpoint
 from minimcp.server.edges.stdio import serve_stdio
 from minimcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
 if TYPE_CHECKING:
+    from minimcp.server.core.dispatch import ServedServer
     from minimcp.server.edges.wsgi import MCPWSGIApp
 
 __all__ = ["CallNext", "ServerMiddleware", "in_memory_endpoint", "run", "serve_connection", "serve_http",
@@ -35,7 +36,7 @@ __all__ = ["CallNext", "ServerMiddleware", "in_memory_endpoint", "run", "serve_c
 logger = logging.getLogger("minimcp.server.runner")
 
 
-def run(server: Server[Any], read_stream: Any = None, write_stream: Any = None,
+def run(server: ServedServer, read_stream: Any = None, write_stream: Any = None,
         initialization_options: InitializationOptions | None = None, raise_exceptions: bool = False, *,
         transport: Literal["stdio", "streamable-http"] | None = None, **options: Any) -> None:
     """``server.run(...)``: serve the given streams, else the transport named, inside the lifespan."""
@@ -50,7 +51,7 @@ def run(server: Server[Any], read_stream: Any = None, write_stream: Any = None,
             serve_stdio(server, read_stream, write_stream, raise_exceptions)
 
 
-def wsgi_app(server: Server[Any], **options: Any) -> MCPWSGIApp:
+def wsgi_app(server: ServedServer, **options: Any) -> MCPWSGIApp:
     """``server.wsgi_app(...)``: the Streamable HTTP endpoint as a WSGI application. Werkzeug is
     imported here, when one is first built, not by a server that never serves HTTP."""
     from minimcp.server.edges.wsgi import MCPWSGIApp
@@ -58,12 +59,12 @@ def wsgi_app(server: Server[Any], **options: Any) -> MCPWSGIApp:
     return MCPWSGIApp(server, **options)
 
 
-def in_memory_endpoint(server: Server[Any], raise_exceptions: bool = False) -> InMemoryEndpoint:
+def in_memory_endpoint(server: ServedServer, raise_exceptions: bool = False) -> InMemoryEndpoint:
     """``server.in_memory_endpoint(...)``: one connection without sockets."""
     return InMemoryEndpoint(server, raise_exceptions)
 
 
-def serve_http(server: Server[Any], host: str = "127.0.0.1", port: int = 8000, *, max_connections: int = 4096,
+def serve_http(server: ServedServer, host: str = "127.0.0.1", port: int = 8000, *, max_connections: int = 4096,
                max_connections_per_peer: int | None = 256, idle_timeout: float = 75.0, header_timeout: float = 10.0,
                body_timeout: float = 30.0, pin_cpu: bool = True, **options: Any) -> None:
     """Serve ``server`` on minimcp's keep-alive HTTP/1.1 server until interrupted.
@@ -84,7 +85,7 @@ def serve_http(server: Server[Any], host: str = "127.0.0.1", port: int = 8000, *
         app.exchange.close()
 
 
-def serve_one(server: Server[Any], dctx: Any, method: str, params: Mapping[str, Any] | None, *,
+def serve_one(server: ServedServer, dctx: Any, method: str, params: Mapping[str, Any] | None, *,
               connection: Connection, lifespan_state: Any, timeout: float = 600.0) -> dict[str, Any]:
     """Answer one request ``(method, params)`` on ``connection`` and return its result in wire form.
 
@@ -109,7 +110,7 @@ def serve_one(server: Server[Any], dctx: Any, method: str, params: Mapping[str, 
     return answer["result"]
 
 
-def serve_connection(server: Server[Any], dispatcher: JSONRPCDispatcher, *, connection: Connection,
+def serve_connection(server: ServedServer, dispatcher: JSONRPCDispatcher, *, connection: Connection,
                      lifespan_state: Any, init_options: InitializationOptions | None = None) -> None:
     """Serve ``dispatcher``'s stream as the client ``connection`` (``Connection.for_loop``) until it
     ends; ``init_options`` replaces what ``initialize`` answers."""

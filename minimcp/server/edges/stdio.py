@@ -21,7 +21,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
@@ -31,7 +31,7 @@ from minimcp.server.core.peer import Peer
 from minimcp.shared.line_writer import LineWriter
 
 if TYPE_CHECKING:
-    from minimcp.server.core.server import Server
+    from minimcp.server.core.dispatch import ServedServer
     from minimcp.server.core.sessions import Connection
 
 logger = logging.getLogger("minimcp.server.stdio")
@@ -88,7 +88,7 @@ def stdio_server(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None
     yield stdin or sys.stdin.buffer, stdout or _protect_stdout()
 
 
-def serve_stdio(server: Server[Any], stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None,
+def serve_stdio(server: ServedServer, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None,
                 raise_exceptions: bool = False, connection: Connection | None = None,
                 eof_grace: float = EOF_GRACE) -> None:
     """Serve one client on stdin/stdout until EOF, then until the calls it left running have
@@ -111,7 +111,7 @@ def serve_stdio(server: Server[Any], stdin: IO[bytes] | None = None, stdout: IO[
 class _Connection:
     """One stdio peer: lines in, framed messages out; what they mean is the ``Peer``'s business."""
 
-    def __init__(self, server: Server[Any], writer: _Writer, raise_exceptions: bool,
+    def __init__(self, server: ServedServer, writer: _Writer, raise_exceptions: bool,
                  connection: Connection | None = None) -> None:
         self._writer = writer
         self._peer = Peer(server, "stdio", raise_exceptions, connection)

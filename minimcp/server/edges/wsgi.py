@@ -23,6 +23,7 @@ from werkzeug.wrappers import Request
 from minimcp.httpd.affinity import ProcessPin
 from minimcp.httpd.hangups import watcher
 from minimcp.server.auth import ACCESS_TOKEN_KEY
+from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
 from minimcp.server.edges.http import errors
 from minimcp.server.edges.http.exchange import (
     HEAD_FIELDS,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from minimcp.server.auth.provider import OAuthAuthorizationServerProvider, TokenVerifier
     from minimcp.server.auth.resource_server import ProtectedResource
     from minimcp.server.auth.settings import AuthSettings
-    from minimcp.server.core.server import Server
+    from minimcp.server.core.dispatch import ServedServer
     from minimcp.server.edges.http.events import EventStore
 
 logger = logging.getLogger("minimcp.server.wsgi")
@@ -248,7 +249,7 @@ class MCPWSGIApp:
 
     def __init__(
         self,
-        server: Server[Any],
+        server: ServedServer,
         *,
         streamable_http_path: str = "/mcp",
         json_response: bool = False,
@@ -369,8 +370,6 @@ class MCPWSGIApp:
         if handler is not None:
             return self._custom(handler, environ, path)
         if self.auth is not None:
-            from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
-
             try:
                 self.auth.authenticate(environ)  # leaves the token where the principal hook reads it
             except AuthChallenge as challenge:

@@ -15,10 +15,11 @@ from minimcp.server.app.elicitation import (
 )
 from minimcp.server.app.media import Audio, Image
 from minimcp.server.app.prompts import AssistantMessage, Message, UserMessage
-from minimcp.server.app.resolve import Elicit, ListRoots, Resolve, Sample
+from minimcp.server.app.resolve import Elicit, ListRoots, Sample
+from minimcp.server.app.signature import Resolve
 from minimcp.server.app.resources import DEFAULT_RESOURCE_SECURITY, ResourceSecurity
 from minimcp.types import Icon
-from minimcp.server.core.rounds import (
+from minimcp.server.core.sealing import (
     HMACRequestStateCodec,
     InvalidRequestState,
     RequestStateCodec,

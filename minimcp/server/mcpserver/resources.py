@@ -1,7 +1,9 @@
 """Resources: static ones read by URI, and templates whose ``{placeholders}`` become arguments.
 
-The public path; the code lives in ``minimcp.server.app.resources``."""
+The public path; the code lives in ``minimcp.server.app.resources`` (``ReadResourceContents``,
+what ``ctx.read_resource`` hands back, in ``minimcp.server.app.context``)."""
 
+from minimcp.server.app.context import ReadResourceContents
 from minimcp.server.app.resources import (
     BinaryResource,
     default_file_encoding,
@@ -11,7 +13,6 @@ from minimcp.server.app.resources import (
     FunctionResource,
     HttpResource,
     is_template,
-    ReadResourceContents,
     Resource,
     ResourceSecurity,
     ResourceSecurityError,

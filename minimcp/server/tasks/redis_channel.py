@@ -1,8 +1,8 @@
 """``RedisTaskChannel``: the ``TaskChannel`` of processes sharing one Redis, over its pub/sub.
 
-The public path; the code lives in ``minimcp.server.app.tasks.redis_channel``."""
+The public path; the code lives in ``minimcp.server.backends.redis_task_channel``."""
 
-from minimcp.server.app.tasks.redis_channel import (
+from minimcp.server.backends.redis_task_channel import (
     RedisTaskChannel,
 )
 

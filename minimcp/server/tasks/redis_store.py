@@ -1,8 +1,8 @@
 """``RedisTaskStore``: the tasks of every process of a deployment in one Redis (or Valkey).
 
-The public path; the code lives in ``minimcp.server.app.tasks.redis_store``."""
+The public path; the code lives in ``minimcp.server.backends.redis_tasks``."""
 
-from minimcp.server.app.tasks.redis_store import (
+from minimcp.server.backends.redis_tasks import (
     RedisTaskStore,
     warn_if_unbounded,
 )

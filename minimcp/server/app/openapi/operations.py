@@ -9,11 +9,12 @@ the exchange's to check (``exchange``); here the spec's paths are checked once, 
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol, TypeVar
 from urllib.parse import quote, unquote
 
 import requests
@@ -24,9 +25,6 @@ from minimcp.server.app.generated import Argument, http_answer, tool_function
 from minimcp.server.app.openapi.exchange import Base, Exchange, ExchangeError, has_dot_segment
 from minimcp.server.app.openapi.spec import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, Refs, SchemaTooLarge, load_spec, server_url
 from minimcp.types import ToolAnnotations
-
-if TYPE_CHECKING:
-    from minimcp.server.app.server import MCPServer
 
 #: The largest answer a tool reads by default (``max_answer_bytes=``); a model reads far less.
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
@@ -51,6 +49,18 @@ _COOKIE_VALUE = re.compile(r"[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*")
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e\xa0-\xff]*")
 
 
+class ToolServer(Protocol):
+    """A server the operations become tools of (an ``MCPServer``), built by name."""
+
+    def __init__(self, name: str | None = None, **options: Any) -> None: ...
+
+    def add_tool(self, fn: Callable[..., Any], name: str | None = None, *,
+                 annotations: ToolAnnotations | None = None) -> None: ...
+
+
+ServerT = TypeVar("ServerT", bound=ToolServer)
+
+
 @dataclass(frozen=True)
 class OperationFilter:
     """Which operations become tools: all of them unless ``tags``, ``operation_ids`` or ``methods``
@@ -73,13 +83,13 @@ class OperationFilter:
         return not (tags & set(self.exclude_tags)) and operation_id not in self.exclude_operation_ids
 
 
-def from_openapi(cls: type[MCPServer[Any]], spec: Mapping[str, Any] | str | Path, *, name: str | None = None,
+def from_openapi(cls: type[ServerT], spec: Mapping[str, Any] | str | Path, *, name: str | None = None,
                  base_url: str | None = None, session: requests.Session | None = None,
                  auth: requests.auth.AuthBase | None = None, timeout: float = 30.0, excerpt: int = 2000,
                  max_answer_bytes: int = MAX_ANSWER_BYTES, server_variables: Mapping[str, str] | None = None,
                  tags: Collection[str] | None = None, operation_ids: Collection[str] | None = None,
                  methods: Collection[str] | None = None, exclude_tags: Collection[str] = (),
-                 exclude_operation_ids: Collection[str] = (), **options: Any) -> MCPServer[Any]:
+                 exclude_operation_ids: Collection[str] = (), **options: Any) -> ServerT:
     """``MCPServer.from_openapi``: a server named for the spec's ``info.title`` unless ``name``
     says otherwise, its tools the admitted operations; other keywords configure the server."""
     session = session or requests.Session()
@@ -91,7 +101,7 @@ def from_openapi(cls: type[MCPServer[Any]], spec: Mapping[str, Any] | str | Path
     return mcp
 
 
-def add_openapi_tools(mcp: MCPServer[Any], spec: Mapping[str, Any] | str | Path, *, base_url: str | None = None,
+def add_openapi_tools(mcp: ToolServer, spec: Mapping[str, Any] | str | Path, *, base_url: str | None = None,
                       session: requests.Session | None = None, auth: requests.auth.AuthBase | None = None,
                       timeout: float = 30.0, excerpt: int = 2000, max_answer_bytes: int = MAX_ANSWER_BYTES,
                       server_variables: Mapping[str, str] | None = None, select: OperationFilter = OperationFilter(),
@@ -101,9 +111,8 @@ def add_openapi_tools(mcp: MCPServer[Any], spec: Mapping[str, Any] | str | Path,
     ``allowed`` limits who sees and calls them, as ``@mcp.tool(allowed=...)`` does."""
     access: dict[str, Any] = {}
     if allowed is not None:
-        from minimcp.hosts.hosted import HostedServer
-
-        if not isinstance(mcp, HostedServer):
+        # A server that knows its users takes a rule with each tool (``HostedServer.add_tool``).
+        if "allowed" not in inspect.signature(mcp.add_tool).parameters:
             raise TypeError("allowed= needs a server that knows its users (minimcp.flask.MCP, minimcp.django.MCP)")
         access = {"allowed": allowed, "requirement": requirement}
     session = session or requests.Session()

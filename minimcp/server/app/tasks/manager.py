@@ -46,7 +46,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from pydantic import BaseModel
 
@@ -57,20 +57,15 @@ from minimcp.server.core.questions import Questions
 from minimcp.server.core.rounds import InputRequired, digest, validated_answer
 from minimcp.server.core.shares import Shares, fair_share, principal_of
 from minimcp.server.core.context import ServerRequestContext
-from minimcp.server.core.sessions import Connection, ServerSession
-from minimcp.server.app.context import Context
+from minimcp.server.core.server_session import ServerSession
+from minimcp.server.core.sessions import Connection
+from minimcp.server.app.context import Context, ContextServer
 from minimcp.server.app.exceptions import ToolError
 from minimcp.server.app.tools import failure_result
-from minimcp.server.app.tasks.channel import LocalTaskChannel, TaskChannel
-from minimcp.server.app.tasks.store import (
-    InMemoryTaskStore,
-    TaskExpired,
-    TaskLimitReached,
-    TaskNotFound,
-    TaskRecord,
-    TaskStore,
-    TaskStoreUnavailable,
-)
+from minimcp.server.app.tasks.channel import LocalTaskChannel
+from minimcp.server.app.tasks.store import InMemoryTaskStore
+from minimcp.server.core.faults import TaskExpired, TaskLimitReached, TaskNotFound, TaskStoreUnavailable
+from minimcp.server.core.ports import TaskChannel, TaskRecord, TaskStore
 from minimcp.shared.tasks import (
     CreateTaskResult,
     GetTaskResult,
@@ -88,8 +83,8 @@ from minimcp.types import (
 )
 
 if TYPE_CHECKING:
-    from minimcp.server.app.server import MCPServer
     from minimcp.server.app.tools import Tool
+    from minimcp.server.core.served import Broadcasting
 
 logger = logging.getLogger("minimcp.server.tasks")
 
@@ -195,6 +190,18 @@ def detailed(record: TaskRecord) -> dict[str, Any]:
     return dump(result)
 
 
+class TaskServer(ContextServer, Protocol):
+    """The ``MCPServer`` whose tasks a ``TaskManager`` runs: what a body's ``Context`` uses, and the
+    lifespan, the call scope and the broadcast a task's status changes go out on."""
+
+    @property
+    def dispatcher(self) -> Broadcasting: ...
+
+    def lifespan_context(self) -> Any: ...
+
+    def call_scope(self) -> AbstractContextManager[Any]: ...
+
+
 class TaskManager:
     """The tasks of one ``MCPServer``: creation, the bodies' worker pool, and the ``tasks/*`` answers.
 
@@ -207,7 +214,7 @@ class TaskManager:
     from another process runs in the context of the request that created it.
 
     ``max_running_per_principal`` (default a quarter of ``max_running``) is how many of those
-    workers one principal's bodies may hold (``lowlevel/shares.py``): a principal's further bodies
+    workers one principal's bodies may hold (``core/shares.py``): a principal's further bodies
     queue while other principals' bodies run, and a freed worker takes the first queued body whose
     principal is under its share.
 
@@ -218,7 +225,7 @@ class TaskManager:
     ``RedisTaskChannel(client)`` over one ``redis.Redis``.
     """
 
-    def __init__(self, server: MCPServer[Any], store: TaskStore | None = None, *, ttl: float = 3600.0,
+    def __init__(self, server: TaskServer, store: TaskStore | None = None, *, ttl: float = 3600.0,
                  poll_interval: float = 0.5, max_running: int = 16,
                  max_running_per_principal: int | None = None, channel: TaskChannel | None = None) -> None:
         if ttl <= 0 or poll_interval <= 0:

@@ -1,4 +1,4 @@
-"""Where tasks live: the ``TaskStore`` interface and the in-memory store every server starts with.
+"""Where tasks live in one process: ``InMemoryTaskStore``, the store every server starts with.
 
 A store keeps what a client can observe of a task (status, timestamps, the pending input requests,
 the answers given, the final result or error) as plain JSON-able data in a ``TaskRecord``. What
@@ -9,127 +9,22 @@ process can send it a cancellation or a resumption over the manager's ``TaskChan
 The in-memory store is what one process needs: bounded in total and per owner, expired by TTL,
 safe to share between threads. Its records vanish with the process: a restart forgets every task,
 and a client polling one gets -32602 "Task not found". Several processes behind one endpoint share
-a store (``RedisTaskStore`` in ``redis_store.py``, or your own ``TaskStore``) with the same three
-rules: ``create`` refuses past the limits, ``get`` says ``TaskExpired`` (naming the owner) or
-``TaskNotFound``, ``update`` is an atomic read-modify-write. A shared store that cannot be reached
-raises ``TaskStoreUnavailable``, which a client hears as a -32603 to retry, never as "not found".
-
-The limits' rule, which every store follows (see ``TaskStore.create``): **every record counts
-against its owner until it expires**, finished or not. A finished task still occupies the store
-for its TTL, so if finishing freed the owner's place, one caller could churn through quick tasks
-until the store's total was full for everyone.
+a store (``RedisTaskStore``, or your own) that follows the rules of the ``TaskStore`` port
+(``minimcp.server.core.ports``), as this one does.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import threading
 import time
-from abc import ABC, abstractmethod
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
+from minimcp.server.core.faults import OWNER_FULL, STORE_FULL, TaskExpired, TaskLimitReached, TaskNotFound
+from minimcp.server.core.ports import Change, TaskRecord, TaskStore
 from minimcp.server.core.shares import Shares
-from minimcp.shared.tasks import TERMINAL
 
-
-#: What ``create`` says when the store is full, and when the record's owner is (``{limit}`` filled in).
-STORE_FULL = "The server holds its maximum of {limit} tasks; try again when some have expired"
-OWNER_FULL = ("Too many tasks kept for this caller (limit {limit}; finished ones count until they expire); "
-              "try again when some have expired")
-
-
-class TaskNotFound(LookupError):
-    """No task with this id is visible to the caller (unknown, purged, or someone else's)."""
-
-
-class TaskExpired(TaskNotFound):
-    """The task's TTL elapsed and the store discarded it; ``owner`` is whom it belonged to."""
-
-    def __init__(self, task_id: str, owner: str | None) -> None:
-        super().__init__(task_id)
-        self.owner = owner
-
-
-class TaskLimitReached(RuntimeError):
-    """The store is full, or the owner already holds as many tasks as allowed (finished ones count
-    until they expire)."""
-
-
-class TaskStoreUnavailable(RuntimeError):
-    """The shared state behind the tasks (a store or a channel over the network) did not answer.
-
-    Distinct from ``TaskNotFound`` on purpose: a client told "not found" starts over, while this is
-    a -32603 that a retry may get past."""
-
-
-@dataclass(frozen=True)
-class TaskRecord:
-    """One task as a client observes it. Frozen: a change is a new record, stored atomically.
-
-    ``owner`` is the principal the task belongs to, as ``minimcp.server.core.shares`` keys it
-    (``user:<subject>``, else ``session:<legacy session id>``, else ``address:<client address>``;
-    ``None`` on a one-client transport such as stdio). ``expires_at`` is wall-clock seconds. ``answers`` maps each input
-    request key to ``{"d": digest of the question, "r": the client's answer}``; ``state`` is the
-    ``requestState`` a hand-built ``InputRequiredResult`` carried into the next run. ``runner`` is
-    the ``TaskChannel.process_id`` of the process holding the body (``None``: this process).
-    """
-
-    task_id: str
-    owner: str | None
-    status: str
-    created_at: float
-    updated_at: float
-    ttl_ms: int
-    expires_at: float
-    poll_interval_ms: int
-    status_message: str | None = None
-    input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
-    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    state: str | None = None
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    runner: str | None = None
-
-    @property
-    def terminal(self) -> bool:
-        return self.status in TERMINAL
-
-    def changed(self, **changes: Any) -> TaskRecord:
-        """This record with ``changes`` and a fresh ``updated_at``."""
-        return dataclasses.replace(self, updated_at=time.time(), **changes)
-
-
-Change = Callable[[TaskRecord], "TaskRecord | None"]
-
-
-class TaskStore(ABC):
-    """The interface a task store implements; see the module docstring for the rules."""
-
-    @abstractmethod
-    def create(self, record: TaskRecord) -> None:
-        """Keep ``record``; raise ``TaskLimitReached`` when the store or its owner is full.
-
-        Full means: the store holds its maximum of records, or ``record.owner`` holds its maximum.
-        Every record counts, finished or not, until its TTL elapses and the store drops it; an owner
-        of ``None`` (a one-client transport) is bound by the total only. Keep the owner's maximum a
-        small part of the total, so that one owner at its maximum leaves room for the others. Must
-        be durable when it returns: a ``get`` that follows, from any process, finds it."""
-
-    @abstractmethod
-    def get(self, task_id: str) -> TaskRecord:
-        """The record; ``TaskExpired`` (naming the owner) when its TTL elapsed, ``TaskNotFound`` when unknown."""
-
-    @abstractmethod
-    def update(self, task_id: str, change: Change) -> TaskRecord | None:
-        """Apply ``change`` to the current record atomically and keep what it returns.
-
-        ``change`` returns ``None`` to leave the record as it is. The answer is the record as
-        stored afterwards (``None`` when ``change`` declined, or the task is gone or expired).
-        ``change`` must be pure: an optimistic store calls it again when another writer won.
-        """
 
 
 class InMemoryTaskStore(TaskStore):

@@ -18,7 +18,7 @@ import json
 import logging
 import re
 import time
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qsl
 
 from pydantic import AnyHttpUrl, ValidationError
@@ -149,3 +149,24 @@ class BearerAuthBackend:
         if not _B64TOKEN.fullmatch(token):
             raise self._invalid("Malformed bearer token")
         return token
+
+
+class Protection(Protocol):
+    """A protected endpoint (``ProtectedResource``), as far as a tool's scopes go: the scopes every
+    request already needs."""
+
+    @property
+    def required_scopes(self) -> list[str]: ...
+
+
+def scope_challenge(protection: Protection | None, token: AccessToken | None,
+                    needed: list[str]) -> AuthChallenge | None:
+    """The 403 for a call whose token lacks some of ``needed``, naming every scope the client
+    should hold after re-authorizing (the endpoint's own and the tool's). An unprotected endpoint
+    has no token to hold them, so it refuses such a tool to every caller."""
+    missing = missing_scopes(token, needed)
+    if not missing:
+        return None
+    base = protection.required_scopes if protection is not None else []
+    return AuthChallenge(403, "insufficient_scope", f"Required scope: {' '.join(missing)}",
+                         list(dict.fromkeys([*base, *needed])))

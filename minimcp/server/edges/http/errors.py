@@ -23,7 +23,7 @@ from http import HTTPStatus
 from typing import Any, ClassVar
 
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.server.backends import BackendUnavailable
+from minimcp.server.core.faults import BackendUnavailable
 from minimcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 from minimcp.types import INTERNAL_ERROR, INVALID_REQUEST
 

@@ -46,10 +46,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.server.backends import BackendUnavailable, SharedBackend
+from minimcp.server.auth.middleware.auth_context import auth_context_var
+from minimcp.server.auth.middleware.bearer_auth import scope_challenge
+from minimcp.server.core.faults import BackendUnavailable
+from minimcp.server.core.ports import SessionStore
 from minimcp.server.core.outbox import EventLog, LogEntry, QueueOutbox
 from minimcp.server.core.dispatch import UNTRACKED, Dispatcher
-from minimcp.server.core.sessions import Connection, SessionManager
+from minimcp.server.core.session_manager import SessionManager
+from minimcp.server.core.sessions import Connection
 from minimcp.server.core.shared_sessions import RemoteLog, SharedSessionManager
 from minimcp.server.edges.http import errors, sse
 from minimcp.server.edges.http.events import EventStore, StoredEventLog, replay
@@ -64,7 +68,7 @@ if TYPE_CHECKING:
     from minimcp.server.auth.resource_server import ProtectedResource
     from minimcp.server.core.era import Era
     from minimcp.server.core.plan import Plan
-    from minimcp.server.core.server import Server
+    from minimcp.server.core.dispatch import ServedServer
 
 #: The name the endpoint's warnings have always been logged under (from when it was wsgi.py), which
 #: deployments filter on.
@@ -233,7 +237,7 @@ class Exchange:
 
     def __init__(
         self,
-        server: Server[Any],
+        server: ServedServer,
         *,
         path: str = "/mcp",
         json_response: bool = False,
@@ -257,7 +261,7 @@ class Exchange:
         self.security = transport_security or TransportSecuritySettings()
         # A backend that says it is ``shared`` keeps the sessions as a ``SharedBackend`` does.
         self.sessions: SessionManager = (
-            SharedSessionManager(cast(SharedBackend, server.backend), self.dispatcher, session_idle_timeout,
+            SharedSessionManager(cast(SessionStore, server.backend), self.dispatcher, session_idle_timeout,
                                  max_sessions, max_pending_per_session) if server.backend.shared
             else SessionManager(session_idle_timeout, max_sessions, max_pending_per_session))
         self.keepalive_interval = keepalive_interval
@@ -294,8 +298,6 @@ class Exchange:
             request.head = Head.of(request.headers)
         if request.access_token is None:
             return self._serve(request)
-        from minimcp.server.auth.middleware.auth_context import auth_context_var
-
         current = auth_context_var.set(request.access_token)
         try:
             return self._serve(request)
@@ -343,7 +345,7 @@ class Exchange:
                 "(keys made once and shared), or RequestStateSecurity(keys=[...]) with the same keys everywhere")
         try:
             era = self.dispatcher.era_of(message, _version_header(head))
-            plan = self.dispatcher.plan(message, era) if kind == "request" else None
+            plan = self.dispatcher.plan(message) if kind == "request" else None
             if plan is not None and plan.required_scopes:
                 refused = self._scopes_refusal(request, plan.required_scopes)
                 if refused is not None:
@@ -359,8 +361,6 @@ class Exchange:
 
     def _scopes_refusal(self, request: HTTPRequest, needed: tuple[str, ...]) -> HTTPResponse | None:
         """The 403 for a call to a tool whose ``required_scopes`` the caller's token lacks."""
-        from minimcp.server.auth.resource_server import scope_challenge
-
         refused = scope_challenge(self.auth, request.access_token, list(needed))
         return None if refused is None else challenge_response(refused, self.auth)
 

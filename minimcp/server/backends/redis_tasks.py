@@ -34,8 +34,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Callable
 
-from minimcp.server.app.tasks.store import OWNER_FULL, STORE_FULL, Change, TaskExpired, TaskLimitReached, TaskNotFound
-from minimcp.server.app.tasks.store import TaskRecord, TaskStore, TaskStoreUnavailable
+from minimcp.server.core.faults import OWNER_FULL, STORE_FULL, TaskExpired, TaskLimitReached, TaskNotFound
+from minimcp.server.core.faults import TaskStoreUnavailable
+from minimcp.server.core.ports import Change, TaskRecord, TaskStore
 
 try:
     import redis

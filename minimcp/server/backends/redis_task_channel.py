@@ -24,9 +24,9 @@ import threading
 import time
 from typing import Any, Callable
 
-from minimcp.server.app.tasks.channel import KINDS, Deliver, TaskChannel
-from minimcp.server.app.tasks.redis_store import warn_if_unbounded
-from minimcp.server.app.tasks.store import TaskStoreUnavailable
+from minimcp.server.backends.redis_tasks import warn_if_unbounded
+from minimcp.server.core.faults import TaskStoreUnavailable
+from minimcp.server.core.ports import KINDS, Deliver, TaskChannel
 
 try:
     import redis
