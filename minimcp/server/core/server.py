@@ -21,8 +21,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Generic, Literal
 
 from pydantic import BaseModel, ConfigDict
-from typing_extensions import TypeVar
+from typing_extensions import TypeVar, Unpack
 
+from minimcp.server.auth.options import AuthOptions
 from minimcp.server.backends import BackendSpec, resolve_backend
 from minimcp.server.core.caching import CacheableMethod, CacheHint, validate_cache_hints
 from minimcp.server.core.context import ServerMiddleware
@@ -30,6 +31,7 @@ from minimcp.server.core.dispatch import Dispatcher
 from minimcp.server.core.era import era_of_version
 from minimcp.server.core.shares import Shares, fair_share
 from minimcp.server.core.listens import ListenSource
+from minimcp.server.core.options import LimitKeywords, Limits, gather, keyword_names, refuse_unknown
 from minimcp.server.core.workers import Deadlines, Lock, WorkerPool
 from minimcp.server.app.otel import default_middleware
 from minimcp.shared.exceptions import MCPDeprecationWarning
@@ -48,7 +50,7 @@ from minimcp.types.methods import METHODS, NOTIFICATIONS
 
 if TYPE_CHECKING:
     from minimcp.server.edges.memory import InMemoryEndpoint
-    from minimcp.server.edges.wsgi import MCPWSGIApp
+    from minimcp.server.edges.wsgi import MCPWSGIApp, WSGIAppKeywords
 
 logger = logging.getLogger("minimcp.server")
 LifespanResultT = TypeVar("LifespanResultT", default=Any)
@@ -103,9 +105,26 @@ class ServerHooks:
     #: Whether the requestStates this server seals open only in this process (``MCPServer``'s
     #: default keys without a shared backend): the HTTP edge warns when it serves several processes.
     keys_per_process: Callable[[], bool] = bool
-    #: The HTTP edge's authorization, ``(auth, token_verifier, auth_server_provider)``;
-    #: ``wsgi_app(auth=...)`` overrides it.
-    auth_options: tuple[Any, Any, Any] = (None, None, None)
+    #: The HTTP edge's authorization; ``wsgi_app(auth_options=...)`` (or ``auth=...``) overrides it.
+    auth_options: AuthOptions = AuthOptions()
+
+
+class ServerKeywords(LimitKeywords, total=False):
+    """The keywords of ``Server`` beyond the official ones: ``Limits``' fields, and where the
+    server keeps its state, the layers around every message, and the methods it serves unadvertised."""
+
+    #: Where what outlives a request is kept (``minimcp.server.backends``; default: this process's
+    #: memory); a shared one (``backend="redis://..."``) lets any process serve any request.
+    backend: BackendSpec
+    #: ``(ctx, call_next) -> result`` layers around every message received, after the default ones.
+    middleware: Iterable[ServerMiddleware[Any]]
+    #: Methods served without being advertised in the capabilities.
+    unadvertised: Iterable[str]
+
+
+#: Where a keyword ``Server`` and ``MCPServer`` refuse may belong instead.
+HTTP_OPTIONS_ELSEWHERE = ("an HTTP endpoint's options (json_response=, max_sessions=, ...) go to wsgi_app(...) "
+                          "or run(transport='streamable-http', ...)")
 
 
 class NotificationOptions:
@@ -195,17 +214,17 @@ class Server(Generic[LifespanResultT]):
         on_ping: Handler | None = None,
         on_roots_list_changed: Handler | None = None,
         on_progress: Handler | None = None,
-        max_workers: int = 32,
-        worker_wait_timeout: float = 30.0,
-        back_channel_timeout: float = 600.0,
-        backend: BackendSpec = None,
-        max_calls_per_principal: int | None = None,
-        max_questions_per_principal: int | None = None,
-        max_listens_per_principal: int | None = None,
+        limits: Limits | None = None,
         hooks: ServerHooks | None = None,
-        middleware: Iterable[ServerMiddleware[Any]] = (),
-        unadvertised: Iterable[str] = (),
+        **options: Unpack[ServerKeywords],
     ) -> None:
+        keywords: dict[str, Any] = dict(options)
+        #: The bounds of this server's workers and of each caller's share of them (``Limits``).
+        self.limits = limits = gather("Server", "limits", limits, Limits, keywords)
+        backend: BackendSpec = keywords.pop("backend", None)
+        middleware: Iterable[ServerMiddleware[Any]] = keywords.pop("middleware", ())
+        unadvertised: Iterable[str] = keywords.pop("unadvertised", ())
+        refuse_unknown("Server", keywords, keyword_names(ServerKeywords) | {"limits", "hooks"}, HTTP_OPTIONS_ELSEWHERE)
         require_sync_lifespan(lifespan)
         for deprecated, what in ((on_set_logging_level, "The logging capability is deprecated as of 2026-07-28"),
                                  (on_roots_list_changed, "The roots capability is deprecated as of 2026-07-28"),
@@ -224,20 +243,21 @@ class Server(Generic[LifespanResultT]):
         self.hooks = hooks or ServerHooks()
         if get_tool_input_schema is not None:
             self.hooks = replace(self.hooks, get_tool_input_schema=get_tool_input_schema)
-        self.pool = WorkerPool(max_workers, worker_wait_timeout)
-        self.back_channel_timeout = back_channel_timeout
+        self.pool = WorkerPool(limits.max_workers, limits.worker_wait_timeout)
+        self.back_channel_timeout = limits.back_channel_timeout
         #: Where what outlives a request is kept (``minimcp.server.backends``): this process's memory
         #: by default; a shared one (``backend="redis://..."``) lets any process serve any request.
         self.backend = resolve_backend(backend, name)
-        #: The calls one principal may have running at once (default: a quarter of ``max_workers``,
-        #: so that a caller at its full share leaves three quarters of the pool to the others); the
+        #: The calls one principal may have running at once (``Limits.max_calls_per_principal``); the
         #: next one is refused at once instead of waiting for a worker.
-        calls = fair_share(max_workers, 4) if max_calls_per_principal is None else max_calls_per_principal
+        calls = fair_share(limits.max_workers, 4) if limits.max_calls_per_principal is None \
+            else limits.max_calls_per_principal
         self.call_shares = Shares(calls, "Too many calls running for this caller (limit {limit} at once); "
                                          "wait for one to finish")
         #: The legacy questions (elicitation, sampling, roots) one principal may leave unanswered at
-        #: once, each holding its call's worker (default: half its calls, so it can always compute).
-        questions = fair_share(calls, 2) if max_questions_per_principal is None else max_questions_per_principal
+        #: once (``Limits.max_questions_per_principal``).
+        questions = fair_share(calls, 2) if limits.max_questions_per_principal is None \
+            else limits.max_questions_per_principal
         self.question_shares = Shares(questions, "Too many questions awaiting this caller's answers (limit {limit}); "
                                                  "answer one first")
         #: Per-method ``ttlMs``/``cacheScope`` for 2026-07-28 results whose handler left them unset;
@@ -267,7 +287,7 @@ class Server(Generic[LifespanResultT]):
         self._lifespan_lock = Lock()
         self._lifespan_cm: AbstractContextManager[Any] | None = None
         self._lifespan_value: Any = {}
-        self.dispatcher = Dispatcher(self, max_listens_per_principal)
+        self.dispatcher = Dispatcher(self, limits.max_listens_per_principal)
         requests: list[tuple[str, Handler | None]] = [
             ("ping", on_ping), ("tools/list", on_list_tools), ("tools/call", on_call_tool),
             ("resources/list", on_list_resources), ("resources/templates/list", on_list_resource_templates),
@@ -434,7 +454,7 @@ class Server(Generic[LifespanResultT]):
         finally:
             self.close()
 
-    def wsgi_app(self, **options: Any) -> MCPWSGIApp:
+    def wsgi_app(self, **options: Unpack[WSGIAppKeywords]) -> MCPWSGIApp:
         """The Streamable HTTP endpoint as a WSGI application, for any WSGI server or host framework."""
         from minimcp.server.edges.runner import wsgi_app
 
