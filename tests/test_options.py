@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from flask import Flask
 
 import minimcp
+from minimcp.flask import MCP
 from minimcp.server import AuthOptions, HTTPOptions, Limits, MCPServer, Server, TaskOptions
 from minimcp.server.app.server import MCPServerKeywords
 from minimcp.server.app.tasks.options import TaskKeywords
@@ -149,6 +151,18 @@ def test_the_endpoints_keywords_still_work() -> None:
         app.close()
     direct = Exchange(MCPServer("direct")._lowlevel_server, path="/x", json_response=True)
     assert (direct.path, direct.json_response, direct.http) == ("/x", True, HTTPOptions(path="/x", json_response=True))
+
+
+def test_a_flask_host_takes_http_options_as_an_object_or_by_name() -> None:
+    by_name = MCP(Flask("by_name"), "by name", http_options={"json_response": True}, max_workers=4)
+    as_object = MCP(Flask("as_object"), "as object", http_options=HTTPOptions(json_response=True))
+    for mcp in (by_name, as_object):
+        endpoint = mcp.endpoint(mcp._http_options)
+        assert (endpoint.path, endpoint.json_response, endpoint.security.enable_dns_rebinding_protection) == \
+            ("/", True, False)
+    assert by_name.pool.max_workers == 4
+    with pytest.raises(TypeError, match=r"takes no path: the endpoint answers where the host routes it"):
+        by_name.endpoint(path="/elsewhere")  # type: ignore[call-arg]
 
 
 class _Verifier:
