@@ -1,6 +1,6 @@
 """Options declared once: ``Limits``, ``TaskOptions``, ``HTTPOptions`` and ``AuthOptions`` are small
-frozen objects passed down whole, and every keyword that configured a server or its endpoint before
-they existed still does, with the same meaning and default."""
+frozen objects passed down whole, and each of their fields is also a keyword of the constructor
+that takes the object, with the same meaning and default."""
 
 from __future__ import annotations
 

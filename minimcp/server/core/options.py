@@ -3,9 +3,9 @@
 A server takes its options as small frozen objects (``Limits`` here, ``HTTPOptions`` at the HTTP
 edge, ``TaskOptions`` in the tasks extension, ``AuthOptions`` with the authorization code) and
 passes each down whole, so an option is declared, with its default, in one place. A constructor
-still takes every option as a keyword of its own (``MCPServer(max_workers=8)``), as before there
-were objects: ``gather`` builds the object from those keywords, refusing the two forms together,
-and ``refuse_unknown`` names a keyword nobody took and what to pass instead.
+also takes each field as a keyword of its own (``MCPServer(max_workers=8)``): ``gather`` builds
+the object from those keywords, refusing the two forms together, and ``refuse_unknown`` names a
+keyword nobody took and what to pass instead.
 """
 
 from __future__ import annotations
@@ -20,9 +20,7 @@ from typing_extensions import TypedDict
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-    OptionsT = TypeVar("OptionsT", bound=DataclassInstance)
-else:
-    OptionsT = TypeVar("OptionsT")
+OptionsT = TypeVar("OptionsT", bound="DataclassInstance")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
