@@ -30,6 +30,7 @@ from minimcp.hosts.hosted import (
 )
 from minimcp.server.edges.http import errors
 from minimcp.server.edges.http.exchange import HTTPResponse, content
+from minimcp.server.edges.http.options import HTTPOptions
 from minimcp.types import INTERNAL_ERROR
 from minimcp.hosts.site_auth import CONSENT_PATH, ENDPOINT_PATHS, SiteAuthorizationServer, bearer_token
 
@@ -57,13 +58,13 @@ class MCP(HostedServer):
     other sites whose pages may call the endpoint from a browser. ``principal`` names a user by
     something else than its ``pk`` (``principal=lambda user: user.email``), or one that has no
     ``pk`` (a user object of the project's own authentication). ``http_options`` configure the
-    endpoint (``json_response``, ``session_idle_timeout``, ...); ``drf_authentication`` also accepts
+    endpoint (an ``HTTPOptions``, or its fields by name: ``json_response``, ``session_idle_timeout``, ...); ``drf_authentication`` also accepts
     what DRF's authentication classes accept (``True``: the project's defaults; or class paths, see
     ``minimcp.django.drf``); other keywords configure the server.
     """
 
     def __init__(self, name: str | None = None, *, login_required: bool = True, allowed_hosts: Sequence[str] = (),
-                 allowed_origins: Sequence[str] = (), api_tokens: bool = True, oauth: bool = False, http_options: dict[str, Any] | None = None,
+                 allowed_origins: Sequence[str] = (), api_tokens: bool = True, oauth: bool = False, http_options: HTTPOptions | Mapping[str, Any] | None = None,
                  drf_authentication: bool | Sequence[str] = False, **options: Any) -> None:
         super().__init__(name, **options)
         self.login_required = login_required
@@ -72,7 +73,7 @@ class MCP(HostedServer):
         self.allowed_origins = list(allowed_origins)
         self.api_tokens = api_tokens
         self.drf_authentication = drf_authentication
-        self._endpoint = self.endpoint(**(http_options or {}))
+        self._endpoint = self.endpoint(http_options)
 
     # --- registering ---------------------------------------------------------------------------
     # MCPServer.tool's options are passed on by keyword only, hence the narrower signature

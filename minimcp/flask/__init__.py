@@ -70,7 +70,7 @@ import contextlib
 import hmac
 import io
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Callable
 from urllib.parse import urlencode, urlsplit
 
@@ -97,6 +97,7 @@ from minimcp.flask.commands import add_commands
 from minimcp.flask.tokens import TokenStore, default_store, token_command
 from minimcp.server.edges.http import errors
 from minimcp.server.edges.http.exchange import HTTPResponse
+from minimcp.server.edges.http.options import HTTPOptions
 from minimcp.hosts.hosted import (
     SIGN_IN_WITH_CLIENT,
     HostedServer,
@@ -148,9 +149,9 @@ class MCP(HostedServer):
     ``login_view`` (``?next=`` brings them back), ``load_user`` turns a user id back into a user
     when the site does not use Flask-Login's ``user_loader``. ``api_tokens`` lets users' API tokens
     (``flask mcp token``) in, kept by ``token_store`` (default: a SQLite file in the instance
-    folder, see ``minimcp.flask.tokens``). ``http_options`` configure the endpoint
-    (``json_response``, ``session_idle_timeout``, ...); every other keyword configures the server,
-    as for ``MCPServer``.
+    folder, see ``minimcp.flask.tokens``). ``http_options`` configure the endpoint (an
+    ``HTTPOptions``, or its fields by name: ``json_response``, ``session_idle_timeout``, ...); every
+    other keyword configures the server, as for ``MCPServer``.
     """
 
     def __init__(self, app: Flask | None = None, name: str | None = None, *, url_prefix: str = "/mcp",
@@ -159,7 +160,7 @@ class MCP(HostedServer):
                  login_url: str | None = None, load_user: Callable[[str], Any] | None = None,
                  oauth_store: GrantStore | None = None,
                  api_tokens: bool = True, token_store: TokenStore | None = None,
-                 http_options: dict[str, Any] | None = None, **options: Any) -> None:
+                 http_options: HTTPOptions | Mapping[str, Any] | None = None, **options: Any) -> None:
         if isinstance(app, str):
             raise TypeError(f"MCP's first argument is the Flask app; name the server with MCP(app, name={app!r})")
         super().__init__(name, **options)
@@ -176,8 +177,8 @@ class MCP(HostedServer):
         self.api_tokens = api_tokens
         self._token_store = token_store
         self._stdio_user: str | None = None  # the user id ``flask mcp stdio --user`` runs as
-        self._http_options = dict(http_options or {})
-        self._endpoint = self.endpoint(**self._http_options)
+        self._http_options = http_options
+        self._endpoint = self.endpoint(http_options)
         if app is not None:
             self.init_app(app)
 
@@ -187,7 +188,7 @@ class MCP(HostedServer):
         prefix = "/" + (url_prefix or self.url_prefix).strip("/")
         if app.config.get("MINIMCP_BACKEND") is not None and not self._backend_given:
             self.use_backend(app.config["MINIMCP_BACKEND"])
-            self._endpoint = self.endpoint(**self._http_options)  # its sessions then live in the backend
+            self._endpoint = self.endpoint(self._http_options)  # its sessions then live in the backend
         app.extensions["minimcp"] = self
         app.add_url_rule(prefix, endpoint="minimcp", view_func=self._view, methods=["GET", "POST", "DELETE"],
                          strict_slashes=False)

@@ -23,6 +23,7 @@ This module knows no framework; each host module adapts it to its own request an
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -33,13 +34,16 @@ from urllib.parse import urlsplit
 from uuid import UUID
 
 from pydantic import AnyHttpUrl
+from typing_extensions import Unpack
 
 from minimcp.httpd.hangups import watcher
 from minimcp.jsonrpc import MCPError
 from minimcp.server.app.server import MCPServer
 from minimcp.server.auth.routes import validate_issuer_url
+from minimcp.server.core.options import gather, keyword_names, refuse_unknown
 from minimcp.server.edges.http import errors
 from minimcp.server.edges.http.exchange import Exchange, HTTPRequest, HTTPResponse, content, refusal_response
+from minimcp.server.edges.http.options import HTTPKeywords, HTTPOptions
 from minimcp.server.edges.http.security import TransportSecuritySettings, host_allowed
 from minimcp.server.edges.wsgi import EnvironHeaders
 from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS
@@ -144,12 +148,22 @@ class HostedServer(MCPServer):
         return super()._tool_to_call(name, context, tool)
 
     # --- the endpoint --------------------------------------------------------------------------
-    def endpoint(self, **options: Any) -> Exchange:
-        """The MCP endpoint a host view hands its requests to (``host_request``); the host checks
-        Host and Origin itself (``rebinding_refusal``, with its own names), and its own login says
-        who is calling."""
-        options.setdefault("transport_security", TransportSecuritySettings(enable_dns_rebinding_protection=False))
-        return Exchange(self._lowlevel_server, path="/", **options)
+    def endpoint(self, http: HTTPOptions | Mapping[str, Any] | None = None, **options: Unpack[HTTPKeywords]) -> Exchange:
+        """The MCP endpoint a host view hands its requests to (``host_request``), configured by
+        ``http`` (the host's ``http_options``: an ``HTTPOptions``, or its fields by name) or by the
+        fields as keywords. Its path is the host's route, and unless told otherwise
+        (``transport_security``) it checks no Host or Origin: the host checks them itself
+        (``rebinding_refusal``, with its own names), and its own login says who is calling."""
+        owner = f"{type(self).__name__}.endpoint"
+        keywords: dict[str, Any] = dict(options)
+        if http is not None and not isinstance(http, HTTPOptions):
+            keywords, http = {**http, **keywords}, None
+        if "path" in keywords:
+            raise TypeError(f"{owner}() takes no path: the endpoint answers where the host routes it")
+        http = gather(owner, "http", http, HTTPOptions, keywords)
+        refuse_unknown(owner, keywords, keyword_names(HTTPKeywords))
+        security = http.transport_security or TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        return Exchange(self._lowlevel_server, http=dataclasses.replace(http, path="/", transport_security=security))
 
 
 def origin_allowed(environ: Mapping[str, Any], extra: Sequence[str]) -> bool:

@@ -10,6 +10,11 @@
   exchange without I/O with its ``wsgi`` adapter, ``memory``) and the ``runner`` that picks one.
 - ``auth``: bearer tokens and the built-in authorization server.
 
+A server's own options are small frozen objects, each declared once: ``Limits`` (workers and
+each caller's share), ``TaskOptions`` (where tasks are kept, how many run), ``HTTPOptions`` (what
+the HTTP endpoint serves and holds) and ``AuthOptions`` (how it is protected). Each field is also
+a keyword of the constructor that takes the object (``MCPServer(max_workers=8)``).
+
 The other modules here are the import paths the official SDK (and earlier minimcp) used; each
 re-exports from the layer that holds the code. The names below are imported on first use, so
 that ``import minimcp.server.core`` (which runs this file first) loads no tier and no transport.
@@ -21,6 +26,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
+    "AuthOptions": "minimcp.server.auth.options",
+    "HTTPOptions": "minimcp.server.edges.http.options",
+    "Limits": "minimcp.server.core.options",
+    "TaskOptions": "minimcp.server.app.tasks.options",
     "CacheHint": "minimcp.server.core.caching",
     "ServerRequestContext": "minimcp.server.core.context",
     "InitializationOptions": "minimcp.server.core.initialization",
@@ -29,9 +38,14 @@ _EXPORTS = {
     "MCPServer": "minimcp.server.app.server",
 }
 
-__all__ = ["CacheHint", "InitializationOptions", "MCPServer", "NotificationOptions", "Server", "ServerRequestContext"]
+__all__ = ["AuthOptions", "CacheHint", "HTTPOptions", "InitializationOptions", "Limits", "MCPServer",
+           "NotificationOptions", "Server", "ServerRequestContext", "TaskOptions"]
 
 if TYPE_CHECKING:
+    from minimcp.server.app.tasks.options import TaskOptions
+    from minimcp.server.auth.options import AuthOptions
+    from minimcp.server.core.options import Limits
+    from minimcp.server.edges.http.options import HTTPOptions
     from minimcp.server.app.server import MCPServer
     from minimcp.server.core.caching import CacheHint
     from minimcp.server.core.context import ServerRequestContext

@@ -22,17 +22,20 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, NamedTuple, T
 
 from pydantic import BaseModel, create_model
 from typing_extensions import TypeVar as TypeVarWithDefault
+from typing_extensions import Unpack
 
 from minimcp.jsonrpc import MCPError
+from minimcp.server.auth.options import AuthOptions
 from minimcp.server.backends import BackendSpec, resolve_backend
 from minimcp.server.core.caching import CacheableMethod, CacheHint
 from minimcp.server.core.context import ServerMiddleware, ServerRequestContext
 from minimcp.server.app.extension import Extension, compose_tool_call_handler, intercepts_tool_calls
 from minimcp.server.core.outbox import Outbox
 from minimcp.server.core.era import MODERN
+from minimcp.server.core.options import LimitKeywords, Limits, gather, keyword_names, refuse_unknown
 from minimcp.server.core.questions import NoQuestions
 from minimcp.server.core.hooks import ServerHooks
-from minimcp.server.core.server import Server, require_sync_handler, require_sync_lifespan
+from minimcp.server.core.server import HTTP_OPTIONS_ELSEWHERE, Server, require_sync_handler, require_sync_lifespan
 from minimcp.server.core.shares import principal_of
 from minimcp.server.core.server_session import ServerSession
 from minimcp.server.app.context import Context, ReadResourceContents
@@ -60,7 +63,8 @@ from minimcp.server.app.signature import read_signature, require_sync
 from minimcp.server.app.tools import TaskSupport, Tool, as_listed, failure_result
 from minimcp.server.app.visibility import ComponentFilter, Kind, Visibility
 from minimcp.server.app.tasks.manager import TaskManager
-from minimcp.server.core.ports import Stores, SubscriptionBus, TaskChannel, TaskStore
+from minimcp.server.core.ports import Stores, SubscriptionBus
+from minimcp.server.app.tasks.options import TaskKeywords, TaskOptions
 from minimcp.shared.subscriptions import (
     PromptsListChanged,
     ResourcesListChanged,
@@ -106,7 +110,7 @@ if TYPE_CHECKING:
     from minimcp.server.auth.provider import OAuthAuthorizationServerProvider, TokenVerifier
     from minimcp.server.auth.settings import AuthSettings
     from minimcp.server.edges.memory import InMemoryEndpoint
-    from minimcp.server.edges.wsgi import MCPWSGIApp
+    from minimcp.server.edges.wsgi import MCPWSGIApp, WSGIAppKeywords
 
 logger = logging.getLogger("minimcp.server")
 #: What the lifespan yields; ``Any`` for a server without one, so ``mcp = MCPServer("name")`` type-checks as is.
@@ -174,6 +178,22 @@ class Settings:
     auth: AuthSettings | None = None
 
 
+class MCPServerKeywords(LimitKeywords, TaskKeywords, total=False):
+    """The keywords of ``MCPServer`` beyond the official ones: ``Limits``' and ``TaskOptions``'
+    fields, where the server keeps its state, and who may see and hear what."""
+
+    #: Where what outlives a request is kept (``minimcp.server.backends``; default: this process's
+    #: memory); the request-state keys, the bus and the tasks follow it unless given their own.
+    backend: BackendSpec
+    #: Whether a tool body may ask the client (``ctx.elicit``) on 2026-07-28 too, the call being
+    #: replayed with the answer (default ``True``); ``False`` refuses it, as the official SDK does.
+    elicit_replay: bool
+    #: ``(ctx, component) -> bool``: whether this request's caller sees and may use ``component``.
+    component_filter: ComponentFilter | None
+    #: ``(ctx, uri) -> bool``: whether this request's caller may hear ``uri``'s updates.
+    subscription_filter: Callable[[Context, str], bool] | None
+
+
 def _misused(decorator: str, target: Any) -> None:
     if callable(target) and not isinstance(target, str):
         raise TypeError(f"The @{decorator} decorator was used incorrectly. Did you forget to call it? "
@@ -223,29 +243,28 @@ class MCPServer(Generic[LifespanT]):
         dependencies: list[str] | None = None,
         lifespan: Callable[[MCPServer[LifespanT]], AbstractContextManager[LifespanT]] | None = None,
         request_state_security: RequestStateSecurity | None = None,
-        max_workers: int = 32,
-        worker_wait_timeout: float = 30.0,
-        back_channel_timeout: float = 600.0,
-        max_calls_per_principal: int | None = None,
-        max_questions_per_principal: int | None = None,
-        elicit_replay: bool = True,
         auth: AuthSettings | None = None,
         token_verifier: TokenVerifier | None = None,
         auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
-        task_store: TaskStore | None = None,
-        task_channel: TaskChannel | None = None,
-        max_task_workers: int = 16,
-        max_task_workers_per_principal: int | None = None,
-        max_listens_per_principal: int | None = None,
         subscriptions: SubscriptionBus | Literal[False] | None = None,
         resource_security: ResourceSecurity = DEFAULT_RESOURCE_SECURITY,
         cache_hints: Mapping[CacheableMethod, CacheHint] | None = None,
         extensions: Sequence[Extension] | None = None,
         middleware: Sequence[ServerMiddleware[Any]] | None = None,
-        component_filter: ComponentFilter | None = None,
-        backend: BackendSpec = None,
-        subscription_filter: Callable[[Context, str], bool] | None = None,
+        limits: Limits | None = None,
+        tasks: TaskOptions | None = None,
+        **options: Unpack[MCPServerKeywords],
     ) -> None:
+        keywords: dict[str, Any] = dict(options)
+        limits = gather("MCPServer", "limits", limits, Limits, keywords)
+        #: Where the tasks are kept and how many bodies run at once (``TaskOptions``).
+        self.task_options = gather("MCPServer", "tasks", tasks, TaskOptions, keywords)
+        backend: BackendSpec = keywords.pop("backend", None)
+        elicit_replay: bool = keywords.pop("elicit_replay", True)
+        component_filter: ComponentFilter | None = keywords.pop("component_filter", None)
+        subscription_filter: Callable[[Context, str], bool] | None = keywords.pop("subscription_filter", None)
+        refuse_unknown("MCPServer", keywords, keyword_names(MCPServerKeywords) | {"limits", "tasks"},
+                       HTTP_OPTIONS_ELSEWHERE)
         require_sync_lifespan(lifespan)
         if request_state_security is not None and request_state_security.explicit and not name \
                 and request_state_security.audience is None:
@@ -255,14 +274,15 @@ class MCPServer(Generic[LifespanT]):
                 "another server are refused."
             )
         self._name = name
-        if auth is not None or token_verifier is not None or auth_server_provider is not None:
+        #: What ``wsgi_app()`` protects the endpoint with, as given (``AuthOptions``).
+        self.auth_options = AuthOptions(auth=auth, token_verifier=token_verifier,
+                                        auth_server_provider=auth_server_provider)
+        if self.auth_options.given:
             from minimcp.server.auth.resource_server import check_auth_options
 
             check_auth_options(auth, token_verifier, auth_server_provider)
         self.settings = Settings(debug, log_level, warn_on_duplicate_tools, warn_on_duplicate_resources,
                                  warn_on_duplicate_prompts, list(dependencies or []), auth)
-        self._token_verifier = token_verifier
-        self._auth_server_provider = auth_server_provider
         self._own_request_state_security = request_state_security
         self.elicit_replay = elicit_replay
         #: What a template argument may hold, for templates registered without their own ``security=``.
@@ -291,11 +311,8 @@ class MCPServer(Generic[LifespanT]):
             hooks=ServerHooks(
                 planner=self._planner, list_tool_scopes=self.tool_scopes,
                 call_scope=self._call_scope_hook(), keys_per_process=lambda: not self.request_state_security.explicit,
-                auth_options=(auth, token_verifier, auth_server_provider)),
-            max_workers=max_workers, worker_wait_timeout=worker_wait_timeout,
-            back_channel_timeout=back_channel_timeout, max_calls_per_principal=max_calls_per_principal,
-            max_questions_per_principal=max_questions_per_principal,
-            max_listens_per_principal=max_listens_per_principal, middleware=middleware or (),
+                auth_options=self.auth_options),
+            limits=limits, middleware=middleware or (),
             # Advertised as the official MCPServer advertises: no legacy listChanged, subscribe or logging
             # (the legacy methods are answered all the same); on 2026-07-28 what subscriptions/listen serves.
             unadvertised=("logging/setLevel", "resources/subscribe", "resources/unsubscribe"),
@@ -311,7 +328,6 @@ class MCPServer(Generic[LifespanT]):
         low.add_request_handler("resources/read", _ResourceRead, self._read_resource)
         low.add_request_handler("prompts/get", _PromptGet, self._get_prompt)
         low.add_request_handler("logging/setLevel", SetLevelRequestParams, _set_level)
-        self._task_options = (task_store, task_channel, max_task_workers, max_task_workers_per_principal)
         #: The tasks of this server: ``task_store`` keeps them, ``task_channel`` carries word between the
         #: processes sharing that store (``RedisTaskStore`` and ``RedisTaskChannel``; see ``TaskManager``);
         #: by default the backend's (this process's memory, or a shared backend's Redis).
@@ -368,11 +384,12 @@ class MCPServer(Generic[LifespanT]):
 
     def _task_manager(self) -> TaskManager:
         """The task manager over the ``task_store=`` and ``task_channel=`` given, else the backend's."""
-        store, channel, max_running, per_principal = self._task_options
+        options = self.task_options
         backend = self._lowlevel_server.backend
-        return TaskManager(self, store if store is not None else backend.task_store(), max_running=max_running,
-                           max_running_per_principal=per_principal,
-                           channel=channel if channel is not None else backend.task_channel())
+        store = options.task_store if options.task_store is not None else backend.task_store()
+        channel = options.task_channel if options.task_channel is not None else backend.task_channel()
+        return TaskManager(self, store, max_running=options.max_task_workers,
+                           max_running_per_principal=options.max_task_workers_per_principal, channel=channel)
 
     # --- what the low-level server holds: identity, the core, the pool, the routes ---------------
     title = _read_through("title")
@@ -384,6 +401,7 @@ class MCPServer(Generic[LifespanT]):
     server_info = _read_through("server_info")
     dispatcher = _read_through("dispatcher")
     pool = _read_through("pool")
+    limits = _read_through("limits")
     custom_routes = _read_through("custom_routes")
     #: ``(ctx, call_next)`` layers around every message, outermost first: the low-level server's list.
     middleware = _read_through("middleware")
@@ -935,12 +953,7 @@ class MCPServer(Generic[LifespanT]):
         return decorator
 
     # --- serving ---------------------------------------------------------------------------------
-    @property
-    def auth_options(self) -> tuple[Any, Any, Any]:
-        """``(auth, token_verifier, auth_server_provider)`` as given: what ``wsgi_app()`` protects with."""
-        return self.settings.auth, self._token_verifier, self._auth_server_provider
-
-    def wsgi_app(self, **options: Any) -> MCPWSGIApp:
+    def wsgi_app(self, **options: Unpack[WSGIAppKeywords]) -> MCPWSGIApp:
         """The Streamable HTTP endpoint as a WSGI application, for any WSGI server or host framework.
 
         ``debug`` defaults to ``MCPServer(debug=...)``, as the official app takes it from there."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
+    from minimcp.server.auth.options import AuthOptions
     from minimcp.server.core.plan import Planner
 
 __all__ = ["Handler", "HandlerEntry", "ServerHooks"]
@@ -79,6 +80,6 @@ class ServerHooks:
     #: Whether the requestStates this server seals open only in this process (``MCPServer``'s
     #: default keys without a shared backend): the HTTP edge warns when it serves several processes.
     keys_per_process: Callable[[], bool] = bool
-    #: The HTTP edge's authorization, ``(auth, token_verifier, auth_server_provider)``;
-    #: ``wsgi_app(auth=...)`` overrides it.
-    auth_options: tuple[Any, Any, Any] = (None, None, None)
+    #: The HTTP edge's authorization (``None``: an open endpoint); ``wsgi_app(auth_options=...)``
+    #: (or ``auth=...``) overrides it.
+    auth_options: AuthOptions | None = None

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, Union
 
 from pydantic import BaseModel
-from typing_extensions import TypeVar
+from typing_extensions import TypeVar, Unpack
 
 from minimcp.server.core.caching import CacheableMethod, CacheHint, validate_cache_hints
 from minimcp.server.core.context import ServerMiddleware
@@ -32,6 +32,7 @@ from minimcp.server.core.initialization import InitializationOptions, Notificati
 from minimcp.server.core.shares import Shares, fair_share
 from minimcp.server.core.listens import ListenSource
 from minimcp.server.core.plan import HookPlanner, Planner
+from minimcp.server.core.options import LimitKeywords, Limits, gather, keyword_names, refuse_unknown
 from minimcp.server.core.workers import Deadlines, Lock, WorkerPool
 from minimcp.server.core.in_process import MemoryBackend
 from minimcp.server.core.otel import default_middleware
@@ -52,7 +53,7 @@ from minimcp.types.methods import METHODS, NOTIFICATIONS
 
 if TYPE_CHECKING:
     from minimcp.server.edges.memory import InMemoryEndpoint
-    from minimcp.server.edges.wsgi import MCPWSGIApp
+    from minimcp.server.edges.wsgi import MCPWSGIApp, WSGIAppKeywords
 
 logger = logging.getLogger("minimcp.server")
 LifespanResultT = TypeVar("LifespanResultT", default=Any)
@@ -77,6 +78,24 @@ def resolve_backend(spec: BackendSpec, server_name: str) -> Stores:
         raise TypeError(f"backend= takes a URL or a minimcp.server.backends.Backend, not {type(spec).__name__}")
     backend.named_for(server_name)
     return backend
+
+
+class ServerKeywords(LimitKeywords, total=False):
+    """The keywords of ``Server`` beyond the official ones: ``Limits``' fields, and where the
+    server keeps its state, the layers around every message, and the methods it serves unadvertised."""
+
+    #: Where what outlives a request is kept (``minimcp.server.backends``; default: this process's
+    #: memory); a shared one (``backend="redis://..."``) lets any process serve any request.
+    backend: BackendSpec
+    #: ``(ctx, call_next) -> result`` layers around every message received, after the default ones.
+    middleware: Iterable[ServerMiddleware[Any]]
+    #: Methods served without being advertised in the capabilities.
+    unadvertised: Iterable[str]
+
+
+#: Where a keyword ``Server`` and ``MCPServer`` refuse may belong instead.
+HTTP_OPTIONS_ELSEWHERE = ("an HTTP endpoint's options (json_response=, max_sessions=, ...) go to wsgi_app(...) "
+                          "or run(transport='streamable-http', ...)")
 
 
 @contextlib.contextmanager
@@ -141,17 +160,17 @@ class Server(Generic[LifespanResultT]):
         on_ping: Handler | None = None,
         on_roots_list_changed: Handler | None = None,
         on_progress: Handler | None = None,
-        max_workers: int = 32,
-        worker_wait_timeout: float = 30.0,
-        back_channel_timeout: float = 600.0,
-        backend: BackendSpec = None,
-        max_calls_per_principal: int | None = None,
-        max_questions_per_principal: int | None = None,
-        max_listens_per_principal: int | None = None,
+        limits: Limits | None = None,
         hooks: ServerHooks | None = None,
-        middleware: Iterable[ServerMiddleware[Any]] = (),
-        unadvertised: Iterable[str] = (),
+        **options: Unpack[ServerKeywords],
     ) -> None:
+        keywords: dict[str, Any] = dict(options)
+        #: The bounds of this server's workers and of each caller's share of them (``Limits``).
+        self.limits = limits = gather("Server", "limits", limits, Limits, keywords)
+        backend: BackendSpec = keywords.pop("backend", None)
+        middleware: Iterable[ServerMiddleware[Any]] = keywords.pop("middleware", ())
+        unadvertised: Iterable[str] = keywords.pop("unadvertised", ())
+        refuse_unknown("Server", keywords, keyword_names(ServerKeywords) | {"limits", "hooks"}, HTTP_OPTIONS_ELSEWHERE)
         require_sync_lifespan(lifespan)
         for deprecated, what in ((on_set_logging_level, "The logging capability is deprecated as of 2026-07-28"),
                                  (on_roots_list_changed, "The roots capability is deprecated as of 2026-07-28"),
@@ -175,20 +194,21 @@ class Server(Generic[LifespanResultT]):
         self.planner: Planner = hooks.planner or HookPlanner(
             hooks.get_tool_input_schema, hooks.get_tool_required_scopes, hooks.get_tool_timeout,
             hooks.get_tool_silent, hooks.listings_vary)
-        self.pool = WorkerPool(max_workers, worker_wait_timeout)
-        self.back_channel_timeout = back_channel_timeout
+        self.pool = WorkerPool(limits.max_workers, limits.worker_wait_timeout)
+        self.back_channel_timeout = limits.back_channel_timeout
         #: Where what outlives a request is kept (``minimcp.server.backends``): this process's memory
         #: by default; a shared one (``backend="redis://..."``) lets any process serve any request.
         self.backend = resolve_backend(backend, name)
-        #: The calls one principal may have running at once (default: a quarter of ``max_workers``,
-        #: so that a caller at its full share leaves three quarters of the pool to the others); the
+        #: The calls one principal may have running at once (``Limits.max_calls_per_principal``); the
         #: next one is refused at once instead of waiting for a worker.
-        calls = fair_share(max_workers, 4) if max_calls_per_principal is None else max_calls_per_principal
+        calls = fair_share(limits.max_workers, 4) if limits.max_calls_per_principal is None \
+            else limits.max_calls_per_principal
         self.call_shares = Shares(calls, "Too many calls running for this caller (limit {limit} at once); "
                                          "wait for one to finish")
         #: The legacy questions (elicitation, sampling, roots) one principal may leave unanswered at
-        #: once, each holding its call's worker (default: half its calls, so it can always compute).
-        questions = fair_share(calls, 2) if max_questions_per_principal is None else max_questions_per_principal
+        #: once (``Limits.max_questions_per_principal``).
+        questions = fair_share(calls, 2) if limits.max_questions_per_principal is None \
+            else limits.max_questions_per_principal
         self.question_shares = Shares(questions, "Too many questions awaiting this caller's answers (limit {limit}); "
                                                  "answer one first")
         #: Per-method ``ttlMs``/``cacheScope`` for 2026-07-28 results whose handler left them unset;
@@ -218,7 +238,7 @@ class Server(Generic[LifespanResultT]):
         self._lifespan_lock = Lock()
         self._lifespan_cm: AbstractContextManager[Any] | None = None
         self._lifespan_value: Any = {}
-        self.dispatcher = Dispatcher(self, max_listens_per_principal)
+        self.dispatcher = Dispatcher(self, limits.max_listens_per_principal)
         requests: list[tuple[str, Handler | None]] = [
             ("ping", on_ping), ("tools/list", on_list_tools), ("tools/call", on_call_tool),
             ("resources/list", on_list_resources), ("resources/templates/list", on_list_resource_templates),
@@ -385,7 +405,7 @@ class Server(Generic[LifespanResultT]):
         finally:
             self.close()
 
-    def wsgi_app(self, **options: Any) -> MCPWSGIApp:
+    def wsgi_app(self, **options: Unpack[WSGIAppKeywords]) -> MCPWSGIApp:
         """The Streamable HTTP endpoint as a WSGI application, for any WSGI server or host framework."""
         from minimcp.server.edges.runner import wsgi_app
 

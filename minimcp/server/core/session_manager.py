@@ -46,7 +46,7 @@ class SessionManager:
     #: The longest pause between two sweeps; shorter when ``idle_timeout`` is short.
     SWEEP_INTERVAL = 5.0
 
-    def __init__(self, idle_timeout: float, max_sessions: int = 10_000, max_pending_per_session: int = 32) -> None:
+    def __init__(self, idle_timeout: float, max_sessions: int, max_pending_per_session: int) -> None:
         self.idle_timeout = idle_timeout
         self.max_sessions = max_sessions
         self.max_pending_per_session = max_pending_per_session

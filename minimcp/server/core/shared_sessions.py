@@ -218,8 +218,8 @@ class SharedSessionManager(SessionManager):
     each sweep; a replica with nothing in flight is forgotten after ``idle_timeout`` without use.
     """
 
-    def __init__(self, backend: SessionStore, dispatcher: Dispatcher, idle_timeout: float, max_sessions: int = 10_000,
-                 max_pending_per_session: int = 32) -> None:
+    def __init__(self, backend: SessionStore, dispatcher: Dispatcher, idle_timeout: float, max_sessions: int,
+                 max_pending_per_session: int) -> None:
         super().__init__(idle_timeout, max_sessions, max_pending_per_session)
         self.backend = backend
         self.dispatcher = dispatcher

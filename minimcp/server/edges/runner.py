@@ -17,6 +17,8 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from typing_extensions import Unpack
+
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.core.context import CallNext, ServerMiddleware
 from minimcp.server.core.outbox import QueueOutbox
@@ -28,7 +30,7 @@ from minimcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
 if TYPE_CHECKING:
     from minimcp.server.core.dispatch import ServedServer
-    from minimcp.server.edges.wsgi import MCPWSGIApp
+    from minimcp.server.edges.wsgi import MCPWSGIApp, WSGIAppKeywords
 
 __all__ = ["CallNext", "ServerMiddleware", "in_memory_endpoint", "run", "serve_connection", "serve_http",
            "serve_one", "wsgi_app"]
@@ -51,7 +53,7 @@ def run(server: ServedServer, read_stream: Any = None, write_stream: Any = None,
             serve_stdio(server, read_stream, write_stream, raise_exceptions)
 
 
-def wsgi_app(server: ServedServer, **options: Any) -> MCPWSGIApp:
+def wsgi_app(server: ServedServer, **options: Unpack[WSGIAppKeywords]) -> MCPWSGIApp:
     """``server.wsgi_app(...)``: the Streamable HTTP endpoint as a WSGI application. Werkzeug is
     imported here, when one is first built, not by a server that never serves HTTP."""
     from minimcp.server.edges.wsgi import MCPWSGIApp

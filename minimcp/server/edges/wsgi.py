@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from typing_extensions import Unpack
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.wrappers import Request
 
@@ -24,6 +25,8 @@ from minimcp.httpd.affinity import ProcessPin
 from minimcp.httpd.hangups import watcher
 from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
+from minimcp.server.auth.options import AuthKeywords, AuthOptions
+from minimcp.server.core.options import gather, keyword_names, refuse_unknown
 from minimcp.server.edges.http import errors
 from minimcp.server.edges.http.exchange import (
     HEAD_FIELDS,
@@ -35,14 +38,11 @@ from minimcp.server.edges.http.exchange import (
     plain_response,
     refusal_response,
 )
-from minimcp.server.edges.http.security import TransportSecuritySettings
+from minimcp.server.edges.http.options import HTTPKeywords, HTTPOptions
 
 if TYPE_CHECKING:
-    from minimcp.server.auth.provider import OAuthAuthorizationServerProvider, TokenVerifier
     from minimcp.server.auth.resource_server import ProtectedResource
-    from minimcp.server.auth.settings import AuthSettings
     from minimcp.server.core.dispatch import ServedServer
-    from minimcp.server.edges.http.events import EventStore
 
 logger = logging.getLogger("minimcp.server.wsgi")
 
@@ -188,6 +188,27 @@ def write(response: HTTPResponse, start_response: Any) -> Iterable[bytes]:
     return response.body
 
 
+class WSGIOptionKeywords(HTTPKeywords, AuthKeywords, total=False):
+    """The keywords ``MCPWSGIApp`` builds its ``HTTPOptions`` and ``AuthOptions`` from; the path is
+    ``streamable_http_path``, the official name."""
+
+    streamable_http_path: str
+
+
+class WSGIAppKeywords(WSGIOptionKeywords, total=False):
+    """Every keyword of ``wsgi_app()``: ``MCPWSGIApp``'s."""
+
+    http: HTTPOptions | None
+    auth_options: AuthOptions | None
+    principal: PrincipalHook | None
+    debug: bool
+    pin_cpu: bool | None
+
+
+#: The one ``HTTPOptions`` field ``MCPWSGIApp`` takes by another name.
+_PATH_KEYWORD = {"streamable_http_path": "path"}
+
+
 class RouteResponseError(TypeError):
     """A custom route returned something a WSGI server cannot send; the message says what to return."""
 
@@ -214,12 +235,10 @@ def check_route_response(response: Any, path: str) -> None:
 class MCPWSGIApp:
     """The WSGI callable ``mcp.wsgi_app()`` returns; ``close()`` ends sessions and the lifespan.
 
-    ``keepalive_interval`` (seconds) paces the comments that reveal a vanished client;
-    ``retry_interval`` (milliseconds) is the reconnection delay announced on resumable streams;
-    ``event_store`` (``minimcp.server.streamable_http.EventStore``) keeps their events, under its
-    ids, in storage of your choosing (by default they live in the process, in each request's log);
-    ``max_sessions`` caps live legacy sessions (an ``initialize`` beyond it gets 503) and
-    ``max_pending_per_session`` the questions one session may leave unanswered at once.
+    ``http`` is what the endpoint serves and how much it may hold (``HTTPOptions``: the path,
+    JSON or SSE answers, sessions, keepalives, the event store, the bounds), or each of its fields
+    as a keyword (``json_response=True``; the path is ``streamable_http_path``). The object is
+    handed whole to the exchange behind the app.
 
     ``principal`` is the one place the caller's identity is read: a function of the WSGI environ
     returning a stable user id, or ``None`` for an anonymous caller. The default reads
@@ -227,8 +246,9 @@ class MCPWSGIApp:
     returns binds legacy sessions (another principal presenting the id finds no session) and
     sealed ``requestState``, and handlers see it as ``ctx.request_context.transport.principal``.
 
-    ``auth``, ``token_verifier`` and ``auth_server_provider`` protect the endpoint (the server's own
-    by default, see ``Server(auth=...)``): every request to it must carry a bearer token the
+    ``auth_options`` (``AuthOptions``), or its fields ``auth``, ``token_verifier`` and
+    ``auth_server_provider`` as keywords, protect the endpoint (the server's own by default, see
+    ``MCPServer(auth=...)``): every request to it must carry a bearer token the
     verifier accepts, the principal becomes the token's holder, and the metadata and (with a
     provider) authorization-server routes are served beside it.
 
@@ -251,45 +271,36 @@ class MCPWSGIApp:
         self,
         server: ServedServer,
         *,
-        streamable_http_path: str = "/mcp",
-        json_response: bool = False,
-        stateless_http: bool = False,
-        max_request_body_size: int = 4 * 1024 * 1024,
-        transport_security: TransportSecuritySettings | None = None,
-        session_idle_timeout: float = 3600.0,
-        keepalive_interval: float = 15.0,
-        retry_interval: int = 1000,
-        event_store: EventStore | None = None,
-        max_sessions: int = 10_000,
-        max_pending_per_session: int = 32,
+        http: HTTPOptions | None = None,
+        auth_options: AuthOptions | None = None,
         principal: PrincipalHook | None = None,
-        auth: AuthSettings | None = None,
-        token_verifier: TokenVerifier | None = None,
-        auth_server_provider: OAuthAuthorizationServerProvider[Any, Any, Any] | None = None,
         debug: bool = False,
         pin_cpu: bool | None = None,
+        **options: Unpack[WSGIOptionKeywords],
     ) -> None:
+        keywords: dict[str, Any] = dict(options)
+        #: What the endpoint serves and how much it may hold, shared with the exchange.
+        self.http = gather("MCPWSGIApp", "http", http, HTTPOptions, keywords, _PATH_KEYWORD)
+        auth_options = gather("MCPWSGIApp", "auth_options", auth_options, AuthOptions, keywords)
+        refuse_unknown("MCPWSGIApp", keywords, keyword_names(WSGIAppKeywords),
+                       "a server's own options (max_workers=, backend=, ...) go to its constructor", _PATH_KEYWORD)
         self.server = server
         self.cpu_pin = ProcessPin(pin_cpu)
         self.debug = debug
         protection: ProtectedResource | None = None
-        if auth is None and token_verifier is None and auth_server_provider is None:
-            auth, token_verifier, auth_server_provider = server.hooks.auth_options
-        if auth is not None or token_verifier is not None or auth_server_provider is not None:
+        if not auth_options.given and server.hooks.auth_options is not None:
+            auth_options = server.hooks.auth_options
+        if auth_options.given:
             from minimcp.server.auth.resource_server import ProtectedResource, check_auth_options
 
-            check_auth_options(auth, token_verifier, auth_server_provider, exclusive=False)
+            auth, token_verifier, provider = auth_options.auth, auth_options.token_verifier, auth_options.auth_server_provider
+            check_auth_options(auth, token_verifier, provider, exclusive=False)
             if auth is not None:
-                protection = ProtectedResource(auth, token_verifier, auth_server_provider, server.hooks.list_tool_scopes())
-        self.exchange = Exchange(
-            server, path=streamable_http_path, json_response=json_response, stateless_http=stateless_http,
-            max_request_body_size=max_request_body_size, transport_security=transport_security,
-            session_idle_timeout=session_idle_timeout, keepalive_interval=keepalive_interval,
-            retry_interval=retry_interval, event_store=event_store, max_sessions=max_sessions,
-            max_pending_per_session=max_pending_per_session, auth=protection)
+                protection = ProtectedResource(auth, token_verifier, provider, server.hooks.list_tool_scopes())
+        self.exchange = Exchange(server, http=self.http, auth=protection)
         self.path = self.exchange.path
         self.sessions = self.exchange.sessions
-        self.max_request_body_size = max_request_body_size
+        self.max_request_body_size = self.http.max_request_body_size
         self.auth = protection
         #: path -> method -> (handler, whether Host and Origin are checked). Keyed by both, so two
         #: routes on one path with different methods are both served; the later of two routes for

@@ -44,6 +44,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
+from typing_extensions import Unpack
+
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.auth.middleware.auth_context import auth_context_var
@@ -52,11 +54,13 @@ from minimcp.server.core.faults import BackendUnavailable
 from minimcp.server.core.ports import SessionStore
 from minimcp.server.core.outbox import EventLog, LogEntry, QueueOutbox
 from minimcp.server.core.dispatch import UNTRACKED, Dispatcher
+from minimcp.server.core.options import gather, keyword_names, refuse_unknown
 from minimcp.server.core.session_manager import SessionManager
 from minimcp.server.core.sessions import Connection
 from minimcp.server.core.shared_sessions import RemoteLog, SharedSessionManager
 from minimcp.server.edges.http import errors, sse
-from minimcp.server.edges.http.events import EventStore, StoredEventLog, replay
+from minimcp.server.edges.http.events import StoredEventLog, replay
+from minimcp.server.edges.http.options import ExchangeKeywords, HTTPOptions
 from minimcp.server.edges.http.param_headers import check_param_headers
 from minimcp.server.edges.http.security import TransportSecuritySettings
 from minimcp.shared.inbound import MCP_METHOD_HEADER, MCP_NAME_HEADER, MCP_PROTOCOL_VERSION_HEADER
@@ -231,42 +235,38 @@ def _version_header(head: Head) -> str | None:
 class Exchange:
     """The Streamable HTTP endpoint of one low-level ``Server``, without I/O.
 
-    The options are ``MCPWSGIApp``'s (see there); ``auth`` is the protected resource whose scopes
-    a tool call is checked against, and whose metadata a refusal points to.
+    ``http`` is what it serves and how much it may hold (``HTTPOptions``, shared with the adapter
+    that built it), or each of its fields as a keyword; ``auth`` is the protected resource whose
+    scopes a tool call is checked against, and whose metadata a refusal points to.
     """
 
     def __init__(
         self,
         server: ServedServer,
         *,
-        path: str = "/mcp",
-        json_response: bool = False,
-        stateless_http: bool = False,
-        max_request_body_size: int = 4 * 1024 * 1024,
-        transport_security: TransportSecuritySettings | None = None,
-        session_idle_timeout: float = 3600.0,
-        keepalive_interval: float = 15.0,
-        retry_interval: int = 1000,
-        event_store: EventStore | None = None,
-        max_sessions: int = 10_000,
-        max_pending_per_session: int = 32,
+        http: HTTPOptions | None = None,
         auth: ProtectedResource | None = None,
+        **options: Unpack[ExchangeKeywords],
     ) -> None:
+        keywords: dict[str, Any] = dict(options)
+        self.http = http = gather("Exchange", "http", http, HTTPOptions, keywords)
+        refuse_unknown("Exchange", keywords, keyword_names(ExchangeKeywords) | {"http", "auth"})
         self.server = server
         self.dispatcher: Dispatcher = server.dispatcher
-        self.path = "/" + path.strip("/")
-        self.json_response = json_response
-        self.stateless_http = stateless_http
-        self.max_request_body_size = max_request_body_size
-        self.security = transport_security or TransportSecuritySettings()
+        # The options each request reads, as attributes of their own: one lookup on the hot path.
+        self.path = "/" + http.path.strip("/")
+        self.json_response = http.json_response
+        self.stateless_http = http.stateless_http
+        self.max_request_body_size = http.max_request_body_size
+        self.security = http.transport_security or TransportSecuritySettings()
         # A backend that says it is ``shared`` keeps the sessions as a ``SharedBackend`` does.
         self.sessions: SessionManager = (
-            SharedSessionManager(cast(SessionStore, server.backend), self.dispatcher, session_idle_timeout,
-                                 max_sessions, max_pending_per_session) if server.backend.shared
-            else SessionManager(session_idle_timeout, max_sessions, max_pending_per_session))
-        self.keepalive_interval = keepalive_interval
-        self.retry_interval = retry_interval
-        self.event_store = event_store
+            SharedSessionManager(cast(SessionStore, server.backend), self.dispatcher, http.session_idle_timeout,
+                                 http.max_sessions, http.max_pending_per_session) if server.backend.shared
+            else SessionManager(http.session_idle_timeout, http.max_sessions, http.max_pending_per_session))
+        self.keepalive_interval = http.keepalive_interval
+        self.retry_interval = http.retry_interval
+        self.event_store = http.event_store
         self.auth = auth
         #: Whether the per-process-keys warning was logged (once per exchange; a plain bool, a racy
         #: second warning is harmless).
