@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """The road of one 2026-07-28 ``tools/call`` through minimcp's WSGI app: which files it enters.
 
-    python benchmarks/walk.py [--tool echo|greet|both] [--steps]
+    python benchmarks/walk.py [--tool echo|greet|both] [--progress] [--steps]
 
 A profiler hook on every thread records each call into one of minimcp's files from another of
 its files (or from outside: the WSGI caller, a thread's start). A *visit* is such an entry; a
 *re-entry* is a visit to a file already visited. The request is made in-process, with the
-environ a WSGI server would build, after a few warm-up calls (so first-use caches are not in it).
+environ a WSGI server would build, to a fresh server after a few warm-up calls to another one
+(so the module caches are warm, and the fresh server's worker threads start under the hook).
 
 ``echo(text)`` can send nothing before its answer, so it runs on the thread that received it;
 ``greet(name, ctx)`` takes a ``Context`` (it could ask, log or report progress), so it runs on a
-worker and its answer comes through the request's outbox. ``--steps`` prints every visit:
-caller file, entered file, function.
+worker and its answer comes through the request's outbox. ``--progress`` sends a progress token
+with each call, so that even ``echo`` runs on a worker and is answered as an SSE stream (the road
+of a call whose caller listens to it). ``--steps`` prints every visit: caller file, entered file,
+function.
 """
 
 from __future__ import annotations
@@ -54,11 +57,11 @@ def build() -> Any:
     return mcp.wsgi_app()
 
 
-def call(app: Any, tool: str, n: int) -> bytes:
+def call(app: Any, tool: str, n: int, progress: bool = False) -> bytes:
     """One ``tools/call`` through ``app``, as a WSGI server would hand it over; the answer's body."""
     body = json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call",
                        "params": {"name": tool, "arguments": {"text" if tool == "echo" else "name": "x"},
-                                  "_meta": META}}).encode()
+                                  "_meta": {**META, "progressToken": n} if progress else META}}).encode()
     environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/mcp", "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1",
                "SERVER_PORT": "8000", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1",
                "HTTP_HOST": "127.0.0.1:8000", "HTTP_ACCEPT": "application/json, text/event-stream",
@@ -77,10 +80,13 @@ def call(app: Any, tool: str, n: int) -> bytes:
     return answer
 
 
-def walk(app: Any, tool: str) -> list[tuple[str | None, str, str]]:
+def walk(tool: str, progress: bool) -> list[tuple[str | None, str, str]]:
     """The visits of one call: (from file, entered file, function), in order."""
+    warm = build()
     for n in range(5):
-        call(app, tool, n)
+        call(warm, tool, n, progress)
+    warm.close()
+    app = build()
     visits: list[tuple[str | None, str, str]] = []
 
     def hook(frame: Any, event: str, arg: Any) -> None:
@@ -97,21 +103,22 @@ def walk(app: Any, tool: str) -> list[tuple[str | None, str, str]]:
     sys.setprofile(hook)
     threading.setprofile(hook)
     try:
-        call(app, tool, 99)
+        call(app, tool, 99, progress)
     finally:
         sys.setprofile(None)
         threading.setprofile(None)  # type: ignore[arg-type]
+        app.close()
     return visits
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tool", choices=["echo", "greet", "both"], default="both")
+    parser.add_argument("--progress", action="store_true", help="each call carries a progress token")
     parser.add_argument("--steps", action="store_true", help="print every visit")
     args = parser.parse_args()
-    app = build()
     for tool in ["echo", "greet"] if args.tool == "both" else [args.tool]:
-        visits = walk(app, tool)
+        visits = walk(tool, args.progress)
         files = Counter(entered for _, entered, _ in visits)
         print(f"{tool}: {len(files)} files, {len(visits)} visits, {len(visits) - len(files)} re-entries")
         for name, count in files.most_common():
@@ -119,7 +126,6 @@ def main() -> None:
         if args.steps:
             for came_from, entered, function in visits:
                 print(f"    {came_from} -> {entered}:{function}")
-    app.close()
 
 
 if __name__ == "__main__":

@@ -541,7 +541,7 @@ class MCPServer(Generic[LifespanT]):
         if plan is None or plan.name != params.name:  # a middleware passed another name on
             plan = self._planner.plan("tools/call", {"name": params.name})
 
-        def call(context: Context) -> Any:
+        def call(context: Context | None) -> Any:
             try:
                 if self._answers_in_wire_form:
                     return self._run_tool(params.name, params.arguments, context, wire=True, tool=plan.target)
@@ -549,7 +549,10 @@ class MCPServer(Generic[LifespanT]):
             except ToolError as failure:
                 return failure_result(failure)
 
-        return self._with_rounds(ctx, call, asks=not plan.silent)
+        # A silent call of the tool its plan found, answered in wire form, needs no Context: its
+        # function takes none, it settles no resolvers, it is no task, and no filter looks at it.
+        bare = plan.silent and plan.target is not None and self._answers_in_wire_form
+        return self._with_rounds(ctx, call, asks=not plan.silent, context=not bare)
 
     def _read_resource(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
         """``resources/read``: not found is -32602, any other failure -32603 with its message (a
@@ -593,12 +596,15 @@ class MCPServer(Generic[LifespanT]):
         ctx.session.connection.subscriptions.add(uri)
         return {}
 
-    def _with_rounds(self, ctx: ServerRequestContext[Any, Any], run: Callable[[Context], Any], asks: bool = True) -> Any:
+    def _with_rounds(self, ctx: ServerRequestContext[Any, Any], run: Callable[[Any], Any], asks: bool = True,
+                     context: bool = True) -> Any:
         """Run a handler that may ask, as the request's era runs one (``Era.rounds``); ``asks``
-        ``False`` for one that cannot (a tool whose call can send nothing, ``Plan.silent``)."""
+        ``False`` for one that cannot (a tool whose call can send nothing, ``Plan.silent``);
+        ``context`` ``False`` for one that is given no ``Context`` (``None`` instead)."""
         return ctx.session.connection.era.rounds(
             ctx, self.request_state_security, self.name,
-            lambda questions, answers, state: run(Context(ctx, self, questions, answers, state)), asks)
+            lambda questions, answers, state: run(Context(ctx, self, questions, answers, state) if context else None),
+            asks)
 
     def _sync_extensions(self) -> None:
         """Advertise the tasks extension exactly while some tool runs as a task."""
@@ -728,7 +734,9 @@ class MCPServer(Generic[LifespanT]):
         tool = self._tool_to_call(name, context, tool)
         if tool.task is not None and context is not None:
             return self.tasks.call(tool, arguments, context)
-        return tool.run(arguments, context or self._detached_context(), wire)
+        if context is None and tool.needs_context:
+            context = self._detached_context()
+        return tool.run(arguments, context, wire)
 
     def _tool_to_call(self, name: str, context: Context | None, tool: Tool | None = None) -> Tool:
         """The tool ``name`` names (``tool``, when already found), if this caller may call it now;

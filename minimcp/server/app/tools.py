@@ -329,6 +329,8 @@ class Tool:
         #: Whether a call can send the client anything before its answer (a question, a log
         #: message, progress): only through a ``Context``, its function's own, its resolvers' or a task's.
         self.can_send = bool(self.context_params or self.graph or self.task is not None)
+        #: Whether a call needs a ``Context`` at all: its function takes one, or its resolvers do.
+        self.needs_context = bool(self.context_params or self.graph)
         self._check_channels()
 
     def _check_channels(self) -> None:
@@ -350,18 +352,19 @@ class Tool:
         )
 
     @overload
-    def run(self, arguments: dict[str, Any] | None, ctx: Context) -> CallToolResult | InputRequiredResult: ...
+    def run(self, arguments: dict[str, Any] | None, ctx: Context | None) -> CallToolResult | InputRequiredResult: ...
 
     @overload
-    def run(self, arguments: dict[str, Any] | None, ctx: Context,
+    def run(self, arguments: dict[str, Any] | None, ctx: Context | None,
             wire: bool) -> CallToolResult | InputRequiredResult | dict[str, Any]: ...
 
-    def run(self, arguments: dict[str, Any] | None, ctx: Context,
+    def run(self, arguments: dict[str, Any] | None, ctx: Context | None,
             wire: bool = False) -> CallToolResult | InputRequiredResult | dict[str, Any]:
-        """Call the tool; raises as :meth:`invoke` says, and answers as it does."""
+        """Call the tool; raises as :meth:`invoke` says, and answers as it does. ``ctx`` may be
+        ``None`` only for a tool that needs none (``needs_context``)."""
         return self.invoke(self.prepare(arguments, ctx), ctx, wire)
 
-    def prepare(self, arguments: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
+    def prepare(self, arguments: dict[str, Any] | None, ctx: Context | None) -> dict[str, Any]:
         """The body's parameters: validated arguments and settled resolvers.
 
         Split from ``invoke`` because a task settles its resolvers on the ``tools/call`` request
@@ -378,6 +381,8 @@ class Tool:
             raise UnexpectedToolError(f"Error executing tool {self.name}") from crash
         values = {name: getattr(validated, field) for name, field in self.argument_names}
         if self.graph:
+            if ctx is None:
+                raise TypeError(f"tool {self.name!r} settles resolvers: run it with a Context (needs_context)")
             try:
                 values.update(self.graph.run(ctx, values))
             except MCPError:
@@ -387,13 +392,13 @@ class Tool:
         return values
 
     @overload
-    def invoke(self, values: dict[str, Any], ctx: Context) -> CallToolResult | InputRequiredResult: ...
+    def invoke(self, values: dict[str, Any], ctx: Context | None) -> CallToolResult | InputRequiredResult: ...
 
     @overload
-    def invoke(self, values: dict[str, Any], ctx: Context,
+    def invoke(self, values: dict[str, Any], ctx: Context | None,
                wire: bool) -> CallToolResult | InputRequiredResult | dict[str, Any]: ...
 
-    def invoke(self, values: dict[str, Any], ctx: Context,
+    def invoke(self, values: dict[str, Any], ctx: Context | None,
                wire: bool = False) -> CallToolResult | InputRequiredResult | dict[str, Any]:
         """Run the body with ``values`` (from ``prepare``) and turn what it returns into a result.
 

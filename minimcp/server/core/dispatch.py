@@ -25,7 +25,7 @@ import functools
 import logging
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -151,6 +151,17 @@ class Dispatcher:
     def plan(self, message: Message) -> Plan:
         """What request ``message`` is (``Planner.plan``), worked out once and handed down."""
         return self.server.planner.plan(message["method"], message.get("params"))
+
+    def receive(self, message: Message, kind: str, header_version: str | None = None,
+                routing: Mapping[str, str] | None = None) -> Arrival:
+        """What the core makes of ``message`` as it arrives, in one step: its era (``era_of``), a
+        request's plan (``plan``), and a self-contained 2026-07-28 message's connection, described
+        by its envelope and routing headers (``modern_connection``; a legacy one is its session's,
+        which the transport looks up)."""
+        era = self.era_of(message, header_version)
+        plan = self.plan(message) if kind == "request" else None
+        connection = None if era.http_sessions else self.modern_connection(message, routing)
+        return Arrival(era, plan, connection)
 
     def new_legacy_connection(self) -> Connection:
         """A session for a connection about to ``initialize``; the handshake fills it in."""
@@ -439,6 +450,16 @@ CUSTOM = Method("custom", eras=BOTH, worker=True)
 #: A method not served in the request's era: refused inline, by the innermost step of the chain.
 _REFUSED = Method("refused", eras=BOTH)
 _NOTIFICATION = TransportContext(kind="notification", can_send_request=False)
+
+
+class Arrival(NamedTuple):
+    """A message as the core received it (``Dispatcher.receive``)."""
+
+    era: Era
+    #: A request's plan; ``None`` for a notification or a response.
+    plan: Plan | None
+    #: A self-contained 2026-07-28 message's connection; ``None`` for a legacy one.
+    connection: Connection | None
 
 
 class Calls(Protocol):

@@ -16,6 +16,7 @@ questions awaiting answers (``asking.py``), the resumable streams (``retention.p
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, get_args
@@ -103,6 +104,22 @@ class Connection:
     they get a ``ServerSession`` bound to their request.
     """
 
+    # A legacy connection makes its parts at once: many threads use them (each call's worker, the
+    # POSTs bringing answers, the GET stream). A self-contained 2026-07-28 request's connection is
+    # used by one thread at a time (the one running its handler) and never has a standalone
+    # channel, a question awaiting an answer or a stream to resume, so it makes one on first use.
+    @functools.cached_property
+    def _channels(self) -> Channels:
+        return Channels()
+
+    @functools.cached_property
+    def _questions(self) -> OpenQuestions:
+        return OpenQuestions()
+
+    @functools.cached_property
+    def _streams(self) -> RetainedStreams:
+        return RetainedStreams()
+
     def __init__(
         self,
         server: ServingServer | None = None,
@@ -118,14 +135,13 @@ class Connection:
         self.era = era or era_of_version(protocol_version)
         self.protocol_version = protocol_version
         self._declarations = ClientDeclarations(client_capabilities, client_info)
+        if self.era.legacy:
+            self._channels, self._questions, self._streams = Channels(), OpenQuestions(), RetainedStreams()
         self.log_level = log_level
         self.initialized = False
         #: When the client's idle clock last started: it sent something, or was asked something.
         #: A plain float, written without a lock: storing one is atomic.
         self.last_seen = monotonic()
-        self._channels = Channels()
-        self._questions = OpenQuestions()
-        self._streams = RetainedStreams()
         #: The resource URIs this legacy session subscribed to (``resources/subscribe``).
         self.subscriptions: set[str] = set()
         self.closed = False

@@ -344,14 +344,15 @@ class Exchange:
                 "2026-07-28 retry landing on another process fails with -32602. Pass backend=\"redis://host:6379/0\" "
                 "(keys made once and shared), or RequestStateSecurity(keys=[...]) with the same keys everywhere")
         try:
-            era = self.dispatcher.era_of(message, _version_header(head))
-            plan = self.dispatcher.plan(message) if kind == "request" else None
+            arrival = self.dispatcher.receive(message, kind, _version_header(head), head.routing())
+            plan = arrival.plan
             if plan is not None and plan.required_scopes:
                 refused = self._scopes_refusal(request, plan.required_scopes)
                 if refused is not None:
                     return refused
-            post = self._post_in_session if era.http_sessions else self._post_self_contained
-            return post(request, message, kind, era, plan)
+            if arrival.connection is None:
+                return self._post_in_session(request, message, kind, arrival.era, plan)
+            return self._post_self_contained(request, message, kind, arrival.connection, plan)
         except errors.EnvelopeError as refused:
             return refusal_response(refused, jsonrpc.safe_id(message))
         except BackendUnavailable as down:
@@ -364,9 +365,9 @@ class Exchange:
         refused = scope_challenge(self.auth, request.access_token, list(needed))
         return None if refused is None else challenge_response(refused, self.auth)
 
-    def _post_self_contained(self, request: HTTPRequest, message: Message, kind: str, era: Era,
+    def _post_self_contained(self, request: HTTPRequest, message: Message, kind: str, connection: Connection,
                              plan: Plan | None) -> HTTPResponse:
-        connection = self.dispatcher.modern_connection(message, request.head.routing())
+        era = connection.era
         if plan is not None and plan.header_schema is not None:
             check_param_headers(message, request.headers, plan.header_schema)
         if kind == "notification":
