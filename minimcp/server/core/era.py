@@ -411,24 +411,6 @@ class ModernEra(Era):
             state = seal(security, book.payload(binding, result.request_state))
             return result.model_copy(update={"request_state": state})
         return result
-        binding = Binding(security, ctx, audience)  # works out what it binds only when a state is opened or sealed
-        if asks or responses is not None or request_state is not None:
-            book = open_book(security, binding, request_state, responses)
-            try:
-                result = run(ReplayQuestions(book), responses, book.handler_state)
-            except InputRequired:
-                result = None
-            if book.pending:
-                # The result in its wire form, the questions as their askers built them: what a legacy
-                # connection sends as requests (``Connection.ask``), not validated into models only
-                # to be dumped back.
-                return {"resultType": "input_required", "inputRequests": book.pending,
-                        "requestState": seal(security, book.payload(binding, None))}
-        if isinstance(result, InputRequiredResult):
-            book = book or open_book(security, binding, None, None)
-            state = seal(security, book.payload(binding, result.request_state))
-            return result.model_copy(update={"request_state": state})
-        return result
 
     def body_questions(self, elicit_replay: bool) -> bool:
         return elicit_replay
