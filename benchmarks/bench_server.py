@@ -40,7 +40,7 @@ if _REPO not in sys.path:  # run from a checkout without `pip install -e .`
 
 from pydantic import BaseModel  # noqa: E402
 
-from minimcp.server import MCPServer  # noqa: E402
+from minimcp.server import Limits, MCPServer  # noqa: E402
 from minimcp.server.mcpserver import Context  # noqa: E402
 from serving import exec_server, server_arguments  # noqa: E402  (this folder is on sys.path)
 
@@ -57,7 +57,7 @@ def build_server(max_workers: int = 0, **options: Any) -> MCPServer:
     options.setdefault("backend", os.environ.get("BENCH_BACKEND") or None)
     # The load generator is one principal (one address, a handful of sessions): it gets the whole
     # pool, since what is measured is the pool itself, not the per-caller shares.
-    workers = options.get("max_workers", MCPServer.__init__.__kwdefaults__["max_workers"])
+    workers = options.get("max_workers", Limits().max_workers)
     options.setdefault("max_calls_per_principal", workers)
     options.setdefault("max_questions_per_principal", workers)
     server = MCPServer("bench-minimcp", log_level="WARNING", **options)
