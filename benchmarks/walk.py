@@ -6,8 +6,9 @@
 A profiler hook on every thread records each call into one of minimcp's files from another of
 its files (or from outside: the WSGI caller, a thread's start). A *visit* is such an entry; a
 *re-entry* is a visit to a file already visited. The request is made in-process, with the
-environ a WSGI server would build, to a fresh server after a few warm-up calls to another one
-(so the module caches are warm, and the fresh server's worker threads start under the hook).
+environ a WSGI server would build, after a few warm-up calls: to another server first (the module
+caches), then one to the server measured, with the hook in place but not recording (its worker
+threads start under the hook, and its own first-use caches are filled).
 
 ``echo(text)`` can send nothing before its answer, so it runs on the thread that received it;
 ``greet(name, ctx)`` takes a ``Context`` (it could ask, log or report progress), so it runs on a
@@ -88,9 +89,10 @@ def walk(tool: str, progress: bool) -> list[tuple[str | None, str, str]]:
     warm.close()
     app = build()
     visits: list[tuple[str | None, str, str]] = []
+    recording = threading.Event()
 
     def hook(frame: Any, event: str, arg: Any) -> None:
-        if event != "call" or not frame.f_code.co_filename.startswith(ROOT):
+        if event != "call" or not recording.is_set() or not frame.f_code.co_filename.startswith(ROOT):
             return
         caller = frame.f_back
         while caller is not None and not caller.f_code.co_filename.startswith(ROOT):
@@ -103,7 +105,10 @@ def walk(tool: str, progress: bool) -> list[tuple[str | None, str, str]]:
     sys.setprofile(hook)
     threading.setprofile(hook)
     try:
+        call(app, tool, 98, progress)
+        recording.set()
         call(app, tool, 99, progress)
+        recording.clear()
     finally:
         sys.setprofile(None)
         threading.setprofile(None)  # type: ignore[arg-type]

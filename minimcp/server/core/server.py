@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import copy
+import functools
 import inspect
 import logging
 import warnings
@@ -286,13 +287,11 @@ class Server(Generic[LifespanResultT]):
         return Implementation(name=self.name, version=self.version, title=self.title, description=self.description,
                               website_url=self.website_url, icons=self.icons)
 
-    @property
+    @functools.cached_property
     def server_info_wire(self) -> dict[str, Any]:
-        """``server_info`` in wire form, computed once: the identity is fixed at construction."""
-        wire = self.__dict__.get("_server_info_wire")
-        if wire is None:
-            wire = self.__dict__["_server_info_wire"] = dump(self.server_info)
-        return wire
+        """``server_info`` in wire form, computed once: the identity is fixed at construction (two
+        threads computing it at once compute the same dict)."""
+        return dump(self.server_info)
 
     @property
     def server_info_stamp(self) -> dict[str, Any]:
