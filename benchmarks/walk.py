@@ -8,10 +8,12 @@ its files (or from outside: the WSGI caller, a thread's start). A *visit* is suc
 *re-entry* is a visit to a file already visited. The request is made in-process, with the
 environ a WSGI server would build, after a few warm-up calls (so first-use caches are not in it).
 
-``echo(text)`` can send nothing before its answer, so it runs on the thread that received it;
-``greet(name, ctx)`` takes a ``Context`` (it could ask, log or report progress), so it runs on a
-worker and its answer comes through the request's outbox. ``--steps`` prints every visit:
-caller file, entered file, function.
+``echo(text)`` can send nothing before its answer (its plan is silent), so its round opens no
+answer book; ``greet(name, ctx)`` takes a ``Context`` (it could ask, log or report progress), so
+its round opens one and asks through ``ReplayQuestions``. Both run on the thread that received
+them: a 2026-07-28 request over HTTP has no back channel, and one that asked for no progress and no
+log messages has nothing to stream (``Dispatcher.quiet``). ``--steps`` prints every visit: caller
+file, entered file, function.
 """
 
 from __future__ import annotations
