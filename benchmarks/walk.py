@@ -10,12 +10,14 @@ environ a WSGI server would build, after a few warm-up calls: to another server 
 caches), then one to the server measured, with the hook in place but not recording (its worker
 threads start under the hook, and its own first-use caches are filled).
 
-``echo(text)`` can send nothing before its answer, so it runs on the thread that received it;
-``greet(name, ctx)`` takes a ``Context`` (it could ask, log or report progress), so it runs on a
-worker and its answer comes through the request's outbox. ``--progress`` sends a progress token
-with each call, so that even ``echo`` runs on a worker and is answered as an SSE stream (the road
-of a call whose caller listens to it). ``--steps`` prints every visit: caller file, entered file,
-function.
+``echo(text)`` can send nothing before its answer (its plan is silent), so its round opens no
+answer book; ``greet(name, ctx)`` takes a ``Context`` (it could ask, log or report progress), so
+its round opens one and asks through ``ReplayQuestions``. Both run on the thread that received
+them: a 2026-07-28 request over HTTP has no back channel, and one that asked for no progress and no
+log messages has nothing to stream (``Dispatcher.quiet``). ``--progress`` sends a progress token
+with each call, so that ``greet`` runs on a worker and is answered as an SSE stream (the road of a
+call whose caller listens to it; ``echo`` still runs where it was received, since it can report
+nothing). ``--steps`` prints every visit: caller file, entered file, function.
 """
 
 from __future__ import annotations

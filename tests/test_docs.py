@@ -379,3 +379,20 @@ def test_the_reference_prints_the_command_lines_help_for_each_verb(site: Path) -
     page = (site / "reference" / "deployment.html").read_text()
     for verb in ("run", "inspect", "call", "install"):
         assert f"usage: minimcp {verb}" in page
+
+
+def _described(page: str, anchor: str) -> str:
+    """The signature line of the object described at ``anchor`` on ``page``, as HTML."""
+    found = re.search(rf'<dt [^>]*id="{re.escape(anchor)}".*?</dt>', page, re.DOTALL)
+    assert found is not None, anchor
+    return found.group(0)
+
+
+def test_a_name_reexported_from_its_topic_module_is_described_as_where_it_is_assigned(site: Path) -> None:
+    page = (site / "reference" / "types.html").read_text()
+    assert "The version a legacy peer is assumed to speak when it never said" in page  # its #: comment
+    assert "TypeAlias" in _described(page, "minimcp.types.RequestId")  # its annotation
+    assert 'href="#minimcp.types.Meta"' in _described(page, "minimcp.types.AudioContent.meta")
+    assert 'href="#minimcp.types.ContentBlock"' in _described(page, "minimcp.types.CallToolResult.content")
+    lowlevel = (site / "reference" / "lowlevel.html").read_text()
+    assert "sig-paren" not in _described(lowlevel, "minimcp.server.core.ports.SessionStore")  # no (*args, **kwargs)

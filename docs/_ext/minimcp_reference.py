@@ -8,6 +8,11 @@ for Sphinx, so each object is described once, at its home: the first module that
 the order the reference pages list them (``minimcp_reference_pages`` in conf.py, then the order of
 the modules in each page). Every other module that exports it gets an entry with the same anchor
 as a description would have (``minimcp.server.MCPServer``) that links to the home.
+
+A name's home on the site need not be where its code is: ``minimcp.types`` names the models and
+constants its topic modules define. What autodoc reads from a module's source (a constant's ``#:``
+comment, its annotation) is read from the module that assigns the name, and a name in an
+annotation links to where the site describes what it names.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
+import contextlib
 import functools
 import importlib
 import inspect
@@ -30,7 +36,8 @@ from docutils.statemachine import StringList
 from pydantic import BaseModel
 from sphinx import addnodes
 from sphinx.application import Sphinx
-from sphinx.errors import ExtensionError
+from sphinx.errors import ExtensionError, PycodeError
+from sphinx.pycode import ModuleAnalyzer
 from sphinx.util.docstrings import prepare_docstring
 from sphinx.util.docutils import SphinxDirective
 
@@ -68,6 +75,33 @@ def public_names(module: ModuleType) -> list[str]:
             and not isinstance(getattr(module, name), (TypeVar, logging.Logger))]
 
 
+@functools.cache
+def _statements(module_name: str) -> list[ast.stmt]:
+    """The top-level statements of a module's source (none for a module without one)."""
+    try:
+        return ast.parse(inspect.getsource(importlib.import_module(module_name))).body
+    except (OSError, TypeError):
+        return []
+
+
+def defining_module(module_name: str, name: str) -> tuple[str, str] | None:
+    """The module whose source assigns what ``module_name`` calls ``name``, and the name it has there,
+    following the ``from ... import`` statements that re-export it; ``None`` when neither is found
+    (a name made by a function, or served by a module ``__getattr__``)."""
+    for statement in _statements(module_name):
+        if isinstance(statement, ast.Assign):
+            if any(isinstance(target, ast.Name) and target.id == name for target in statement.targets):
+                return module_name, name
+        elif isinstance(statement, ast.AnnAssign):
+            if isinstance(statement.target, ast.Name) and statement.target.id == name:
+                return module_name, name
+        elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+            for alias in statement.names:
+                if (alias.asname or alias.name) == name:
+                    return defining_module(statement.module, alias.name)
+    return None
+
+
 def _identity(name: str, value: Any) -> Any:
     """What makes two exports the same object: the object itself (``SamplingRole`` is ``Role``),
     but for a number or a string, which the interpreter may share between unrelated constants."""
@@ -85,6 +119,36 @@ def homes(modules: list[str]) -> dict[Any, str]:
         for name in public_names(module):
             found.setdefault(_identity(name, getattr(module, name)), f"{module_name}.{name}")
     return found
+
+
+def _described_as_data(value: Any) -> bool:
+    """Whether ``_describe`` makes ``value`` an ``autodata``: what is not minimcp's class, a
+    function or a module (a constant, a type alias, another library's class as an alias)."""
+    return not (inspect.ismodule(value) or inspect.isroutine(value)
+                or (inspect.isclass(value) and value.__module__.startswith("minimcp")))
+
+
+def carry_annotations(modules: list[str]) -> None:
+    """Give each of ``modules`` the annotation of every constant it re-exports (``RequestId:
+    TypeAlias``), from the module that assigns it: autodoc reads a constant's annotation from the
+    module it is documented at. Changes only the ``__annotations__`` of the modules documented, in
+    the process that builds the site."""
+    for module_name in modules:
+        module = importlib.import_module(module_name)
+        for name in public_names(module):
+            if not _described_as_data(getattr(module, name)):
+                continue
+            found = defining_module(module_name, name)
+            if found is None or found[0] == module_name:
+                continue
+            home = importlib.import_module(found[0])
+            annotation = vars(home).get("__annotations__", {}).get(found[1])
+            if annotation is None:
+                continue
+            if isinstance(annotation, str):  # written under ``from __future__ import annotations``
+                with contextlib.suppress(Exception):
+                    annotation = eval(annotation, vars(home))  # the package's own source, as typing would
+            module.__annotations__.setdefault(name, annotation)
 
 
 def _describe(module: str, name: str, value: Any) -> list[str]:
@@ -189,10 +253,39 @@ def _borrowed(what: str, obj: Any) -> str | None:
     return None
 
 
+def _comment_where_assigned(app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
+    """A re-exported constant's ``#:`` comment, from the module that assigns it: autodoc looks for
+    it only in the module the constant is documented at."""
+    if what != "data":
+        return
+    module_name, _, short = name.rpartition(".")
+    found = defining_module(module_name, short)
+    if found is None or found[0] == module_name:
+        return
+    try:
+        analyzer = ModuleAnalyzer.for_module(found[0])
+        analyzer.analyze()
+    except PycodeError:
+        return
+    comment = analyzer.attr_docs.get(("", found[1]))
+    if comment:
+        lines[:] = list(comment)
+
+
 def _no_borrowed_docstring(app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
     borrowed = _borrowed(what, obj)
     if borrowed and lines[:-1] == prepare_docstring(borrowed)[:-1]:
         lines.clear()
+
+
+def _no_protocol_signature(app: Sphinx, what: str, name: str, obj: Any, options: Any, signature: str | None,
+                           return_annotation: str | None) -> tuple[str, str | None] | None:
+    """A class without a constructor of its own under a ``Protocol`` shows ``typing``'s placeholder
+    ``(*args, **kwargs)``, which takes nothing the class does: no signature instead."""
+    init = getattr(obj, "__init__", None)
+    if what in ("class", "exception") and getattr(init, "__module__", None) == "typing":
+        return "", return_annotation
+    return None
 
 
 def _skip_pydantic_config(app: Sphinx, what: str, name: str, obj: Any, skip: bool, options: Any) -> bool | None:
@@ -222,11 +315,38 @@ def _names_in(module_name: str) -> dict[str, str]:
     return names
 
 
+def _object_at(full_name: str) -> Any:
+    """The object ``full_name`` (a module's, or a class's within it) names; ``None`` if none."""
+    module_name, attributes = full_name, ""
+    while module_name:
+        try:
+            found: Any = importlib.import_module(module_name)
+        except ImportError:
+            module_name, _, last = module_name.rpartition(".")
+            attributes = f"{last}.{attributes}" if attributes else last
+            continue
+        for attribute in attributes.split(".") if attributes else ():
+            found = getattr(found, attribute, None)
+        return found
+    return None
+
+
+def _where_described(full_name: str, found: dict[Any, str]) -> str:
+    """Where the site describes what ``full_name`` names (``minimcp.types.base.Meta`` is described
+    as ``minimcp.types.Meta``); ``full_name`` itself when it is described nowhere."""
+    value = _object_at(full_name)
+    if value is None:
+        return full_name
+    return found.get(_identity(full_name.rpartition(".")[2], value), full_name)
+
+
 def _qualify_annotations(app: Sphinx, doctree: nodes.document) -> None:
     """A signature's annotation is left as its source wrote it (``list[Tool]``) when the module
     imports a name of it for type checking only; Sphinx then links ``Tool`` to whichever object of
     the site ends in ``.Tool`` (``minimcp.types.Tool`` or the server's ``Tool``). The name means
-    what it means in the module that defines the described object."""
+    what it means in the module that defines the described object, and links to where the site
+    describes that."""
+    found: dict[Any, str] = app.minimcp_homes  # type: ignore[attr-defined]
     for signature in doctree.findall(addnodes.desc_signature):
         module_name, fullname = signature.get("module"), signature.get("fullname")
         if not module_name or not fullname:
@@ -238,12 +358,13 @@ def _qualify_annotations(app: Sphinx, doctree: nodes.document) -> None:
         for xref in signature.findall(addnodes.pending_xref):
             target = xref.get("reftarget", "")
             if "." not in target and target in _names_in(defined_in):
-                xref["reftarget"] = _names_in(defined_in)[target]
+                xref["reftarget"] = _where_described(_names_in(defined_in)[target], found)
 
 
 def _find_homes(app: Sphinx) -> None:
     modules = referenced_modules(Path(app.srcdir), app.config.minimcp_reference_pages)
     app.minimcp_homes = homes(modules)  # type: ignore[attr-defined]
+    carry_annotations(modules)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
@@ -251,7 +372,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("minimcp-modules", ModulesDirective)
     app.add_directive("minimcp-command-help", CommandHelpDirective)
     app.connect("builder-inited", _find_homes)
+    app.connect("autodoc-process-docstring", _comment_where_assigned)
     app.connect("autodoc-process-docstring", _no_borrowed_docstring)
+    app.connect("autodoc-process-signature", _no_protocol_signature)
     app.connect("autodoc-skip-member", _skip_pydantic_config)
     app.connect("doctree-read", _unlink_builtins)
     app.connect("doctree-read", _qualify_annotations)

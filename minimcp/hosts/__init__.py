@@ -2,7 +2,7 @@
 
 The rule of this package: it knows no web framework. A host module adapts it to its own request,
 response and user objects; what HTTP answers is the sans-I/O exchange's
-(``minimcp.server.streamable_http``), which a host view calls with the request it already has,
+(``minimcp.server.edges.http``), which a host view calls with the request it already has,
 never by building a WSGI environ of its own.
 
 - ``hosted``: ``HostedServer`` (per-user tool access, the endpoint a view hands requests to, the

@@ -8,7 +8,7 @@ methods that start a transport (``run``, ``wsgi_app``, ``in_memory_endpoint``).
 - ``server``: ``MCPServer``; ``planner``: what a request is, from the registries;
 - ``tools``, ``resources``, ``prompts``, ``signature``, ``resolve``, ``visibility``, ``media``,
   ``generated``: the components and how a call reaches them;
-- ``context``, ``elicitation``: what a tool sees, and the answers it gets;
-- ``extension``, ``apps``, ``middleware``, ``otel``, ``subscriptions``, ``tasks``, ``openapi``: the
-  features built on the tier.
+- ``context``, ``elicitation``, ``exceptions``: what a tool sees, the answers it gets, what it raises;
+- ``extension``, ``apps``, ``middleware``, ``subscriptions``, ``tasks``, ``openapi``: the features
+  built on the tier (the OpenTelemetry middleware is the core's, ``core.otel``).
 """

@@ -12,8 +12,8 @@ has no such member). Every hook has a default, so an extension overrides only wh
         def methods(self):
             return [MethodBinding("com.example/search", SearchParams, search)]
 
-The module sits at ``minimcp.server`` rather than in ``mcpserver`` so that an extension can be
-written and imported without the tier that consumes it.
+Nothing here imports ``MCPServer``, so an extension can be written and imported without the
+tier that consumes it (its public path is ``minimcp.server.extension``).
 """
 
 from __future__ import annotations

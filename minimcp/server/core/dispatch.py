@@ -14,7 +14,7 @@ going away or the server shutting down). The handlers are the ``Server``'s (``on
 friends, or what ``MCPServer`` registers); the core answers ``initialize``, ``server/discover``
 and ``ping`` itself unless the server registered its own.
 Rejections that happen before a handler runs raise ``MCPError``; what HTTP status such a refusal
-(or an answer) travels with is the HTTP edge's decision (``server/streamable_http/errors.py``), never
+(or an answer) travels with is the HTTP edge's decision (``edges/http/errors.py``), never
 the core's; so are a tool's scopes and its ``Mcp-Param-*`` headers, which the edge checks itself.
 """
 
@@ -145,7 +145,7 @@ class Dispatcher:
 
     def modern_connection(self, message: Message, headers: Mapping[str, str] | None = None) -> Connection:
         """The connection of a 2026-07-28 request, described by its envelope (``ModernEra.connection``);
-        its ``Mcp-Param-*`` headers are the HTTP edge's to check (``streamable_http.param_headers``)."""
+        its ``Mcp-Param-*`` headers are the HTTP edge's to check (``edges.http.param_headers``)."""
         return MODERN.connection(self.server, message, headers)
 
     def plan(self, message: Message) -> Plan:

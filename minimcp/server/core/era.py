@@ -216,7 +216,7 @@ class Era(ABC):
                              related_request_id: RequestId | None) -> None:
         """Tell the client a URL elicitation finished, where the era has a way to."""
 
-    # --- HTTP edge rules (asked by server/streamable_http/exchange.py) ----------------------------
+    # --- HTTP edge rules (asked by edges/http/exchange.py) ----------------------------------------
     #: Whether a request belongs to a session that ``initialize`` opened (``Mcp-Session-Id``).
     http_sessions: bool
     #: Whether an error answer's HTTP status follows its JSON-RPC code (else 200, the error in the body).

@@ -1,11 +1,11 @@
 """What one request is, worked out once when it arrives and read by every layer below.
 
-A request used to be asked about piecemeal: the HTTP edge asked the tier above for a tool's scopes
-and its input schema, the dispatcher for its timeout and whether it can send anything, the tier
-for the tool again when it ran. Now the edge (or the dispatcher, for a transport that does not
-check anything first) asks the ``Planner`` once and hands the frozen ``Plan`` down: the edge checks
-scopes and ``Mcp-Param-*`` headers against it, the dispatcher admits and schedules by it, the era's
-rounds run by it, and the handler finds its target in it. Nobody calls back up for the same request.
+Several layers need the same few facts of a request: the HTTP edge a tool's scopes and input
+schema, the dispatcher its timeout and whether it can send anything, the handler the tool itself.
+The edge (or the dispatcher, for a transport that checks nothing first) asks the ``Planner`` once
+and hands the frozen ``Plan`` down: the edge checks scopes and ``Mcp-Param-*`` headers against it,
+the dispatcher admits and schedules by it, the era's rounds run by it, and the handler finds its
+target in it, so nobody calls back up for the same request.
 
 This module knows no tier: the ``Planner`` is a port the tier above implements (``MCPServer``
 plans from its registries); a bare ``Server`` plans from the per-tool answers of its

@@ -380,7 +380,7 @@ class Server(Generic[LifespanResultT]):
     # transports: each method imports it when called, since importing the core must not import a
     # transport (``tests/test_layers.py``). A registration the runner made at its import would need
     # something to import it first, and the only candidate, ``minimcp.server``, is imported with
-    # every ``minimcp.server.lowlevel`` import.
+    # every import of the core.
     def run(self, read_stream: Any = None, write_stream: Any = None,
             initialization_options: InitializationOptions | None = None, raise_exceptions: bool = False, *,
             transport: Literal["stdio", "streamable-http"] | None = None, **options: Any) -> None:

@@ -1,7 +1,7 @@
 """Where a server meets its transports, at the official path ``mcp.server.runner``.
 
 ``Server.run()``, ``Server.wsgi_app()`` and ``Server.in_memory_endpoint()`` are answered here: this
-module chooses the transport and imports it, so the core (``minimcp.server.lowlevel``) imports none.
+module chooses the transport and imports it, so the core (``minimcp.server.core``) imports none.
 ``serve_http`` serves the WSGI app on minimcp's own HTTP server.
 
 A custom transport entry composes a ``Server`` (the handlers), a ``Connection`` (one client) and one

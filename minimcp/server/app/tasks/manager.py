@@ -673,6 +673,6 @@ def _declares(ctx: Context) -> bool:
 
 
 def _owner(rc: ServerRequestContext[Any, Any]) -> str | None:
-    """The principal a task belongs to (``lowlevel/shares.py``): its user, else its legacy session,
+    """The principal a task belongs to (``core/shares.py``): its user, else its legacy session,
     else its client address; so an anonymous caller's task is also bound to who created it."""
     return principal_of(rc.transport, rc.session.connection)

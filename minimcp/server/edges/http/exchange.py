@@ -74,8 +74,7 @@ if TYPE_CHECKING:
     from minimcp.server.core.plan import Plan
     from minimcp.server.core.dispatch import ServedServer
 
-#: The name the endpoint's warnings have always been logged under (from when it was wsgi.py), which
-#: deployments filter on.
+#: The endpoint's warnings are logged under the WSGI adapter's name, which deployments filter on.
 logger = logging.getLogger("minimcp.server.wsgi")
 
 SESSION_HEADER = "Mcp-Session-Id"
