@@ -49,7 +49,7 @@ import sys
 import sysconfig
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -284,28 +284,53 @@ class RedisServer:
 
     ``url`` is what ``backend=`` takes. A ``persistent`` one keeps its data in an append-only file of
     its directory, so ``stop()`` then ``start()`` brings it back as it was (a restart), and
-    ``start(fresh=True)`` empty (a server that lost its data). A context manager: started on entry,
-    stopped on exit.
+    ``start(fresh=True)`` empty (a server that lost its data). ``password`` makes it ask for one
+    (``--requirepass``; ``url`` carries it); ``tcp`` serves on a loopback port as well (``port``),
+    picked afresh should another process take it first; ``options`` go to ``redis-server`` as they
+    are. A context manager: started on entry, stopped on exit.
     """
 
-    def __init__(self, directory: Path, persistent: bool = True) -> None:
+    def __init__(self, directory: Path, persistent: bool = True, *, password: str | None = None,
+                 tcp: bool = False, options: Sequence[str] = ()) -> None:
         self.socket = directory / "redis.sock"
-        self.url = f"unix://{self.socket}"
+        self.password = password
+        self.url = f"unix://{self.socket}" + (f"?password={password}" if password else "")
         self.persistent = persistent
+        self.tcp = tcp
+        self.port = 0
+        self.options = list(options)
         self.process: subprocess.Popen[bytes] | None = None
 
+    def client(self) -> Any:
+        """A redis-py client of this server (its password given), to look at or change what it holds."""
+        import redis
+
+        return redis.Redis(unix_socket_path=str(self.socket), password=self.password, socket_timeout=5)
+
     def start(self, fresh: bool = False) -> None:
+        for _ in range(5 if self.tcp else 1):
+            if self._started(fresh):
+                return
+        raise AssertionError("redis-server did not start within 30 s")
+
+    def _started(self, fresh: bool) -> bool:
         import redis
 
         program = redis_server_program()
         if fresh:
             shutil.rmtree(self.socket.parent / "appendonlydir", ignore_errors=True)
         persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.persistent else ["--appendonly", "no"]
+        if self.tcp and not self.port:
+            with socket.socket() as probe:  # a free port now; another process may take it before redis binds it
+                probe.bind(("127.0.0.1", 0))
+                self.port = probe.getsockname()[1]
+        listening = ["--port", str(self.port), "--bind", "127.0.0.1"] if self.tcp else ["--port", "0"]
+        secret = ["--requirepass", self.password] if self.password else []
         self.process = subprocess.Popen(
-            [program, "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700",
-             "--save", "", *persistence, "--dir", str(self.socket.parent)],
+            [program, *listening, "--unixsocket", str(self.socket), "--unixsocketperm", "700",
+             "--save", "", *persistence, "--dir", str(self.socket.parent), *secret, *self.options],
             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        client = redis.Redis(unix_socket_path=str(self.socket), socket_timeout=5)
+        client = self.client()
 
         def answers() -> bool:
             try:
@@ -314,9 +339,13 @@ class RedisServer:
                 return self.process is not None and self.process.poll() is not None
 
         try:
-            assert wait_for(answers, 30.0) and self.process.poll() is None, "redis-server did not start within 30 s"
+            assert wait_for(answers, 30.0), "redis-server did not start within 30 s"
         finally:
             client.close()
+        if self.process.poll() is None:
+            return True
+        self.process, self.port = None, 0  # its port was taken: the next try picks another
+        return False
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Mapping
+from http import HTTPStatus
 from typing import Any
 
 import requests
@@ -31,6 +32,7 @@ from minimcp.client.transports.base import (
 )
 from minimcp.client.transports.direct import DirectSession, direct_allowed
 from minimcp.client.transports.inflight import InFlight, Stopped
+from minimcp.client.transports.redelivery import Redelivery, Refusal
 from minimcp.client.transports.responses import DRAIN_LIMIT, STREAM_ERRORS, chunks, finish, interrupt
 from minimcp.client.transports.sse import SSEEvent, SSEParser
 from minimcp.jsonrpc import MCPError, Message
@@ -58,6 +60,11 @@ DEFAULT_MAX_SSE_EVENT_SIZE = 1024 * 1024
 #: timeout setting, so a session the caller supplies gets these too: without them a server that
 #: stops answering would hold the calling thread forever.
 DEFAULT_TIMEOUT = (30.0, 300.0)
+#: How many times a notification, or an answer no call waits on, is sent when the server keeps
+#: answering 503 or 429 (the later sends go from a thread of their own: nothing waits on them).
+BACKGROUND_ATTEMPTS = 4
+#: The most of a refusal's plain-text body a failed call quotes.
+REASON_LIMIT = 200
 
 
 def _is_answer_to(message: Any, request_id: Any) -> bool:
@@ -91,10 +98,8 @@ def _read_stream_end(response: requests.Response) -> None:
         logger.debug("A request stream did not end after its answer; its connection is dropped", exc_info=True)
 
 
-def _refusal_message(response: requests.Response) -> str | None:
-    """The message of the JSON-RPC error a refusal carries (a short body, read to its end so the
-    connection is kept), or ``None``."""
-    body = finish(response)
+def _error_message(body: bytes | None) -> str | None:
+    """The message of the JSON-RPC error ``body`` carries, or ``None``."""
     try:
         error = jsonrpc.decode(body).get("error") if body else None
     except (MCPError, AttributeError):
@@ -103,12 +108,39 @@ def _refusal_message(response: requests.Response) -> str | None:
     return message if isinstance(message, str) and message else None
 
 
-def _answer_refusal(status: int, said: str | None) -> str:
+def _refusal_message(response: requests.Response) -> str | None:
+    """The message of the JSON-RPC error a refusal carries (a short body, read to its end so the
+    connection is kept), or ``None``."""
+    return _error_message(finish(response))
+
+
+def _refusal_reason(response: requests.Response) -> str:
+    """What a refusal says: its JSON-RPC error's message, else its plain-text body's first line
+    (a proxy's, a host's), else the status's own phrase."""
+    body = finish(response)
+    message = _error_message(body)
+    if message is not None:
+        return message
+    text = body.decode("utf-8", "replace").strip().partition("\n")[0][:REASON_LIMIT] if body else ""
+    if text:
+        return text
+    try:
+        return HTTPStatus(response.status_code).phrase
+    except ValueError:
+        return f"HTTP {response.status_code}"
+
+
+def _answer_refusal(refusal: Refusal) -> str:
     """Why the call waiting on our refused answer fails: the server's own reason, and how to fix a
     deployment whose processes do not share sessions when the server knows no such session (404)
     or question (``UNKNOWN_QUESTION``) and its reason does not say so already."""
-    refused = f"The server refused our answer to its question (HTTP {status}"
-    refused += f": {said})" if said else ")"
+    status, said, why = refusal
+    if status is None:
+        refused = f"Our answer to the server's question could not be sent ({said})"
+    else:
+        refused = f"The server refused our answer to its question (HTTP {status}"
+        refused += f": {said})" if said else ")"
+    refused += f", {why}" if why else ""
     refused += ", so the call waiting on it cannot finish"
     unknown_here = status == 404 or (said or "").startswith(UNKNOWN_QUESTION)
     if not unknown_here or "backend" in (said or ""):
@@ -116,6 +148,14 @@ def _answer_refusal(status: int, said: str | None) -> str:
     return (f"{refused}: the answer reached another server process than the one that asked. Route each session "
             "to one process (sticky sessions at the load balancer), or give the server a shared backend "
             '(backend="redis://host:6379/0") so that any process takes any request')
+
+
+def _refused_how(refusal: Refusal) -> str:
+    """A refusal for the log: ``HTTP 503 (reason), why``."""
+    status, reason, why = refusal
+    how = f"HTTP {status}" if status is not None else "no HTTP answer"
+    how += f" ({reason})" if reason else ""
+    return how + (f", {why}" if why else "")
 
 
 class HttpTransport(StreamPairContext):
@@ -231,7 +271,7 @@ class HttpTransport(StreamPairContext):
             raise SessionExpired(restartable=False, message=self._expired_because)
         deadline = None if timeout is None else time.monotonic() + timeout
         request_id = message["id"]
-        in_flight = InFlight()
+        in_flight = InFlight(deadline)
         with self._lock:
             self._in_flight[request_id] = in_flight
         try:
@@ -282,16 +322,16 @@ class HttpTransport(StreamPairContext):
         if refused is not None:
             raise refused
 
-    def _answer_refused(self, message: Message, status: int, said: str | None) -> None:
-        """The server refused (``status``, saying ``said``) our answer to one of its questions: the
-        call it belongs to fails now, with the server's reason. When the server does not know the
+    def _answer_refused(self, message: Message, refusal: Refusal) -> None:
+        """The server refused our answer to one of its questions for good (``refusal``): the call
+        it belongs to fails now, with the server's reason. When the server does not know the
         session or the question, the likely cause is the deployment's (several server processes
         without sticky sessions or a shared backend), and the message says how to fix it."""
         with self._lock:
             call = self._asked_on.pop(message.get("id"), None)
             if call is None:
                 return
-            self._refused[call] = MCPError(INTERNAL_ERROR, _answer_refusal(status, said))
+            self._refused[call] = MCPError(INTERNAL_ERROR, _answer_refusal(refusal))
             in_flight = self._in_flight.get(call)
         if in_flight is not None:
             in_flight.interrupt()
@@ -381,17 +421,65 @@ class HttpTransport(StreamPairContext):
         return response
 
     def send(self, message: Message, *, headers: Headers | None = None) -> None:
+        """POST a notification or an answer; one the server refuses with 503 or 429 goes again
+        (``redelivery``). An answer a call waits on is sent again on this thread, within the
+        call's deadline, and a refusal that stands fails that call at once with the server's
+        reason; anything else is sent again from a thread of its own, a few times."""
         if self._expired:
             raise SessionExpired(restartable=False, message=self._expired_because)
-        response = self._post(message, headers, None)
-        if not response.ok:
-            logger.warning("Server refused %s with HTTP %s", message.get("method", "a response"), response.status_code)
-            if "method" not in message and response.status_code in (400, 404):
-                self._answer_refused(message, response.status_code, _refusal_message(response))
-        elif "method" not in message:
+        with self._lock:
+            call = None if "method" in message else self._asked_on.get(message.get("id"))
+            in_flight = None if call is None else self._in_flight.get(call)
+        if in_flight is None:
+            refusal = self._post_until_taken(message, headers, Redelivery(None, BACKGROUND_ATTEMPTS), detach=True)
+            if refusal is not None:
+                logger.warning("Server refused %s with %s", message.get("method", "a response"), _refused_how(refusal))
+            return
+        refusal = self._post_until_taken(message, headers, Redelivery(in_flight.deadline))
+        if refusal is None:
             with self._lock:
                 self._asked_on.pop(message.get("id"), None)
-        finish(response)
+            return
+        logger.warning("Server refused a response with %s", _refused_how(refusal))
+        self._answer_refused(message, refusal)
+
+    def _post_until_taken(self, message: Message, headers: Headers | None, redelivery: Redelivery,
+                          wait: float = 0.0, detach: bool = False) -> Refusal | None:
+        """POST ``message`` (after ``wait`` seconds) until the server takes it: ``None``, or the
+        refusal that stands (final, or no wait left within ``redelivery``'s bound), or the failure
+        of a POST that did not go through. ``detach``: the first POST goes from here (a failure of
+        it is raised, as ever) and the later ones from a thread of their own, which logs a refusal
+        that stands."""
+        while True:
+            if wait and self._closed.wait(wait):
+                return Refusal(None, "the client closed")
+            try:
+                response = self._post(message, headers, redelivery.remaining())
+            except MCPError as failed:
+                if detach:
+                    raise
+                return Refusal(None, failed.message)
+            if response.ok:
+                finish(response)
+                return None
+            status = response.status_code
+            next_wait = redelivery.wait(status, response.headers.get("Retry-After"))
+            reason = _refusal_reason(response)
+            if next_wait is None:
+                return Refusal(status, reason, redelivery.why)
+            wait = next_wait
+            logger.debug("Server refused %s with HTTP %s (%s); sending it again in %.2f s",
+                         message.get("method", "a response"), status, reason, wait)
+            if detach:
+                threading.Thread(target=self._resend, args=(message, headers, redelivery, wait),
+                                 name="minimcp-http-resend", daemon=True).start()
+                return None
+
+    def _resend(self, message: Message, headers: Headers | None, redelivery: Redelivery, wait: float) -> None:
+        """Send again, after ``wait`` seconds, what no call waits on (a thread of its own)."""
+        refusal = self._post_until_taken(message, headers, redelivery, wait)
+        if refusal is not None:
+            logger.warning("Server refused %s with %s", message.get("method", "a response"), _refused_how(refusal))
 
     def listen(self, *, headers: Headers | None = None) -> None:
         """Open the GET stream and wait for its headers, so nothing sent on it is missed by the

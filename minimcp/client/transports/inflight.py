@@ -41,10 +41,12 @@ class InFlight:
     """One request of a transport, from its send to the end of its answer; ``stop`` ends it.
 
     ``_lock`` guards ``_sock`` (the socket its head is awaited on), ``_response`` (the answer
-    being read), ``_sending``, ``_stopped`` and ``_over``.
+    being read), ``_sending``, ``_stopped`` and ``_over``. ``deadline`` (``time.monotonic()``,
+    ``None``: none) is when the call gives up, which bounds what is sent on its behalf.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, deadline: float | None = None) -> None:
+        self.deadline = deadline
         self._lock = threading.Lock()
         self._sock: socket.socket | None = None
         self._response: Any = None

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Union
 
 from minimcp.server.backends.base import Backend, SharedBackend
-from minimcp.server.core.faults import BackendUnavailable
+from minimcp.server.core.faults import BackendMisconfigured, BackendUnavailable
 from minimcp.server.core.in_process import MemoryBackend
 from minimcp.server.core.ports import SessionListener, Stores
 
@@ -62,6 +62,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["Backend", "BackendSpec", "BackendUnavailable", "MemoryBackend", "RedisBackend", "SessionListener",
-           "SharedBackend",
-           "resolve_backend"]
+__all__ = ["Backend", "BackendMisconfigured", "BackendSpec", "BackendUnavailable", "MemoryBackend", "RedisBackend",
+           "SessionListener", "SharedBackend", "resolve_backend"]

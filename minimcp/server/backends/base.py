@@ -8,18 +8,19 @@ holding a waiting worker or an open stream, the subscription fan-out and the tas
 is a port the core declares (``minimcp.server.core.ports``); a backend implements them, and the core
 asks it without knowing which one it has. A backend that cannot be reached raises
 ``BackendUnavailable``, which the HTTP edge answers 503 with ``Retry-After`` (never "Session not
-found", which makes a client start over).
+found", which makes a client start over); one that refuses the server's configuration raises
+``BackendMisconfigured``, which stops a server at start-up and is answered 500 later on.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from minimcp.server.core.faults import BackendUnavailable
+from minimcp.server.core.faults import BackendMisconfigured, BackendUnavailable
 from minimcp.server.core.in_process import MemoryBackend
 from minimcp.server.core.ports import SessionListener, SessionStore, Stores, SubscriptionBus, TaskChannel, TaskStore
 
-__all__ = ["Backend", "BackendUnavailable", "SessionListener", "SharedBackend"]
+__all__ = ["Backend", "BackendMisconfigured", "BackendUnavailable", "SessionListener", "SharedBackend"]
 
 
 

@@ -9,12 +9,16 @@ subscription events.
 One thread per process (the relay) reads that channel; it starts on first use in the process that
 uses it (after a fork, anew), and when Redis goes away it reconnects with exponential backoff.
 Commands retry a broken connection a few times with backoff (redis-py's ``Retry``); past that a
-call raises ``BackendUnavailable``.
+call raises ``BackendUnavailable``. A refusal no retry passes (credentials, permissions, TLS, a
+cluster, a missing command: ``redis_faults``) raises ``BackendMisconfigured`` instead; a server
+taking the backend meets it at once (``check``), and a fault found later is logged once, not on
+every request.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -27,15 +31,17 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 import redis
 from redis.backoff import ExponentialBackoff
+from redis.exceptions import ClusterError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
 from minimcp.server.backends.base import SharedBackend
+from minimcp.server.backends.redis_faults import FaultLog, misconfiguration, plain_port_misconfiguration, speaks_tls
 from minimcp.server.backends.redis_task_channel import RedisTaskChannel
 from minimcp.server.backends.redis_tasks import RedisTaskStore
-from minimcp.server.core.faults import BackendUnavailable
+from minimcp.server.core.faults import BackendFault, BackendUnavailable
 from minimcp.server.core.ports import SessionListener
 from minimcp.shared.subscriptions import ResourceUpdated, ServerEvent, event_from_wire, event_method
 from minimcp.types import RequestId
@@ -62,7 +68,11 @@ BLOCK_CAP = 4.0
 HEARTBEAT_EVERY, HEARTBEAT_TTL = 2.0, 6.0
 #: How many questions that ended unanswered a session remembers, to take their late answers.
 LATE_KEPT = 64
+#: The hex digits of an epoch's two halves: the prefix's tag, and the generation of its data.
+EPOCH_HEX = 4
 
+# The name of what the database holds under a prefix now: made once, and anew after the data was lost.
+_EPOCH = "local e = redis.call('GET', KEYS[1]) if not e then e = ARGV[1] redis.call('SET', KEYS[1], e) end return e"
 # Make the key ring once: whoever comes first pushes its keys, everyone reads the same ring.
 _MAKE_RING = "if redis.call('LLEN', KEYS[1]) == 0 then redis.call('RPUSH', KEYS[1], unpack(ARGV)) end " \
              "return redis.call('LRANGE', KEYS[1], 0, -1)"
@@ -165,11 +175,14 @@ class RedisBackend(SharedBackend):
         self._open_question = client.register_script(_OPEN_QUESTION)
         self._take_question = client.register_script(_TAKE_QUESTION)
         self._end_question = client.register_script(_END_QUESTION)
-        # _lock guards _relay, _session_listeners, _event_listeners, _bus, _process, _tasks, _task_channel
-        # and the naming of _prefix (read without it: set once, before the server's first command).
+        self._epoch = client.register_script(_EPOCH)
+        # _lock guards _relay, _session_listeners, _event_listeners, _bus, _process, _tasks, _task_channel,
+        # _checked and the naming of _prefix (read without it: set once, before the server's first command).
         self._lock = threading.Lock()
         self._prefix = prefix
         self._named_for: str | None = None
+        self._checked = False
+        self._faults = FaultLog(self._where())
         self._relay: _Relay | None = None
         self._session_listeners: dict[object, SessionListener] = {}
         self._event_listeners: dict[object, Callable[[ServerEvent], None]] = {}
@@ -188,15 +201,51 @@ class RedisBackend(SharedBackend):
         return f"{self.prefix}:bus"
 
     def named_for(self, server_name: str) -> None:
+        """Named, the backend is checked (``check``): a server given a Redis that refuses its
+        configuration stops where it is built, naming the cause."""
         with self._lock:
+            other = self._named_for
             if self._prefix is None:
                 self._prefix, self._named_for = prefix_for(server_name), server_name
-                return
-            other = self._named_for
+                other = None
+            checked, self._checked = self._checked, True
         if other is not None and other != server_name:
             logger.warning("one RedisBackend serves the servers %r and %r: they share its keys under %r; give each "
                            "its own backend, or name the prefix (RedisBackend(prefix=...), ?prefix=)",
                            other, server_name, self.prefix)
+        if not checked:
+            self.check()
+
+    def check(self) -> None:
+        """Try once what every process of a server needs of Redis: connecting (credentials, TLS,
+        the database), not a cluster, the Lua scripts, a key and the channel under the prefix.
+
+        A refusal no retry passes raises ``BackendMisconfigured``, whose text names the cause and
+        the fix. A Redis that does not answer yet is only logged: a server may start before its
+        Redis, and answers 503 with ``Retry-After`` until it does.
+        """
+        scripts = (self._make_ring, self._rotate, self._open_question, self._take_question, self._end_question,
+                   self._epoch)
+        try:
+            self.client.ping()
+            try:
+                self.client.execute_command("CLUSTER", "MYID")
+            except RedisError:  # standalone (cluster support disabled), or not ours to ask: nothing learnt
+                pass
+            else:
+                raise ClusterError("it answers CLUSTER MYID: it runs in cluster mode")
+            for script in scripts:
+                self.client.script_load(script.script)
+            self._make_ring(keys=[f"{self.prefix}:rs:keys"], args=[secrets.token_hex(32)])  # as the first seal would
+            self.client.publish(self._channel, json.dumps({"k": "check", "s": "", "b": {}}))  # a kind no listener takes
+        except (RedisError, OSError) as failed:
+            wrong = (misconfiguration(failed, self.client, self._where(), self.prefix)
+                     or plain_port_misconfiguration(failed, self.client, self._where()))
+            if wrong is not None:
+                raise wrong from None
+            self._faults.once(f"{type(failed).__name__}: {failed}", logging.WARNING,
+                              "Redis at %s does not answer (%s); the server starts, and answers 503 with "
+                              "Retry-After until it does", self._where(), failed)
 
     def __repr__(self) -> str:
         return f"RedisBackend({self._where()!r}, prefix={self.prefix!r})"
@@ -205,22 +254,36 @@ class RedisBackend(SharedBackend):
         kwargs = self.client.connection_pool.connection_kwargs
         if "path" in kwargs:
             return f"unix://{kwargs['path']}"
-        return f"redis://{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
+        scheme = "rediss" if speaks_tls(self.client) else "redis"
+        return f"{scheme}://{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
 
     @contextlib.contextmanager
     def _reaching(self) -> Iterator[None]:
-        """Every command runs in here: an unreachable Redis becomes one clear, retryable error. The
-        relay runs again if this process closed it and still has listeners (a server served anew)."""
+        """Every command runs in here: a failure becomes one clear error (``_fault``). The relay
+        runs again if this process closed it and still has listeners (a server served anew)."""
         if self._relay is None and (self._session_listeners or self._event_listeners):
             self._relay_started()
         try:
             yield
-        except (RedisConnectionError, RedisTimeoutError, OSError) as down:
-            logger.warning("Redis at %s is unreachable: %s", self._where(), down)
-            raise BackendUnavailable(f"Redis at {self._where()}", self.retry_after) from None
-        except RedisError as failed:
-            logger.error("Redis at %s refused a command: %s", self._where(), failed)
-            raise BackendUnavailable(f"Redis at {self._where()}", self.retry_after) from None
+        except (RedisError, OSError) as failed:
+            raise self._fault(failed) from None
+        if self._faults.pending:
+            self._faults.answered()
+
+    def _fault(self, failed: RedisError | OSError) -> BackendFault:
+        """What ``failed`` is for the server, logged once until Redis answers again: a
+        misconfiguration (a 500 naming it), else an unavailability (a 503 worth a retry)."""
+        wrong = misconfiguration(failed, self.client, self._where(), self.prefix)
+        if wrong is not None:
+            self._faults.once(wrong.detail, logging.ERROR, "%s", wrong.detail)
+            return wrong
+        if isinstance(failed, (RedisConnectionError, RedisTimeoutError, OSError)):
+            self._faults.once(f"{type(failed).__name__}: {failed}", logging.WARNING, "Redis at %s is unreachable: %s",
+                              self._where(), failed)
+        else:
+            self._faults.once(f"{type(failed).__name__}: {failed}", logging.ERROR, "Redis at %s refused a command: %s",
+                              self._where(), failed)
+        return BackendUnavailable(f"Redis at {self._where()}", self.retry_after)
 
     # --- requestState -------------------------------------------------------------------------
     def request_state_keys(self, seed: Sequence[bytes] = ()) -> list[bytes]:
@@ -260,6 +323,20 @@ class RedisBackend(SharedBackend):
     # --- sessions -----------------------------------------------------------------------------
     def _session_key(self, session_id: str) -> str:
         return f"{self.prefix}:s:{session_id}"
+
+    def store_epoch(self) -> str:
+        """The prefix's own tag and the generation of its data (``EPOCH_HEX`` digits each): the tag
+        tells the sessions of this server from another's on the same database."""
+        made = self._epoch_tag() + secrets.token_hex(EPOCH_HEX // 2)
+        with self._reaching():
+            return _text(self._epoch(keys=[f"{self.prefix}:epoch"], args=[made]))
+
+    def epoch_lost(self, epoch: str) -> bool:
+        """An epoch of this prefix (its tag) that is not the one the database holds now."""
+        return len(epoch) == 2 * EPOCH_HEX and epoch.startswith(self._epoch_tag()) and epoch != self.store_epoch()
+
+    def _epoch_tag(self) -> str:
+        return hashlib.sha256(self.prefix.encode()).hexdigest()[:EPOCH_HEX]
 
     def save_session(self, session_id: str, record: dict[str, Any], ttl: float) -> None:
         key = self._session_key(session_id)
@@ -485,8 +562,7 @@ class _Relay(threading.Thread):
                     if message is not None and message.get("type") == "message":
                         self.backend._deliver(message["data"])
             except (RedisError, OSError) as down:
-                logger.warning("the Redis channel %s dropped (%s); reconnecting in %.2fs",
-                               self.backend._channel, down, delay)
+                self.backend._fault(down)  # logged once; the channel reconnects after a wait all the same
                 self._stopping.wait(delay)
                 delay = min(delay * 2, BACKOFF_CAP)
             finally:

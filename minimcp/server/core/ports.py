@@ -78,6 +78,18 @@ class SessionStore(Protocol):
     def delete_session(self, session_id: str) -> bool:
         """End the session for every process; whether it existed."""
 
+    def store_epoch(self) -> str:
+        """The name of what the store holds now, which the ids of the sessions minted now carry:
+        made on first use, and anew once the store lost its data (restarted without persistence,
+        flushed). A store that cannot tell answers ``""``."""
+        return ""
+
+    def epoch_lost(self, epoch: str) -> bool:
+        """Whether ``epoch`` names what this store held before it lost its data: a session minted
+        under it was lost with the data rather than ended, and its client is told so. An epoch of
+        another store (another server's keys on one database) is not."""
+        return False
+
     @abstractmethod
     def open_question(self, session_id: str) -> int | None:
         """A server-to-client request id no process of this deployment has used in the session,

@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
+from minimcp.server.core.faults import BackendFault
 from minimcp.server.core.sealing import InvalidRequestState, RequestStateSecurity
 from minimcp.server.core.workers import wall_clock
 from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS, dump, parse_input_response
@@ -204,7 +205,7 @@ def _unseal(security: RequestStateSecurity, binding: Binding, token: Any) -> dic
         raise InvalidRequestState("non-string requestState")
     try:
         raw = security.codec.unseal(token)
-    except InvalidRequestState:
+    except (InvalidRequestState, BackendFault):  # a shared key ring that failed is no forged state
         raise
     except Exception:
         raise InvalidRequestState("codec error") from None
@@ -231,9 +232,12 @@ def _unseal(security: RequestStateSecurity, binding: Binding, token: Any) -> dic
 
 
 def seal(security: RequestStateSecurity, payload: dict[str, Any]) -> str:
-    """Seal the next round's state; a codec failure here is the server's, so -32603."""
+    """Seal the next round's state; a codec failure here is the server's, so -32603, and a shared
+    key ring that failed says so (503 with ``Retry-After`` while it is unreachable)."""
     try:
         return security.codec.seal(jsonrpc.encode(payload))
+    except BackendFault:
+        raise
     except Exception:
         logger.exception("sealing requestState failed")
         raise MCPError(-32603, "Internal error") from None

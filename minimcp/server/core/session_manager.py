@@ -90,6 +90,11 @@ class SessionManager:
         return (tag != self.instance and len(random) == 32 and len(tag) == 2 * _TAG_BYTES
                 and all(c in _HEX for c in random + tag))
 
+    def lost_with_backend(self, session_id: str) -> bool:
+        """Whether ``session_id``, unknown here, was lost with a shared backend's data: never, for
+        sessions kept in this process (``SharedSessionManager`` can tell)."""
+        return False
+
     def sweep(self, force: bool = False) -> None:
         """Expire every idle session; without ``force``, only if the last sweep is old enough."""
         now = monotonic()

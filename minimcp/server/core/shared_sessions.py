@@ -16,6 +16,10 @@ holding what it is for takes it:
 - ``closed``: DELETE on any process (or expiry noticed by one): every replica closes, and the
   workers waiting on the client wake with "Connection closed".
 
+A session id is 128 random bits and the backend's epoch (``SessionStore.store_epoch``), so that a
+session the backend lost with its data (restarted without persistence, flushed) is told apart from
+one that ended or expired: its client hears that its record is gone from the shared backend.
+
 Server-to-client request ids come from the backend, so two processes never ask with the same id;
 each is registered there as awaiting its answer, and an answer is taken (on whichever process it
 comes to) only for such a question, once: an answer to nothing is refused, never kept.
@@ -32,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import Message
-from minimcp.server.core.faults import BackendUnavailable
+from minimcp.server.core.faults import BackendFault
 from minimcp.server.core.outbox import EventLog, LogEntry
 from minimcp.server.core.retention import STREAM_TTL
 from minimcp.server.core.session_manager import SessionManager
@@ -103,7 +107,7 @@ class _Elsewhere:
         assert self.session.id is not None
         try:
             self.backend.end_question(self.session.id, request_id, self.idle_timeout)
-        except BackendUnavailable:  # it stays registered until the session ends; its worker goes on
+        except BackendFault:  # it stays registered until the session ends; its worker goes on
             logger.warning("could not mark question %r of session %s ended", request_id, self.session.id)
 
     def answer(self, message: Message) -> bool:
@@ -143,7 +147,7 @@ class SharedEventLog(EventLog):
         try:
             self._backend.append_event(self._session_id, self.stream_id, seq, message, final, self._origin,
                                        STREAM_TTL)
-        except BackendUnavailable:
+        except BackendFault:
             logger.warning("event %d of stream %s is resumable on this process only", seq, self.stream_id)
 
     def _append(self, message: Message | None, final: bool) -> None:
@@ -245,7 +249,8 @@ class SharedSessionManager(SessionManager):
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
                 return None
-        session_id = secrets.token_hex(16)
+        epoch = self.backend.store_epoch()
+        session_id = f"{secrets.token_hex(16)}-{epoch}" if epoch else secrets.token_hex(16)
         record = record_of(connection)
         self.backend.save_session(session_id, record, self.idle_timeout)
         with self._lock:
@@ -274,6 +279,16 @@ class SharedSessionManager(SessionManager):
                 self._records[session_id] = record
         session.last_seen = monotonic()
         return session
+
+    def minted_elsewhere(self, session_id: str) -> bool:
+        """Never: every process of the deployment serves every session the backend holds."""
+        return False
+
+    def lost_with_backend(self, session_id: str) -> bool:
+        """Whether the session, unknown to the backend, was minted under an epoch the backend no
+        longer holds: it was lost with the backend's data, not ended or expired."""
+        _, dash, epoch = session_id.rpartition("-")
+        return bool(dash) and self.backend.epoch_lost(epoch)
 
     def event_log(self, connection: Connection, can_request: bool, request_id: RequestId) -> EventLog:
         assert connection.id is not None
@@ -324,8 +339,8 @@ class SharedSessionManager(SessionManager):
             replicas = list(self._sessions.items())
         try:
             self._check(replicas, now)
-        except BackendUnavailable:  # the next tick tries again; the requests meanwhile get 503
-            logger.warning("could not sweep the shared sessions: the backend is unreachable")
+        except BackendFault:  # the next tick tries again; the requests meanwhile are answered 503 (or 500)
+            logger.debug("could not sweep the shared sessions: the backend failed", exc_info=True)
 
     def _check(self, replicas: list[tuple[str, Connection]], now: float) -> None:
         for session_id, session in replicas:
@@ -394,7 +409,7 @@ class SharedSessionManager(SessionManager):
         for session_id, session in replicas:
             try:
                 self._collect(session_id, session)
-            except BackendUnavailable:
+            except BackendFault:
                 logger.warning("could not collect the answers kept for session %s", session_id)
 
     def _reread(self, session_id: str, connection: Connection) -> None:

@@ -12,9 +12,10 @@ families, by what the body is:
 
 How a JSON-RPC error *answer* travels is the third rule here (``status_of``): over 2026-07-28 by
 its code, per the official ``ERROR_CODE_HTTP_STATUS`` table (kept at its official path,
-``minimcp.shared.inbound``, and read only here), with 503 when the shared state was unreachable;
-a legacy error travels with 200, in the body. The era says which rule applies
-(``Era.error_statuses``).
+``minimcp.shared.inbound``, and read only here); a legacy error travels with 200, in the body. The
+era says which rule applies (``Era.error_statuses``). In either era an answer that failed on the
+shared state says so in its status: 503 with ``Retry-After`` while it is unreachable, 500 when it
+refuses the server's configuration.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from http import HTTPStatus
 from typing import Any, ClassVar
 
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.server.core.faults import BackendUnavailable
+from minimcp.server.core.faults import BackendMisconfigured, BackendUnavailable
 from minimcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 from minimcp.types import INTERNAL_ERROR, INVALID_REQUEST
 
@@ -37,6 +38,8 @@ UNAUTHORIZED = HTTPStatus.UNAUTHORIZED
 REDIRECT = HTTPStatus.FOUND
 #: The shared state is unreachable: retry after ``Retry-After`` seconds.
 UNAVAILABLE = HTTPStatus.SERVICE_UNAVAILABLE
+#: The shared state refuses the server's configuration: no retry helps.
+MISCONFIGURED = HTTPStatus.INTERNAL_SERVER_ERROR
 
 #: Every status line, for an adapter that writes one (``"404 Not Found"``).
 STATUS_LINES = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
@@ -47,13 +50,19 @@ def http_status(code: int) -> int:
     return ERROR_CODE_HTTP_STATUS.get(code, OK)
 
 
-def status_of(answer: Message) -> int:
-    """A 2026-07-28 answer's status: an error's by its code; 503 when a handler failed because the
-    shared state was unreachable (the client retries instead of giving up)."""
+def status_of(answer: Message, by_code: bool = True) -> int:
+    """An answer's status: an error's by its code (``by_code``, 2026-07-28) or 200 (legacy); in
+    either era 503 when a handler failed because the shared state was unreachable (the client
+    retries instead of giving up), 500 when it refuses the server's configuration."""
     error = answer.get("error")
     if error is None:
         return OK
-    return UNAVAILABLE if error.get("message") == BackendUnavailable.MESSAGE else http_status(error.get("code"))
+    message = error.get("message")
+    if message == BackendUnavailable.MESSAGE:
+        return UNAVAILABLE
+    if BackendMisconfigured.said_in(message):
+        return MISCONFIGURED
+    return http_status(error.get("code")) if by_code else OK
 
 
 # --- refusals with a JSON-RPC error body -----------------------------------------------------------
@@ -112,6 +121,14 @@ class SessionElsewhere(SessionNotFound):
             "process (sticky sessions at the load balancer, keyed on the Mcp-Session-Id header)")
 
 
+class SessionLost(SessionNotFound):
+    """The session's record is gone from the shared backend, which lost its data (the session was
+    minted under an epoch it no longer holds): the client starts a new session."""
+
+    text = ("Session not found: its record is gone from the server's shared backend, which lost its data "
+            "(restarted without persistence, or flushed); start a new session")
+
+
 class NotAcceptable(EnvelopeError):
     status = HTTPStatus.NOT_ACCEPTABLE
 
@@ -145,6 +162,16 @@ class Unavailable(EnvelopeError):
     def __init__(self, down: BackendUnavailable, request_id: Any = None) -> None:
         super().__init__(str(down), code=INTERNAL_ERROR, headers={"Retry-After": str(down.retry_after)},
                          request_id=request_id)
+
+
+class Misconfigured(EnvelopeError):
+    """The shared state refuses the server's configuration (credentials, TLS, permissions): 500
+    with the cause, never a "retry shortly"; the operator fixes it, a client's retry does not."""
+
+    status = MISCONFIGURED
+
+    def __init__(self, wrong: BackendMisconfigured, request_id: Any = None) -> None:
+        super().__init__(wrong.message, code=INTERNAL_ERROR, request_id=request_id)
 
 
 # --- refusals with a plain-text body ---------------------------------------------------------------

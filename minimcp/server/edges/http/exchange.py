@@ -50,7 +50,7 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.auth.middleware.auth_context import auth_context_var
 from minimcp.server.auth.middleware.bearer_auth import scope_challenge
-from minimcp.server.core.faults import BackendUnavailable
+from minimcp.server.core.faults import BackendMisconfigured, BackendUnavailable
 from minimcp.server.core.ports import SessionStore
 from minimcp.server.core.outbox import EventLog, LogEntry, QueueOutbox
 from minimcp.server.core.dispatch import UNTRACKED, Dispatcher
@@ -318,6 +318,8 @@ class Exchange:
             return refusal_response(refused)
         except BackendUnavailable as down:
             return refusal_response(errors.Unavailable(down))
+        except BackendMisconfigured as wrong:
+            return refusal_response(errors.Misconfigured(wrong))
 
     # --- POST ----------------------------------------------------------------------------------
     def _post(self, request: HTTPRequest) -> HTTPResponse:
@@ -356,6 +358,8 @@ class Exchange:
             return refusal_response(refused, jsonrpc.safe_id(message))
         except BackendUnavailable as down:
             return refusal_response(errors.Unavailable(down), jsonrpc.safe_id(message))
+        except BackendMisconfigured as wrong:
+            return refusal_response(errors.Misconfigured(wrong), jsonrpc.safe_id(message))
         except MCPError as refused:  # the core refused the envelope of a 2026-07-28 request
             return json_response(jsonrpc.error_from(jsonrpc.safe_id(message), refused), errors.http_status(refused.code))
 
@@ -448,6 +452,8 @@ class Exchange:
         connection = self.sessions.get(session_id)
         if connection is None and self.sessions.minted_elsewhere(session_id):
             raise errors.SessionElsewhere()
+        if connection is None and self.sessions.lost_with_backend(session_id):
+            raise errors.SessionLost()
         # A session id is not a credential: another user presenting it finds no session (protocol.md §2.2).
         if connection is None or connection.principal != request.principal:
             raise errors.SessionNotFound()
@@ -466,23 +472,24 @@ class Exchange:
     # --- answering a request ---------------------------------------------------------------------
     def _answer(self, connection: Connection, outbox: QueueOutbox | EventLog,
                 answer: Message | None, era: Era) -> HTTPResponse:
-        """The reply to a request; a JSON answer's status is the era's rule."""
+        """The reply to a request; a JSON answer's status is the era's rule (``errors.status_of``)."""
         headers = {SESSION_HEADER: connection.id} if connection.id else {}
         if answer is not None:
-            return self._json_answer(answer, era, headers)
+            return self._json_answer(answer, headers, era.error_statuses)
         if isinstance(outbox, EventLog):
             return self._answer_resumable(connection, outbox, headers)
         first = outbox.get(self.keepalive_interval)
         if first is not None and first[1]:
-            return self._json_answer(first[0], era, headers)
+            return self._json_answer(first[0], headers, era.error_statuses)
         if self.json_response:
             final = self._drain_to_final(outbox, first)
             # A request its client cancelled has no answer: the body is empty, as for a notification.
-            return _empty(errors.ACCEPTED) if final is None else json_response(final, headers=headers)
+            return _empty(errors.ACCEPTED) if final is None else self._json_answer(final, headers, False)
         return _events(self._stream(outbox, first), headers)
 
-    def _json_answer(self, answer: Message, era: Era, headers: dict[str, str]) -> HTTPResponse:
-        status = errors.status_of(answer) if era.error_statuses and "error" in answer else errors.OK
+    def _json_answer(self, answer: Message, headers: dict[str, str], by_code: bool) -> HTTPResponse:
+        """A JSON answer; an error's status by its code when ``by_code`` (``errors.status_of``)."""
+        status = errors.status_of(answer, by_code) if "error" in answer else errors.OK
         if status == errors.UNAVAILABLE:
             headers = {**headers, "Retry-After": str(self.server.backend.retry_after)}
         return json_response(answer, status, headers)
@@ -491,7 +498,7 @@ class Exchange:
         """JSON when the answer comes first; otherwise a resumable SSE stream opened by a priming event."""
         first = log.read(0, self.keepalive_interval)
         if first is not None and first.final and first.message is not None:
-            return json_response(first.message, errors.OK, headers)
+            return self._json_answer(first.message, headers, False)
         connection.retain_stream(log)
         log.share()
         return _events(self._replay(log, 0, first, since=0, prime=True), headers)
