@@ -34,7 +34,8 @@ from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.core.caching import hinted
 from minimcp.server.core.context import ServerMiddleware, ServerRequestContext
 from minimcp.server.core.outbox import Outbox
-from minimcp.server.core.plan import Plan, Planner
+from minimcp.server.core.plan import Plan
+from minimcp.server.core.ports import Planner
 from minimcp.server.core.era import LEGACY, MODERN, Era, era_of_message
 from minimcp.server.core.pending import UnexpectedAnswer
 from minimcp.server.core.server_session import ServerSession

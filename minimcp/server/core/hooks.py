@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from minimcp.server.auth.options import AuthOptions
-    from minimcp.server.core.plan import Planner
+    from minimcp.server.core.ports import Planner
 
 __all__ = ["Handler", "HandlerEntry", "ServerHooks"]
 

@@ -7,16 +7,16 @@ and hands the frozen ``Plan`` down: the edge checks scopes and ``Mcp-Param-*`` h
 the dispatcher admits and schedules by it, the era's rounds run by it, and the handler finds its
 target in it, so nobody calls back up for the same request.
 
-This module knows no tier: the ``Planner`` is a port the tier above implements (``MCPServer``
-plans from its registries); a bare ``Server`` plans from the per-tool answers of its
-``ServerHooks`` (``HookPlanner``).
+This module knows no tier: the ``Planner`` is a port (``core/ports.py``) the tier above implements
+(``MCPServer`` plans from its registries); a bare ``Server`` plans from the per-tool answers of
+its ``ServerHooks`` (``HookPlanner``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 from minimcp.types.methods import METHODS
 
@@ -47,12 +47,6 @@ class Plan:
     header_schema: Mapping[str, Any] | None = None
     #: Whether a listing depends on who asks, so a public cache hint on it becomes private.
     private_listing: bool = False
-
-
-class Planner(Protocol):
-    """The one question the core asks the tier above about a request: what is it?"""
-
-    def plan(self, method: str, params: Any) -> Plan: ...
 
 
 @dataclass(frozen=True, slots=True)

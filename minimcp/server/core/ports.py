@@ -1,5 +1,8 @@
 """What a server needs from outside the core, declared here and implemented elsewhere.
 
+What one request is comes through the ``Planner``: the core asks it once per request and hands
+its ``Plan`` (``minimcp.server.core.plan``) down.
+
 Whatever outlives one request lives behind one of these ports: the sealing key ring of
 ``requestState`` (``KeyRing``), the legacy sessions every process serves (``SessionStore``), the
 change fan-out that ``subscriptions/listen`` streams hear (``SubscriptionBus``), and the tasks
@@ -21,13 +24,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from minimcp.server.core.plan import Plan
 from minimcp.server.core.workers import wall_clock
 from minimcp.shared.subscriptions import ServerEvent
 from minimcp.shared.tasks import TERMINAL
 from minimcp.types import RequestId
 
-__all__ = ["KINDS", "Change", "Deliver", "KeyRing", "Listener", "SessionListener", "SessionStore", "Stores",
-           "SubscriptionBus", "TaskChannel", "TaskRecord", "TaskStore"]
+__all__ = ["KINDS", "Change", "Deliver", "KeyRing", "Listener", "Planner", "SessionListener", "SessionStore",
+           "Stores", "SubscriptionBus", "TaskChannel", "TaskRecord", "TaskStore"]
+
+
+# --- one request ----------------------------------------------------------------------------------
+class Planner(Protocol):
+    """The one question the core asks the tier above about a request: what is it?"""
+
+    def plan(self, method: str, params: Any) -> Plan: ...
 
 
 # --- requestState ---------------------------------------------------------------------------------

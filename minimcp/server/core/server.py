@@ -32,7 +32,8 @@ from minimcp.server.core.hooks import Handler, HandlerEntry, ServerHooks
 from minimcp.server.core.initialization import InitializationOptions, NotificationOptions
 from minimcp.server.core.shares import Shares, fair_share
 from minimcp.server.core.listens import ListenSource
-from minimcp.server.core.plan import HookPlanner, Planner
+from minimcp.server.core.plan import HookPlanner
+from minimcp.server.core.ports import Planner
 from minimcp.server.core.options import LimitKeywords, Limits, gather, keyword_names, refuse_unknown
 from minimcp.server.core.workers import Deadlines, Lock, WorkerPool
 from minimcp.server.core.in_process import MemoryBackend
