@@ -93,4 +93,6 @@ def test_a_backend_object_takes_its_prefix_from_its_argument_its_url_or_its_serv
         MCPServer("C", backend=f"{redis_server.url}?prefix=")
     with pytest.raises(ValueError, match="must not be empty"):
         RedisBackend(client, prefix="")
+    for backend in (given, explicit):  # the client is the test's: its backends stop before it closes
+        backend.close()
     client.close()

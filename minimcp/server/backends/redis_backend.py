@@ -565,6 +565,12 @@ class _Relay(threading.Thread):
                 self.backend._fault(down)  # logged once; the channel reconnects after a wait all the same
                 self._stopping.wait(delay)
                 delay = min(delay * 2, BACKOFF_CAP)
+            except Exception:
+                # Once stopped, the client a caller gave may be closed under a read in progress
+                # (redis-py then fails inside its parser): the relay was ending anyway.
+                if self._stopping.is_set():
+                    return
+                raise
             finally:
                 with contextlib.suppress(RedisError, OSError):
                     pubsub.close()
