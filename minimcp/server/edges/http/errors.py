@@ -21,10 +21,10 @@ refuses the server's configuration.
 from __future__ import annotations
 
 from http import HTTPStatus
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from minimcp.jsonrpc import MCPError, Message
-from minimcp.server.core.faults import BackendMisconfigured, BackendUnavailable
+from minimcp.server.core.faults import BackendFault, BackendMisconfigured, BackendUnavailable
 from minimcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 from minimcp.types import INTERNAL_ERROR, INVALID_REQUEST
 
@@ -172,6 +172,13 @@ class Misconfigured(EnvelopeError):
 
     def __init__(self, wrong: BackendMisconfigured, request_id: Any = None) -> None:
         super().__init__(wrong.message, code=INTERNAL_ERROR, request_id=request_id)
+
+
+def fault_refusal(fault: BackendFault, request_id: Any = None) -> EnvelopeError:
+    """The refusal a shared-state fault is answered with: 503 to retry, or 500 naming the cause."""
+    if isinstance(fault, BackendUnavailable):
+        return Unavailable(fault, request_id)
+    return Misconfigured(cast(BackendMisconfigured, fault), request_id)  # the only other kind
 
 
 # --- refusals with a plain-text body ---------------------------------------------------------------

@@ -50,7 +50,7 @@ from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.auth.middleware.auth_context import auth_context_var
 from minimcp.server.auth.middleware.bearer_auth import scope_challenge
-from minimcp.server.core.faults import BackendMisconfigured, BackendUnavailable
+from minimcp.server.core.faults import BackendFault
 from minimcp.server.core.ports import SessionStore
 from minimcp.server.core.outbox import EventLog, LogEntry, QueueOutbox
 from minimcp.server.core.dispatch import UNTRACKED, Dispatcher
@@ -316,10 +316,8 @@ class Exchange:
             raise errors.MethodNotAllowed("GET, POST, DELETE")
         except (errors.EnvelopeError, errors.PlainError) as refused:  # no request id to answer
             return refusal_response(refused)
-        except BackendUnavailable as down:
-            return refusal_response(errors.Unavailable(down))
-        except BackendMisconfigured as wrong:
-            return refusal_response(errors.Misconfigured(wrong))
+        except BackendFault as fault:
+            return refusal_response(errors.fault_refusal(fault))
 
     # --- POST ----------------------------------------------------------------------------------
     def _post(self, request: HTTPRequest) -> HTTPResponse:
@@ -356,10 +354,8 @@ class Exchange:
             return self._post_self_contained(request, message, kind, arrival.connection, plan)
         except errors.EnvelopeError as refused:
             return refusal_response(refused, jsonrpc.safe_id(message))
-        except BackendUnavailable as down:
-            return refusal_response(errors.Unavailable(down), jsonrpc.safe_id(message))
-        except BackendMisconfigured as wrong:
-            return refusal_response(errors.Misconfigured(wrong), jsonrpc.safe_id(message))
+        except BackendFault as fault:
+            return refusal_response(errors.fault_refusal(fault), jsonrpc.safe_id(message))
         except MCPError as refused:  # the core refused the envelope of a 2026-07-28 request
             return json_response(jsonrpc.error_from(jsonrpc.safe_id(message), refused), errors.http_status(refused.code))
 
