@@ -3,21 +3,22 @@
 
     python benchmarks/walk.py [--tool echo|greet|both] [--progress] [--steps]
 
-A profiler hook on every thread records each call into one of minimcp's files from another of
-its files (or from outside: the WSGI caller, a thread's start). A *visit* is such an entry; a
-*re-entry* is a visit to a file already visited. The request is made in-process, with the
+A profiler hook on every thread records each call of a function in one of minimcp's files, in
+order. A *visit* begins wherever a thread's call is in another file than its call before: a call
+out to another file is one, and so is the caller's next call of its own after that one returned,
+since the road came back through it. A *re-entry* is a visit to a file already visited. The request is made in-process, with the
 environ a WSGI server would build, after a few warm-up calls: to another server first (the module
 caches), then one to the server measured, with the hook in place but not recording (its worker
 threads start under the hook, and its own first-use caches are filled).
 
-``echo(text)`` can send nothing before its answer (its plan is silent), so its round opens no
-answer book; ``greet(name, ctx)`` takes a ``Context`` (it could ask, log or report progress), so
-its round opens one and asks through ``ReplayQuestions``. Both run on the thread that received
+``echo(text)`` can send nothing before its answer (its plan is silent), so it runs with no round;
+``greet(name, ctx)`` takes a ``Context`` (it could ask, log or report progress), so it runs in a
+round (``run_round``), which opens the answer book it asks through. Both run on the thread that received
 them: a 2026-07-28 request over HTTP has no back channel, and one that asked for no progress and no
 log messages has nothing to stream (``Dispatcher.quiet``). ``--progress`` sends a progress token
 with each call, so that ``greet`` runs on a worker and is answered as an SSE stream (the road of a
 call whose caller listens to it; ``echo`` still runs where it was received, since it can report
-nothing). ``--steps`` prints every visit: caller file, entered file, function.
+nothing). ``--steps`` prints every visit: the file before, entered file, function.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def call(app: Any, tool: str, n: int, progress: bool = False) -> bytes:
 
 
 def walk(tool: str, progress: bool) -> list[tuple[str | None, str, str]]:
-    """The visits of one call: (from file, entered file, function), in order."""
+    """The visits of one call: (the file before, entered file, function), in order."""
     warm = build()
     for n in range(5):
         call(warm, tool, n, progress)
@@ -92,17 +93,16 @@ def walk(tool: str, progress: bool) -> list[tuple[str | None, str, str]]:
     app = build()
     visits: list[tuple[str | None, str, str]] = []
     recording = threading.Event()
+    last: dict[int, str] = {}  # thread -> the file of its last call; written by that thread only
 
     def hook(frame: Any, event: str, arg: Any) -> None:
         if event != "call" or not recording.is_set() or not frame.f_code.co_filename.startswith(ROOT):
             return
-        caller = frame.f_back
-        while caller is not None and not caller.f_code.co_filename.startswith(ROOT):
-            caller = caller.f_back
         entered = frame.f_code.co_filename[len(ROOT):]
-        came_from = caller.f_code.co_filename[len(ROOT):] if caller is not None else None
+        came_from = last.get(threading.get_ident())
         if came_from != entered:
             visits.append((came_from, entered, frame.f_code.co_name))
+            last[threading.get_ident()] = entered
 
     sys.setprofile(hook)
     threading.setprofile(hook)

@@ -168,3 +168,20 @@ def test_no_import_cycle_holds_more_than_a_few_modules() -> None:
     assert "minimcp.server.core.in_process" in graph["minimcp.server.core.server"]
     too_large = [cycle for cycle in _cycles(graph) if len(cycle) > LARGEST_CYCLE]
     assert too_large == []
+
+
+#: The most files one 2026-07-28 ``tools/call`` through the WSGI app may enter, and re-enter.
+WALK_FILES, WALK_REENTRIES = 20, 15
+
+
+def test_one_tool_call_walks_through_few_files_each_once_or_nearly() -> None:
+    """The road of one call (``benchmarks/walk.py``, a profiler hook on every thread) stays a road:
+    the edge, the core and the tier each entered in turn, not a hub that calls back up."""
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "walk.py"), "--tool", "both"],
+                         capture_output=True, text=True, check=True, timeout=120).stdout
+    walks = {line.split(":")[0]: [int(word) for word in line.split() if word.isdigit()]
+             for line in out.splitlines() if line and not line.startswith(" ")}
+    assert set(walks) == {"echo", "greet"}
+    for tool, (files, visits, reentries) in walks.items():
+        assert visits == files + reentries
+        assert files <= WALK_FILES and reentries <= WALK_REENTRIES, f"{tool}: {files} files, {reentries} re-entries"

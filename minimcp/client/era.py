@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from minimcp.client.transports import NetworkError, Transport
 from minimcp.jsonrpc import MCPError
-from minimcp.shared.header_values import TARGET_PARAMS, encode_header_value
+from minimcp.shared.inbound import TARGET_PARAMS, encoded_header
 from minimcp.types import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     HEADER_MISMATCH,
@@ -225,11 +225,11 @@ class ModernClientEra(ClientEra):
         params = params or {}
         name_param = TARGET_PARAMS.get(method)
         if name_param is not None and isinstance(params.get(name_param), str):
-            headers["Mcp-Name"] = encode_header_value(params[name_param]) or ""
+            headers["Mcp-Name"] = encoded_header(params[name_param]) or ""
         if method == "tools/call":
             arguments = params.get("arguments") or {}
             for argument, header in session.header_parameters(params.get("name", "")).items():
-                value = encode_header_value(arguments.get(argument))
+                value = encoded_header(arguments.get(argument))
                 if value is not None:
                     headers[f"Mcp-Param-{header}"] = value
         return headers

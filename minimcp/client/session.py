@@ -32,7 +32,7 @@ from minimcp._version import __version__
 from minimcp.client.bindings import BindingObserver, NotificationBinding
 from minimcp.client.cancel import covered
 from minimcp.client.claims import ClaimedShape, UnexpectedClaimedResult, index_claims
-from minimcp.shared.header_values import encode_header_value, header_parameters
+from minimcp.shared.inbound import encoded_header, header_parameters
 from minimcp.client.era import LEGACY, MODERN, ClientEra, client_era
 from minimcp.client.listen_route import ListenRoute
 from minimcp.client.output_schema import output_validator
@@ -386,7 +386,7 @@ class ClientSession:
             if method is not None:
                 headers.update(client_era(version).request_headers(self, method, params))
         if name is not None:
-            headers.setdefault("Mcp-Name", encode_header_value(name) or "")
+            headers.setdefault("Mcp-Name", encoded_header(name) or "")
         return headers
 
     def header_parameters(self, tool_name: Any) -> dict[str, str]:

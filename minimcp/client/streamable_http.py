@@ -11,7 +11,7 @@ idle connection the server dropped (a plain ``requests.Session()`` reports that 
     with Client(streamable_http_client(url, http_client=http)) as client:
         ...
 
-The header rules (``minimcp.shared.header_values``) are re-exported here, where the official SDK's
+The header rules (``minimcp.shared.inbound``) are re-exported here, where the official SDK's
 client keeps them: ``Mcp-Name`` and ``Mcp-Param-{Name}`` values are sent as plain text when they
 are safe header text, else as ``=?base64?...?=``; a tool whose ``x-mcp-header`` annotations break
 the rules is one a client must not call.
@@ -23,7 +23,7 @@ import requests
 import requests.auth
 
 from minimcp.client.transports import DEFAULT_MAX_SSE_EVENT_SIZE, HttpTransport
-from minimcp.shared.header_values import encode_header_value, header_parameters
+from minimcp.shared.inbound import encoded_header as encode_header_value, header_parameters
 
 
 def streamable_http_client(

@@ -36,7 +36,6 @@ from uuid import UUID
 from pydantic import AnyHttpUrl
 from typing_extensions import Unpack
 
-from minimcp.httpd.hangups import watcher
 from minimcp.jsonrpc import MCPError
 from minimcp.server.app.server import MCPServer
 from minimcp.server.auth.routes import validate_issuer_url
@@ -45,7 +44,7 @@ from minimcp.server.edges.http import errors
 from minimcp.server.edges.http.exchange import Exchange, HTTPRequest, HTTPResponse, content, refusal_response
 from minimcp.server.edges.http.options import HTTPKeywords, HTTPOptions
 from minimcp.server.edges.http.security import TransportSecuritySettings, host_allowed
-from minimcp.server.edges.wsgi import EnvironHeaders
+from minimcp.server.edges.wsgi import EnvironHeaders, hangup_watcher
 from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS
 from minimcp.types import Tool as ToolDefinition
 
@@ -209,13 +208,13 @@ def host_request(environ: Mapping[str, Any], body: bytes, principal: str | None,
     is the request's CGI-style variables (Flask's ``request.environ``, Django's ``request.META``),
     ``native`` the host's own request object, which handlers see as ``ctx.request``. Under a WSGI
     server that hands the app its client's socket, a 2026-07-28 call is cancelled when its client
-    hangs up, as on minimcp's own server (``minimcp.httpd.hangups``)."""
+    hangs up, as on minimcp's own server (``minimcp.server.edges.wsgi.hangup_watcher``)."""
     headers = EnvironHeaders(environ)
     return HTTPRequest(environ["REQUEST_METHOD"], "/", headers, body, principal=principal, head=headers.head(),
                        client_address=environ.get("REMOTE_ADDR") or None,
                        holds_streams=environ.get("wsgi.multithread", True),
                        multiprocess=bool(environ.get("wsgi.multiprocess")), native=lambda: native,
-                       watch_hangup=watcher(environ))
+                       watch_hangup=hangup_watcher(environ))
 
 
 def principal_of(user: Any) -> str | None:

@@ -179,6 +179,10 @@ class ProcessPin:
     docstring), nor when the request's thread runs on one CPU already (minimcp's own server, or
     ``taskset``): whoever pinned it decided. ``_lock`` guards ``_decided`` and ``_pin``; a request
     finding it taken goes on unpinned-or-pinned as it is, without waiting.
+
+    ``pending`` is whether ``touch`` has anything left to do: it turns ``False`` for good once the
+    first request decided not to pin, so an unpinned process's requests skip the call altogether
+    (a plain bool written under ``_lock`` and read without it: a stale ``True`` only costs a touch).
     """
 
     def __init__(self, enabled: bool | None = None) -> None:
@@ -186,6 +190,7 @@ class ProcessPin:
         self._lock = threading.Lock()
         self._decided = enabled is False
         self._pin: Pin | None = None
+        self.pending = not self._decided
 
     def touch(self, environ: Mapping[str, Any]) -> None:
         """On each request: the first one decides; later ones look now and then (a clock read)."""
@@ -199,6 +204,7 @@ class ProcessPin:
                 self._decided = True
                 if self._wanted(environ):
                     self._pin = _pin_process()
+                self.pending = self._pin is not None
             elif self._pin is not None:
                 self._pin.look(time.monotonic())
         finally:
@@ -222,7 +228,7 @@ class ProcessPin:
         """Give every thread pinned here its CPUs back (the app is closed)."""
         with self._lock:
             pin, self._pin = self._pin, None
-            self._decided = True
+            self._decided, self.pending = True, False
         if pin is not None:
             _repin({pin.cpu}, set(pin.allowed))
 

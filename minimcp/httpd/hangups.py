@@ -12,21 +12,19 @@ of a next request pipelined on the connection); elsewhere a readable socket whos
 returns nothing. A socket whose peer sent more bytes instead can no longer be told apart from one
 that is going to close, and is left alone (its request ends as it would without the watch).
 
-Where the socket comes from: the WSGI servers that hand it to the app in the environ (this
-package's own, gunicorn's workers, werkzeug's development server); under any other server
-``watcher(environ)`` is ``None`` and a hang-up is noticed at the next write, as before.
+Where the socket comes from is the WSGI adapter's to know (``minimcp.server.edges.wsgi.hangup_watcher``:
+the servers that hand it to the app in the environ); under any other server a hang-up is noticed
+at the next write, as before.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 import select
 import socket
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 logger = logging.getLogger("minimcp.httpd")
 
@@ -34,11 +32,10 @@ logger = logging.getLogger("minimcp.httpd")
 INTERVAL = 0.25
 #: Seconds the thread stays without a socket to watch before it ends.
 IDLE = 30.0
-#: Where WSGI servers put the client's socket in the environ: this package's bridge, gunicorn's
-#: workers (minimcp's class serves through the bridge), werkzeug's development server.
-SOCKET_KEYS = ("minimcp.httpd.socket", "gunicorn.socket", "werkzeug.socket")
 
 _POLL = getattr(select, "poll", None)
+#: Whether this system can watch a socket at all (``poll``).
+CAN_WATCH = _POLL is not None
 _RDHUP: int = getattr(select, "POLLRDHUP", 0)
 #: What the poll asks for: the peer's FIN where the system reports it apart, else readability.
 _ASKED = _RDHUP if _RDHUP else getattr(select, "POLLIN", 0)
@@ -140,17 +137,4 @@ class Hangups:
 HANGUPS = Hangups()
 
 
-def watcher(environ: Mapping[str, Any]) -> Callable[[Callable[[], None]], Unwatch] | None:
-    """How to watch the client of the request ``environ`` describes for a hang-up: a function
-    taking the callback and returning the ``unwatch``; ``None`` when the server hands the app no
-    socket, or the system has no ``poll``."""
-    if _POLL is None:
-        return None
-    for key in SOCKET_KEYS:
-        sock = environ.get(key)
-        if isinstance(sock, socket.socket):
-            return functools.partial(HANGUPS.watch, sock)
-    return None
-
-
-__all__ = ["HANGUPS", "Hangups", "SOCKET_KEYS", "watcher"]
+__all__ = ["CAN_WATCH", "HANGUPS", "Hangups", "Unwatch"]

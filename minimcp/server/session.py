@@ -1,6 +1,6 @@
 """``ServerSession`` at the official SDK's import path (``mcp.server.session``); it lives beside the
-connection it is a view of, in ``minimcp.server.core.server_session``."""
+connection it is a view of, in ``minimcp.server.core.context``."""
 
-from minimcp.server.core.server_session import ServerSession
+from minimcp.server.core.context import ServerSession
 
 __all__ = ["ServerSession"]

@@ -11,7 +11,6 @@ from minimcp.server.edges.wsgi import (
     read_body,
     remote_user,
     RouteResponseError,
-    write,
 )
 
-__all__ = ["check_route_response", "EnvironHeaders", "exchange_request", "MCPWSGIApp", "PrincipalHook", "read_body", "remote_user", "RouteResponseError", "write"]
+__all__ = ["check_route_response", "EnvironHeaders", "exchange_request", "MCPWSGIApp", "PrincipalHook", "read_body", "remote_user", "RouteResponseError"]

@@ -1,29 +1,31 @@
-"""The 2026-07-28 request ladder and header vocabulary under the official SDK's names (``mcp.shared.inbound``).
+"""The 2026-07-28 request ladder and header vocabulary, both directions, under the official SDK's
+names (``mcp.shared.inbound``, which keeps them in one module too).
 
 Pure: no I/O. ``classify_inbound_request`` runs the envelope rungs a self-contained request must
 pass (``_meta`` carries the version and the capabilities; over HTTP the routing headers repeat the
-body; the version is served) and the dispatcher's ``modern_connection`` runs it for every transport.
+body; the version is served), for every transport (``era.arrival``).
 ``ERROR_CODE_HTTP_STATUS`` is the one table the HTTP edge answers an error code with, whether the
-ladder refused the request or a handler failed it. The header value codec and the ``x-mcp-header``
-rules live in ``minimcp.shared.header_values`` (shared by client and server); this module names
-them as the official SDK does.
+ladder refused the request or a handler failed it.
+
+The header values: ``Mcp-Name`` repeats the request's target (the parameter ``TARGET_PARAMS``
+names) and ``Mcp-Param-{Name}`` an annotated argument. A value that is not plain header text
+(non-ASCII, control characters, surrounding white space, or text that itself looks like the
+sentinel) travels as ``=?base64?<UTF-8 in Base64>?=``. The client encodes (``encoded_header``),
+the server decodes (``decoded_header``), with this one rule; ``encode_header_value`` and
+``decode_header_value`` are the official SDK's forms of the two. Which arguments may travel as
+headers at all is ``header_parameters``: the ``x-mcp-header`` rules.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, TypeGuard
 
-from minimcp.shared.header_values import (
-    HeaderValueError,
-    decode_header_value as _decode,
-    encode_header_value as _encode,
-    header_parameters,
-    header_text,
-)
 from minimcp.types import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -38,6 +40,112 @@ from minimcp.types import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from minimcp.types.methods import METHODS
+
+#: Method -> the params field ``Mcp-Name`` repeats: the method table's ``target`` column.
+TARGET_PARAMS = {row.name: row.target for row in METHODS.values() if row.target is not None}
+
+#: RFC 9110 token characters, the only ones an ``x-mcp-header`` name may use.
+_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_HEADER_TYPES = ("string", "integer", "boolean")
+_MAX_SAFE_INTEGER = 2**53 - 1
+
+_PREFIX = "=?base64?"
+_SUFFIX = "?="
+
+
+class HeaderValueError(ValueError):
+    """A header value that is not plain header text or carries broken Base64."""
+
+
+def header_text(value: Any) -> str | None:
+    """A body value as the text its header compares with (``None``: no header)."""
+    if value is None:
+        return None
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def encoded_header(value: Any) -> str | None:
+    """A body value as header text, or ``None`` when the header must be omitted (null/absent)."""
+    text = header_text(value)
+    if text is None:
+        return None
+    if _needs_base64(text):
+        return _PREFIX + base64.b64encode(text.encode("utf-8")).decode("ascii") + _SUFFIX
+    return text
+
+
+def _needs_base64(text: str) -> bool:
+    if any(ord(c) < 0x20 or ord(c) > 0x7E for c in text) or text != text.strip():
+        return True
+    return text.startswith(_PREFIX) and text.endswith(_SUFFIX)
+
+
+def decoded_header(raw: str, header: str) -> str:
+    """A received header value with optional white space trimmed and the Base64 sentinel decoded."""
+    value = raw.strip(" \t")
+    if not (value.isascii() and value.isprintable()):  # printable ASCII is exactly 0x20-0x7E
+        raise HeaderValueError(f"{header} header holds characters that are not plain header text")
+    if value.startswith(_PREFIX) and value.endswith(_SUFFIX) and len(value) >= len(_PREFIX + _SUFFIX):
+        try:
+            return base64.b64decode(value[len(_PREFIX):-len(_SUFFIX)], validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            raise HeaderValueError(f"{header} header has invalid Base64") from None
+    return value
+
+
+def header_parameters(input_schema: dict[str, Any]) -> dict[str, str]:
+    """Map each annotated top-level argument to its header name (``region`` -> ``Region``).
+
+    Raises ``ValueError`` naming the first rule an annotation breaks. Annotations anywhere but a
+    direct property of the root schema make the tool invalid too: a header cannot mirror a value
+    inside an array, a branch or a reference.
+    """
+    properties = input_schema.get("properties")
+    found: dict[str, str] = {}
+    seen: set[str] = set()
+    if isinstance(properties, dict):
+        for argument, schema in properties.items():
+            if not isinstance(schema, dict) or "x-mcp-header" not in schema:
+                _reject_nested(schema, f"properties.{argument}")
+                continue
+            name = schema["x-mcp-header"]
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"argument {argument!r}: x-mcp-header must be a non-empty string")
+            if not _TOKEN.match(name):
+                raise ValueError(f"argument {argument!r}: x-mcp-header {name!r} is not an HTTP token")
+            if name.lower() in seen:
+                raise ValueError(f"argument {argument!r}: x-mcp-header {name!r} is used twice")
+            if schema.get("type") not in _HEADER_TYPES:
+                raise ValueError(f"argument {argument!r}: x-mcp-header needs a string, integer or boolean type")
+            _reject_nested({k: v for k, v in schema.items() if k != "x-mcp-header"}, f"properties.{argument}")
+            seen.add(name.lower())
+            found[argument] = name
+    _reject_nested({k: v for k, v in input_schema.items() if k != "properties"}, "schema")
+    _check_integer_bounds(input_schema, found)
+    return found
+
+
+def _reject_nested(node: Any, where: str) -> None:
+    if isinstance(node, dict):
+        if "x-mcp-header" in node:
+            raise ValueError(f"x-mcp-header at {where} is not a top-level argument")
+        for key, child in node.items():
+            _reject_nested(child, f"{where}.{key}")
+    elif isinstance(node, list):
+        for index, child in enumerate(node):
+            _reject_nested(child, f"{where}[{index}]")
+
+
+def _check_integer_bounds(input_schema: dict[str, Any], found: dict[str, str]) -> None:
+    for argument in found:
+        schema = input_schema["properties"][argument]
+        if schema.get("type") != "integer":
+            continue
+        for bound in ("minimum", "maximum"):
+            value = schema.get(bound)
+            if isinstance(value, (int, float)) and abs(value) > _MAX_SAFE_INTEGER:
+                raise ValueError(f"argument {argument!r}: {bound} is outside the safe integer range")
+
 
 MCP_PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
 MCP_METHOD_HEADER: Final = "mcp-method"
@@ -54,7 +162,7 @@ NAME_BEARING_METHODS: Final[Mapping[str, str]] = MappingProxyType(
 
 def encode_header_value(value: str) -> str:
     """``value`` as header text: verbatim when it is safe header text, else ``=?base64?...?=``."""
-    encoded = _encode(value)
+    encoded = encoded_header(value)
     assert encoded is not None  # only None encodes to None
     return encoded
 
@@ -65,7 +173,7 @@ def decode_header_value(value: str | None) -> str | None:
     if value is None:
         return None
     try:
-        return _decode(value, "header")
+        return decoded_header(value, "header")
     except HeaderValueError:
         return None
 
@@ -181,7 +289,7 @@ def _routing_mismatch(body: Mapping[str, Any], headers: Mapping[str, str], versi
     if raw_name is None:
         return "Missing Mcp-Name header"
     try:
-        name = _decode(raw_name, "Mcp-Name")
+        name = decoded_header(raw_name, "Mcp-Name")
     except HeaderValueError as bad:
         return str(bad)
     if name != body["params"].get(field):
@@ -287,7 +395,7 @@ def validate_mcp_param_headers(input_schema: Any, arguments: Mapping[str, Any],
         if raw is None:
             return InboundLadderRejection(HEADER_MISMATCH, f"Missing {header} header for argument {argument!r}")
         try:
-            decoded = _decode(raw, header)
+            decoded = decoded_header(raw, header)
         except HeaderValueError as bad:
             return InboundLadderRejection(HEADER_MISMATCH, str(bad))
         if not _same(decoded, value, input_schema["properties"][argument].get("type")):
@@ -297,6 +405,7 @@ def validate_mcp_param_headers(input_schema: Any, arguments: Mapping[str, Any],
 
 __all__ = [
     "ERROR_CODE_HTTP_STATUS",
+    "HeaderValueError",
     "InboundLadderRejection",
     "InboundModernRoute",
     "MCP_METHOD_HEADER",
@@ -304,12 +413,17 @@ __all__ = [
     "MCP_PARAM_HEADER_PREFIX",
     "MCP_PROTOCOL_VERSION_HEADER",
     "NAME_BEARING_METHODS",
+    "TARGET_PARAMS",
     "X_MCP_HEADER_KEY",
     "classify_inbound_request",
     "decode_header_value",
+    "decoded_header",
     "encode_header_value",
+    "encoded_header",
     "find_duplicated_routing_header",
     "find_invalid_x_mcp_header",
+    "header_parameters",
+    "header_text",
     "mcp_param_headers",
     "unsupported_protocol_version_rejection",
     "validate_mcp_param_headers",

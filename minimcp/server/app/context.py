@@ -29,10 +29,9 @@ from minimcp.server.app.elicitation import (
     form_schema,
     outcome_of,
 )
-from minimcp.server.core.context import ServerRequestContext
+from minimcp.server.core.context import ServerRequestContext, ServerSession
 from minimcp.server.core.ports import SubscriptionBus
 from minimcp.server.core.questions import Questions
-from minimcp.server.core.server_session import ServerSession
 from minimcp.server.core.sessions import Connection
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged

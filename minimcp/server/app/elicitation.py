@@ -23,7 +23,7 @@ from typing_extensions import TypeAliasType
 from minimcp.types import RequestId, dump
 
 if TYPE_CHECKING:
-    from minimcp.server.core.server_session import ServerSession
+    from minimcp.server.core.context import ServerSession
 
 T = TypeVar("T", bound=BaseModel)
 

@@ -28,16 +28,16 @@ from minimcp.jsonrpc import MCPError
 from minimcp.server.auth.options import AuthOptions
 from minimcp.server.backends import BackendSpec, resolve_backend
 from minimcp.server.core.caching import CacheableMethod, CacheHint
-from minimcp.server.core.context import ServerMiddleware, ServerRequestContext
+from minimcp.server.core.context import ServerMiddleware, ServerRequestContext, ServerSession
 from minimcp.server.app.extension import Extension, compose_tool_call_handler, intercepts_tool_calls
 from minimcp.server.core.outbox import Outbox
 from minimcp.server.core.era import MODERN
 from minimcp.server.core.options import LimitKeywords, Limits, gather, keyword_names, refuse_unknown
-from minimcp.server.core.questions import NoQuestions
+from minimcp.server.core.questions import NoQuestions, Questions
+from minimcp.server.core.plan import Plan, listing
 from minimcp.server.core.hooks import ServerHooks
 from minimcp.server.core.server import HTTP_OPTIONS_ELSEWHERE, Server, require_sync_handler, require_sync_lifespan
 from minimcp.server.core.shares import principal_of
-from minimcp.server.core.server_session import ServerSession
 from minimcp.server.app.context import Context, ReadResourceContents
 from minimcp.server.app.exceptions import (
     ResourceError,
@@ -58,7 +58,6 @@ from minimcp.server.app.resources import (
     to_contents,
 )
 from minimcp.server.core.sealing import RequestStateSecurity
-from minimcp.server.app.planner import RegistryPlanner
 from minimcp.server.app.signature import read_signature, require_sync
 from minimcp.server.app.tools import TaskSupport, Tool, as_listed, failure_result
 from minimcp.server.app.visibility import ComponentFilter, Kind, Visibility
@@ -302,14 +301,12 @@ class MCPServer(Generic[LifespanT]):
         #: ``(ctx, uri) -> bool``: whether this request's caller may hear ``uri``'s updates (a listen
         #: leaves the others out of what it honours; a legacy ``resources/subscribe`` is refused).
         self.subscription_filter = subscription_filter
-        #: What each request is, asked once per request by the core (``core/plan.py``).
-        self._planner = RegistryPlanner(self)
         self._lowlevel_server: Server[Any] = Server(
             self.name, version=version, title=title, description=description, instructions=instructions,
             website_url=website_url, icons=icons, lifespan=(lambda _: lifespan(self)) if lifespan else None,
             cache_hints=cache_hints,
             hooks=ServerHooks(
-                planner=self._planner, list_tool_scopes=self.tool_scopes,
+                planner=self, list_tool_scopes=self.tool_scopes,
                 call_scope=self._call_scope_hook(), keys_per_process=lambda: not self.request_state_security.explicit,
                 auth_options=self.auth_options),
             limits=limits, middleware=middleware or (),
@@ -479,7 +476,8 @@ class MCPServer(Generic[LifespanT]):
         """Why ``component`` cannot be used now: ``"disabled"``, ``"hidden"`` from this caller by
         the filter (a request's ``context`` only: an in-process call has no caller), or ``None``.
         An app's ``ui://`` resource is usable while one of the tools it renders is (``_ui_tools``)."""
-        if not self.visibility.enabled(kind, component):
+        visibility = self.visibility
+        if visibility.rules and not visibility.enabled(kind, component):
             return "disabled"
         if context is not None and self.component_filter is not None and \
                 not self.component_filter(context, component):
@@ -539,20 +537,23 @@ class MCPServer(Generic[LifespanT]):
 
         plan = ctx.plan
         if plan is None or plan.name != params.name:  # a middleware passed another name on
-            plan = self._planner.plan("tools/call", {"name": params.name})
-
-        def call(context: Context | None) -> Any:
-            try:
-                if self._answers_in_wire_form:
-                    return self._run_tool(params.name, params.arguments, context, wire=True, tool=plan.target)
-                return self.call_tool(params.name, params.arguments, context=context)
-            except ToolError as failure:
-                return failure_result(failure)
-
+            plan = self.plan("tools/call", {"name": params.name})
         # A silent call of the tool its plan found, answered in wire form, needs no Context: its
         # function takes none, it settles no resolvers, it is no task, and no filter looks at it.
         bare = plan.silent and plan.target is not None and self._answers_in_wire_form
-        return self._with_rounds(ctx, call, asks=not plan.silent, context=not bare)
+
+        def call(questions: Questions, answers: dict[str, Any] | None, state: str | None) -> Any:
+            def context() -> Context | None:
+                return None if bare else Context(ctx, self, questions, answers, state)
+
+            try:
+                if self._answers_in_wire_form:
+                    return self._run_tool(params.name, params.arguments, context, wire=True, tool=plan.target)
+                return self.call_tool(params.name, params.arguments, context=context())
+            except ToolError as failure:
+                return failure_result(failure)
+
+        return ctx.session.connection.era.rounds(ctx, self.request_state_security, self.name, call, not plan.silent)
 
     def _read_resource(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
         """``resources/read``: not found is -32602, any other failure -32603 with its message (a
@@ -596,15 +597,13 @@ class MCPServer(Generic[LifespanT]):
         ctx.session.connection.subscriptions.add(uri)
         return {}
 
-    def _with_rounds(self, ctx: ServerRequestContext[Any, Any], run: Callable[[Any], Any], asks: bool = True,
-                     context: bool = True) -> Any:
-        """Run a handler that may ask, as the request's era runs one (``Era.rounds``); ``asks``
-        ``False`` for one that cannot (a tool whose call can send nothing, ``Plan.silent``);
-        ``context`` ``False`` for one that is given no ``Context`` (``None`` instead)."""
+    def _with_rounds(self, ctx: ServerRequestContext[Any, Any], run: Callable[[Context], Any]) -> Any:
+        """Run a handler that may ask, given its ``Context``, as the request's era runs one
+        (``Era.rounds``; ``_call_tool`` asks it itself, as a tool's call may be unable to ask and
+        its Context is made last)."""
         return ctx.session.connection.era.rounds(
             ctx, self.request_state_security, self.name,
-            lambda questions, answers, state: run(Context(ctx, self, questions, answers, state) if context else None),
-            asks)
+            lambda questions, answers, state: run(Context(ctx, self, questions, answers, state)))
 
     def _sync_extensions(self) -> None:
         """Advertise the tasks extension exactly while some tool runs as a task."""
@@ -706,6 +705,24 @@ class MCPServer(Generic[LifespanT]):
     def get_tool(self, name: Any) -> Tool | None:
         return self._tools.get(name) if isinstance(name, str) else None
 
+    def plan(self, method: str, params: Any) -> Plan:
+        """What a request is (the core's ``Planner`` port, asked once per request), from the
+        registries as they are when it arrives: a ``tools/call`` finds its tool here, once, and the
+        plan carries it down with what the layers below need of it (its timeout, whether it can
+        send anything, its scopes, its input schema), so that neither the HTTP edge nor the
+        dispatcher nor ``_call_tool`` looks it up again."""
+        name = params.get("name") if method == "tools/call" and isinstance(params, dict) else None
+        if not isinstance(name, str):
+            return Plan(method, private_listing=listing(method) and (
+                bool(self.listings_vary_by_user) or self.component_filter is not None))
+        tool = self.get_tool(name)
+        # Only the Context can send (the tool's own, its resolvers', a task's, the component filter's).
+        silent = self.component_filter is None and (tool is None or not tool.can_send)
+        if tool is None:
+            return Plan(method, name, silent=silent)
+        return Plan(method, name, tool, timeout=tool.timeout, silent=silent, required_scopes=tuple(tool.required_scopes),
+                    header_schema=tool.parameters if tool.header_routed else None)
+
     def tool_scopes(self) -> list[str]:
         """Every scope some tool requires, for the protected-resource metadata's ``scopes_supported``."""
         with self._registry_lock:
@@ -722,16 +739,23 @@ class MCPServer(Generic[LifespanT]):
                   context: Context | None = None) -> CallToolResult | InputRequiredResult | CreateTaskResult:
         """Run a tool in-process. Raises ``ToolError`` (unknown tool, invalid arguments, a failure the
         tool reports) or ``UnexpectedToolError`` (a crash, the original as ``__cause__``)."""
-        return self._run_tool(name, arguments, context, wire=False)
+        return self._run_tool(name, arguments, lambda: context, wire=False)
 
-    def _run_tool(self, name: str, arguments: dict[str, Any] | None, context: Context | None, wire: bool,
-                  tool: Tool | None = None) -> Any:
-        """``call_tool``'s work. ``wire``: for the dispatcher, which only sends what it returns, a
-        tool's plain return value may come as the result's wire form (``Tool.invoke``); asked only
-        where nothing between the dispatcher and the tool expects a model: no subclass's
-        ``call_tool``, no extension that intercepts tool calls (``_answers_in_wire_form``). ``tool``:
-        the one the request's plan found by ``name``, else it is looked up."""
+    def _run_tool(self, name: str, arguments: dict[str, Any] | None, make_context: Callable[[], Context | None],
+                  wire: bool, tool: Tool | None = None) -> Any:
+        """``call_tool``'s work. ``make_context``: the call's ``Context``, made once the tool is
+        found and checked (before, where a ``component_filter`` needs it for the check), so that the
+        tool gets it as the last thing made for it. ``wire``: for the dispatcher, which only sends
+        what it returns, a tool's plain return value may come as the result's wire form
+        (``Tool.invoke``); asked only where nothing between the dispatcher and the tool expects a
+        model: no subclass's ``call_tool``, no extension that intercepts tool calls
+        (``_answers_in_wire_form``). ``tool``: the one the request's plan found by ``name``, else it
+        is looked up."""
+        filtered = self.component_filter is not None
+        context = make_context() if filtered else None
         tool = self._tool_to_call(name, context, tool)
+        if not filtered:
+            context = make_context()
         if tool.task is not None and context is not None:
             return self.tasks.call(tool, arguments, context)
         if context is None and tool.needs_context:

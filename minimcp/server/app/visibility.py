@@ -71,12 +71,13 @@ class Rule:
 
 
 class Visibility:
-    """The enable/disable rules of one server. ``_lock`` guards ``_rules`` on write; readers take the
-    tuple as it is (one attribute read), so a listing never waits for a change."""
+    """The enable/disable rules of one server. ``_lock`` guards ``rules`` on write; readers take the
+    tuple as it is (one attribute read), so a listing never waits for a change; where it is empty,
+    everything is enabled and a caller need not ask ``enabled``."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._rules: tuple[Rule, ...] = ()
+        self.rules: tuple[Rule, ...] = ()
 
     @staticmethod
     def rule(names: Iterable[str], tags: Iterable[str] | None, kind: Kind | Iterable[Kind] | None,
@@ -96,12 +97,12 @@ class Visibility:
         """Apply ``rule`` after every earlier one; an earlier rule naming exactly the same is
         replaced, so toggling one thing back and forth does not grow the list."""
         with self._lock:
-            kept = tuple(r for r in self._rules if (r.names, r.tags, r.kinds) != (rule.names, rule.tags, rule.kinds))
-            self._rules = (*kept, rule)
+            kept = tuple(r for r in self.rules if (r.names, r.tags, r.kinds) != (rule.names, rule.tags, rule.kinds))
+            self.rules = (*kept, rule)
 
     def enabled(self, kind: Kind, component: Any) -> bool:
         state = True
-        for rule in self._rules:
+        for rule in self.rules:
             if rule.matches(kind, component):
                 state = rule.enabled
         return state

@@ -25,21 +25,20 @@ def covers(declared: Any, required: Any) -> bool:
 
 
 class ClientDeclarations:
-    """One client's capabilities and identity, as models, or raw until first read (``declare``)."""
+    """One client's capabilities and identity, as models, or raw until first read.
 
-    def __init__(self, capabilities: ClientCapabilities | None = None, info: Implementation | None = None) -> None:
+    ``raw``: a 2026-07-28 envelope's ``clientCapabilities`` and ``clientInfo`` (the latter ignored
+    unless an object), taken as they came: the caller has proven that they validate (an identical
+    pair already did), and most handlers never read them, so each becomes a model of its own only
+    when first read."""
+
+    def __init__(self, capabilities: ClientCapabilities | None = None, info: Implementation | None = None,
+                 raw: tuple[Any, Any] | None = None) -> None:
         # _lock guards the settling of _raw into _capabilities and _info (see ``_settle``).
         self._lock = Lock()
         self._capabilities = capabilities
         self._info = info
-        self._raw: tuple[Any, Any] | None = None
-
-    def declare(self, capabilities: Any, info: Any) -> None:
-        """Take a 2026-07-28 envelope's ``clientCapabilities`` and ``clientInfo`` (ignored unless an
-        object) as the client's declarations, raw: the caller has proven that they validate (an
-        identical pair already did), and most handlers never read them, so each becomes a model of
-        its own only when first read."""
-        self._raw = (capabilities, info)
+        self._raw = raw
 
     def _settle(self) -> None:
         """Make the declared raw values models (or give the empty capabilities when nothing was declared)."""

@@ -25,21 +25,20 @@ import functools
 import logging
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Final, NamedTuple, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.server.core.caching import hinted
-from minimcp.server.core.context import ServerMiddleware, ServerRequestContext
+from minimcp.server.core.context import ServerMiddleware, ServerRequestContext, ServerSession
 from minimcp.server.core.outbox import Outbox
 from minimcp.server.core.plan import Plan
 from minimcp.server.core.ports import Planner
-from minimcp.server.core.era import LEGACY, MODERN, Era, era_of_message
+from minimcp.server.core.era import LEGACY, MODERN, Era, arrival, era_of_message
 from minimcp.server.core.pending import UnexpectedAnswer
-from minimcp.server.core.server_session import ServerSession
-from minimcp.server.core.sessions import Connection
+from minimcp.server.core.sessions import SERVER_LIFESPAN, Connection
 from minimcp.server.core.listens import Listens
 from minimcp.server.core.served import ServingServer
 from minimcp.shared.transport_context import TransportContext
@@ -155,13 +154,11 @@ class Dispatcher:
 
     def receive(self, message: Message, kind: str, header_version: str | None = None,
                 routing: Mapping[str, str] | None = None) -> Arrival:
-        """What the core makes of ``message`` as it arrives, in one step: its era (``era_of``), a
-        request's plan (``plan``), and a self-contained 2026-07-28 message's connection, described
-        by its envelope and routing headers (``modern_connection``; a legacy one is its session's,
-        which the transport looks up)."""
-        era = self.era_of(message, header_version)
-        plan = self.plan(message) if kind == "request" else None
-        connection = None if era.http_sessions else self.modern_connection(message, routing)
+        """What the core makes of ``message`` as it arrives, in one step: its era and, for a
+        self-contained 2026-07-28 message, its connection (``era.arrival``), and a request's plan
+        (``plan``)."""
+        era, connection = arrival(self.server, message, header_version, routing, _exists_in)
+        plan = self.server.planner.plan(message["method"], message.get("params")) if kind == "request" else None
         return Arrival(era, plan, connection)
 
     def new_legacy_connection(self) -> Connection:
@@ -186,28 +183,34 @@ class Dispatcher:
 
     # --- messages --------------------------------------------------------------------------------
     def handle_request(self, message: Message, connection: Connection, outbox: Outbox,
-                       transport: TransportContext, calls: Calls | None = None,
+                       transport: TransportContext, calls: Calls | _Untracked | None = None,
                        here: bool = False, plan: Plan | None = None) -> Message | None:
         """Answer a request now, or (``None``) run it as a pool job that closes ``outbox`` with the answer.
 
         A call that outlives this method (a worker's, an open stream) is tracked in ``calls`` (by
-        default its own connection), where ``notifications/cancelled`` finds it by id (``UNTRACKED``
-        where no later message can name it). A method this era does not serve is answered inline:
+        default its own connection), where ``notifications/cancelled`` finds it by id; ``UNTRACKED``
+        where no later message can name it. A method this era does not serve is answered inline:
         the refusal comes from inside the middleware chain, so middleware sees it.
         ``here``: the caller would only wait for the answer, so a call that can send nothing before
         it (``quiet``) runs on the caller's thread, still as one of the pool's jobs, and its answer
         is returned (in ``outbox`` instead, behind anything the call queued there).
         ``plan``: what the caller already worked out of the request (``plan``), else made here.
+
+        What the dispatcher decides of its own comes first, before anything it hands the request to
+        (the shares, the pool, the handler), so the request passes each of them once, in turn.
         """
         request_id = message["id"]
         method = self._lookup(message["method"], connection.era) or _REFUSED
         plan = plan or self.plan(message)
-        calls = calls or connection
+        track: Calls | None = None if isinstance(calls, _Untracked) else (calls or connection)
         if not method.worker:
-            if method.stream:
-                calls.begin(request_id, outbox)
-                outbox.on_end(functools.partial(calls.end, request_id, outbox))
+            if method.stream and track is not None:
+                track.begin(request_id, outbox)
+                outbox.on_end(functools.partial(track.end, request_id, outbox))
             return self._execute(method, message, connection, outbox, transport, plan)
+        timeout = plan.timeout
+        # a timed call must leave the receiving thread free to send the timeout's answer
+        run_here = here and timeout is None and self.quiet(message, connection, outbox, plan)
         scope_of = self.server.hooks.call_scope
         # made on the receiving thread, while the host's context is here
         scope = None if scope_of is contextlib.nullcontext else scope_of()
@@ -216,8 +219,8 @@ class Dispatcher:
             principal = shares.admit(transport, connection)  # over its share, refused now: never waits for a worker
         except MCPError as over:
             return jsonrpc.error_from(request_id, over)
-        calls.begin(request_id, outbox)
-        timeout = plan.timeout
+        if track is not None:
+            track.begin(request_id, outbox)
         disarm = None if timeout is None else self.server.deadlines.arm(
             timeout, functools.partial(self._time_out, message, connection, outbox, transport, timeout))
 
@@ -236,20 +239,21 @@ class Dispatcher:
                     response = jsonrpc.error(request_id, INTERNAL_ERROR, "Internal server error")
                 if disarm is not None:
                     disarm()
+                if track is not None:
+                    track.end(request_id, outbox)
                 shares.give_back(principal)  # before the answer, so the caller's next call finds its share free
-                calls.end(request_id, outbox)
             return response
 
         try:
-            # a timed call must leave the receiving thread free to send the timeout's answer
-            if here and timeout is None and self.quiet(message, connection, outbox, plan):
+            if run_here:
                 return outbox.answer_here(self.server.pool.run_here(job))
             self.server.pool.submit(lambda: outbox.close(job()))
         except MCPError as busy:
             if disarm is not None:
                 disarm()
+            if track is not None:
+                track.end(request_id, outbox)
             shares.give_back(principal)
-            calls.end(request_id, outbox)
             return jsonrpc.error_from(request_id, busy)
         return None
 
@@ -331,8 +335,10 @@ class Dispatcher:
         request_id = message.get("id")
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
+        lifespan = connection.lifespan_state
         return ServerRequestContext(
-            session=ServerSession(connection, outbox, request_id, meta), lifespan_context=connection.lifespan_context(),
+            session=ServerSession(connection, outbox, request_id, meta),
+            lifespan_context=self.server.lifespan_context() if lifespan is SERVER_LIFESPAN else lifespan,
             protocol_version=connection.protocol_version, method=message["method"],
             params=params if isinstance(params, dict) else None, request_id=request_id, meta=meta,
             transport=transport, server=self.server, outbox=outbox, era=connection.era, plan=plan,
@@ -342,10 +348,11 @@ class Dispatcher:
                  transport: TransportContext, plan: Plan) -> Message:
         request_id = message["id"]
         try:
-            result = self._through_middleware(self._answered)(self._context(message, connection, outbox, transport, plan))
+            outermost, inner = self._chain(self._answered)
+            result = outermost(self._context(message, connection, outbox, transport, plan), inner)
             if method.stream:
                 return None  # type: ignore[return-value]
-            return jsonrpc.result(request_id, _wire(result))
+            return jsonrpc.result(request_id, result if isinstance(result, dict) else _wire(result))
         except MCPError as exc:
             return connection.era.error_answer(request_id, exc, transport)
         except ValidationError:
@@ -363,7 +370,8 @@ class Dispatcher:
         era = connection.era
         if self._lookup(name, era) is None:
             raise MCPError(METHOD_NOT_FOUND, "Method not found", name)
-        era.admit(connection, name)
+        if era.handshake:
+            era.admit(connection, name)
         server = self.server
         entry = server._request_handlers.get(name)
         if entry is None:
@@ -382,15 +390,31 @@ class Dispatcher:
                             ) -> Callable[[ServerRequestContext[Any, Any]], Any]:
         """``inner`` wrapped in the server's middleware, outermost first; each layer may pass a
         changed context on."""
+        outermost, rest = self._chain(inner)
+        return functools.partial(_layered, outermost, rest)
+
+    def _chain(self, inner: Callable[[ServerRequestContext[Any, Any]], Any]
+               ) -> tuple[Callable[[ServerRequestContext[Any, Any], Any], Any], Callable[[ServerRequestContext[Any, Any]], Any]]:
+        """The server's middleware around ``inner`` as its outermost layer and what that layer calls
+        next, so that a request is handed to the first middleware directly (``_unwrapped`` stands
+        in for it where there is none)."""
+        layers = self.server.middleware
+        if not layers:
+            return _unwrapped, inner
         call = inner
-        for layer in reversed(self.server.middleware):
+        for layer in reversed(layers[1:]):
             call = functools.partial(_layered, layer, call)
-        return call
+        return layers[0], call
 
 
 def _layered(layer: Callable[[ServerRequestContext[Any, Any], Any], Any], call_next: Any,
              ctx: ServerRequestContext[Any, Any]) -> Any:
     return layer(ctx, call_next)
+
+
+def _unwrapped(ctx: ServerRequestContext[Any, Any], call_next: Callable[[ServerRequestContext[Any, Any]], Any]) -> Any:
+    """The outermost layer of a server with no middleware: the request goes straight on."""
+    return call_next(ctx)
 
 
 def _wire(result: Any) -> dict[str, Any]:
@@ -474,13 +498,8 @@ class Calls(Protocol):
 class _Untracked:
     """``calls`` for a request that no later message can name: a 2026-07-28 request over HTTP,
     alone on a connection made for it, whose era routes nothing by request id (it is cancelled by
-    closing its own stream). Tracking it there would be bookkeeping no one reads."""
-
-    def begin(self, request_id: RequestId, outbox: Outbox) -> None:
-        pass
-
-    def end(self, request_id: RequestId, outbox: Outbox) -> None:
-        pass
+    closing its own stream). Tracking it would be bookkeeping no one reads, so ``handle_request``
+    tracks nothing for it."""
 
 
-UNTRACKED: Calls = _Untracked()
+UNTRACKED: Final = _Untracked()

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pydantic import ValidationError
 
 from minimcp.jsonrpc import InProcessError, MCPError, Message, error_from
-from minimcp.server.core.questions import AskClient, NoQuestions, Questions, ReplayQuestions
-from minimcp.server.core.rounds import Binding, InputRequired, open_book, seal
+from minimcp.server.core.questions import AskClient, NoQuestions, Questions
+from minimcp.server.core.rounds import RoundBody, run_round, seal_own_state
 from minimcp.server.core.sealing import RequestStateSecurity
 from minimcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from minimcp.types.methods import EraName
@@ -43,6 +43,7 @@ from minimcp.types import (
     INVALID_REQUEST,
     LATEST_HANDSHAKE_VERSION,
     META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
@@ -55,20 +56,14 @@ from minimcp.types import (
 )
 
 if TYPE_CHECKING:
-    from minimcp.server.core.context import ServerRequestContext
+    from minimcp.server.core.context import ServerRequestContext, ServerSession
     from minimcp.server.core.outbox import Outbox
     from minimcp.server.core.initialization import NotificationOptions
     from minimcp.server.core.served import ServingServer
-    from minimcp.server.core.server_session import ServerSession
     from minimcp.server.core.sessions import Connection
     from minimcp.shared.transport_context import TransportContext
 
 logger = logging.getLogger("minimcp.server.session")
-
-#: What ``Era.rounds`` runs: the handler, given the question strategy, the client's answers so far
-#: (``inputResponses``) and the handler's own ``requestState`` text.
-RoundBody = Callable[[Questions, "dict[str, Any] | None", "str | None"], Any]
-
 
 #: What a 2026-07-28 ``input_required`` elicitation keeps of a resolver model's schema.
 _INPUT_REQUEST_SCHEMA_KEYS = ("type", "properties", "required")
@@ -92,6 +87,14 @@ def _declarer(info: Any) -> tuple[str | None, str | None]:
         return None, None
     name, version = info.get("name"), info.get("version")
     return name if isinstance(name, str) else None, version if isinstance(version, str) else None
+
+
+def _declared(message: Message) -> tuple[Any, Any]:
+    """The ``clientCapabilities`` and ``clientInfo`` of a message's ``_meta``, as they came (``None``
+    where there is no such object: the ladder refuses the message then)."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return (meta.get(META_CLIENT_CAPABILITIES), meta.get(META_CLIENT_INFO)) if isinstance(meta, dict) else (None, None)
 
 
 def _validated_before(capabilities: Any, info: Any) -> bool:
@@ -132,6 +135,9 @@ class Era(ABC):
     versions: tuple[str, ...]
     #: The newest of ``versions``: what a connection speaks when nobody asked for another.
     latest: str
+    #: Whether a connection's requests wait for a handshake (``admit``): a 2026-07-28 request
+    #: carries its own declarations, so the core asks ``admit`` only where this is ``True``.
+    handshake: bool
 
     # --- which era, which connection -------------------------------------------------------------
     def speaks(self, version: object) -> bool:
@@ -169,7 +175,7 @@ class Era(ABC):
     # --- errors ----------------------------------------------------------------------------------
     @abstractmethod
     def admit(self, connection: Connection, method: str) -> None:
-        """Refuse a request this connection may not make yet."""
+        """Refuse a request this connection may not make yet (asked where ``handshake``)."""
 
     @abstractmethod
     def unexpected(self, exc: BaseException, expose: bool) -> MCPError:
@@ -233,6 +239,7 @@ class LegacyEra(Era):
     name = "legacy"
     legacy = True
     table_key = "legacy"
+    handshake = True
     ask_back = True
     log_by_default = True
     advertises_extensions = False
@@ -326,6 +333,7 @@ class ModernEra(Era):
     name = "2026-07-28"
     legacy = False
     table_key = "modern"
+    handshake = False
     ask_back = False
     log_by_default = False
     advertises_extensions = True
@@ -342,6 +350,11 @@ class ModernEra(Era):
         connection_type = _connection_type()
         if message is None:
             return connection_type(server, protocol_version=self.latest, era=self)
+        # Over HTTP the message was decoded from JSON, so each value is a JSON value: a pair equal
+        # to one that validated before validates again, and is taken raw. Asked before the ladder,
+        # of what the ladder will find in ``_meta``, so the ladder is the last step it hands on to.
+        decoded = headers is not None
+        seen = decoded and _validated_before(*_declared(message))
         route = classify_inbound_request(message, headers=headers, supported_modern_versions=self.versions)
         if isinstance(route, InboundLadderRejection):
             raise MCPError(route.code, route.message, route.data)
@@ -352,14 +365,9 @@ class ModernEra(Era):
         if log_level is not None and log_level not in _log_levels():
             raise MCPError(INVALID_PARAMS, f"Invalid log level in _meta: {log_level!r}")
         capabilities, info = route.client_capabilities, route.client_info
-        # Over HTTP the message was decoded from JSON, so each value is a JSON value: a pair equal
-        # to one that validated before validates again, and is taken raw.
-        decoded = headers is not None
-        if decoded and _validated_before(capabilities, info):
-            connection = connection_type(server, protocol_version=route.protocol_version, era=self,
-                                         log_level=log_level)
-            connection.declare(capabilities, info)
-            return connection
+        if seen:
+            return connection_type(server, protocol_version=route.protocol_version, era=self, log_level=log_level,
+                                   declared=(capabilities, info))
         try:
             client_capabilities = ClientCapabilities.model_validate(capabilities)
             client_info = Implementation.model_validate(info) if isinstance(info, dict) else None
@@ -384,39 +392,18 @@ class ModernEra(Era):
     def rounds(self, ctx: ServerRequestContext[Any, Any], security: RequestStateSecurity, audience: str | None,
                run: RoundBody, asks: bool = True) -> Any:
         params = ctx.params or {}
-        responses = params.get("inputResponses")
-        request_state = params.get("requestState")
-        book = None
-        if not asks and responses is None and request_state is None:
-            # Nothing to replay and nothing will be asked: no book is opened (nor a binding made)
-            # unless the handler answers input_required itself, with a state of its own to seal.
-            result = run(NoQuestions(), None, None)
-            if not isinstance(result, InputRequiredResult):
-                return result
-        binding = Binding(security, ctx, audience)  # works out what it binds only when a state is opened or sealed
-        if asks or responses is not None or request_state is not None:
-            book = open_book(security, binding, request_state, responses)
-            try:
-                result = run(ReplayQuestions(book), responses, book.handler_state)
-            except InputRequired:
-                result = None
-            if book.pending:
-                # The result in its wire form, the questions as their askers built them: what a legacy
-                # connection sends as requests (``Connection.ask``), not validated into models only
-                # to be dumped back.
-                return {"resultType": "input_required", "inputRequests": book.pending,
-                        "requestState": seal(security, book.payload(binding, None))}
-        if isinstance(result, InputRequiredResult):
-            book = book or open_book(security, binding, None, None)
-            state = seal(security, book.payload(binding, result.request_state))
-            return result.model_copy(update={"request_state": state})
-        return result
+        if asks or params.get("inputResponses") is not None or params.get("requestState") is not None:
+            return run_round(ctx, security, audience, run)
+        # Nothing to replay and nothing will be asked: no round is opened (nor a binding made)
+        # unless the handler answers input_required itself, with a state of its own to seal.
+        result = run(NoQuestions(), None, None)
+        return seal_own_state(ctx, security, audience, result) if isinstance(result, InputRequiredResult) else result
 
     def body_questions(self, elicit_replay: bool) -> bool:
         return elicit_replay
 
     def admit(self, connection: Connection, method: str) -> None:
-        return None  # a 2026-07-28 request carries its own declarations: nothing to wait for
+        return None
 
     def unexpected(self, exc: BaseException, expose: bool) -> MCPError:
         return MCPError(INTERNAL_ERROR, str(exc) if expose else "Internal server error")
@@ -494,6 +481,15 @@ def era_of_message(message: Message, header_version: str | None = None,
         return MODERN
     return LEGACY
 
+
+
+def arrival(server: ServingServer, message: Message, header_version: str | None, routing: Mapping[str, str] | None,
+            exists_in: Callable[[str, Era], bool] = _exists_everywhere) -> tuple[Era, Connection | None]:
+    """The era ``message`` belongs to (``era_of_message``) and, for a self-contained 2026-07-28
+    message, its connection, described by its envelope and ``routing`` headers
+    (``ModernEra.connection``; a legacy message's is its session's, which the transport looks up)."""
+    era = era_of_message(message, header_version, exists_in)
+    return era, None if era.http_sessions else era.connection(server, message, routing)
 
 # sessions.py gives its connections these eras, so it is imported when first needed, not at the top;
 # cached, since a 2026-07-28 request builds a connection each (an import statement costs a lookup

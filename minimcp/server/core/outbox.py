@@ -199,7 +199,7 @@ class QueueOutbox(Outbox):
     def get(self, timeout: float) -> tuple[Message, bool] | None:
         """The next message and whether it is the final response; ``None`` after ``timeout`` seconds,
         or at once when the request is aborted (a stream with no final response then ends)."""
-        return self._queue.get(timeout)
+        return self._queue.take(timeout)
 
     def abort(self) -> None:
         super().abort()

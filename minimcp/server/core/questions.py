@@ -5,8 +5,9 @@ and the tasks extension ask through it and never learn which era they serve:
 
 - ``AskClient`` (legacy): a server-to-client request on the call's own stream; the worker blocks
   until the answer arrives (bounded by the server's ``back_channel_timeout``);
-- ``ReplayQuestions`` (2026-07-28): the answer recorded in this round's ``requestState`` and
-  ``inputResponses``, or ``InputRequired``, which ends the pass with ``input_required``;
+- the ``AnswerBook`` of a round (2026-07-28, ``minimcp.server.core.rounds``): the answer recorded in
+  this round's ``requestState`` and ``inputResponses``, or ``InputRequired``, which ends the pass
+  with ``input_required``;
 - ``NoQuestions``: a call with nobody to ask (``mcp.call_tool(...)`` in-process, a 2026-07-28 handler
   outside a round).
 """
@@ -17,7 +18,6 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from minimcp import jsonrpc
-from minimcp.server.core.rounds import AnswerBook, InputRequired
 
 if TYPE_CHECKING:
     from minimcp.types import RequestId
@@ -70,22 +70,6 @@ class AskClient(Questions):
     def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
         gate()
         return self._session.connection.ask(method, params, self._request_id)
-
-
-class ReplayQuestions(Questions):
-    """2026-07-28: a recorded answer, or ``InputRequired`` carrying the question to the client."""
-
-    def __init__(self, book: AnswerBook) -> None:
-        self._book = book
-
-    def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
-        answer = self._book.answer(key, method, params)
-        if answer is not None:
-            return answer
-        gate()
-        request = {key: {"method": method, "params": params}}
-        self._book.defer(request)
-        raise InputRequired(request)
 
 
 class NoQuestions(Questions):

@@ -33,9 +33,10 @@ from pydantic import ValidationError
 from minimcp import jsonrpc
 from minimcp.jsonrpc import MCPError
 from minimcp.server.core.faults import BackendFault
+from minimcp.server.core.questions import Gate, Questions
 from minimcp.server.core.sealing import InvalidRequestState, RequestStateSecurity
 from minimcp.server.core.workers import wall_clock
-from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS, dump, parse_input_response
+from minimcp.types import INTERNAL_ERROR, INVALID_PARAMS, InputRequiredResult, dump, parse_input_response
 from minimcp.types.methods import METHODS
 
 logger = logging.getLogger("minimcp.server.request_state")
@@ -134,8 +135,15 @@ def _changed_question(key: str) -> MCPError:
     )
 
 
-class AnswerBook:
-    """The answers of one call so far, and the questions this pass could not answer."""
+#: What a round runs (``run_round``, ``Era.rounds``): the handler, given the question strategy, the
+#: client's answers so far (``inputResponses``) and the handler's own ``requestState`` text.
+RoundBody = Callable[[Questions, "dict[str, Any] | None", "str | None"], Any]
+
+
+class AnswerBook(Questions):
+    """The answers of one call so far, and the questions this pass could not answer: the question
+    strategy of a 2026-07-28 round (``ask``: the recorded answer, or ``InputRequired`` carrying the
+    question to the client)."""
 
     def __init__(self, answers: dict[str, dict[str, Any]], asked: dict[str, dict[str, Any]],
                  fresh: dict[str, Any], handler_state: str | None) -> None:
@@ -168,9 +176,14 @@ class AnswerBook:
             return response
         return None
 
-    def defer(self, requests: dict[str, dict[str, Any]]) -> None:
-        """Carry questions ``answer`` found unanswered (so knows the digest of) to the client."""
-        self.pending.update(requests)
+    def ask(self, key: str, method: str, params: dict[str, Any], gate: Gate) -> dict[str, Any]:
+        answer = self.answer(key, method, params)
+        if answer is not None:
+            return answer
+        gate()
+        request = {key: {"method": method, "params": params}}
+        self.pending.update(request)  # the client gets it with this round's answer
+        raise InputRequired(request)
 
     def payload(self, binding: Binding, handler_state: str | None) -> dict[str, Any]:
         asked = {key: {"d": self._digests[key], "m": request["method"]} for key, request in self.pending.items()}
@@ -241,3 +254,38 @@ def seal(security: RequestStateSecurity, payload: dict[str, Any]) -> str:
     except Exception:
         logger.exception("sealing requestState failed")
         raise MCPError(-32603, "Internal error") from None
+
+
+def run_round(ctx: Any, security: RequestStateSecurity, audience: str | None, run: RoundBody) -> Any:
+    """One pass of a 2026-07-28 request's handler (``run``): replaying the answers its retry carries,
+    and answering ``input_required`` with the questions it could not answer and the state sealed
+    for the next round."""
+    params = ctx.params or {}
+    responses = params.get("inputResponses")
+    binding = Binding(security, ctx, audience)  # works out what it binds only when a state is opened or sealed
+    book = open_book(security, binding, params.get("requestState"), responses)
+    try:
+        result = run(book, responses, book.handler_state)
+    except InputRequired:
+        result = None
+    if book.pending:
+        # The result in its wire form, the questions as their askers built them: what a legacy
+        # connection sends as requests (``Connection.ask``), not validated into models only to be
+        # dumped back.
+        return {"resultType": "input_required", "inputRequests": book.pending,
+                "requestState": seal(security, book.payload(binding, None))}
+    if isinstance(result, InputRequiredResult):
+        return _sealed(security, binding, book, result)
+    return result
+
+
+def seal_own_state(ctx: Any, security: RequestStateSecurity, audience: str | None,
+                   result: InputRequiredResult) -> InputRequiredResult:
+    """A handler's own ``input_required``, answered outside a round: its state sealed as a round's."""
+    return _sealed(security, Binding(security, ctx, audience), AnswerBook({}, {}, {}, None), result)
+
+
+def _sealed(security: RequestStateSecurity, binding: Binding, book: AnswerBook,
+            result: InputRequiredResult) -> InputRequiredResult:
+    state = seal(security, book.payload(binding, result.request_state))
+    return result.model_copy(update={"request_state": state})

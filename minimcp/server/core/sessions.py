@@ -7,7 +7,7 @@ the standalone channel (the HTTP GET stream, or the stdio/in-memory connection i
 A 2026-07-28 request carries everything in its own ``_meta``; it gets a short-lived
 ``Connection`` of its own that can send nothing unprompted, so handlers see one interface.
 A handler sees either through a ``ServerSession`` bound to its request (the official API,
-``server_session.py``); an HTTP endpoint keeps its legacy sessions in a ``SessionManager``
+``context.py``); an HTTP endpoint keeps its legacy sessions in a ``SessionManager``
 (``session_manager.py``). A connection's parts each have a module: what the client declared
 (``declarations.py``), the calls in flight and the standalone channel (``channels.py``), the
 questions awaiting answers (``asking.py``), the resumable streams (``retention.py``).
@@ -58,8 +58,9 @@ logger = logging.getLogger("minimcp.server.session")
 LOG_LEVELS: tuple[str, ...] = get_args(LoggingLevel)
 
 
-#: ``Connection.lifespan_state`` when no driver gave one: the server's own lifespan is used.
-_SERVER_LIFESPAN: Any = object()
+#: ``Connection.lifespan_state`` when no driver gave one: its handlers see the server's own
+#: lifespan (``Server.lifespan_context``, entered on first use), which the dispatcher asks for.
+SERVER_LIFESPAN: Any = object()
 
 #: The result of each server-to-client request, for ``Connection.send_request``.
 _RESULT_FOR: dict[str, type[BaseModel]] = {
@@ -120,6 +121,13 @@ class Connection:
     def _streams(self) -> RetainedStreams:
         return RetainedStreams()
 
+    # Declarations given raw (``declared``: a 2026-07-28 envelope's, already proven to validate)
+    # become a part only when first read, which most handlers never do; its one reader is the
+    # thread running the request's handler.
+    @functools.cached_property
+    def _declarations(self) -> ClientDeclarations:
+        return ClientDeclarations(raw=self._declared)
+
     def __init__(
         self,
         server: ServingServer | None = None,
@@ -129,12 +137,18 @@ class Connection:
         client_info: Implementation | None = None,
         era: Era | None = None,
         log_level: LoggingLevel | None = None,
+        declared: tuple[Any, Any] | None = None,
     ) -> None:
+        """``declared``: a 2026-07-28 envelope's ``clientCapabilities`` and ``clientInfo``, raw, in
+        place of the two models, when an identical pair already validated (``ClientDeclarations``)."""
         self._server = server
         self.id: str | None = None
         self.era = era or era_of_version(protocol_version)
         self.protocol_version = protocol_version
-        self._declarations = ClientDeclarations(client_capabilities, client_info)
+        if declared is None:
+            self._declarations = ClientDeclarations(client_capabilities, client_info)
+        else:
+            self._declared = declared
         if self.era.legacy:
             self._channels, self._questions, self._streams = Channels(), OpenQuestions(), RetainedStreams()
         self.log_level = log_level
@@ -162,7 +176,7 @@ class Connection:
         self.exit_stack = contextlib.ExitStack()
         #: What handlers see as ``ctx.lifespan_context`` when a driver (``serve_one``,
         #: ``serve_connection``) was given the lifespan's state; else the server's own.
-        self.lifespan_state: Any = _SERVER_LIFESPAN
+        self.lifespan_state: Any = SERVER_LIFESPAN
 
     # --- built by hand, as the official ``mcp.server.connection`` builds them -------------------
     @classmethod
@@ -195,25 +209,12 @@ class Connection:
         self.lifespan_state = lifespan_state
         return self
 
-    def lifespan_context(self) -> Any:
-        """What this connection's handlers see as ``ctx.lifespan_context``."""
-        if self.lifespan_state is _SERVER_LIFESPAN:
-            return self._server.lifespan_context()  # type: ignore[union-attr]
-        return self.lifespan_state
-
     @property
     def session_id(self) -> str | None:
         """The legacy session's ``Mcp-Session-Id``; ``None`` on stdio, in memory and on 2026-07-28."""
         return self.id
 
     # --- what the client declared ------------------------------------------------------------
-    def declare(self, capabilities: Any, info: Any) -> None:
-        """Take a 2026-07-28 envelope's ``clientCapabilities`` and ``clientInfo`` (ignored unless an
-        object) as the client's declarations, raw: the caller has proven that they validate (an
-        identical pair already did), and most handlers never read them, so each becomes this
-        connection's own model only when first read."""
-        self._declarations.declare(capabilities, info)
-
     @property
     def client_capabilities(self) -> ClientCapabilities:
         """What the client said it can do (nothing, until it said)."""

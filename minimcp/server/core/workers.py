@@ -25,7 +25,7 @@ import logging
 import queue
 import threading
 import time
-from typing import Callable, Generic, TypeVar
+from typing import Callable, TypeVar
 
 from minimcp.jsonrpc import MCPError, Message
 from minimcp.thread_pool import ThreadPool
@@ -85,26 +85,20 @@ class Waiter:
         return outcome
 
 
-class Channel(Generic[T]):
-    """What one thread puts and another takes with a bounded wait: a C-implemented ``SimpleQueue``
-    (put and get with timeout), since every call's answer crosses from its worker to the transport
-    on one."""
+class Channel(queue.SimpleQueue[T]):
+    """What one thread puts and another takes with a bounded wait: every call's answer crosses from
+    its worker to the transport on one. It is the C-implemented ``SimpleQueue`` itself, not a
+    wrapper, so ``put`` and ``qsize`` (asked of every call's outbox) cost no Python frame; ``take``
+    is the bounded ``get``."""
 
-    __slots__ = ("_queue", "put")
+    __slots__ = ()
 
-    def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[T] = queue.SimpleQueue()
-        self.put: Callable[[T], None] = self._queue.put
-
-    def get(self, timeout: float) -> T | None:
+    def take(self, timeout: float) -> T | None:
         """The next item, or ``None`` when none arrives within ``timeout`` seconds."""
         try:
-            return self._queue.get(timeout=timeout)
+            return self.get(timeout=timeout)
         except queue.Empty:
             return None
-
-    def qsize(self) -> int:
-        return self._queue.qsize()
 
 
 class _Entry:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import socket
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.wrappers import Request
 
 from minimcp.httpd.affinity import ProcessPin
-from minimcp.httpd.hangups import watcher
+from minimcp.httpd.hangups import CAN_WATCH, HANGUPS, Unwatch
 from minimcp.server.auth import ACCESS_TOKEN_KEY
 from minimcp.server.auth.middleware.bearer_auth import AuthChallenge
 from minimcp.server.auth.options import AuthKeywords, AuthOptions
@@ -146,6 +147,24 @@ def remote_user(environ: dict[str, Any]) -> str | None:
     return environ.get("REMOTE_USER") or None
 
 
+#: Where WSGI servers put the client's socket in the environ: minimcp's own server (its bridge;
+#: minimcp's gunicorn worker class serves through it), gunicorn's workers, werkzeug's development server.
+SOCKET_KEYS = ("minimcp.httpd.socket", "gunicorn.socket", "werkzeug.socket")
+
+
+def hangup_watcher(environ: Mapping[str, Any]) -> Callable[[Callable[[], None]], Unwatch] | None:
+    """How to watch the client of the request ``environ`` describes for a hang-up (``HANGUPS``): a
+    function taking the callback and returning the ``unwatch``; ``None`` when the server hands the
+    app no socket, or the system cannot watch one."""
+    if not CAN_WATCH:
+        return None
+    for key in SOCKET_KEYS:
+        sock = environ.get(key)
+        if isinstance(sock, socket.socket):
+            return functools.partial(HANGUPS.watch, sock)
+    return None
+
+
 def read_body(environ: dict[str, Any], limit: int) -> bytes | None:
     """The request body, or ``None`` when it is over ``limit``."""
     value = environ.get("CONTENT_LENGTH", "")
@@ -171,21 +190,20 @@ def read_body(environ: dict[str, Any], limit: int) -> bytes | None:
 
 
 def exchange_request(environ: dict[str, Any], path: str, headers: EnvironHeaders, principal: str | None,
-                     head: Head | None = None) -> HTTPRequest:
+                     head: Head | None = None, limit: int | None = None) -> HTTPRequest:
     """The exchange's view of a WSGI request made by ``principal``, to ``path``, with ``headers``
-    (and their ``head``, when already read)."""
-    return HTTPRequest(environ["REQUEST_METHOD"], path, headers,
-                       functools.partial(read_body, environ), principal=principal,
+    (and their ``head``, when already read). A body whose ``Content-Length`` is within ``limit`` is
+    read here, as the exchange would read it at once; any other (too long, chunked, no limit given)
+    is left for the exchange to read, or refuse, once the headers have passed."""
+    length = environ.get("CONTENT_LENGTH", "")
+    body: bytes | Callable[[int], bytes | None] = (
+        read_body(environ, limit) or b"" if limit is not None and length.isdigit() and int(length) <= limit
+        else functools.partial(read_body, environ))
+    return HTTPRequest(environ["REQUEST_METHOD"], path, headers, body, principal=principal,
                        access_token=environ.get(ACCESS_TOKEN_KEY), client_address=environ.get("REMOTE_ADDR") or None,
                        holds_streams=environ.get("wsgi.multithread", True),
                        multiprocess=bool(environ.get("wsgi.multiprocess")), native=functools.partial(Request, environ),
-                       watch_hangup=watcher(environ), head=head or headers.head())
-
-
-def write(response: HTTPResponse, start_response: Any) -> Iterable[bytes]:
-    """Send an exchange's answer through WSGI (the server closes the body when the client leaves)."""
-    start_response(errors.STATUS_LINES[response.status], response.headers)
-    return response.body
+                       watch_hangup=hangup_watcher(environ), head=head or headers.head())
 
 
 class WSGIOptionKeywords(HTTPKeywords, AuthKeywords, total=False):
@@ -317,13 +335,15 @@ class MCPWSGIApp:
         self._entry: Callable[[dict[str, Any], Any], Any] = self._routed
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
-        self.cpu_pin.touch(environ)
+        if self.cpu_pin.pending:
+            self.cpu_pin.touch(environ)
         return self._entry(environ, start_response)
 
     def _routed(self, environ: dict[str, Any], start_response: Any) -> Any:
         answer = self._route(environ)
-        if isinstance(answer, HTTPResponse):
-            return write(answer, start_response)
+        if isinstance(answer, HTTPResponse):  # the server closes its body when the client leaves
+            start_response(errors.STATUS_LINES[answer.status], answer.headers)
+            return answer.body
         return answer(environ, start_response)
 
     def add_middleware(self, middleware: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
@@ -375,6 +395,14 @@ class MCPWSGIApp:
             protected, handler = True, None
         headers = EnvironHeaders(environ)
         head = headers.head()
+        if handler is None and self.auth is None:
+            # An open endpoint knows its caller without the guard's verdict: the request is made whole
+            # first, then the Host/Origin verdict is asked, and the exchange gets the request (or
+            # answers the refusal).
+            request = exchange_request(environ, path, headers, self.principal(environ), head,
+                                       self.exchange.max_request_body_size)
+            verdict = self.exchange.security.refusal(head.host, head.origin)
+            return self.exchange.serve(request) if verdict is None else self.exchange.refuse(verdict, head)
         refused = self.exchange.guard(head) if protected else None
         if refused is not None:
             return refused
@@ -385,7 +413,8 @@ class MCPWSGIApp:
                 self.auth.authenticate(environ)  # leaves the token where the principal hook reads it
             except AuthChallenge as challenge:
                 return challenge_response(challenge, self.auth)
-        return self.exchange.serve(exchange_request(environ, path, headers, self.principal(environ), head))
+        return self.exchange.serve(exchange_request(environ, path, headers, self.principal(environ), head,
+                                                    self.exchange.max_request_body_size))
 
     def _custom(self, handler: Callable[[Request], Any], environ: dict[str, Any], path: str) -> Any:
         """A custom route's response; a route that raises, or returns something that is not a WSGI

@@ -57,7 +57,7 @@ from minimcp.server.core.questions import Questions
 from minimcp.server.core.rounds import InputRequired, digest, validated_answer
 from minimcp.server.core.shares import Shares, fair_share, principal_of
 from minimcp.server.core.context import ServerRequestContext
-from minimcp.server.core.server_session import ServerSession
+from minimcp.server.core.context import ServerSession
 from minimcp.server.core.sessions import Connection
 from minimcp.server.app.context import Context, ContextServer
 from minimcp.server.app.exceptions import ToolError

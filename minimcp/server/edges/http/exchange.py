@@ -165,14 +165,22 @@ class HTTPResponse:
 
 
 def content(body: bytes, status: int, content_type: str, headers: dict[str, str] | None = None) -> HTTPResponse:
-    fields = [("Content-Type", content_type), ("Content-Length", str(len(body)))]
-    if headers:
-        fields.extend(headers.items())
+    fields = _fields(content_type, headers)
+    fields.insert(1, ("Content-Length", str(len(body))))
     return HTTPResponse(status, fields, [body])
 
 
 def json_response(message: Message, status: int = errors.OK, headers: dict[str, str] | None = None) -> HTTPResponse:
-    return content(jsonrpc.encode(message), status, "application/json", headers)
+    """``content`` of ``message`` as JSON; encoded last, so that an answer's road ends in the codec."""
+    fields = _fields("application/json", headers)
+    body = jsonrpc.encode(message)
+    fields.insert(1, ("Content-Length", str(len(body))))
+    return HTTPResponse(status, fields, [body])
+
+
+def _fields(content_type: str, headers: dict[str, str] | None) -> list[tuple[str, str]]:
+    """A response's header fields but its ``Content-Length``, which goes second once the body is known."""
+    return [("Content-Type", content_type), *headers.items()] if headers else [("Content-Type", content_type)]
 
 
 def plain_response(text: str, status: int, headers: dict[str, str] | None = None) -> HTTPResponse:
@@ -285,8 +293,11 @@ class Exchange:
         """The refusal of a request whose ``Host`` or ``Origin`` ``transport_security`` does not allow
         (DNS-rebinding protection), else ``None``; custom routes are guarded by it too."""
         refused = self.security.refusal(head.host, head.origin)
-        if refused is None:
-            return None
+        return None if refused is None else self.refuse(refused, head)
+
+    def refuse(self, refused: str, head: Head) -> HTTPResponse:
+        """The answer to a request whose ``refused`` field (``TransportSecuritySettings.refusal``:
+        ``"Host"`` or ``"Origin"``) is not allowed."""
         logger.warning("rejected request with %s %r", refused, head.host if refused == "Host" else head.origin)
         return refusal_response(errors.InvalidHost() if refused == "Host" else errors.InvalidOrigin())
 
@@ -329,6 +340,7 @@ class Exchange:
             raise errors.UnsupportedMediaType()
         if not _accepts(head, "application/json", "text/event-stream"):
             raise errors.NotAcceptable("Not Acceptable: Accept must list application/json and text/event-stream")
+        version, routing = _version_header(head), head.routing()
         body = request.read(self.max_request_body_size)
         if body is None:
             raise errors.BodyTooLarge()
@@ -343,7 +355,7 @@ class Exchange:
                 "2026-07-28 retry landing on another process fails with -32602. Pass backend=\"redis://host:6379/0\" "
                 "(keys made once and shared), or RequestStateSecurity(keys=[...]) with the same keys everywhere")
         try:
-            arrival = self.dispatcher.receive(message, kind, _version_header(head), head.routing())
+            arrival = self.dispatcher.receive(message, kind, version, routing)
             plan = arrival.plan
             if plan is not None and plan.required_scopes:
                 refused = self._scopes_refusal(request, plan.required_scopes)
@@ -375,13 +387,13 @@ class Exchange:
             raise errors.BadEnvelope("A 2026-07-28 client sends no responses")
         if self.json_response and self.dispatcher.streams(message):
             raise errors.BadEnvelope(f"{message['method']} answers with an SSE stream; this endpoint answers JSON only")
+        transport = self._transport(request, False)
         outbox = QueueOutbox(can_request=False)
         # A 2026-07-28 client cancels by hanging up, and a quiet call writes nothing that would
         # reveal it: the adapter watches the connection until the request ends.
         unwatch = request.watch_hangup(outbox.abort) if request.watch_hangup is not None else None
         try:
-            answer = self.dispatcher.handle_request(message, connection, outbox,
-                                                    self._transport(request, outbox.can_request), UNTRACKED, here=True,
+            answer = self.dispatcher.handle_request(message, connection, outbox, transport, UNTRACKED, here=True,
                                                     plan=plan)
         except BaseException:
             if unwatch is not None:
