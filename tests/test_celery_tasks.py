@@ -10,6 +10,7 @@ import contextlib
 import importlib.util
 import os
 import queue
+import runpy
 import shutil
 import signal
 import subprocess
@@ -24,7 +25,7 @@ from typing import Any, Callable
 import pytest
 import redis
 
-from conftest import LEGACY, ROOT, RedisServer, legacy_handshake, modern_rpc, next_line, require_service
+from conftest import DOCS_SOURCES, LEGACY, ROOT, RedisServer, legacy_handshake, modern_rpc, next_line, require_service
 from conftest import server_process, wait_for
 from minimcp import Client, TaskCancelledError
 from minimcp.client import ClientRequestContext
@@ -81,13 +82,14 @@ def _read(process: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
 
 
 @contextlib.contextmanager
-def _worker(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    """``celery -A celery_tasks_server worker``, once it says it is ready; stopped afterwards (its
-    group). Its output is read to the end by a thread of its own, so it never blocks on a full pipe."""
-    command = [sys.executable, "-m", "celery", "-A", "celery_tasks_server", "worker", "--pool", "threads",
+def _worker(env: dict[str, str], module: str = "celery_tasks_server",
+            cwd: Path = SERVERS) -> Iterator[subprocess.Popen[str]]:
+    """``celery -A module worker``, once it says it is ready; stopped afterwards (its group). Its
+    output is read to the end by a thread of its own, so it never blocks on a full pipe."""
+    command = [sys.executable, "-m", "celery", "-A", module, "worker", "--pool", "threads",
                "--concurrency", "2", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
                "--without-heartbeat", "--hostname", f"test-{os.getpid()}@%h"]
-    process = subprocess.Popen(command, cwd=SERVERS, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, start_new_session=True)
     lines: queue.Queue[str] = queue.Queue()
     reader = threading.Thread(target=_read, args=(process, lines), name="test-celery-output", daemon=True)
@@ -212,3 +214,30 @@ def test_a_client_answers_a_task_question_with_its_elicitation_callback(deployme
         text = handle.result(timeout=WAIT).content[0].text
     assert text == f"b.txt deleted on run 2 (pid {deployment.worker.pid})"
     assert asked == ["Delete b.txt?"]
+
+
+# --- the how-to's program -------------------------------------------------------------------------
+def test_the_how_to_server_runs_its_bodies_on_its_worker(serve_http: Callable[..., str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs_src/how_to/tasks_on_celery.py as the page says to run it: its worker
+    (``celery -A tasks_on_celery worker``) and its server, on one Redis over TCP by ``REDIS_URL``."""
+    require_service(_celery_installed(), "Celery", "pip install celery")
+    how_to = DOCS_SOURCES / "how_to"
+    directory = Path(tempfile.mkdtemp(prefix="minimcp-celery-", dir="/tmp"))
+    try:
+        with RedisServer(directory, persistent=False, tcp=True) as server:
+            url = f"redis://127.0.0.1:{server.port}/0"
+            monkeypatch.setenv("REDIS_URL", url)
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+            with _worker(env, "tasks_on_celery", how_to) as worker:
+                mcp = runpy.run_path(str(how_to / "tasks_on_celery.py"))["mcp"]
+                try:
+                    asked: list[str] = []
+                    with Client(serve_http(mcp), elicitation_callback=accepting(asked)) as client:
+                        text = client.call_tool("export", {"table": "orders"}, task=True).result(timeout=WAIT)
+                finally:
+                    mcp.close()
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    assert text.content[0].text == f"orders exported by worker process {worker.pid}"
+    assert asked == ["Publish orders?"]
