@@ -241,3 +241,67 @@ def test_the_how_to_server_runs_its_bodies_on_its_worker(serve_http: Callable[..
         shutil.rmtree(directory, ignore_errors=True)
     assert text.content[0].text == f"orders exported by worker process {worker.pid}"
     assert asked == ["Publish orders?"]
+
+
+def test_a_resolved_value_settled_on_the_call_travels_to_the_worker(deployment: Deployment) -> None:
+    arguments = {"name": "resolved_first", "arguments": {"label": "door"}}
+    first = modern_rpc(deployment.url, "tools/call", arguments, capabilities=WITH_ELICITATION)["result"]
+    assert first["resultType"] == "input_required"
+    [key] = first["inputRequests"]
+    second = modern_rpc(deployment.url, "tools/call", {
+        **arguments, "requestState": first["requestState"],
+        "inputResponses": {key: {"action": "accept", "content": {"confirm": True}}}}, capabilities=WITH_ELICITATION)
+    rpc = _wire(deployment, "2026-07-28")
+    done = _poll(rpc, second["result"]["taskId"], "completed")
+    assert done["result"]["content"][0]["text"] == f"door: go=True (pid {deployment.worker.pid})"
+
+
+# --- what is refused, and why ----------------------------------------------------------------------
+def test_the_server_path_must_be_module_and_attribute() -> None:
+    require_service(_celery_installed(), "Celery", "pip install celery")
+    from celery import Celery
+
+    from minimcp.server.tasks.celery import CeleryExecutor
+
+    with pytest.raises(ValueError, match="package.module:attribute"):
+        CeleryExecutor(Celery("refused"), server="myapp.mcp")
+
+
+def _executor_server(store: Any, broker: str) -> Any:
+    from celery import Celery
+
+    from minimcp.server import MCPServer, TaskOptions
+    from minimcp.server.tasks.celery import CeleryExecutor
+
+    app = Celery("refusing", broker=broker)
+    app.conf.broker_connection_retry = False
+    mcp = MCPServer("refusing", tasks=TaskOptions(task_store=store, task_executor=CeleryExecutor(app, server="x:mcp")))
+    mcp.tool(task=True)(_double)
+    return mcp
+
+
+def _double(n: int) -> int:
+    return 2 * n
+
+
+def test_an_executor_over_a_store_of_one_process_is_refused_naming_the_fix(serve_http: Callable[..., str]) -> None:
+    require_service(_celery_installed(), "Celery", "pip install celery")
+    mcp = _executor_server(None, "memory://")
+    error = modern_rpc(serve_http(mcp), "tools/call", {"name": "_double", "arguments": {"n": 2}},
+                       capabilities={"extensions": {"io.modelcontextprotocol/tasks": {}}})["error"]
+    assert error["code"] == -32603 and "shared task store" in error["message"]
+
+
+def test_an_unreachable_broker_is_a_try_again(redis_server: RedisServer, serve_http: Callable[..., str]) -> None:
+    require_service(_celery_installed(), "Celery", "pip install celery")
+    from minimcp.server.tasks.redis_store import RedisTaskStore
+
+    client = redis_server.client()
+    mcp = _executor_server(RedisTaskStore(client), f"redis+socket://{redis_server.socket}.absent")
+    try:
+        error = modern_rpc(serve_http(mcp), "tools/call", {"name": "_double", "arguments": {"n": 2}},
+                           capabilities={"extensions": {"io.modelcontextprotocol/tasks": {}}})["error"]
+    finally:
+        client.close()
+    assert error["code"] == -32603
+    assert "Celery's broker" in error["message"] and error["message"].endswith("try again")

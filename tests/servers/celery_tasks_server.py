@@ -5,18 +5,20 @@
 Both share the redis-server whose unix socket ``MINIMCP_TEST_REDIS`` names: it is Celery's broker
 and the task store. The bodies report to Redis lists (``started``, ``stopped``) so a test sees what
 a body on the worker did, ``gated`` waits for the test to push ``release:<task id>``, and each run of
-``confirm`` counts itself in ``runs:<task id>``.
+``confirm`` counts itself in ``runs:<task id>``; ``resolved_first``'s ``Resolve(...)`` value is
+settled in the web process and travels to the worker.
 """
 
 import os
 import time
+from typing import Annotated
 
 import redis
 from celery import Celery
 from pydantic import BaseModel
 
 from minimcp.server import MCPServer, TaskOptions
-from minimcp.server.mcpserver import Context
+from minimcp.server.mcpserver import Context, Elicit, Resolve
 from minimcp.server.tasks.celery import CeleryExecutor
 from minimcp.server.tasks.redis_channel import RedisTaskChannel
 from minimcp.server.tasks.redis_store import RedisTaskStore
@@ -65,6 +67,16 @@ def confirm(filename: str, ctx: Context) -> str:
     answer = ctx.elicit(f"Delete {filename}?", Confirm)
     verdict = "deleted" if answer.action == "accept" and answer.data.confirm else "kept"
     return f"{filename} {verdict} on run {runs} (pid {os.getpid()})"
+
+
+def ask_go_ahead() -> Elicit[Confirm]:
+    return Elicit("Go ahead?", Confirm)
+
+
+@mcp.tool(task="required")
+def resolved_first(go: Annotated[Confirm, Resolve(ask_go_ahead)], label: str = "x") -> str:
+    """Its resolver is settled on the tools/call rounds; the value travels to the worker as JSON."""
+    return f"{label}: go={go.confirm} (pid {os.getpid()})"
 
 
 if __name__ == "__main__":
