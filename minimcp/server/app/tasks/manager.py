@@ -32,6 +32,14 @@ Several processes. With a shared store and a shared ``TaskChannel`` (``RedisTask
 there exactly as a local one, and status notifications are announced on the channel to every
 process's listens. A reader that finds an unfinished task whose process no longer beats fails it
 ("the server process running this task stopped"), so no task stays ``working`` forever.
+
+Elsewhere. With a ``TaskExecutor`` (``CeleryExecutor``) no web process holds a body: the record
+carries its job (``jobs.py``) and names the executor as its runner, every run is handed to the
+executor (the first by the creating request, each resumption by the request that brought the last
+answer, in whichever process), and the executor's worker runs it with ``run_recorded``, reading
+the record's answers and writing the outcome back to the store. A cancellation is the record's
+status, which the running body reads as ``ctx.cancelled``, and the executor's revocation; no
+heartbeat of a web process applies, so a web process may restart or die while the body runs.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``TaskOptions``: where a server's tasks are kept and how many bodies run at once, declared once."""
+"""``TaskOptions``: where a server's tasks are kept, where and how many bodies run at once, declared once."""
 
 from __future__ import annotations
 
