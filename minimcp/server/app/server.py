@@ -386,7 +386,8 @@ class MCPServer(Generic[LifespanT]):
         store = options.task_store if options.task_store is not None else backend.task_store()
         channel = options.task_channel if options.task_channel is not None else backend.task_channel()
         return TaskManager(self, store, max_running=options.max_task_workers,
-                           max_running_per_principal=options.max_task_workers_per_principal, channel=channel)
+                           max_running_per_principal=options.max_task_workers_per_principal, channel=channel,
+                           executor=options.task_executor)
 
     # --- what the low-level server holds: identity, the core, the pool, the routes ---------------
     title = _read_through("title")

@@ -30,8 +30,8 @@ from minimcp.shared.subscriptions import ServerEvent
 from minimcp.shared.tasks import TERMINAL
 from minimcp.types import RequestId
 
-__all__ = ["KINDS", "Change", "Deliver", "KeyRing", "Listener", "Planner", "SessionListener", "SessionStore",
-           "Stores", "SubscriptionBus", "TaskChannel", "TaskRecord", "TaskStore"]
+__all__ = ["EXECUTOR_RUNNER", "KINDS", "Change", "Deliver", "KeyRing", "Listener", "Planner", "SessionListener", "SessionStore",
+           "Stores", "SubscriptionBus", "TaskChannel", "TaskExecutor", "TaskRecord", "TaskStore"]
 
 
 # --- one request ----------------------------------------------------------------------------------
@@ -194,7 +194,9 @@ class TaskRecord:
     ``None`` on a one-client transport such as stdio). ``expires_at`` is wall-clock seconds. ``answers`` maps each input
     request key to ``{"d": digest of the question, "r": the client's answer}``; ``state`` is the
     ``requestState`` a hand-built ``InputRequiredResult`` carried into the next run. ``runner`` is
-    the ``TaskChannel.process_id`` of the process holding the body (``None``: this process).
+    the ``TaskChannel.process_id`` of the process holding the body (``None``: this process), or
+    the ``TaskExecutor.runner`` whose workers run it; then ``job`` is what any process needs to run
+    it (``minimcp.server.app.tasks.jobs``), as JSON, since no process holds it.
     """
 
     task_id: str
@@ -212,6 +214,7 @@ class TaskRecord:
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     runner: str | None = None
+    job: dict[str, Any] | None = None
 
     @property
     def terminal(self) -> bool:
@@ -322,6 +325,37 @@ class TaskChannel(Protocol):
     def close(self) -> None:
         """Stop hearing messages in this process (a later use starts again)."""
         return None
+
+
+#: How a ``TaskRecord.runner`` names a task executor rather than a process: ``executor:<name>``.
+EXECUTOR_RUNNER = "executor:"
+
+
+@runtime_checkable
+class TaskExecutor(Protocol):
+    """Where task bodies run when not on the threads of the process that created them.
+
+    The default is none: a body runs on its ``TaskManager``'s own worker pool, and dies with its
+    process. An executor (``CeleryExecutor``) hands each run to workers of its own instead; the
+    record says so (``runner``: ``EXECUTOR_RUNNER`` + ``name``) and carries the job, so any web
+    process answers ``tasks/*`` for it, a restart of the process that created it costs nothing, and
+    no heartbeat of a web process decides whether it is alive. The executor's worker runs the body
+    with ``TaskManager.run_recorded`` against the same store.
+    """
+
+    #: The executor's name in ``TaskRecord.runner`` (after ``EXECUTOR_RUNNER``).
+    name: str
+
+    @abstractmethod
+    def submit(self, task_id: str) -> None:
+        """Queue one run of the task's body (it reads everything else from the store); raise
+        ``TaskStoreUnavailable`` when the queue cannot be reached, so the client hears "try again"."""
+
+    @abstractmethod
+    def revoke(self, task_id: str) -> None:
+        """Stop the task's queued or running body, as far as the executor can (its record is
+        ``cancelled`` already, which a running body sees as ``ctx.cancelled``); a lost revocation is
+        logged, never raised."""
 
 
 # --- the bundle -----------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from minimcp.server.app.tasks import (
     InMemoryTaskStore,
     LocalTaskChannel,
     TaskChannel,
+    TaskExecutor,
     TaskExpired,
     TaskLimitReached,
     TaskManager,
@@ -15,4 +16,4 @@ from minimcp.server.app.tasks import (
     TaskStoreUnavailable,
 )
 
-__all__ = ["InMemoryTaskStore", "LocalTaskChannel", "TaskChannel", "TaskExpired", "TaskLimitReached", "TaskManager", "TaskNotFound", "TaskRecord", "TaskStore", "TaskStoreUnavailable"]
+__all__ = ["InMemoryTaskStore", "LocalTaskChannel", "TaskChannel", "TaskExecutor", "TaskExpired", "TaskLimitReached", "TaskManager", "TaskNotFound", "TaskRecord", "TaskStore", "TaskStoreUnavailable"]

@@ -9,19 +9,23 @@ channel promise (``TaskStore``, ``TaskChannel``, ``TaskRecord``) are ports of th
 (``minimcp.server.core.ports``). Several processes share ``RedisTaskStore`` and
 ``RedisTaskChannel`` (``minimcp.server.backends``), which need redis-py
 (``pip install 'minimcp-sync[redis]'``) and are imported from their modules
-(``minimcp.server.tasks.redis_store``, ``minimcp.server.tasks.redis_channel``).
+(``minimcp.server.tasks.redis_store``, ``minimcp.server.tasks.redis_channel``). Bodies run on this
+process's own pool unless a ``TaskExecutor`` takes them: ``CeleryExecutor``
+(``minimcp.server.tasks.celery``, ``pip install 'minimcp-sync[celery]'``) runs them on the
+application's Celery workers, where they outlive the web process; ``jobs.py`` is what travels there.
 """
 
 from minimcp.server.app.tasks.channel import LocalTaskChannel
 from minimcp.server.app.tasks.manager import TaskManager
 from minimcp.server.app.tasks.store import InMemoryTaskStore
 from minimcp.server.core.faults import TaskExpired, TaskLimitReached, TaskNotFound, TaskStoreUnavailable
-from minimcp.server.core.ports import TaskChannel, TaskRecord, TaskStore
+from minimcp.server.core.ports import TaskChannel, TaskExecutor, TaskRecord, TaskStore
 
 __all__ = [
     "InMemoryTaskStore",
     "LocalTaskChannel",
     "TaskChannel",
+    "TaskExecutor",
     "TaskExpired",
     "TaskLimitReached",
     "TaskManager",

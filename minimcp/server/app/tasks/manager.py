@@ -32,11 +32,20 @@ Several processes. With a shared store and a shared ``TaskChannel`` (``RedisTask
 there exactly as a local one, and status notifications are announced on the channel to every
 process's listens. A reader that finds an unfinished task whose process no longer beats fails it
 ("the server process running this task stopped"), so no task stays ``working`` forever.
+
+Elsewhere. With a ``TaskExecutor`` (``CeleryExecutor``) no web process holds a body: the record
+carries its job (``jobs.py``) and names the executor as its runner, every run is handed to the
+executor (the first by the creating request, each resumption by the request that brought the last
+answer, in whichever process), and the executor's worker runs it with ``run_recorded``, reading
+the record's answers and writing the outcome back to the store. A cancellation is the record's
+status, which the running body reads as ``ctx.cancelled``, and the executor's revocation; no
+heartbeat of a web process applies, so a web process may restart or die while the body runs.
 """
 
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import logging
 import secrets
 import threading
@@ -63,9 +72,11 @@ from minimcp.server.app.context import Context, ContextServer
 from minimcp.server.app.exceptions import ToolError
 from minimcp.server.app.tools import failure_result
 from minimcp.server.app.tasks.channel import LocalTaskChannel
+from minimcp.server.app.tasks.jobs import connection_of, job_of, transport_of, values_of
 from minimcp.server.app.tasks.store import InMemoryTaskStore
 from minimcp.server.core.faults import TaskExpired, TaskLimitReached, TaskNotFound, TaskStoreUnavailable
-from minimcp.server.core.ports import TaskChannel, TaskRecord, TaskStore
+from minimcp.server.core.ports import EXECUTOR_RUNNER, TaskChannel, TaskExecutor, TaskRecord, TaskStore
+from minimcp.server.core.workers import wall_clock
 from minimcp.shared.tasks import (
     CreateTaskResult,
     GetTaskResult,
@@ -104,13 +115,46 @@ class _Expiring(threading.Event):
         return super().is_set() or time.monotonic() >= self._deadline
 
 
+class _Watched(_Expiring):
+    """The cancellation flag of a body run by a task executor's worker, far from the web process
+    that hears ``tasks/cancel``: it also turns on once the task's record has ended (cancelled, or
+    gone). The record is read at most every ``every`` seconds, on the thread of a body polling
+    ``ctx.cancelled``, so a tight polling loop costs the store a few reads a second."""
+
+    def __init__(self, deadline: float, ended: Callable[[], bool], every: float = 0.25) -> None:
+        super().__init__(deadline)
+        self._ended = ended
+        self._every = every
+        # _lock guards _next_look: the body may poll from threads it starts, and one read at a time suffices.
+        self._lock = threading.Lock()
+        self._next_look = 0.0
+
+    def is_set(self) -> bool:
+        if super().is_set():
+            return True
+        with self._lock:
+            now = time.monotonic()
+            if now < self._next_look:
+                return False
+            self._next_look = now + self._every
+        try:
+            ended = self._ended()
+        except TaskStoreUnavailable as down:  # the store's absence is no cancellation: look again later
+            logger.warning("a task body could not learn whether it was cancelled (%s)", down)
+            return False
+        if ended:
+            self.set()
+        return ended
+
+
 class TaskOutbox(Outbox):
     """The outbox of a task's body. The call's response has gone, so nothing travels from here; the
     message of ``ctx.report_progress(...)`` becomes the task's ``statusMessage`` instead."""
 
-    def __init__(self, deadline: float, describe: Callable[[str], None]) -> None:
+    def __init__(self, deadline: float, describe: Callable[[str], None],
+                 cancelled: _Expiring | None = None) -> None:
         super().__init__(can_request=False)
-        self.cancelled = _Expiring(deadline)
+        self.cancelled = cancelled if cancelled is not None else _Expiring(deadline)
         self._describe = describe
 
     def _deliver(self, message: dict[str, Any], final: bool) -> None:
@@ -201,6 +245,8 @@ class TaskServer(ContextServer, Protocol):
 
     def call_scope(self) -> AbstractContextManager[Any]: ...
 
+    def get_tool(self, name: Any) -> Tool | None: ...
+
 
 class TaskManager:
     """The tasks of one ``MCPServer``: creation, the bodies' worker pool, and the ``tasks/*`` answers.
@@ -223,14 +269,22 @@ class TaskManager:
     sharing that store (default: a ``LocalTaskChannel``, every message a direct call). A deployment
     of several processes passes a shared pair, e.g. ``RedisTaskStore(client)`` and
     ``RedisTaskChannel(client)`` over one ``redis.Redis``.
+
+    ``executor`` (``TaskExecutor``, e.g. ``CeleryExecutor``) runs the bodies on workers of its own
+    instead of this pool: the record carries the job, every run is handed to the executor (the
+    first, and each resumption, from whichever process heard the last answer), and its worker runs
+    it with ``run_recorded``. The pool and the channel's resumptions then serve no body; the
+    channel still carries the status notifications.
     """
 
     def __init__(self, server: TaskServer, store: TaskStore | None = None, *, ttl: float = 3600.0,
                  poll_interval: float = 0.5, max_running: int = 16,
-                 max_running_per_principal: int | None = None, channel: TaskChannel | None = None) -> None:
+                 max_running_per_principal: int | None = None, channel: TaskChannel | None = None,
+                 executor: TaskExecutor | None = None) -> None:
         if ttl <= 0 or poll_interval <= 0:
             raise ValueError("task ttl and poll_interval must be positive")
         self.server = server
+        self.executor = executor
         self.store = store if store is not None else InMemoryTaskStore()
         self.channel = channel if channel is not None else LocalTaskChannel()
         self.channel.attach(self._deliver, self._catch_up)
@@ -274,17 +328,53 @@ class TaskManager:
                            "extension in the client capabilities", tasks_required_data())
         if not declared:
             return tool.run(arguments, ctx)
-        return self._start(tool, tool.prepare(arguments, ctx), ctx)
+        values = tool.prepare(arguments, ctx)
+        if self.executor is not None:
+            return self._hand_over(tool, arguments, values, ctx, self.executor)
+        return self._start(tool, values, ctx)
+
+    def _record(self, rc: ServerRequestContext[Any, Any], runner: str) -> TaskRecord:
+        """A new task's record, ``working``, held by ``runner``."""
+        now = time.time()
+        return TaskRecord(task_id=secrets.token_urlsafe(24), owner=_owner(rc), status="working", created_at=now,
+                          updated_at=now, ttl_ms=round(self.ttl * 1000), expires_at=now + self.ttl,
+                          poll_interval_ms=max(1, round(self.poll_interval * 1000)), runner=runner)
+
+    def _hand_over(self, tool: Tool, arguments: dict[str, Any] | None, values: dict[str, Any], ctx: Context,
+                   executor: TaskExecutor) -> CreateTaskResult:
+        """Start a task whose body runs on ``executor``'s workers: the record, with its job, then the first run."""
+        if isinstance(self.store, InMemoryTaskStore):  # a host may give the shared backend after construction
+            raise MCPError(INTERNAL_ERROR, "A task executor runs task bodies in other processes, which must see the "
+                                           "same tasks: give the server a shared task store (backend='redis://...', or "
+                                           "task_store=RedisTaskStore(...)) in every process, the workers' too")
+        rc = ctx.request_context
+        record = self._record(rc, EXECUTOR_RUNNER + executor.name)
+        meta = {**(rc.meta or {}), "progressToken": record.task_id}
+        job = job_of(tool, arguments, values, rc.session.connection, rc.transport, meta)
+        record = dataclasses.replace(record, job=job)
+        try:
+            with _reachable():
+                self.store.create(record)
+        except TaskLimitReached as full:
+            raise MCPError(INTERNAL_ERROR, str(full)) from None
+        self._run_on_executor(record.task_id, executor)
+        return CreateTaskResult(**_task_fields(record))
+
+    def _run_on_executor(self, task_id: str, executor: TaskExecutor) -> None:
+        """Queue a run of the body on ``executor``, for the request that started or resumed it. When
+        the executor's queue is out of reach, the task fails rather than wait for a run that never
+        comes, and that request hears "try again"."""
+        try:
+            executor.submit(task_id)
+        except TaskStoreUnavailable as down:
+            self._finish(task_id, "failed", error={"code": INTERNAL_ERROR, "message": f"{down}; start the task again"},
+                         message=str(down))
+            raise MCPError(INTERNAL_ERROR, f"{down}; try again") from None
 
     def _start(self, tool: Tool, values: dict[str, Any], ctx: Context) -> CreateTaskResult:
         self._sweep()
         rc = ctx.request_context
-        now = time.time()
-        ttl_ms = round(self.ttl * 1000)
-        record = TaskRecord(task_id=secrets.token_urlsafe(24), owner=_owner(rc), status="working", created_at=now,
-                            updated_at=now, ttl_ms=ttl_ms, expires_at=now + self.ttl,
-                            poll_interval_ms=max(1, round(self.poll_interval * 1000)),
-                            runner=self.channel.process_id)
+        record = self._record(rc, self.channel.process_id)
         deadline = time.monotonic() + self.ttl
         task_id = record.task_id
         outbox = TaskOutbox(deadline, lambda text: self._describe(task_id, text))
@@ -395,17 +485,58 @@ class TaskManager:
             return
         if record.status != "working":  # a resumption heard twice: the body waits for answers again
             return
+        self._execute(record, live.tool, lambda: live.values, live.connection, live.transport, live.outbox,
+                      live.meta)
+
+    def run_recorded(self, task_id: str) -> None:
+        """Run one turn of a task's body from its record alone: what a task executor's worker does,
+        in a process where no request stands behind it (the same server module imported, the same
+        store). A task that has ended, waits for answers or is gone is left as it is: a run queued
+        twice, or redelivered after a worker was lost, does nothing or runs the body again from the
+        top, as every resumption does."""
+        try:
+            record = self.store.get(task_id)
+        except (TaskNotFound, TaskExpired):
+            return
+        if record.status != "working":
+            return
+        job = record.job
+        tool = self.server.get_tool(job.get("tool")) if job is not None else None
+        if job is None or tool is None:
+            named = job.get("tool") if job is not None else None
+            self._finish(task_id, "failed", error={"code": INTERNAL_ERROR, "message": (
+                f"The task's tool {named!r} is not served by the server this worker imported; "
+                "deploy the same server module to the web processes and the workers")})
+            return
+        deadline = time.monotonic() + max(0.0, record.expires_at - wall_clock())
+        watched = _Watched(deadline, lambda: self._ended(task_id))
+        outbox = TaskOutbox(deadline, lambda text: self._describe(task_id, text), watched)
+        with self.server.call_scope():
+            self._execute(record, tool, lambda: values_of(tool, job), connection_of(job), transport_of(job), outbox,
+                          job.get("meta"))
+
+    def _ended(self, task_id: str) -> bool:
+        """Whether the task's record has ended (or is gone): its body is to stop."""
+        try:
+            return self.store.get(task_id).terminal
+        except (TaskNotFound, TaskExpired):
+            return True
+
+    def _execute(self, record: TaskRecord, tool: Tool, values: Callable[[], dict[str, Any]], connection: Connection,
+                 transport: TransportContext, outbox: TaskOutbox, meta: dict[str, Any] | None) -> None:
+        """One run of the body with the answers recorded so far, and its outcome kept in the store.
+        ``values`` makes the body's parameters inside, so a job that no longer fits its tool fails the task."""
+        task_id = record.task_id
         questions = TaskQuestions(record.answers)
         answers = {key: answer["r"] for key, answer in record.answers.items()}
-        connection = live.connection
-        rc = ServerRequestContext(session=ServerSession(connection, live.outbox, task_id, live.meta),
+        rc = ServerRequestContext(session=ServerSession(connection, outbox, task_id, meta),
                                   lifespan_context=self.server.lifespan_context(),
                                   protocol_version=connection.protocol_version, method="tools/call",
-                                  request_id=task_id, meta=live.meta, transport=live.transport,
-                                  outbox=live.outbox, era=connection.era)
+                                  request_id=task_id, meta=meta, transport=transport,
+                                  outbox=outbox, era=connection.era)
         context = Context(rc, self.server, questions, answers or None, record.state)
         try:
-            result = live.tool.invoke(live.values, context)
+            result = tool.invoke(values(), context)
         except InputRequired:
             self._park(task_id, questions.pending, record.state)
         except MCPError as exc:
@@ -413,14 +544,14 @@ class TaskManager:
         except ToolError as failure:  # the task completes with the error result tools/call gives
             self._settle(task_id, "completed", result=dump(failure_result(failure)))
         except BaseException:  # the body's failure is the task's, never the worker's
-            logger.exception("task %s of tool %s failed", task_id, live.tool.name)
+            logger.exception("task %s of tool %s failed", task_id, tool.name)
             self._settle(task_id, "failed", error={"code": INTERNAL_ERROR, "message": "Internal error"})
         else:
             if isinstance(result, InputRequiredResult):
                 if not result.input_requests:
                     self._settle(task_id, "failed", error={"code": INTERNAL_ERROR, "message": "Internal error"})
                     logger.error("task %s: tool %s returned an InputRequiredResult without inputRequests",
-                                 task_id, live.tool.name)
+                                 task_id, tool.name)
                 else:
                     self._park(task_id, result.input_requests, result.request_state)
             else:
@@ -487,6 +618,17 @@ class TaskManager:
     def _here(self, record: TaskRecord) -> bool:
         """Whether this process holds the body of ``record``'s task."""
         return record.runner in (None, self.channel.process_id)
+
+    def _executor_of(self, record: TaskRecord) -> TaskExecutor | None:
+        """The executor running ``record``'s body; ``None`` when a process holds it. A task of an
+        executor this process lacks is a deployment whose processes differ: said, not guessed at."""
+        if record.runner is None or not record.runner.startswith(EXECUTOR_RUNNER):
+            return None
+        name = record.runner.removeprefix(EXECUTOR_RUNNER)
+        if self.executor is None or self.executor.name != name:
+            raise MCPError(INTERNAL_ERROR, f"This task runs on the task executor {name!r}, which this server process "
+                                           "lacks; give every process the same TaskOptions(task_executor=...)")
+        return self.executor
 
     def _stop(self, task_id: str) -> None:
         """Set the cancel flag of the body held here (a cancellation, local or heard from elsewhere)."""
@@ -570,7 +712,7 @@ class TaskManager:
     def _unless_orphaned(self, record: TaskRecord) -> TaskRecord:
         """``record``, or the same task failed when the process holding its body stopped beating."""
         if record.terminal or self.channel.heartbeat is None or self._here(record) \
-                or self.channel.alive(str(record.runner)):
+                or str(record.runner).startswith(EXECUTOR_RUNNER) or self.channel.alive(str(record.runner)):
             return record
         message = ("The server process running this task stopped (no heartbeat within "
                    f"{self.channel.heartbeat:g} s); start the task again")
@@ -588,6 +730,7 @@ class TaskManager:
             raise MCPError(INVALID_PARAMS, "inputResponses must be an object mapping each key to a result object")
         given = {key: {"d": digest(request), "r": validated_answer(request.get("method", ""), key, responses[key])}
                  for key, request in record.input_requests.items() if key in responses}
+        executor = self._executor_of(record)
         resumed = False
 
         def change(current: TaskRecord) -> TaskRecord | None:
@@ -602,7 +745,9 @@ class TaskManager:
 
         with _reachable():
             self._publish(self.store.update(record.task_id, change))
-        if resumed and self._here(record):
+        if resumed and executor is not None:
+            self._run_on_executor(record.task_id, executor)
+        elif resumed and self._here(record):
             self._resume(record.task_id, on_request=True)
         elif resumed:
             self.channel.tell(str(record.runner), "resume", record.task_id)
@@ -612,7 +757,10 @@ class TaskManager:
         record = self._visible(params.get("taskId"), ctx)
         with _reachable():
             self._finish(record.task_id, "cancelled", message="Cancelled by the client")
-        if self._here(record):
+        if str(record.runner).startswith(EXECUTOR_RUNNER):  # its body also reads the record, and stops
+            if self.executor is not None:
+                self.executor.revoke(record.task_id)
+        elif self._here(record):
             self._stop(record.task_id)
         else:
             self.channel.tell(str(record.runner), "cancel", record.task_id)

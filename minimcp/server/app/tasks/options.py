@@ -1,4 +1,4 @@
-"""``TaskOptions``: where a server's tasks are kept and how many bodies run at once, declared once."""
+"""``TaskOptions``: where a server's tasks are kept, where and how many bodies run at once, declared once."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing_extensions import TypedDict
 if TYPE_CHECKING:
     from minimcp.server.app.tasks.channel import TaskChannel
     from minimcp.server.app.tasks.store import TaskStore
+    from minimcp.server.core.ports import TaskExecutor
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,6 +31,10 @@ class TaskOptions:
     #: Of those, the ones one principal's bodies may hold (default ``None``: a quarter), so one
     #: caller's burst leaves workers to the others.
     max_task_workers_per_principal: int | None = None
+    #: Where the bodies run (default ``None``: on this process's own pool, above). An executor such
+    #: as ``CeleryExecutor`` runs them on the application's own workers, so a task outlives the web
+    #: process that created it; it needs a ``task_store`` every process shares (``RedisTaskStore``).
+    task_executor: TaskExecutor | None = None
 
 
 class TaskKeywords(TypedDict, total=False):
@@ -39,3 +44,4 @@ class TaskKeywords(TypedDict, total=False):
     task_channel: TaskChannel | None
     max_task_workers: int
     max_task_workers_per_principal: int | None
+    task_executor: TaskExecutor | None
