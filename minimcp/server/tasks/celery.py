@@ -1,8 +1,8 @@
 """``CeleryExecutor``: task bodies on the application's own Celery workers (``pip install 'minimcp-sync[celery]'``).
 
-The public path; the code lives in ``minimcp.server.backends.celery_tasks``."""
+The public path; the code lives in ``minimcp.server.app.tasks.celery``."""
 
-from minimcp.server.backends.celery_tasks import (
+from minimcp.server.app.tasks.celery import (
     TASK_NAME,
     CeleryExecutor,
 )

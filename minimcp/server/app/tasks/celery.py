@@ -35,6 +35,7 @@ import importlib
 import logging
 from typing import Any
 
+from minimcp.server.app.tasks.manager import TaskManager
 from minimcp.server.core.faults import TaskStoreUnavailable
 from minimcp.server.core.ports import TaskExecutor
 
@@ -56,11 +57,9 @@ def run_task(server: str, task_id: str) -> None:
     manager_of(server).run_recorded(task_id)
 
 
-def manager_of(server: str) -> Any:
+def manager_of(server: str) -> TaskManager:
     """The task manager of the server at ``server`` (``"package.module:attribute"``), imported
     here (once per process: the module is then in ``sys.modules``)."""
-    from minimcp.server.app.tasks.manager import TaskManager
-
     module_name, _, attribute = server.partition(":")
     found: Any = importlib.import_module(module_name)
     for part in attribute.split("."):
