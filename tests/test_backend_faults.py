@@ -139,6 +139,7 @@ def test_an_acl_user_granted_only_the_prefix_as_the_refusal_says_serves_sessions
         assert client.call_tool("confirm", {"door": "front"}).content[0].text == "front: accept"
     done = poll(url, created(call(url, "add", {"a": 2, "b": 3})), terminal)
     assert done["status"] == "completed" and done["result"]["structuredContent"] == {"result": 5}
+    mcp.close()
     mcp.backend.close()
 
 

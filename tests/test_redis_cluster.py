@@ -71,6 +71,7 @@ def two_servers(nodes: list[Node], serve_http: Callable[..., str], prefix: str) 
         yield serve_http(first), serve_http(second)
     finally:
         for mcp in (first, second):
+            mcp.close()  # the task channel's thread too
             mcp.backend.close()
         client.close()
 

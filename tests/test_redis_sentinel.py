@@ -68,6 +68,7 @@ def test_a_server_finds_the_master_through_the_sentinels_and_serves_elicitation(
     assert texts == ["d0: accept True", "d1: accept True"]
     with contextlib.closing(group.master.client()) as master:
         assert master.llen("watched:rs:keys") > 0  # its data is on the master
+    mcp.close()
     mcp.backend.close()
 
 
@@ -85,6 +86,7 @@ def test_after_a_failover_the_same_session_goes_on_with_the_new_master(
         assert client.call_tool("confirm", {"door": "after"}).content[0].text == "after: accept True"
     with contextlib.closing(group.replica.client()) as promoted:
         assert promoted.info("replication")["role"] == "master"
+    mcp.close()
     mcp.backend.close()
 
 

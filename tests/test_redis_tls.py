@@ -64,6 +64,7 @@ def test_with_the_ca_and_a_client_certificate_the_server_serves_elicitation(
         assert client.call_tool("confirm", {"door": "front"}).content[0].text == "front: accept True"
     with redis.client() as direct:
         assert direct.llen("minimcp:Secured:rs:keys") > 0
+    mcp.close()
     mcp.backend.close()
 
 

@@ -152,8 +152,9 @@ class RedisBackend(SharedBackend):
     never share state, the processes of one do), and used by no server it is ``minimcp``.
     ``retry_after`` is the ``Retry-After`` (seconds) an HTTP client gets while Redis is unreachable.
     A client passed in is used as it is (its timeouts and retries are yours, and it may decode answers
-    to text or speak RESP3); one made from a URL times out a command after 5 s and retries a broken
-    connection with backoff.
+    to text or speak RESP3): a ``redis.Redis``, a Sentinel's ``master_for(...)`` or a
+    ``redis.cluster.RedisCluster``. One made from a URL (``redis_clients``: one server, a Sentinel
+    group, a cluster) times out a command after 5 s and retries a broken connection with backoff.
     """
 
     def __init__(self, client: str | RedisClient, *, prefix: str | None = None, retry_after: int = 1) -> None:

@@ -3,8 +3,8 @@
 Some refusals last as long as the deployment is configured as it is: credentials Redis refuses
 (``WRONGPASS``, ``NOAUTH``), an ACL user without a command, key or channel the server needs
 (``NOPERM``), a TLS connection that cannot be made (a CA file missing, a certificate refused, a
-port that speaks no TLS), a Redis Cluster where one server was meant (``MOVED``, ``ASK``,
-``CLUSTERDOWN``, ``CROSSSLOT``), a command the server lacks. ``misconfiguration`` names each, with
+port that speaks no TLS, or TLS only), a Redis Cluster's node given as one server (``MOVED``,
+``ASK``, ``CLUSTERDOWN``, ``CROSSSLOT``), a command the server lacks. ``misconfiguration`` names each, with
 what to change; every other error (a refused connection, a timeout, ``LOADING``, ``READONLY``
 during a failover, ``BUSY``, ``OOM``) is worth a retry.
 
