@@ -94,4 +94,4 @@ def test_a_service_no_sentinel_watches_stops_the_server_naming_it(group: Sentine
     with pytest.raises(BackendMisconfigured) as wrong:
         MCPServer("Watched", backend=group.url().replace(f"/{SERVICE}", "/nosuch"))
     message = str(wrong.value)
-    assert "watch no master by that name" in message and "'nosuch'" in message, message
+    assert "watch no master named 'nosuch'" in message and "sentinel monitor" in message, message

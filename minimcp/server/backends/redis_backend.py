@@ -36,7 +36,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.sentinel import MasterNotFoundError
 
 from minimcp.server.backends.base import SharedBackend
-from minimcp.server.backends.redis_clients import RedisClient, client_from_url, describe, is_cluster
+from minimcp.server.backends.redis_clients import RedisClient, client_from_url, describe, is_cluster, unwatched_service
 from minimcp.server.backends.redis_faults import FaultLog, misconfiguration, plain_port_misconfiguration
 from minimcp.server.backends.redis_faults import tls_port_misconfiguration
 from minimcp.server.backends.redis_task_channel import RedisTaskChannel
@@ -256,13 +256,14 @@ class RedisBackend(SharedBackend):
         raise ClusterError("it answers CLUSTER MYID: it runs in cluster mode")
 
     def _unknown_service(self, failed: BaseException) -> BackendMisconfigured | None:
-        """Every Sentinel answered and none watches the service the URL names: no wait mends that
-        (a Sentinel that did not answer leaves it open, and the message lists what each one said)."""
-        if not isinstance(failed, MasterNotFoundError) or " : " in str(failed):
+        """No master found, every Sentinel answered and none watches the service the URL names: no
+        wait mends that (a Sentinel that does not answer leaves it open)."""
+        service = unwatched_service(self.client) if isinstance(failed, MasterNotFoundError) else None
+        if service is None:
             return None
         return BackendMisconfigured(
             "Sentinel knows no such service",
-            f"the Sentinels of {self._where()} watch no master by that name ({failed}): give the name their "
+            f"the Sentinels of {self._where()} watch no master named {service!r}: give the name their "
             "configuration monitors (sentinel monitor <name> ...) in the URL's path")
 
     def __repr__(self) -> str:

@@ -36,11 +36,9 @@ from minimcp.server.core.faults import BackendUnavailable
 #: A client ``RedisBackend`` takes: one server's (a Sentinel's master's too) or a cluster's.
 RedisClient = Union[redis.Redis, RedisCluster]
 
-#: The URL schemes of one server, of a Sentinel group and of a cluster (the ones ending in ``s``: TLS).
-SERVER_SCHEMES = ("redis", "rediss", "unix", "valkey", "valkeys")
+#: The URL schemes of a Sentinel group and of a cluster (``rediss``: TLS); any other is redis-py's own.
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel", "sentinel")
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
-SCHEMES = tuple(f"{scheme}://" for scheme in SERVER_SCHEMES + SENTINEL_SCHEMES + CLUSTER_SCHEMES)
 
 #: The Sentinels' own credentials, taken off a Sentinel URL's query.
 _SENTINEL_AUTH = {"sentinel_password": "password", "sentinel_username": "username"}
@@ -130,6 +128,21 @@ def _cluster(url: str, scheme: str) -> RedisCluster:
     except RedisError as down:
         raise BackendUnavailable(f"the Redis Cluster at {url.partition('@')[2] or url} (it must answer when the "
                                  f"server starts, to tell its slots: {down})") from down
+
+
+def unwatched_service(client: RedisClient) -> str | None:
+    """The service a Sentinel client's URL names when every Sentinel answers and none watches it
+    (no wait mends that); ``None`` for any other client, or when a Sentinel does not answer."""
+    pool = getattr(client, "connection_pool", None)
+    if not isinstance(pool, SentinelConnectionPool):
+        return None
+    for sentinel in pool.sentinel_manager.sentinels:
+        try:
+            if pool.service_name in sentinel.sentinel_masters():
+                return None
+        except RedisError:
+            return None
+    return str(pool.service_name)
 
 
 def is_cluster(client: RedisClient) -> bool:
