@@ -118,3 +118,10 @@ def test_a_node_given_as_one_server_is_refused_naming_the_cluster_url(nodes: lis
     with pytest.raises(BackendMisconfigured) as wrong:
         MCPServer("Clustered", backend=f"redis://127.0.0.1:{nodes[0].port}/0")
     assert "is a node of a Redis Cluster" in str(wrong.value) and "redis+cluster://" in str(wrong.value)
+
+
+def test_a_cluster_url_with_a_database_and_a_prefix_with_braces_are_refused_naming_why() -> None:
+    with pytest.raises(ValueError, match="database 0 only"):
+        RedisBackend("redis+cluster://127.0.0.1:7000/3")
+    with pytest.raises(ValueError, match="must not hold"):
+        RedisBackend("redis://127.0.0.1:6379/0?prefix={notes}")

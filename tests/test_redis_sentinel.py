@@ -95,3 +95,8 @@ def test_a_service_no_sentinel_watches_stops_the_server_naming_it(group: Sentine
         MCPServer("Watched", backend=group.url().replace(f"/{SERVICE}", "/nosuch"))
     message = str(wrong.value)
     assert "watch no master named 'nosuch'" in message and "sentinel monitor" in message, message
+
+
+def test_a_sentinel_url_without_a_service_is_refused_naming_the_form() -> None:
+    with pytest.raises(ValueError, match="give the service's name"):
+        MCPServer("Watched", backend="redis+sentinel://127.0.0.1:26379")
