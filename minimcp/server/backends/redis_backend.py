@@ -4,13 +4,14 @@ Everything is one of redis-py's own primitives: keys with a TTL (sessions, used 
 list (the sealing key ring), streams (``XADD``/``XREAD``: the events of resumable SSE answers), ``HINCRBY`` (server-to-client request ids), Lua where a check and a
 change must be one step (making the key ring once, rotating it), and one pub/sub channel on which
 every process hears what concerns sessions (an answer, a cancel, a notification, an end) and the
-subscription events.
+subscription events. A session's keys share its id as their hash tag, so that on a Redis Cluster
+each script and transaction stays in one slot.
 
 One thread per process (the relay) reads that channel; it starts on first use in the process that
 uses it (after a fork, anew), and when Redis goes away it reconnects with exponential backoff.
 Commands retry a broken connection a few times with backoff (redis-py's ``Retry``); past that a
 call raises ``BackendUnavailable``. A refusal no retry passes (credentials, permissions, TLS, a
-cluster, a missing command: ``redis_faults``) raises ``BackendMisconfigured`` instead; a server
+cluster's node given as one server, a missing command: ``redis_faults``) raises ``BackendMisconfigured`` instead; a server
 taking the backend meets it at once (``check``), and a fault found later is logged once, not on
 every request.
 """
