@@ -26,11 +26,15 @@ from typing import Any
 import pytest
 from cluster_support import SERVERS, programs, server_env
 from conftest import LEGACY, LegacySession, RedisServer, legacy_handshake, modern_post, request_message
+from pydantic import BaseModel
+from test_tasks_server import call, created, poll, terminal
 
 from minimcp import Client
 from minimcp.client.streamable_http import streamable_http_client
 from minimcp.server import MCPServer
 from minimcp.server.backends import BackendMisconfigured, RedisBackend
+from minimcp.server.mcpserver import Context
+from minimcp.types import ElicitResult
 
 ELICITING = {"elicitation": {}}
 PASSWORD = "right-password"
@@ -56,6 +60,14 @@ def redis_servers() -> Iterator[Callable[..., RedisServer]]:
     for server in started:
         server.stop()
         shutil.rmtree(server.socket.parent, ignore_errors=True)
+
+
+class Ok(BaseModel):
+    ok: bool
+
+
+def _agree(context: Any, params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"ok": True})
 
 
 def _refused_at_start(backend: str) -> str:
@@ -99,6 +111,36 @@ def test_an_acl_user_with_a_wrong_password_or_without_a_permission_is_refused_na
     narrow = _refused_at_start(f"unix://narrow:narrow-password@{redis.socket}")
     assert "does not permit the server's ACL user what it needs" in narrow
     assert "~minimcp:Faults:*" in narrow and "+@scripting" in narrow
+
+
+def test_an_acl_user_granted_only_the_prefix_as_the_refusal_says_serves_sessions_and_tasks(
+        redis_servers: Callable[..., RedisServer], serve_http: Callable[..., str]) -> None:
+    redis = redis_servers(password=PASSWORD, tcp=True)
+    admin = redis.client()
+    admin.acl_setuser("scoped", enabled=True, passwords=["+scoped-password"], keys=["minimcp:Scoped:*"],
+                      channels=["minimcp:Scoped:*"],
+                      commands=["+@read", "+@write", "+@scripting", "+@pubsub", "+@transaction", "+@connection"])
+    admin.close()
+    where = f"127.0.0.1:{redis.port}/0"
+    assert CREDENTIALS in _refused_at_start(f"redis://scoped:wrong@{where}")
+    mcp = MCPServer("Scoped", backend=f"redis://scoped:scoped-password@{where}")
+
+    @mcp.tool()
+    def confirm(door: str, ctx: Context) -> str:
+        answer = ctx.elicit(f"Open {door}?", schema=Ok)
+        return f"{door}: {answer.action}"
+
+    @mcp.tool(task=True)
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    url = serve_http(mcp)
+    with Client(streamable_http_client(url), mode="legacy", elicitation_callback=_agree) as client:
+        assert client.call_tool("confirm", {"door": "front"}).content[0].text == "front: accept"
+    done = poll(url, created(call(url, "add", {"a": 2, "b": 3})), terminal)
+    assert done["status"] == "completed" and done["result"]["structuredContent"] == {"result": 5}
+    mcp.close()
+    mcp.backend.close()
 
 
 def test_tls_that_cannot_start_is_refused_with_a_tls_message(redis_servers: Callable[..., RedisServer],

@@ -30,6 +30,9 @@ from test_tasks_store import record
 
 SERVER = Path(__file__).parent / "servers" / "redis_tasks_server.py"
 NOT_FOUND = "Failed to retrieve task: Task not found"
+#: What the default store's keys start with: its prefix, then its hash tag (the prefix's digest), so
+#: that an ACL user granted ``~minimcp:tasks:*`` reaches them and a cluster keeps them in one slot.
+KEYS = "minimcp:tasks:{70d2d039}"
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +166,7 @@ def test_redis_lets_go_of_expired_keys_and_remembers_the_owner_for_keep_expired(
     remembering, forgetting = RedisTaskStore(client), RedisTaskStore(client, keep_expired=0)
     remembering.create(record("a", owner="alice", ttl=0.05))
     forgetting.create(record("b", owner="alice", ttl=0.05))
-    gone = ("{minimcp:tasks}:task:a", "{minimcp:tasks}:task:b", "{minimcp:tasks}:gone:b")
+    gone = (f"{KEYS}:task:a", f"{KEYS}:task:b", f"{KEYS}:gone:b")
     assert wait_for(lambda: not client.exists(*gone), WAIT), "Redis kept the expired keys"
     with pytest.raises(TaskExpired) as expired:  # the record is gone, its owner is still remembered
         remembering.get("a")
@@ -184,8 +187,8 @@ def test_a_redis_that_does_not_answer_is_unavailable_not_not_found(tmp_path: Pat
 def test_a_record_written_by_a_newer_version_is_read_without_its_new_fields(client: redis.Redis) -> None:
     store = RedisTaskStore(client)
     store.create(record("a"))
-    newer = {**json.loads(client.get("{minimcp:tasks}:task:a")), "priority": "high"}
-    client.set("{minimcp:tasks}:task:a", json.dumps(newer), keepttl=True)
+    newer = {**json.loads(client.get(f"{KEYS}:task:a")), "priority": "high"}
+    client.set(f"{KEYS}:task:a", json.dumps(newer), keepttl=True)
     assert store.get("a") == record("a", now=newer["created_at"])
 
 
@@ -393,7 +396,7 @@ def test_close_stops_the_listener_and_withdraws_the_heartbeat(client: redis.Redi
     channel = RedisTaskChannel(client, heartbeat=5.0)
     mcp, _ = build(task_store=RedisTaskStore(client), task_channel=channel)
     created(call_tool(serve_http(mcp), "add", {"a": 1, "b": 1}))
-    alive = "{minimcp:tasks}:alive:" + channel.process_id
+    alive = f"{KEYS}:alive:" + channel.process_id
     assert client.exists(alive) and channel.alive(channel.process_id)
     assert any(thread.name == "minimcp-task-channel" for thread in threading.enumerate())
     mcp.close()

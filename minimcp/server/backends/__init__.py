@@ -4,7 +4,9 @@
 core's own implementation of its ports, ``minimcp.server.core.in_process``).
 ``backend="redis://host:6379/0"`` (or ``RedisBackend(client)``, with ``pip install 'minimcp-sync[redis]'``)
 shares it between processes, so any process of ``gunicorn -w 4`` or of several machines behind a
-load balancer serves any request of any session. Its keys start with a prefix: the URL's ``prefix``
+load balancer serves any request of any session. A Redis watched by Sentinel is
+``redis+sentinel://host:26379[,host:26379]/mymaster[/0]``, a Redis Cluster
+``redis+cluster://host:6379[,host:6379]`` (``minimcp.server.backends.redis_clients``). Its keys start with a prefix: the URL's ``prefix``
 parameter (``redis://host:6379/0?prefix=notes``), else ``minimcp:`` and the server's name, so two
 differently named servers on one database never share state.
 """
@@ -23,8 +25,10 @@ if TYPE_CHECKING:
 
 BackendSpec = Union[Backend, Stores, str, None]
 
-#: The URL schemes ``backend=`` takes as text: redis-py's own.
-REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "valkey://", "valkeys://")
+#: The URL schemes ``backend=`` takes as text: redis-py's own, a Sentinel group's and a cluster's
+#: (``minimcp.server.backends.redis_clients``; spelt out here so that naming none needs no redis-py).
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "valkey://", "valkeys://", "redis+sentinel://",
+                 "rediss+sentinel://", "sentinel://", "redis+cluster://", "rediss+cluster://")
 
 
 def resolve_backend(spec: BackendSpec, server_name: str | None = None) -> Stores:
@@ -48,8 +52,8 @@ def _backend_of(spec: BackendSpec) -> Stores:
             return RedisBackend(spec)
         if spec in ("memory", "memory://"):
             return MemoryBackend()
-        raise ValueError(f"backend={spec!r}: give a Redis URL (redis://host:6379/0, unix:///path/redis.sock), "
-                         "'memory', or a Backend object")
+        raise ValueError(f"backend={spec!r}: give a Redis URL (redis://host:6379/0, unix:///path/redis.sock, "
+                         "redis+sentinel://host:26379/mymaster, redis+cluster://host:6379), 'memory', or a Backend object")
     raise TypeError(f"backend= takes a URL or a minimcp.server.backends.Backend, not {type(spec).__name__}")
 
 

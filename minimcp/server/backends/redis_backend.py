@@ -4,13 +4,14 @@ Everything is one of redis-py's own primitives: keys with a TTL (sessions, used 
 list (the sealing key ring), streams (``XADD``/``XREAD``: the events of resumable SSE answers), ``HINCRBY`` (server-to-client request ids), Lua where a check and a
 change must be one step (making the key ring once, rotating it), and one pub/sub channel on which
 every process hears what concerns sessions (an answer, a cancel, a notification, an end) and the
-subscription events.
+subscription events. A session's keys share its id as their hash tag, so that on a Redis Cluster
+each script and transaction stays in one slot.
 
 One thread per process (the relay) reads that channel; it starts on first use in the process that
 uses it (after a fork, anew), and when Redis goes away it reconnects with exponential backoff.
 Commands retry a broken connection a few times with backoff (redis-py's ``Retry``); past that a
 call raises ``BackendUnavailable``. A refusal no retry passes (credentials, permissions, TLS, a
-cluster, a missing command: ``redis_faults``) raises ``BackendMisconfigured`` instead; a server
+cluster's node given as one server, a missing command: ``redis_faults``) raises ``BackendMisconfigured`` instead; a server
 taking the backend meets it at once (``check``), and a fault found later is logged once, not on
 every request.
 """
@@ -29,19 +30,19 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 from urllib.parse import parse_qsl, quote, urlencode
 
-import redis
-from redis.backoff import ExponentialBackoff
 from redis.exceptions import ClusterError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from redis.retry import Retry
+from redis.sentinel import MasterNotFoundError
 
 from minimcp.server.backends.base import SharedBackend
-from minimcp.server.backends.redis_faults import FaultLog, misconfiguration, plain_port_misconfiguration, speaks_tls
+from minimcp.server.backends.redis_clients import RedisClient, client_from_url, describe, is_cluster, unwatched_service
+from minimcp.server.backends.redis_faults import FaultLog, misconfiguration, plain_port_misconfiguration
+from minimcp.server.backends.redis_faults import tls_port_misconfiguration
 from minimcp.server.backends.redis_task_channel import RedisTaskChannel
 from minimcp.server.backends.redis_tasks import RedisTaskStore
-from minimcp.server.core.faults import BackendFault, BackendUnavailable
+from minimcp.server.core.faults import BackendFault, BackendMisconfigured, BackendUnavailable
 from minimcp.server.core.ports import SessionListener
 from minimcp.shared.subscriptions import ResourceUpdated, ServerEvent, event_from_wire, event_method
 from minimcp.types import RequestId
@@ -152,22 +153,23 @@ class RedisBackend(SharedBackend):
     never share state, the processes of one do), and used by no server it is ``minimcp``.
     ``retry_after`` is the ``Retry-After`` (seconds) an HTTP client gets while Redis is unreachable.
     A client passed in is used as it is (its timeouts and retries are yours, and it may decode answers
-    to text or speak RESP3); one made from a URL times out a command after 5 s and retries a broken
-    connection with backoff.
+    to text or speak RESP3): a ``redis.Redis``, a Sentinel's ``master_for(...)`` or a
+    ``redis.cluster.RedisCluster``. One made from a URL (``redis_clients``: one server, a Sentinel
+    group, a cluster) times out a command after 5 s and retries a broken connection with backoff.
     """
 
-    def __init__(self, client: str | redis.Redis, *, prefix: str | None = None, retry_after: int = 1) -> None:
+    def __init__(self, client: str | RedisClient, *, prefix: str | None = None, retry_after: int = 1) -> None:
         if isinstance(client, str):
             url, in_url = split_url(client)
             if prefix is not None and in_url is not None and prefix != in_url:
                 raise ValueError(f"RedisBackend: prefix={prefix!r} and the URL's ?prefix={in_url} differ; give one")
             prefix = prefix if prefix is not None else in_url
-            client = redis.Redis.from_url(
-                url, socket_timeout=5.0, socket_connect_timeout=2.0, health_check_interval=30,
-                retry=Retry(ExponentialBackoff(cap=BACKOFF_CAP, base=BACKOFF_FIRST), 3),
-                retry_on_error=[RedisConnectionError, RedisTimeoutError])
+            client = client_from_url(url)
         if prefix == "":
             raise ValueError("RedisBackend: the key prefix must not be empty")
+        if prefix is not None and ("{" in prefix or "}" in prefix):
+            raise ValueError(f"RedisBackend: the key prefix {prefix!r} must not hold {{ or }}: they mark the part "
+                             "of a key a Redis Cluster places by (its hash tag)")
         self.client = client
         self.retry_after = retry_after
         self._make_ring = client.register_script(_MAKE_RING)
@@ -228,34 +230,48 @@ class RedisBackend(SharedBackend):
                    self._epoch)
         try:
             self.client.ping()
-            try:
-                self.client.execute_command("CLUSTER", "MYID")
-            except RedisError:  # standalone (cluster support disabled), or not ours to ask: nothing learnt
-                pass
-            else:
-                raise ClusterError("it answers CLUSTER MYID: it runs in cluster mode")
+            if not is_cluster(self.client):
+                self._not_a_cluster_node()
             for script in scripts:
                 self.client.script_load(script.script)
             self._make_ring(keys=[f"{self.prefix}:rs:keys"], args=[secrets.token_hex(32)])  # as the first seal would
             self.client.publish(self._channel, json.dumps({"k": "check", "s": "", "b": {}}))  # a kind no listener takes
         except (RedisError, OSError) as failed:
             wrong = (misconfiguration(failed, self.client, self._where(), self.prefix)
-                     or plain_port_misconfiguration(failed, self.client, self._where()))
+                     or plain_port_misconfiguration(failed, self.client, self._where())
+                     or tls_port_misconfiguration(failed, self.client, self._where())
+                     or self._unknown_service(failed))
             if wrong is not None:
                 raise wrong from None
             self._faults.once(f"{type(failed).__name__}: {failed}", logging.WARNING,
                               "Redis at %s does not answer (%s); the server starts, and answers 503 with "
                               "Retry-After until it does", self._where(), failed)
 
+    def _not_a_cluster_node(self) -> None:
+        """Raise ``ClusterError`` if the one server this client speaks to is a cluster's node: its
+        keys would be refused (``MOVED``) wherever another node holds their slot."""
+        try:
+            self.client.execute_command("CLUSTER", "MYID")
+        except RedisError:  # standalone (cluster support disabled), or not ours to ask: nothing learnt
+            return
+        raise ClusterError("it answers CLUSTER MYID: it runs in cluster mode")
+
+    def _unknown_service(self, failed: BaseException) -> BackendMisconfigured | None:
+        """No master found, every Sentinel answered and none watches the service the URL names: no
+        wait mends that (a Sentinel that does not answer leaves it open)."""
+        service = unwatched_service(self.client) if isinstance(failed, MasterNotFoundError) else None
+        if service is None:
+            return None
+        return BackendMisconfigured(
+            "Sentinel knows no such service",
+            f"the Sentinels of {self._where()} watch no master named {service!r}: give the name their "
+            "configuration monitors (sentinel monitor <name> ...) in the URL's path")
+
     def __repr__(self) -> str:
         return f"RedisBackend({self._where()!r}, prefix={self.prefix!r})"
 
     def _where(self) -> str:
-        kwargs = self.client.connection_pool.connection_kwargs
-        if "path" in kwargs:
-            return f"unix://{kwargs['path']}"
-        scheme = "rediss" if speaks_tls(self.client) else "redis"
-        return f"{scheme}://{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
+        return describe(self.client)
 
     @contextlib.contextmanager
     def _reaching(self) -> Iterator[None]:
@@ -321,8 +337,10 @@ class RedisBackend(SharedBackend):
             return self._task_channel
 
     # --- sessions -----------------------------------------------------------------------------
+    # A session's keys carry its id as their hash tag ({...}): a Redis Cluster keeps them in one slot,
+    # so a script or transaction touching several of them runs there, and the sessions spread over slots.
     def _session_key(self, session_id: str) -> str:
-        return f"{self.prefix}:s:{session_id}"
+        return f"{self.prefix}:s:{{{session_id}}}"
 
     def store_epoch(self) -> str:
         """The prefix's own tag and the generation of its data (``EPOCH_HEX`` digits each): the tag
@@ -371,7 +389,7 @@ class RedisBackend(SharedBackend):
 
     # --- questions: fields of the session's hash, late ones a short list beside it ----------------
     def _late_key(self, session_id: str) -> str:
-        return f"{self.prefix}:late:{session_id}"
+        return f"{self.prefix}:late:{{{session_id}}}"
 
     def open_question(self, session_id: str) -> int | None:
         with self._reaching():
@@ -393,7 +411,7 @@ class RedisBackend(SharedBackend):
 
     # --- resumable streams: one Redis stream per SSE answer, entry ids ``0-<seq>`` -------------
     def _events_key(self, session_id: str, stream_id: str) -> str:
-        return f"{self.prefix}:ev:{session_id}:{stream_id}"
+        return f"{self.prefix}:ev:{{{session_id}}}:{stream_id}"
 
     def append_event(self, session_id: str, stream_id: str, seq: int, message: dict[str, Any] | None,
                      final: bool, origin: dict[str, Any], ttl: float) -> None:
@@ -446,7 +464,7 @@ class RedisBackend(SharedBackend):
                                                           separators=(",", ":")))
 
     def _answer_key(self, session_id: str, request_id: Any) -> str:
-        return f"{self.prefix}:ans:{session_id}:{json.dumps(request_id)}"
+        return f"{self.prefix}:ans:{{{session_id}}}:{json.dumps(request_id)}"
 
     def keep_answer(self, session_id: str, message: dict[str, Any], ttl: float) -> None:
         with self._reaching():

@@ -1,8 +1,8 @@
 """``RedisTaskChannel``: the ``TaskChannel`` of processes sharing one Redis, over its pub/sub.
 
-Each process, on first use, subscribes to ``{prefix}:status`` (every status change, heard by all)
-and ``{prefix}:to:<process id>`` (cancellations and resumptions of the bodies it holds), and keeps
-``{prefix}:alive:<process id>`` set with a time to live of ``heartbeat`` seconds, refreshed three
+Each process, on first use, subscribes to ``<prefix>:{<tag>}:status`` (every status change, heard
+by all) and ``<prefix>:{<tag>}:to:<process id>`` (cancellations and resumptions of the bodies it
+holds), and keeps ``<prefix>:{<tag>}:alive:<process id>`` set with a time to live of ``heartbeat`` seconds, refreshed three
 times per period. A reader that finds that key gone fails the tasks of that process: a killed
 process's tasks are reported failed within ``heartbeat`` seconds (plus one poll).
 
@@ -24,7 +24,8 @@ import threading
 import time
 from typing import Any, Callable
 
-from minimcp.server.backends.redis_tasks import warn_if_unbounded
+from minimcp.server.backends.redis_clients import RedisClient
+from minimcp.server.backends.redis_tasks import key_in_slot, warn_if_unbounded
 from minimcp.server.core.faults import TaskStoreUnavailable
 from minimcp.server.core.ports import KINDS, Deliver, TaskChannel
 
@@ -50,7 +51,7 @@ class RedisTaskChannel(TaskChannel):
 
     heartbeat: float  # always set: processes share this channel
 
-    def __init__(self, client: redis.Redis, *, prefix: str = "minimcp:tasks", heartbeat: float = 10.0,
+    def __init__(self, client: RedisClient, *, prefix: str = "minimcp:tasks", heartbeat: float = 10.0,
                  max_backoff: float = 5.0) -> None:
         if heartbeat <= 0 or max_backoff <= 0:
             raise ValueError("heartbeat and max_backoff must be positive")
@@ -75,7 +76,7 @@ class RedisTaskChannel(TaskChannel):
         return self.heartbeat / 3
 
     def _key(self, *parts: str) -> str:
-        return ":".join(("{" + self.prefix + "}", *parts))
+        return key_in_slot(self.prefix, *parts)
 
     def attach(self, deliver: Deliver, tick: Callable[[], None]) -> None:
         self._deliver = deliver

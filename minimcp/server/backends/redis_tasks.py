@@ -1,13 +1,15 @@
 """``RedisTaskStore``: the tasks of every process of a deployment in one Redis (or Valkey).
 
-Layout, every key under one hash tag (``{prefix}``) so that each script touches a single slot of
-a cluster:
+Layout: every key starts with the prefix (so an ACL user granted ``~<prefix>:*`` reaches them all),
+followed by one hash tag, ``{<tag>}``, the prefix's digest, so that a Redis Cluster keeps one store
+in one slot and each script and transaction touches that slot alone (the bounds count every task of
+the store at once), while the stores of differently prefixed servers land in different slots:
 
-- ``{prefix}:task:<id>``: the record as JSON, expiring with the task's TTL;
-- ``{prefix}:gone:<id>``: its owner as JSON, kept ``keep_expired`` seconds longer, so that a late
-  poll by the owner hears "expired" (and anyone else "not found");
-- ``{prefix}:all`` and ``{prefix}:owner:<owner>``: sorted sets of task ids by expiry time, which
-  the bounds count.
+- ``<prefix>:{<tag>}:task:<id>``: the record as JSON, expiring with the task's TTL;
+- ``<prefix>:{<tag>}:gone:<id>``: its owner as JSON, kept ``keep_expired`` seconds longer, so that
+  a late poll by the owner hears "expired" (and anyone else "not found");
+- ``<prefix>:{<tag>}:all`` and ``<prefix>:{<tag>}:owner:<owner>``: sorted sets of task ids by expiry
+  time, which the bounds count.
 
 The bounds, as ``TaskStore.create`` states them: at most ``max_tasks`` unexpired tasks in all and
 ``max_tasks_per_owner`` per owner, finished or not (a finished task counts against its owner until
@@ -26,6 +28,7 @@ for longer than that.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import logging
 import math
@@ -34,6 +37,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Callable
 
+from minimcp.server.backends.redis_clients import RedisClient, connection_options
 from minimcp.server.core.faults import OWNER_FULL, STORE_FULL, TaskExpired, TaskLimitReached, TaskNotFound
 from minimcp.server.core.faults import TaskStoreUnavailable
 from minimcp.server.core.ports import Change, TaskRecord, TaskStore
@@ -71,13 +75,13 @@ _ATTEMPTS = 50
 class RedisTaskStore(TaskStore):
     """Tasks in Redis, shared by every process given a client of the same server.
 
-    ``client`` is a ``redis.Redis`` (any ``decode_responses``); ``prefix`` separates deployments
-    sharing one Redis. ``max_tasks`` and ``max_tasks_per_owner`` are the bounds (see the module
+    ``client`` is a ``redis.Redis`` (any ``decode_responses``) or a ``redis.cluster.RedisCluster``;
+    ``prefix`` separates deployments sharing one Redis. ``max_tasks`` and ``max_tasks_per_owner`` are the bounds (see the module
     docstring), ``keep_expired`` how long (seconds) an expired task's owner is remembered, ``clock``
     the wall clock the expiry times are read against.
     """
 
-    def __init__(self, client: redis.Redis, *, prefix: str = "minimcp:tasks", max_tasks: int = 10_000,
+    def __init__(self, client: RedisClient, *, prefix: str = "minimcp:tasks", max_tasks: int = 10_000,
                  max_tasks_per_owner: int = 100, keep_expired: float = 3600.0,
                  clock: Callable[[], float] = time.time) -> None:
         if max_tasks < 1 or max_tasks_per_owner < 1:
@@ -94,7 +98,7 @@ class RedisTaskStore(TaskStore):
         warn_if_unbounded(client, "RedisTaskStore")
 
     def _key(self, *parts: str) -> str:
-        return ":".join(("{" + self.prefix + "}", *parts))
+        return key_in_slot(self.prefix, *parts)
 
     def create(self, record: TaskRecord) -> None:
         now = self._clock()
@@ -130,7 +134,7 @@ class RedisTaskStore(TaskStore):
 
     def update(self, task_id: str, change: Change) -> TaskRecord | None:
         key = self._key("task", task_id)
-        with _reachable(), self.client.pipeline() as pipe:
+        with _reachable(), self.client.pipeline(transaction=True) as pipe:
             for _ in range(_ATTEMPTS):
                 try:
                     pipe.watch(key)
@@ -154,9 +158,15 @@ class RedisTaskStore(TaskStore):
             return int(self.client.zcount(self._key("all"), f"({self._clock()!r}", "+inf"))
 
 
-def warn_if_unbounded(client: redis.Redis, user: str) -> None:
+def key_in_slot(prefix: str, *parts: str) -> str:
+    """``<prefix>:{<tag>}:<parts>``: a key under ``prefix`` in the one cluster slot its tag names."""
+    tag = hashlib.sha256(prefix.encode()).hexdigest()[:8]
+    return ":".join((prefix, "{" + tag + "}", *parts))
+
+
+def warn_if_unbounded(client: RedisClient, user: str) -> None:
     """Say so when ``client`` would wait on an unresponsive Redis without end: every wait is bounded."""
-    if client.connection_pool.connection_kwargs.get("socket_timeout") is None:
+    if connection_options(client).get("socket_timeout") is None:
         logger.warning("%s: the Redis client has no socket_timeout, so a request may wait on an unresponsive "
                        "Redis without end; create it with redis.Redis(..., socket_timeout=10)", user)
 
