@@ -127,6 +127,13 @@ class Context(Generic[LifespanT, RequestT]):
         self._lock = threading.Lock()
         self._body_questions = 0
 
+    def serving(self, request_context: ServerRequestContext[Any, Any], mcp_server: ContextServer) -> Context[Any, Any]:
+        """This request as another server sees it that serves part of it (a mounted server,
+        ``MCPServer.mount``): its own request context and server, on this request's round (its
+        questions, the answers so far, the handler's state), so what it asks reaches this
+        request's client in either era."""
+        return Context(request_context, mcp_server, self.questions, self._input_responses, self._request_state)
+
     # --- what the request is -------------------------------------------------------------------
     @property
     def request_context(self) -> ServerRequestContext[LifespanT, Any]:

@@ -14,7 +14,7 @@ import base64
 import contextlib
 import logging
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -36,7 +36,13 @@ from minimcp.server.core.options import LimitKeywords, Limits, gather, keyword_n
 from minimcp.server.core.questions import NoQuestions, Questions
 from minimcp.server.core.plan import Plan, listing
 from minimcp.server.core.hooks import ServerHooks
-from minimcp.server.core.server import HTTP_OPTIONS_ELSEWHERE, Server, require_sync_handler, require_sync_lifespan
+from minimcp.server.core.server import (
+    HTTP_OPTIONS_ELSEWHERE,
+    Server,
+    _synchronous,
+    require_sync_handler,
+    require_sync_lifespan,
+)
 from minimcp.server.core.shares import principal_of
 from minimcp.server.app.context import Context, ReadResourceContents
 from minimcp.server.app.exceptions import (
@@ -44,6 +50,16 @@ from minimcp.server.app.exceptions import (
     ResourceNotFoundError,
     ToolError,
     UnexpectedResourceError,
+)
+from minimcp.server.app.mount import (
+    ComponentKind,
+    Mount,
+    MountedComponent,
+    MountedTool,
+    MountLifespan,
+    check_namespace,
+    follow,
+    reaches,
 )
 from minimcp.server.app.prompts import Prompt
 from minimcp.server.app.resolve import ResolverKeys
@@ -60,7 +76,7 @@ from minimcp.server.app.resources import (
 from minimcp.server.core.sealing import RequestStateSecurity
 from minimcp.server.app.signature import read_signature, require_sync
 from minimcp.server.app.tools import TaskSupport, Tool, as_listed, failure_result
-from minimcp.server.app.visibility import ComponentFilter, Kind, Visibility
+from minimcp.server.app.visibility import KINDS, ComponentFilter, Kind, Visibility
 from minimcp.server.app.tasks.manager import TaskManager
 from minimcp.server.core.ports import Stores, SubscriptionBus
 from minimcp.server.app.tasks.options import TaskKeywords, TaskOptions
@@ -294,6 +310,11 @@ class MCPServer(Generic[LifespanT]):
         self._templates: dict[str, ResourceTemplate] = {}
         self._prompts: dict[str, Prompt] = {}
         self._completion: Callable[..., Any] | None = None
+        # _mounts is replaced whole under _registry_lock (a tuple: readers take it as it is).
+        self._mounts: tuple[Mount, ...] = ()
+        # Who is told of this server's own list changes beside its clients: the servers it is
+        # mounted in (``_announce_to_clients``); appended to once per mount, under _registry_lock.
+        self._mounted_in: list[Callable[[str], None]] = []
         #: Which components are on (``enable``/``disable``), for every caller.
         self.visibility = Visibility()
         #: ``(ctx, component) -> bool``: whether this request's caller sees and may use ``component``.
@@ -303,7 +324,7 @@ class MCPServer(Generic[LifespanT]):
         self.subscription_filter = subscription_filter
         self._lowlevel_server: Server[Any] = Server(
             self.name, version=version, title=title, description=description, instructions=instructions,
-            website_url=website_url, icons=icons, lifespan=(lambda _: lifespan(self)) if lifespan else None,
+            website_url=website_url, icons=icons, lifespan=lambda _: self._lifespans(lifespan),
             cache_hints=cache_hints,
             hooks=ServerHooks(
                 planner=self, list_tool_scopes=self.tool_scopes,
@@ -408,11 +429,150 @@ class MCPServer(Generic[LifespanT]):
         """What the lifespan yielded, entering it on first use in this process."""
         return self._lowlevel_server.lifespan_context()
 
+    def new_lifespan(self) -> AbstractContextManager[Any]:
+        """A fresh, not yet entered lifespan (with the lifespans of the servers mounted in this
+        one inside it): what an in-memory connection enters, and a parent enters for its mounts."""
+        return self._lowlevel_server.new_lifespan()
+
+    @contextlib.contextmanager
+    def _lifespans(self, lifespan: Callable[[MCPServer[LifespanT]], AbstractContextManager[LifespanT]] | None
+                   ) -> Iterator[Any]:
+        """This server's lifespan and, inside it, each mounted server's (``MountLifespan``: one per
+        child, however often it is mounted), entered in the order mounted and exited in reverse;
+        what it yields is this server's own value."""
+        with contextlib.ExitStack() as stack:
+            value = stack.enter_context(_synchronous(lifespan(self))) if lifespan is not None else {}
+            for held in {id(mount.lifespan): mount.lifespan for mount in self._mounts}.values():
+                stack.enter_context(held.held())
+            yield value
+
     def close(self) -> None:
-        """End open listens, exit the lifespan and stop the worker pool; blocked workers wake with
-        "Connection closed"."""
+        """End open listens, exit the lifespan (and the mounted servers' inside it) and stop the
+        worker pool; blocked workers wake with "Connection closed"."""
         self.tasks.close()
         self._lowlevel_server.close()
+        for mount in self._mounts:
+            mount.lifespan.close()
+
+    # --- composition -----------------------------------------------------------------------------
+    def mount(self, server: MCPServer[Any], namespace: str | None = None) -> None:
+        """Serve ``server``'s tools, resources, templates and prompts as this server's own, live.
+
+        ``namespace="billing"`` prefixes them: tool ``create_invoice`` -> ``billing_create_invoice``
+        (prompts likewise), resource ``invoice://2024/7`` -> ``invoice://billing/2024/7``
+        (templates likewise); ``None`` serves them under their own names. This server's own
+        components come first, then the mounts in the order made (``minimcp.server.app.mount``
+        has the whole rule). What is added to, removed from, enabled or disabled on ``server``
+        later shows at once, and this server's clients hear ``list_changed``; this server's
+        ``enable``/``disable``, tags, ``component_filter`` and a mounted tool's ``required_scopes``
+        apply on top of ``server``'s own. ``server``'s middleware wraps its own components'
+        requests only, and its lifespan runs inside this server's.
+
+        The same server may be mounted under several namespaces; mounting a server into itself,
+        or into one mounted in it, is refused (``ValueError``), as is mounting it twice under one
+        namespace.
+        """
+        if not isinstance(server, MCPServer):
+            raise TypeError(f"mount() takes an MCPServer, got {type(server).__name__}; "
+                            "MCPServer.as_proxy(...) makes one of a remote server")
+        namespace = check_namespace(namespace)
+        if server is self:
+            raise ValueError(f"Cannot mount server {self.name!r} into itself")
+        if reaches(server, self):
+            raise ValueError(f"Cannot mount server {server.name!r} into {self.name!r}: {self.name!r} is already "
+                             f"mounted in {server.name!r} (at some depth), which would make a cycle; mount both into a third server")
+        with self._registry_lock:
+            if any(mount.child is server and mount.namespace == namespace for mount in self._mounts):
+                raise ValueError(f"Server {server.name!r} is already mounted in {self.name!r} under namespace "
+                                 f"{namespace!r}; mount it under another namespace")
+            first = next((mount for mount in self._mounts if mount.child is server), None)
+            lifespan = first.lifespan if first is not None else MountLifespan(server)
+            self._mounts = (*self._mounts, Mount(self, server, namespace, lifespan))
+        if first is None:
+            follow(self, server)
+            with server._registry_lock:
+                server._mounted_in.append(self._announce_to_clients)
+        for kind in KINDS:
+            self._registry_changed(kind)
+
+    @property
+    def mounts(self) -> tuple[Mount, ...]:
+        """The servers mounted in this one (``mount``), in the order mounted."""
+        return self._mounts
+
+    def component(self, kind: ComponentKind, key: str) -> Any:
+        """The component of ``kind`` (``"tool"``, ``"resource"``, ``"template"``, ``"prompt"``)
+        registered under ``key`` (a name, a resource's URI, a template's URI template), a mounted
+        server's included, under the name this server serves it by; ``None`` when there is none.
+        Whether it is enabled is not asked."""
+        if kind == "tool":
+            return self.get_tool(key)
+        found = self._registry(kind).get(key)
+        if found is None:
+            for mount in self._mounts:
+                found = mount.component(kind, key)
+                if found is not None:
+                    break
+        return found
+
+    def _mounted(self, kind: ComponentKind) -> list[Any]:
+        """What the mounts list of ``kind``, prefixed, leaving out what an own component or an
+        earlier mount already claims (the first serves it)."""
+        taken = set(self._registry(kind))
+        found = []
+        for mount in self._mounts:
+            for component in mount.tools() if kind == "tool" else mount.components(kind):
+                key = _served_key(kind, component)
+                if key not in taken:
+                    taken.add(key)
+                    found.append(component)
+        return found
+
+    def _registry(self, kind: ComponentKind) -> Mapping[str, Any]:
+        registries: dict[str, Mapping[str, Any]] = {
+            "tool": self._tools, "resource": self._resources, "template": self._templates, "prompt": self._prompts}
+        return registries[kind]
+
+    def _filtered(self) -> bool:
+        """Whether what a caller sees depends on who asks: a ``component_filter`` here or in a mount."""
+        return self.component_filter is not None or any(mount.child._filtered() for mount in self._mounts)
+
+    def notify_list_changed(self, kind: Kind) -> None:
+        """Tell this server's clients, and those of every server it is mounted in, that its
+        ``kind`` listing (``"tool"``, ``"resource"``, ``"prompt"``) changed: the listens through its
+        bus, the legacy sessions on their standalone channel. ``enable``/``disable`` call it, and a
+        mounted server's ``add_*``/``remove_*``; a server whose components come from elsewhere
+        (a proxy) calls it when they change there."""
+        change = _CHANGES[kind]
+        self.subscriptions.publish(change)
+        self._announce_to_clients(event_method(change))
+
+    def _announce_to_clients(self, method: str) -> None:
+        """A list change to this server's legacy sessions and to its parents' (their listens hear
+        it through the bus relay, ``mount.follow``)."""
+        self.dispatcher.listens.announce(method)
+        for parent in list(self._mounted_in):
+            parent(method)
+
+    def _registry_changed(self, kind: Kind) -> None:
+        """A component was added or removed: announced where this server is mounted, whose clients
+        cannot see this server's own handlers tell them (unmounted, a server announces nothing of
+        its own accord, as officially: a handler calls ``ctx.session.send_tool_list_changed()``)."""
+        if self._mounted_in:
+            self.notify_list_changed(kind)
+
+    def _call_mounted_tool(self, name: str, arguments: dict[str, Any] | None, context: Context | None,
+                           wire: bool, tool: Tool | None = None) -> Any:
+        """Run tool ``name`` (``tool``, as the parent's plan found it) for a request a server that
+        mounts this one received (``Mount.call_tool``): this server's rules and component filter
+        apply, and a task tool runs as a plain call (``mount``'s docstring says why). A subclass's
+        ``call_tool`` (a proxy's, say) is used where there is one."""
+        if type(self).call_tool is not MCPServer.call_tool:
+            return self.call_tool(name, arguments, context=context)
+        found = self._tool_to_call(name, context, tool)
+        if context is None and found.needs_context:
+            context = self._detached_context()
+        return found.run(arguments, context, wire)
 
     # --- the host application (minimcp.flask, minimcp.django override these) ----------------------
     def call_scope(self) -> AbstractContextManager[Any]:
@@ -439,37 +599,38 @@ class MCPServer(Generic[LifespanT]):
 
     # --- the handlers this tier registers on its low-level server -------------------------------
     def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> ListToolsResult:
-        shown = self._for_caller(ctx, self.list_tools(), self._tools, lambda d: d.name, "tool")
+        shown = self._for_caller(ctx, self.list_tools(), lambda d: self.get_tool(d.name), "tool")
         page, cursor = _page(shown, params.cursor)
         return ListToolsResult(tools=[as_listed(tool, ctx.session.legacy) for tool in page], next_cursor=cursor)
 
     def _list_resources(self, ctx: ServerRequestContext[Any, Any],
                         params: PaginatedRequestParams) -> ListResourcesResult:
-        shown = self._for_caller(ctx, self.list_resources(), self._resources, lambda d: str(d.uri), "resource")
+        shown = self._for_caller(ctx, self.list_resources(), lambda d: self.component("resource", str(d.uri)),
+                                 "resource")
         page, cursor = _page(shown, params.cursor)
         return ListResourcesResult(resources=page, next_cursor=cursor)
 
     def _list_resource_templates(self, ctx: ServerRequestContext[Any, Any],
                                  params: PaginatedRequestParams) -> ListResourceTemplatesResult:
-        shown = self._for_caller(ctx, self.list_resource_templates(), self._templates, lambda d: d.uri_template,
-                                 "resource")
+        shown = self._for_caller(ctx, self.list_resource_templates(),
+                                 lambda d: self.component("template", d.uri_template), "resource")
         page, cursor = _page(shown, params.cursor)
         return ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
 
     def _list_prompts(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> ListPromptsResult:
-        shown = self._for_caller(ctx, self.list_prompts(), self._prompts, lambda d: d.name, "prompt")
+        shown = self._for_caller(ctx, self.list_prompts(), lambda d: self.component("prompt", d.name), "prompt")
         page, cursor = _page(shown, params.cursor)
         return ListPromptsResult(prompts=page, next_cursor=cursor)
 
-    def _for_caller(self, ctx: ServerRequestContext[Any, Any], listed: list[Any], registry: Mapping[str, Any],
-                    key: Callable[[Any], str], kind: Kind) -> list[Any]:
-        """The listed definitions this request's caller may see (``component_filter``, and for an
-        app's ``ui://`` resource its tools'); a definition not in ``registry`` (added by an
-        override) is left to whoever added it."""
-        if self.component_filter is None:
+    def _for_caller(self, ctx: ServerRequestContext[Any, Any], listed: list[Any], find: Callable[[Any], Any],
+                    kind: Kind) -> list[Any]:
+        """The listed definitions this request's caller may see (``component_filter``, a mounted
+        server's too, and for an app's ``ui://`` resource its tools'); a definition ``find`` finds
+        no component for (added by an override) is left to whoever added it."""
+        if self.component_filter is None and not (self._mounts and self._filtered()):
             return listed
         context = Context(ctx, self)
-        components = [registry.get(key(definition)) for definition in listed]
+        components = [find(definition) for definition in listed]
         return [definition for definition, component in zip(listed, components)
                 if component is None or self._usable(kind, component, context) is None]
 
@@ -483,6 +644,10 @@ class MCPServer(Generic[LifespanT]):
         if context is not None and self.component_filter is not None and \
                 not self.component_filter(context, component):
             return "hidden"
+        if self._mounts and isinstance(component, (MountedTool, MountedComponent)) and component.inner is not None:
+            refused = component.mount.usable(kind, component.inner, context)
+            if refused is not None:
+                return refused
         tools = self._ui_tools(component) if kind == "resource" else []
         if not tools:
             return None
@@ -517,20 +682,26 @@ class MCPServer(Generic[LifespanT]):
         before = self._enabled_keys()
         self.visibility.add(rule)
         after = self._enabled_keys()
-        changes: dict[Kind, ServerEvent] = {
-            "tool": ToolsListChanged(), "resource": ResourcesListChanged(), "prompt": PromptsListChanged()}
-        for kind, change in changes.items():
+        for kind in KINDS:
             if before[kind] != after[kind]:
-                self.subscriptions.publish(change)
-                self.dispatcher.listens.announce(event_method(change))
+                self.notify_list_changed(kind)
 
-    def _enabled_keys(self) -> dict[str, set[int]]:
+    def _enabled_keys(self) -> dict[str, set[Any]]:
+        """What is enabled of each kind: own components by identity, mounted ones (made anew
+        for each look) by the key they are served under."""
         with self._registry_lock:
             registries: dict[Kind, list[Any]] = {
                 "tool": list(self._tools.values()), "prompt": list(self._prompts.values()),
                 "resource": [*self._resources.values(), *self._templates.values()]}
-        return {kind: {id(c) for c in components if self._usable(kind, c, None) is None}
-                for kind, components in registries.items()}
+        keys: dict[str, set[Any]] = {kind: {id(c) for c in components if self._usable(kind, c, None) is None}
+                                     for kind, components in registries.items()}
+        if self._mounts:
+            served: tuple[tuple[Kind, ComponentKind], ...] = (
+                ("tool", "tool"), ("prompt", "prompt"), ("resource", "resource"), ("resource", "template"))
+            for kind, mounted in served:
+                keys[kind] |= {f"{mounted}:{_served_key(mounted, c)}" for c in self._mounted(mounted)
+                               if self._usable(kind, c, None) is None}
+        return keys
 
     def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
         """``tools/call``: a failing tool is an ``is_error`` result the model can read; a crash's own
@@ -685,6 +856,7 @@ class MCPServer(Generic[LifespanT]):
                     required_scopes=required_scopes, task=task, tags=tags, timeout=timeout)
         if self._register(self._tools, tool.name, tool, self.settings.warn_on_duplicate_tools, "Tool"):
             self._sync_extensions()
+            self._registry_changed("tool")
 
     def _register(self, registry: dict[str, Any], key: str, item: Any, warn: bool, kind: str) -> bool:
         """Add ``item`` under ``key`` unless the name is taken (the first registration wins, with a
@@ -702,9 +874,19 @@ class MCPServer(Generic[LifespanT]):
             if self._tools.pop(name, None) is None:
                 raise ToolError(f"Unknown tool: {name}")
         self._sync_extensions()
+        self._registry_changed("tool")
 
     def get_tool(self, name: Any) -> Tool | None:
-        return self._tools.get(name) if isinstance(name, str) else None
+        """The tool ``name`` names, a mounted server's included (a ``MountedTool``); ``None`` if none."""
+        if not isinstance(name, str):
+            return None
+        tool = self._tools.get(name)
+        if tool is None and self._mounts:
+            for mount in self._mounts:
+                tool = mount.tool(name)
+                if tool is not None:
+                    break
+        return tool
 
     def plan(self, method: str, params: Any) -> Plan:
         """What a request is (the core's ``Planner`` port, asked once per request), from the
@@ -715,7 +897,8 @@ class MCPServer(Generic[LifespanT]):
         name = params.get("name") if method == "tools/call" and isinstance(params, dict) else None
         if not isinstance(name, str):
             return Plan(method, private_listing=listing(method) and (
-                bool(self.listings_vary_by_user) or self.component_filter is not None))
+                bool(self.listings_vary_by_user) or self.component_filter is not None
+                or (bool(self._mounts) and self._filtered())))
         tool = self.get_tool(name)
         # Only the Context can send (the tool's own, its resolvers', a task's, the component filter's).
         silent = self.component_filter is None and (tool is None or not tool.can_send)
@@ -728,12 +911,17 @@ class MCPServer(Generic[LifespanT]):
         """Every scope some tool requires, for the protected-resource metadata's ``scopes_supported``."""
         with self._registry_lock:
             tools = list(self._tools.values())
+        if self._mounts:
+            tools += self._mounted("tool")
         return list(dict.fromkeys(scope for tool in tools for scope in tool.required_scopes))
 
     def list_tools(self) -> list[ToolDefinition]:
-        """The enabled tools (a request's listing also passes the ``component_filter``)."""
+        """The enabled tools, the mounted servers' after this one's own (a request's listing also
+        passes the ``component_filter``)."""
         with self._registry_lock:
             tools = list(self._tools.values())
+        if self._mounts:
+            tools += self._mounted("tool")
         return [tool.definition() for tool in tools if self.visibility.enabled("tool", tool)]
 
     def call_tool(self, name: str, arguments: dict[str, Any] | None,
@@ -804,7 +992,9 @@ class MCPServer(Generic[LifespanT]):
                 template = ResourceTemplate(uri, fn, name=fn_name, security=security or self.resource_security,
                                             **details)
                 with self._registry_lock:
-                    self._templates.setdefault(uri, template)
+                    added = self._templates.setdefault(uri, template) is template
+                if added:
+                    self._registry_changed("resource")
                 return fn
             if params.arguments:
                 raise ValueError(f"Resource {uri} has no URI parameters, but its function takes "
@@ -817,7 +1007,9 @@ class MCPServer(Generic[LifespanT]):
         return decorator
 
     def add_resource(self, resource: Resource) -> None:
-        self._register(self._resources, resource.uri, resource, self.settings.warn_on_duplicate_resources, "Resource")
+        if self._register(self._resources, resource.uri, resource, self.settings.warn_on_duplicate_resources,
+                          "Resource"):
+            self._registry_changed("resource")
 
     def remove_resource(self, uri: str) -> None:
         """Unregister a static resource, or a template by the URI template it was registered with.
@@ -831,6 +1023,7 @@ class MCPServer(Generic[LifespanT]):
         with self._registry_lock:
             if self._resources.pop(uri, None) is None and self._templates.pop(uri, None) is None:
                 raise ResourceNotFoundError(f"Unknown resource: {uri}")
+        self._registry_changed("resource")
 
     # Two private paths of the official MCPServer that its own examples reach into, mirrored so they
     # port unchanged; each holds only the live registry (one dict operation is atomic under the GIL).
@@ -850,12 +1043,16 @@ class MCPServer(Generic[LifespanT]):
         """The enabled resources (an app's ``ui://`` resource while one of its tools is; a
         request's listing also passes the ``component_filter``)."""
         with self._registry_lock:
-            resources = list(self._resources.values())
+            resources: list[Any] = list(self._resources.values())
+        if self._mounts:
+            resources += self._mounted("resource")
         return [r.definition() for r in resources if self._usable("resource", r, None) is None]
 
     def list_resource_templates(self) -> list[TemplateDefinition]:
         with self._registry_lock:
-            templates = list(self._templates.values())
+            templates: list[Any] = list(self._templates.values())
+        if self._mounts:
+            templates += self._mounted("template")
         return [t.definition() for t in templates if self.visibility.enabled("resource", t)]
 
     def read_resource(self, uri: str, context: Context | None = None) -> Iterable[ReadResourceContents]:
@@ -908,6 +1105,28 @@ class MCPServer(Generic[LifespanT]):
             text = f"Error reading resource {uri}" if resource is not None else \
                 f"Error creating resource from template {uri}"
             raise UnexpectedResourceError(text) from crash
+        if self._mounts:
+            return self._read_mounted(uri, context)
+        raise ResourceNotFoundError(f"Unknown resource: {uri}")
+
+    def _read_mounted(self, uri: str, context: Context | None) -> ReadResourceResult | InputRequiredResult:
+        """Read ``uri`` from the first mount that serves it, this server's rules applied to the
+        resource or template it names there."""
+        for mount in self._mounts:
+            inner = mount.names.inner_uri(uri)
+            if inner is None:
+                continue
+            component = mount.component("resource", uri) or mount.template_for(inner)
+            why = None if component is None else self._usable("resource", component, context)
+            if why == "disabled":
+                raise ResourceNotFoundError(f"Resource {uri} is disabled")
+            if why == "hidden":
+                continue
+            try:
+                return mount.read_resource(inner, context)
+            except ResourceNotFoundError:
+                if component is not None:
+                    raise
         raise ResourceNotFoundError(f"Unknown resource: {uri}")
 
     # --- prompts ---------------------------------------------------------------------------------
@@ -924,26 +1143,43 @@ class MCPServer(Generic[LifespanT]):
         return decorator
 
     def add_prompt(self, prompt: Prompt) -> None:
-        self._register(self._prompts, prompt.name, prompt, self.settings.warn_on_duplicate_prompts, "Prompt")
+        if self._register(self._prompts, prompt.name, prompt, self.settings.warn_on_duplicate_prompts, "Prompt"):
+            self._registry_changed("prompt")
 
     def remove_prompt(self, name: str) -> None:
         with self._registry_lock:
             if self._prompts.pop(name, None) is None:
                 raise ValueError(f"Unknown prompt: {name}")
+        self._registry_changed("prompt")
 
     def list_prompts(self) -> list[PromptDefinition]:
         with self._registry_lock:
-            prompts = list(self._prompts.values())
+            prompts: list[Any] = list(self._prompts.values())
+        if self._mounts:
+            prompts += self._mounted("prompt")
         return [p.definition() for p in prompts if self.visibility.enabled("prompt", p)]
 
     def get_prompt(self, name: str, arguments: dict[str, str] | None = None, context: Context | None = None) -> Any:
         prompt = self._prompts.get(name)
+        if prompt is None and self._mounts:
+            return self._get_mounted_prompt(name, arguments, context)
         why = None if prompt is None else self._usable("prompt", prompt, context)
         if prompt is None or why == "hidden":
             raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")  # the caller's mistake: -32602, as for tools/call
         if why == "disabled":
             raise MCPError(INVALID_PARAMS, f"Prompt '{name}' is disabled")
         return prompt.render(arguments, context or self._detached_context())
+
+    def _get_mounted_prompt(self, name: str, arguments: dict[str, str] | None, context: Context | None) -> Any:
+        for mount in self._mounts:
+            component = mount.component("prompt", name)
+            why = None if component is None else self._usable("prompt", component, context)
+            if component is None or why == "hidden":
+                continue
+            if why == "disabled":
+                raise MCPError(INVALID_PARAMS, f"Prompt '{name}' is disabled")
+            return mount.get_prompt(component.inner.name, arguments, context)
+        raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")
 
     # --- completion ------------------------------------------------------------------------------
     def completion(self) -> Callable[[F], F]:
@@ -1021,6 +1257,15 @@ class MCPServer(Generic[LifespanT]):
         if transport == "streamable-http":
             options.setdefault("debug", self.settings.debug)
         self._lowlevel_server.run(transport=transport, **options)
+
+
+def _served_key(kind: ComponentKind, component: Any) -> str:
+    """What a component is served under: a resource's URI, a template's URI template, else its name."""
+    return component.uri if kind == "resource" else component.uri_template if kind == "template" else component.name
+
+
+_CHANGES: dict[Kind, ServerEvent] = {
+    "tool": ToolsListChanged(), "resource": ResourcesListChanged(), "prompt": PromptsListChanged()}
 
 
 def _ui_uri(meta: dict[str, Any] | None) -> Any:
