@@ -15,13 +15,14 @@ import anyio
 import mcp as official
 import mcp_types as official_types
 import pytest
+from pydantic import BaseModel
 from conftest import MODES, ROOT, heard_methods, load_example, modern_post
 
 from minimcp import Client, MCPError
 from minimcp.server.app.mount import MountedTool
 from minimcp.server.mcpserver import Context, MCPServer
 from minimcp.shared.subscriptions import ToolsListChanged
-from minimcp.types import ElicitResult
+from minimcp.types import Completion, ElicitResult, PromptReference, ResourceTemplateReference
 
 WAIT = 10
 QUESTION = "No tables for 2 on 2025-12-25. Would you like to try another date?"
@@ -333,3 +334,56 @@ def test_the_how_to_pages_program_serves_the_shop_with_billing_inside(serve_http
         assert [t.uri_template for t in templates] == ["invoice://billing/{number}"]
         assert client.read_resource("invoice://billing/2").contents[0].text == "invoice 2"
         assert client.get_prompt("billing_remind", {"customer": "Bo"}).messages[0].content.text == "Remind Bo to pay"
+
+
+@MODES
+def test_completion_of_a_mounted_prompt_is_the_childs(serve_http: Callable[..., str], mode: str,
+                                                      version: str) -> None:
+    parent, child = shop()
+    asked: list[tuple[str, str]] = []
+
+    @child.completion()
+    def customers(ref: Any, argument: Any, context: Any) -> Completion:
+        asked.append((getattr(ref, "name", None) or ref.uri, argument.name))
+        return Completion(values=[name for name in ("Ada", "Alan", "Bo") if name.startswith(argument.value)])
+
+    parent.mount(billing(), namespace="late")  # a second mount made the parent answer completion/complete
+    with Client(serve_http(parent), mode=mode) as client:
+        by_prompt = client.complete(PromptReference(name="billing_remind"), {"name": "customer", "value": "A"})
+        assert by_prompt.completion.values == ["Ada", "Alan"]
+        by_template = client.complete(ResourceTemplateReference(uri="invoice://billing/{number}"),
+                                      {"name": "number", "value": "B"})
+        assert by_template.completion.values == ["Bo"]
+    assert asked == [("remind", "customer"), ("invoice://{number}", "number")]
+
+
+@MODES
+def test_a_question_through_the_childs_middleware_in_either_era(serve_http: Callable[..., str], mode: str,
+                                                                version: str) -> None:
+    answers: list[Any] = []
+
+    def record(ctx: Any, call_next: Any) -> Any:
+        result = call_next(ctx)
+        answers.append(result.get("resultType", "complete"))
+        return result
+
+    child = MCPServer("vault", middleware=[record])
+
+    class Ok(BaseModel):
+        ok: bool
+
+    @child.tool()
+    def open_door(door: str, ctx: Context) -> str:
+        answer = ctx.elicit(f"Open {door}?", schema=Ok)
+        return f"{door}: {answer.action} {getattr(answer, 'data', None)}"
+
+    parent = MCPServer("front")
+    parent.mount(child, namespace="vault")
+
+    def on_elicit(context: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"ok": True})
+
+    with Client(serve_http(parent), mode=mode, elicitation_callback=on_elicit) as client:
+        assert text(client.call_tool("vault_open_door", {"door": "red"})) == "red: accept ok=True"
+    # a legacy question waits inside the call; a 2026-07-28 one ends a round the client answers
+    assert answers == (["complete"] if mode == "legacy" else ["input_required", "complete"])

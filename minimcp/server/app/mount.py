@@ -28,7 +28,8 @@ prefixed component (``MountedTool``, ``MountedComponent``), as do a mounted tool
 OpenTelemetry layer: the parent's span covers the call) wraps its own components' requests, with
 the child's names and URIs in ``ctx.params``, and only those; its lifespan runs inside each of
 the parent's (``MountLifespan``) and its value is the ``lifespan_context`` its components see;
-its change announcements reach the parent's clients (``Mount.follow``).
+its change announcements reach the parent's clients (``follow``, ``MCPServer.notify_list_changed``);
+its completion handler answers for its prompts and templates (``Mount.completion_ref``).
 
 A mounted task tool runs as a plain call: tasks live in the store of the server that serves the
 ``tasks/*`` requests, the parent's, which holds no record of the child's.
@@ -54,7 +55,7 @@ from minimcp.server.core.context import ServerRequestContext
 from minimcp.server.core.otel import OpenTelemetryMiddleware
 from minimcp.server.core.rounds import InputRequired
 from minimcp.shared.subscriptions import ResourceUpdated, ServerEvent
-from minimcp.types import CallToolResult, GetPromptResult, InputRequiredResult, ReadResourceResult, dump
+from minimcp.types import CallToolResult, CompleteResult, GetPromptResult, InputRequiredResult, ReadResourceResult, dump
 
 if TYPE_CHECKING:
     from minimcp.server.app.server import MCPServer
@@ -426,6 +427,30 @@ class Mount:
 
         params = {**(ctx.request_context.params or {}), "name": inner_name, "arguments": arguments}
         return _model(self._serve(ctx, params, None, run), GetPromptResult)
+
+    def completion_ref(self, ref: Any) -> Any:
+        """``ref`` (a ``completion/complete`` reference) as the child knows it, if it names one of
+        the child's prompts or templates; else ``None``."""
+        if getattr(ref, "type", None) == "ref/prompt":
+            prompt = self.component("prompt", ref.name)
+            return ref.model_copy(update={"name": prompt.inner.name}) if prompt is not None else None
+        uri = getattr(ref, "uri", None)
+        inner_uri = self.names.inner_uri(uri) if isinstance(uri, str) else None
+        if inner_uri is None or self.child.component("template", inner_uri) is None:
+            return None
+        return ref.model_copy(update={"uri": inner_uri})
+
+    def complete(self, ref: Any, argument: Any, context: Any, ctx: Context | None) -> Any:
+        """Complete for the parent's request with the child's handler, through its middleware."""
+        child = self.child
+        if ctx is None:
+            return child.complete(ref, argument, context)
+
+        def run(request: ServerRequestContext[Any, Any], served: Context, layered: bool) -> Any:
+            return child.complete(ref, argument, context, served)
+
+        params = {**(ctx.request_context.params or {}), "ref": dump(ref)}
+        return _model(self._serve(ctx, params, None, run), CompleteResult)
 
     def usable(self, kind: Any, inner: Any, ctx: Context | None) -> str | None:
         """Why the child will not serve ``inner`` now (its ``disable``, its component filter or a

@@ -312,9 +312,10 @@ class MCPServer(Generic[LifespanT]):
         self._completion: Callable[..., Any] | None = None
         # _mounts is replaced whole under _registry_lock (a tuple: readers take it as it is).
         self._mounts: tuple[Mount, ...] = ()
-        # Who is told of this server's own list changes beside its clients: the servers it is
-        # mounted in (``_announce_to_clients``); appended to once per mount, under _registry_lock.
-        self._mounted_in: list[Callable[[str], None]] = []
+        # The servers this one is mounted in, once each: told of its list changes and of a completion
+        # handler it gains (``_announce_to_clients``, ``_serve_completions``); appended to under
+        # _registry_lock, read as a copy.
+        self._mounted_in: list[MCPServer[Any]] = []
         #: Which components are on (``enable``/``disable``), for every caller.
         self.visibility = Visibility()
         #: ``(ctx, component) -> bool``: whether this request's caller sees and may use ``component``.
@@ -488,10 +489,12 @@ class MCPServer(Generic[LifespanT]):
             first = next((mount for mount in self._mounts if mount.child is server), None)
             lifespan = first.lifespan if first is not None else MountLifespan(server)
             self._mounts = (*self._mounts, Mount(self, server, namespace, lifespan))
+        if server.capabilities().completions is not None:
+            self._serve_completions()
         if first is None:
             follow(self, server)
             with server._registry_lock:
-                server._mounted_in.append(self._announce_to_clients)
+                server._mounted_in.append(self)
         for kind in KINDS:
             self._registry_changed(kind)
 
@@ -552,7 +555,7 @@ class MCPServer(Generic[LifespanT]):
         it through the bus relay, ``mount.follow``)."""
         self.dispatcher.listens.announce(method)
         for parent in list(self._mounted_in):
-            parent(method)
+            parent._announce_to_clients(method)
 
     def _registry_changed(self, kind: Kind) -> None:
         """A component was added or removed: announced where this server is mounted, whose clients
@@ -1189,11 +1192,28 @@ class MCPServer(Generic[LifespanT]):
             require_sync(fn, getattr(fn, "__name__", "completion"))
             self._completion = fn
             self._lowlevel_server.add_request_handler("completion/complete", CompleteRequestParams, self._complete)
+            for parent in list(self._mounted_in):
+                parent._serve_completions()
             return fn
 
         return decorator
 
+    def _serve_completions(self) -> None:
+        """Answer ``completion/complete`` (and advertise it): this server has a handler, or a
+        server mounted in it has; the servers this one is mounted in then answer it too."""
+        low = self._lowlevel_server
+        if low.get_request_handler("completion/complete") is None:
+            low.add_request_handler("completion/complete", CompleteRequestParams, self._complete)
+        for parent in list(self._mounted_in):
+            parent._serve_completions()
+
     def complete(self, ref: Any, argument: Any, context: Any, ctx: Context | None = None) -> CompleteResult:
+        """Complete an argument of a prompt or template: a mounted one's by its server's handler."""
+        if self._mounts:
+            for mount in self._mounts:
+                inner = mount.completion_ref(ref)
+                if inner is not None:
+                    return mount.complete(inner, argument, context, ctx)
         if self._completion is None:
             raise MCPError(-32601, "Method not found: completion/complete")
         completion = self._completion(ref, argument, context)
