@@ -21,7 +21,7 @@ from conftest import MODES, ROOT, heard_methods, load_example, modern_post
 from minimcp import Client, MCPError
 from minimcp.server.app.mount import MountedTool
 from minimcp.server.mcpserver import Context, MCPServer
-from minimcp.shared.subscriptions import ToolsListChanged
+from minimcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 from minimcp.types import Completion, ElicitResult, PromptReference, ResourceTemplateReference
 
 WAIT = 10
@@ -387,3 +387,18 @@ def test_a_question_through_the_childs_middleware_in_either_era(serve_http: Call
         assert text(client.call_tool("vault_open_door", {"door": "red"})) == "red: accept ok=True"
     # a legacy question waits inside the call; a 2026-07-28 one ends a round the client answers
     assert answers == (["complete"] if mode == "legacy" else ["input_required", "complete"])
+
+
+def test_a_childs_resource_update_reaches_a_listen_by_the_parents_uri(serve_http: Callable[..., str]) -> None:
+    parent, child = shop()
+
+    @child.tool()
+    def reissue(ctx: Context) -> str:
+        ctx.notify_resource_updated("invoice://latest")
+        return "reissued"
+
+    with Client(serve_http(parent), mode="auto") as client, \
+            client.listen(resource_subscriptions=["invoice://billing/latest"]) as sub:
+        assert text(client.call_tool("billing_reissue", {})) == "reissued"
+        update = sub.next(timeout=WAIT)
+        assert isinstance(update, ResourceUpdated) and update.uri == "invoice://billing/latest"

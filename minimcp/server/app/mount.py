@@ -18,8 +18,8 @@ or URI serves it, and a listing shows only that one.
 
 **Live.** Nothing is copied: every listing asks the child (``list_tools``, ``list_resources``, ...),
 every request finds its component in the child (``get_tool``, ``component``) and runs it there
-(the child's ``call_tool``/``read_resource_result``/``get_prompt`` with a ``Context`` of the
-child), so what is added to, removed from, enabled or disabled on the child shows at once. The
+with a ``Context`` of the child (the tool the parent's plan found, through the child's own rules,
+or a subclass's ``call_tool``; ``read_resource_result``, ``get_prompt``, ``complete``), so what is added to, removed from, enabled or disabled on the child shows at once. The
 parent's ``enable``/``disable`` rules, tags and ``component_filter`` apply on top, to the
 prefixed component (``MountedTool``, ``MountedComponent``), as do a mounted tool's
 ``required_scopes``, timeout and ``Mcp-Param-*`` schema, which the parent's plan carries.
