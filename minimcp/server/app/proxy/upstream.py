@@ -87,15 +87,16 @@ def classify(spec: UpstreamSpec, method: str, failure: Exception) -> Exception:
     JSON-RPC error as itself, else an ``UpstreamFailure`` saying which upstream and what went wrong."""
     if isinstance(failure, UpstreamFailure):
         return failure
+    if isinstance(failure, MCPError) and failure.code == REQUEST_TIMEOUT \
+            and failure.message == f"Request '{method}' timed out":  # the client's own words, not the upstream's
+        return UpstreamFailure(spec, REQUEST_TIMEOUT, f"did not answer {method} within {spec.timeout:g} s; it "
+                                                      "may be overloaded: try again, or raise its timeout")
     if isinstance(failure, (NetworkError, SessionExpired)):
         return unreachable(spec, failure.message)
     if isinstance(failure, MCPError):
         if failure.code == CONNECTION_CLOSED:
             return UpstreamFailure(spec, CONNECTION_CLOSED, f"closed the connection during {method} (its process "
                                                             "exited, or the server went away); try again")
-        if failure.code == REQUEST_TIMEOUT and failure.message == f"Request '{method}' timed out":
-            return UpstreamFailure(spec, REQUEST_TIMEOUT, f"did not answer {method} within {spec.timeout:g} s; it "
-                                                          "may be overloaded: try again, or raise its timeout")
         return failure  # the upstream's own error
     if isinstance(failure, (requests.ConnectionError, ConnectionError)):
         return unreachable(spec, str(failure) or type(failure).__name__)
@@ -103,11 +104,6 @@ def classify(spec: UpstreamSpec, method: str, failure: Exception) -> Exception:
         cause = str(failure).partition("\n")[0][:300] or type(failure).__name__
         return UpstreamFailure(spec, INTERNAL_ERROR, f"answered {method} with something that is not MCP ({cause})")
     return failure
-
-
-def _own_error(failure: Exception) -> bool:
-    """Whether ``failure`` is the upstream's own answer, after which its connection is still sound."""
-    return isinstance(failure, MCPError) and not isinstance(failure, UpstreamFailure)
 
 
 class UpstreamConnection:
@@ -231,9 +227,9 @@ class Upstream:
                 connection.broken = True
                 raise
             except Exception as failure:
-                if not _own_error(failure):
-                    connection.broken = True
                 answer = classify(self.spec, method, failure)
+                if isinstance(answer, UpstreamFailure) or not isinstance(answer, MCPError):
+                    connection.broken = True
                 if answer is failure:
                     raise
                 raise answer from failure
