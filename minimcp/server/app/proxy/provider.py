@@ -213,7 +213,7 @@ class Mirror:
             def leg(connection: UpstreamConnection, responses: Any, state: Any, progress: Any) -> Any:
                 return connection.client.session.call_tool(
                     local, arguments, None, progress, input_responses=responses, request_state=state,
-                    allow_input_required=True, allow_task=task)
+                    allow_input_required=True, allow_task=task, validate_output=False)
 
             result = forward(upstream, "tools/call", ctx, leg, self._key(ctx))
             if isinstance(result, CreateTaskResult):
