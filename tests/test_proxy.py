@@ -291,3 +291,18 @@ def test_a_task_augmented_call_runs_as_the_upstreams_task(serve_proxy: Callable[
         assert handle.task_id is not None and handle.task_id.startswith("127.0.0.1/")
         assert client.task(handle.task_id).status().task_id == handle.task_id
         assert handle.result(10).content[0].text == "job 4 done"
+
+
+# --- what an upstream tells every client -----------------------------------------------------------------
+def test_an_upstream_list_change_reaches_the_proxys_clients(serve_http: Callable[..., str],
+                                                            serve_proxy: Callable[..., str]) -> None:
+    from servers.proxy_upstream import upstream
+
+    server = upstream()
+    url = serve_proxy(serve_http(server), mode="legacy")
+    with Client(url) as client:
+        assert "nap" in {tool.name for tool in client.list_tools(cache_mode="bypass").tools}
+        with client.listen(tools_list_changed=True) as changes:
+            server.disable("nap")  # the upstream tells its legacy sessions, the proxy's pooled one among them
+            assert type(changes.next(timeout=5)).__name__ == "ToolsListChanged"
+        assert "nap" not in {tool.name for tool in client.list_tools(cache_mode="bypass").tools}
