@@ -306,3 +306,25 @@ def test_an_upstream_list_change_reaches_the_proxys_clients(serve_http: Callable
             server.disable("nap")  # the upstream tells its legacy sessions, the proxy's pooled one among them
             assert type(changes.next(timeout=5)).__name__ == "ToolsListChanged"
         assert "nap" not in {tool.name for tool in client.list_tools(cache_mode="bypass").tools}
+
+
+def test_an_upstream_resource_update_reaches_a_subscriber(serve_http: Callable[..., str],
+                                                          serve_proxy: Callable[..., str]) -> None:
+    import queue
+
+    from servers.proxy_upstream import upstream
+
+    from minimcp.shared.subscriptions import ResourceUpdated
+
+    server = upstream()
+    url = serve_proxy(serve_http(server), mode="legacy")
+    heard: queue.Queue[Any] = queue.Queue()
+    with Client(url, mode="legacy", message_handler=heard.put) as client:
+        client.subscribe_resource("notes://today")
+        server.subscriptions.publish(ResourceUpdated(uri="notes://today"))
+        deadline = time.monotonic() + 5
+        while True:
+            message = heard.get(timeout=max(0.0, deadline - time.monotonic()))
+            if getattr(message, "method", None) == "notifications/resources/updated":
+                break
+    assert str(message.params.uri) == "notes://today"

@@ -39,7 +39,15 @@ from minimcp.shared.subscriptions import (
 )
 from minimcp.shared.tasks import TASKS_EXTENSION, GetTaskResult
 from minimcp.shared.uri_template import InvalidUriTemplate, UriTemplate
-from minimcp.types import INVALID_PARAMS, GetPromptResult, InputRequiredResult, ReadResourceResult, Result, dump
+from minimcp.types import (
+    INVALID_PARAMS,
+    GetPromptResult,
+    InputRequiredResult,
+    ReadResourceResult,
+    Result,
+    SubscribeRequestParams,
+    dump,
+)
 from minimcp.types import Prompt as PromptDefinition
 from minimcp.types import Resource as ResourceDefinition
 from minimcp.types import ResourceTemplate as TemplateDefinition
@@ -153,6 +161,15 @@ class ProxyServer(MCPServer[Any]):
                 except InvalidUriTemplate:
                     continue
         return None
+
+    def _subscribe(self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams) -> dict[str, Any]:
+        """A legacy ``resources/subscribe`` of an upstream's resource subscribes upstream too, so
+        that its updates reach the proxy (and from there its subscribers)."""
+        uri = str(params.uri)
+        mirror = None if uri in self._resources else self._resource_mirror(uri)
+        if mirror is not None:
+            mirror.upstream.subscribe(uri)
+        return super()._subscribe(ctx, params)
 
     def get_prompt(self, name: str, arguments: dict[str, str] | None = None,
                    context: Context | None = None) -> GetPromptResult | InputRequiredResult:

@@ -202,6 +202,11 @@ class Upstream:
         self._down: tuple[float, UpstreamFailure] | None = None
         self._capabilities: ServerCapabilities | None = None
         self._closed = False
+        # _subscribing guards _listener (the connection resource subscriptions are made on) and
+        # _subscribed (the URIs subscribed on it); held across the subscribe request, bounded by its timeout.
+        self._subscribing = threading.Lock()
+        self._listener: UpstreamConnection | None = None
+        self._subscribed: set[str] = set()
 
     @property
     def name(self) -> str:
@@ -299,11 +304,33 @@ class Upstream:
         if not keep:
             connection.close()
 
+    def subscribe(self, uri: str) -> None:
+        """Hear ``uri``'s updates from now on, on a connection kept for that alone (a pooled one
+        may be closed at any time); once per URI. The updates go to ``on_notification``."""
+        with self._subscribing:
+            if uri in self._subscribed:
+                return
+            listener = self._listener
+            try:
+                if listener is None or listener.broken:
+                    listener = self._listener = self._connection(None)
+                listener.client.subscribe_resource(uri)
+            except Exception as failure:
+                if listener is not None:
+                    listener.broken = True
+                answer = classify(self.spec, "resources/subscribe", failure)
+                if answer is failure:
+                    raise
+                raise answer from failure
+            self._subscribed.add(uri)
+
     def close(self) -> None:
         """Close the idle connections; those in use close when their call ends."""
         with self._lock:
             self._closed = True
             idle = [connection for connections in self._idle.values() for connection in connections]
             self._idle.clear()
-        for connection in idle:
+        with self._subscribing:
+            listener, self._listener = self._listener, None
+        for connection in idle + ([listener] if listener is not None else []):
             connection.close()
