@@ -222,8 +222,8 @@ def forward(upstream: Upstream, method: str, ctx: Context | None, leg: Leg, key:
     def run(connection: UpstreamConnection) -> Any:
         nonlocal responses, state
         for _ in range(MAX_ROUNDS + 1):
-            result = _watched(relay, lambda: leg(connection, responses, state,
-                                                 relay.progress if relay.wants_progress else None))
+            result = _watched(relay, connection, lambda: leg(connection, responses, state,
+                                                             relay.progress if relay.wants_progress else None))
             if not isinstance(result, InputRequiredResult):
                 return result
             if not relay.legacy:
@@ -240,9 +240,10 @@ def forward(upstream: Upstream, method: str, ctx: Context | None, leg: Leg, key:
     return upstream.call(method, run, relay, key)
 
 
-def _watched(relay: Relay, send: Callable[[], T]) -> T:
+def _watched(relay: Relay, connection: UpstreamConnection, send: Callable[[], T]) -> T:
     """``send`` under the relay's cancel scope, watched for the client's cancellation; raises the
-    question a 2026-07-28 client must answer first when that is why the call was abandoned."""
+    question a 2026-07-28 client must answer first when that is why the call was abandoned. A
+    cancelled call's connection is not used again (the upstream may still be working on it)."""
     relay.scope = scope = CancelScope()
     token = _watcher.watch(relay.ctx, scope)
     try:
@@ -254,7 +255,8 @@ def _watched(relay: Relay, send: Callable[[], T]) -> T:
     if pending is not None:
         raise pending
     if scope.cancelled_caught:
-        raise MCPError(REQUEST_TIMEOUT, "The client cancelled the request")
+        connection.broken = True
+        raise MCPError(REQUEST_TIMEOUT, "The client cancelled the request")  # no one reads it: the call is gone
     return result
 
 
