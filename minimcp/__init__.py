@@ -39,6 +39,7 @@ _EXPORTS = {
     "InvalidUriTemplate": "minimcp.shared.uri_template",
     "ServerSession": "minimcp.server.session",
     "stdio_server": "minimcp.server.edges.stdio",
+    "create_proxy": "minimcp.server.app.proxy",
 }
 
 #: The protocol models the official package re-exports at its top level, served from ``minimcp.types``.
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     from minimcp.jsonrpc import MCPError, UrlElicitationRequiredError
     from minimcp.server.session import ServerSession
     from minimcp.server.edges.stdio import stdio_server
+    from minimcp.server.app.proxy import create_proxy
     from minimcp.shared.exceptions import MCPDeprecationWarning
     from minimcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 

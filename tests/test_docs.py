@@ -233,6 +233,21 @@ def test_the_flask_routes_are_tools_for_the_users_they_allow(tmp_path: Path) -> 
         assert [tool.name for tool in reader.list_tools().tools] == ["show_book"]
 
 
+def test_the_proxy_guide_serves_an_http_and_a_stdio_server_as_one(serve_http: Callable[..., str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    upstream = ROOT / "tests" / "servers" / "proxy_upstream.py"
+    url = serve_http(runpy.run_path(str(upstream), run_name="proxy_upstream")["mcp"])
+    monkeypatch.setattr(sys, "argv", ["proxy_gateway.py", url, sys.executable, str(upstream)])
+    proxy = runpy.run_path(str(HOW_TO / "proxy_gateway.py"), run_name="proxy_gateway")["proxy"]
+    try:
+        with Client(proxy) as client:
+            assert {"web_echo", "local_echo"} <= {tool.name for tool in client.list_tools().tools}
+            assert client.call_tool("web_echo", {"text": "over HTTP"}).content[0].text == "over HTTP"
+            assert client.call_tool("local_echo", {"text": "over stdio"}).content[0].text == "over stdio"
+    finally:
+        proxy.close()
+
+
 def test_the_openapi_operations_tagged_pets_become_tools(serve_wsgi: Callable[[Any], str],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     api = serve_wsgi(load_example("petstore_api").PetShop("pet-secret"))

@@ -17,6 +17,7 @@ import requests
 from pydantic import ValidationError
 
 from minimcp.cli import hosts, serve, verbs
+from minimcp.cli import proxy as proxying
 from minimcp.cli.errors import FAILED, CLIError
 from minimcp.cli.output import ANSWER, MESSAGE, cut
 from minimcp.cli.target import Connection, Target, load_server, parse_target, request_headers
@@ -38,8 +39,12 @@ TARGET_HELP = ("server.py or server.py:OBJ (the object mcp, server or app by def
                "(-- python server.py)")
 
 VERBS: dict[str, tuple[str, str]] = {
-    "run": ("serve a server file over stdio (or HTTP with --http)",
-            "minimcp run server.py\n  minimcp run server.py:mcp --http --port 8000"),
+    "run": ("serve a server file, or an mcpServers configuration as one server, over stdio (or HTTP with --http)",
+            "minimcp run server.py\n  minimcp run server.py:mcp --http --port 8000\n"
+            "  minimcp run mcp.json --http   (each of its mcpServers under its name)"),
+    "proxy": ("serve any server (a URL, a command, a file) as a server of this process, over stdio or HTTP",
+              "minimcp proxy https://example.com/mcp   (a stdio host reaching an HTTP server; OAuth in the browser)\n"
+              "  minimcp proxy --http --port 8001 -- python server.py"),
     "inspect": ("show a server: its info, capabilities, tools, resources, templates and prompts",
                 "minimcp inspect server.py\n  minimcp inspect http://127.0.0.1:8000/mcp --json\n"
                 "  minimcp inspect -- python server.py"),
@@ -72,6 +77,12 @@ def add_remote_options(parser: argparse.ArgumentParser) -> None:
                         help="an HTTP header for a URL target (repeatable)")
     parser.add_argument("--token", help="a bearer token for a URL target (without it, a server that asks for "
                                         "OAuth gets a browser sign-in)")
+
+
+def add_serving_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="with --http: the port (8000; 0 picks a free one)")
 
 
 def add_inspect_options(parser: argparse.ArgumentParser) -> None:
@@ -131,9 +142,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = verb("run")
     target(run)
-    run.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
-    run.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on (127.0.0.1)")
-    run.add_argument("--port", type=int, default=8000, help="with --http: the port (8000; 0 picks a free one)")
+    add_serving_options(run)
+
+    proxy = verb("proxy", remote)
+    target(proxy)
+    add_serving_options(proxy)
+    proxy.add_argument("--era", choices=ERAS, default="auto",
+                       help="the protocol era to speak to the upstream: auto (try 2026-07-28, fall back to the "
+                            "handshake), legacy, or a version; clients of the proxy may speak either")
+    proxy.add_argument("--timeout", type=float, metavar="SECONDS",
+                       help="how long one call to the upstream may take before its caller is told it timed out (120)")
 
     inspect = verb("inspect", connect)
     target(inspect)
@@ -212,6 +230,10 @@ def dispatch(options: argparse.Namespace, command: list[str]) -> int:
     if options.verb == "dev":
         return serve.dev(target, options)
     headers = request_headers(options.header, options.token)
+    if options.verb == "proxy":
+        if headers and target.url is None:
+            raise CLIError("--header and --token are sent to a URL; a file or a command is not reached over HTTP")
+        return proxying.proxy(target, options, headers)
     if options.verb == "install":
         name = options.name or _default_name(target)
         entry = hosts.entry_for(hosts.HOSTS[options.host], target, hosts.parse_env(options.env), headers)

@@ -47,8 +47,16 @@ def need_file(target: Target, verb: str) -> Path:
 
 
 def run(target: Target, options: Namespace) -> int:
-    need_file(target, "run")
-    server = load_server(target)
+    file = need_file(target, "run")
+    if file.suffix == ".json":  # an mcpServers configuration: its servers as one
+        from minimcp.server.app.proxy import ProxyConfigError, create_proxy
+
+        try:
+            server = create_proxy(file)
+        except ProxyConfigError as wrong:
+            raise CLIError(f"{file}: {wrong}") from None
+    else:
+        server = load_server(target)
     if not options.http:
         server.run()
         return 0

@@ -620,13 +620,17 @@ class ClientSession:
         allow_input_required: bool = False,
         allow_task: bool = False,
         allow_claimed: bool = False,
+        validate_output: bool = True,
     ) -> CallToolResult | InputRequiredResult | CreateTaskResult | Result:
         """Call a tool. A server may answer with a task (the tasks extension): ``allow_task=True``
         returns its ``CreateTaskResult``; otherwise the task is awaited here and its result returned.
 
         On 2026-07-28 an answer whose ``resultType`` a claim of this session owns is validated as
         the claim's model and returned with ``allow_claimed=True``; otherwise it raises
-        ``UnexpectedClaimedResult`` carrying it (``Client.call_tool`` resolves it instead)."""
+        ``UnexpectedClaimedResult`` carrying it (``Client.call_tool`` resolves it instead).
+
+        ``validate_output=False`` skips checking structured content against the tool's output
+        schema: for a caller that only hands the result on (a proxy), whose own client checks it."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             if not isinstance(arguments, dict):  # a mapping becomes a dict; anything else is refused
@@ -656,7 +660,7 @@ class ClientSession:
             result = self._terminal(raw, CallToolResult, "call_tool", allow_input_required)
         else:
             result = self._unclaimed(raw)
-        if isinstance(result, CallToolResult):
+        if isinstance(result, CallToolResult) and validate_output:
             self.validate_tool_result(name, result)
         return result
 

@@ -36,10 +36,11 @@ _EXPORTS = {
     "NotificationOptions": "minimcp.server.core.initialization",
     "Server": "minimcp.server.core.server",
     "MCPServer": "minimcp.server.app.server",
+    "create_proxy": "minimcp.server.app.proxy",
 }
 
 __all__ = ["AuthOptions", "CacheHint", "HTTPOptions", "InitializationOptions", "Limits", "MCPServer",
-           "NotificationOptions", "Server", "ServerRequestContext", "TaskOptions"]
+           "NotificationOptions", "Server", "ServerRequestContext", "TaskOptions", "create_proxy"]
 
 if TYPE_CHECKING:
     from minimcp.server.app.tasks.options import TaskOptions
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from minimcp.server.core.options import Limits
     from minimcp.server.edges.http.options import HTTPOptions
     from minimcp.server.app.server import MCPServer
+    from minimcp.server.app.proxy import create_proxy
     from minimcp.server.core.caching import CacheHint
     from minimcp.server.core.context import ServerRequestContext
     from minimcp.server.core.initialization import InitializationOptions, NotificationOptions

@@ -1,9 +1,11 @@
 """A server no one here wrote: the official async Python SDK, asking one question, on uvicorn.
 
 Usage: ``python official_confirm.py``. Serves ``confirm(n)`` at ``http://127.0.0.1:PORT/mcp`` on a port the
-system picks; uvicorn announces ``http://127.0.0.1:PORT`` on stderr once it listens.
+system picks; uvicorn announces ``http://127.0.0.1:PORT`` on stderr once it listens. With ``--stdio``, serves
+it on stdin and stdout instead.
 """
 
+import sys
 from typing import Annotated
 
 import uvicorn
@@ -30,5 +32,7 @@ async def confirm(n: int, answer: Annotated[ElicitationResult[Confirmation], Res
     return f"declined {n}"
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and "--stdio" in sys.argv:
+    mcp.run()
+elif __name__ == "__main__":
     uvicorn.run(mcp.streamable_http_app(), host="127.0.0.1", port=0, log_level="info", access_log=False)

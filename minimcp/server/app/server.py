@@ -1266,6 +1266,14 @@ class MCPServer(Generic[LifespanT]):
 
         return from_openapi(cls, spec, **options)
 
+    @classmethod
+    def as_proxy(cls, target: Any, **options: Any) -> MCPServer[Any]:
+        """A server serving ``target``: a URL, a command, an ``MCPServer`` or an ``mcpServers``
+        configuration of several (each under its name); see ``minimcp.server.app.proxy.create_proxy``."""
+        from minimcp.server.app.proxy import create_proxy
+
+        return create_proxy(target, **options)
+
     def run(self, transport: Literal["stdio", "streamable-http"] = "stdio", **options: Any) -> None:
         """Serve until interrupted: stdio by default, or Streamable HTTP on ``http://HOST:PORT/mcp``."""
         if transport not in ("stdio", "streamable-http"):

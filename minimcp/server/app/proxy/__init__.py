@@ -1,0 +1,69 @@
+"""Proxies and gateways: serve another MCP server, or several, as this one.
+
+    from minimcp.server import create_proxy
+
+    proxy = create_proxy("http://127.0.0.1:8000/mcp")          # or a command, an MCPServer,
+    proxy.run()                                                  # or {"mcpServers": {...}}
+
+The proxy speaks both protocol eras to its clients and whichever each upstream speaks, relaying
+questions (elicitation, sampling, roots), progress, log lines, cancellation and tasks between
+them (``relay``); an upstream that is down, slow, garbled or gone fails its calls with an error
+naming it (``upstream``) while the others are served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from minimcp.client.stdio import StdioServerParameters
+from minimcp.server.app.proxy.config import (
+    ProxyConfigError,
+    UpstreamSpec,
+    is_configuration,
+    read_configuration,
+    target_spec,
+)
+from minimcp.server.app.proxy.provider import MirroredTool, name_tool
+from minimcp.server.app.proxy.server import ProxyServer
+from minimcp.server.app.proxy.upstream import Upstream, UpstreamFailure
+
+__all__ = ["MirroredTool", "ProxyConfigError", "ProxyServer", "Upstream", "UpstreamFailure", "UpstreamSpec",
+           "create_proxy", "name_tool"]
+
+
+def create_proxy(target: Any, name: str | None = None, *, upstream_name: str | None = None,
+                 timeout: float | None = None, connect_timeout: float | None = None, mode: str | None = None,
+                 headers: Mapping[str, str] | None = None, **options: Any) -> ProxyServer:
+    """A server serving ``target``: a URL, a command (a string or a list), ``StdioServerParameters``,
+    an ``MCPServer``, or an ``mcpServers`` configuration (a mapping, or the path of its JSON file),
+    whose upstreams, when several, are each served under their name.
+
+    ``timeout``, ``connect_timeout``, ``mode`` and ``headers`` describe a single target (a
+    configuration says them per entry); the other keywords are ``ProxyServer``'s and ``MCPServer``'s.
+    """
+    if is_configuration(target):
+        if any(given is not None for given in (upstream_name, timeout, connect_timeout, mode, headers)):
+            raise ProxyConfigError("a configuration says timeout, connect_timeout, mode and headers per entry, "
+                                   "in its mcpServers")
+        specs = list(read_configuration(target).values())
+        return ProxyServer(specs, name, gateway=len(specs) > 1, **options)
+    settings: dict[str, Any] = {key: value for key, value in (
+        ("timeout", timeout), ("connect_timeout", connect_timeout), ("mode", mode), ("headers", headers))
+        if value is not None}
+    spec = target_spec(upstream_name or _name_of(target), target, **settings)
+    return ProxyServer([spec], name, **options)
+
+
+def _name_of(target: Any) -> str:
+    """A name for an upstream given without one: its host, its program, or its server's name."""
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        return urlsplit(target).hostname or "upstream"
+    if isinstance(target, (str, list, tuple, StdioServerParameters)):
+        words = target.split() if isinstance(target, str) else (
+            [target.command, *target.args] if isinstance(target, StdioServerParameters) else list(target))
+        last = Path(words[-1]).name if words else ""
+        return last.removesuffix(".py") or "upstream"
+    return str(getattr(target, "name", None) or "upstream")

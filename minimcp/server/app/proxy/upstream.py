@@ -1,0 +1,336 @@
+"""Connections to one upstream server: opened on demand, pooled, bounded, and failing by name.
+
+A connection serves one proxied call at a time (it is *leased*): everything the upstream sends
+on it while the call runs (a question, a log line, progress) belongs to that call, which is the
+only way to tell whose a question is on stdio, where nothing on the wire says. Idle connections
+are kept for the next call, per credential key: ``Upstream.lease(key=...)`` keeps the connections
+made with one caller's credential apart from another's (the ``connection_factory`` receives the
+key), and a proxy without per-caller credentials uses the one key ``None``.
+
+What goes wrong on the way to the upstream is turned into an ``UpstreamFailure`` naming it (its
+name and its URL or command) and saying what to do: down, slow (over the spec's ``timeout``),
+answering what is not MCP, or gone in the middle of a call. The upstream's own JSON-RPC error
+passes through as itself. A connection that failed, or whose call was abandoned (a cancelled
+call, a question handed to a 2026-07-28 client), is closed instead of reused: the upstream may
+still be working on that call, and a question it sends later must not reach another caller.
+
+An upstream that could not be reached is not tried again for ``DOWN_FOR`` seconds: calls fail at
+once with the same message, so a gateway's other upstreams are served without waiting on it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import requests
+from pydantic import ValidationError
+
+from minimcp.client.cancel import CallCancelled
+from minimcp.client.client import Client
+from minimcp.client.session import ClientRequestContext, IncomingMessage
+from minimcp.client.transports.base import NetworkError, SessionExpired
+from minimcp.jsonrpc import MCPError
+from minimcp.server.app.proxy.config import UpstreamSpec
+from minimcp.types import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    REQUEST_TIMEOUT,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    CreateMessageResultWithTools,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    ErrorData,
+    ListRootsResult,
+    LoggingMessageNotificationParams,
+    ServerCapabilities,
+    dump,
+)
+
+if TYPE_CHECKING:
+    from minimcp.server.app.proxy.relay import Relay
+
+logger = logging.getLogger("minimcp.server.proxy")
+
+T = TypeVar("T")
+
+#: Seconds an upstream that could not be reached is left alone: calls fail at once meanwhile.
+DOWN_FOR = 2.0
+#: Connections to one upstream at once (per credential key); a call beyond waits its ``timeout`` for one.
+MAX_CONNECTIONS = 16
+
+#: The answer to an upstream's question when no proxied call is waiting on the connection.
+_NOBODY = ErrorData(code=INVALID_REQUEST, message="No client call is waiting on this connection to answer")
+
+
+class UpstreamFailure(MCPError):
+    """The proxy got no usable answer from an upstream; ``data["upstream"]`` names it."""
+
+    def __init__(self, spec: UpstreamSpec, code: int, what: str) -> None:
+        super().__init__(code, f"Upstream {spec.name!r} ({spec.where}) {what}", {"upstream": spec.name})
+
+
+def unreachable(spec: UpstreamSpec, cause: str) -> UpstreamFailure:
+    return UpstreamFailure(spec, INTERNAL_ERROR, f"is unreachable: {cause}; check that it is running and that the "
+                                                 "proxy's configuration points at it")
+
+
+def classify(spec: UpstreamSpec, method: str, failure: Exception) -> Exception:
+    """What the caller gets for ``failure`` met calling ``method`` upstream: the upstream's own
+    JSON-RPC error as itself, else an ``UpstreamFailure`` saying which upstream and what went wrong."""
+    if isinstance(failure, UpstreamFailure):
+        return failure
+    if isinstance(failure, MCPError) and failure.code == REQUEST_TIMEOUT \
+            and failure.message == f"Request '{method}' timed out":  # the client's own words, not the upstream's
+        return UpstreamFailure(spec, REQUEST_TIMEOUT, f"did not answer {method} within {spec.timeout:g} s; it "
+                                                      "may be overloaded: try again, or raise its timeout")
+    if isinstance(failure, (NetworkError, SessionExpired)):
+        return unreachable(spec, failure.message)
+    if isinstance(failure, MCPError):
+        if failure.code == CONNECTION_CLOSED:
+            return UpstreamFailure(spec, CONNECTION_CLOSED, f"closed the connection during {method} (its process "
+                                                            "exited, or the server went away); try again")
+        return failure  # the upstream's own error
+    if isinstance(failure, (requests.ConnectionError, ConnectionError)):
+        return unreachable(spec, str(failure) or type(failure).__name__)
+    if isinstance(failure, (ValidationError, ValueError, requests.RequestException, OSError, RuntimeError)):
+        cause = str(failure).partition("\n")[0][:300] or type(failure).__name__
+        return UpstreamFailure(spec, INTERNAL_ERROR, f"answered {method} with something that is not MCP ({cause})")
+    return failure
+
+
+class UpstreamConnection:
+    """One connected ``Client`` to the upstream; its questions go to the ``relay`` of the call
+    that leased it (set and cleared by the lease, read by the client's callback threads)."""
+
+    def __init__(self, upstream: Upstream, key: Hashable) -> None:
+        self.upstream = upstream
+        self.key = key
+        self.relay: Relay | None = None
+        #: Set when this connection must not serve another call (a failure, an abandoned call).
+        self.broken = False
+        spec = upstream.spec
+        reach: dict[str, Any] = {"headers": dict(spec.headers)} if isinstance(spec.target, str) and spec.headers else {}
+        self.client = upstream.connection_factory(spec, key, dict(
+            mode=spec.mode, read_timeout_seconds=spec.connect_timeout, cache=None, log_level="debug",
+            elicitation_callback=self._elicit, sampling_callback=self._sample, list_roots_callback=self._roots,
+            logging_callback=self._log, message_handler=self._notified, **reach))
+
+    def open(self) -> None:
+        """Connect, bounded by the spec's ``connect_timeout``; calls are then bounded by its ``timeout``."""
+        client = self.client
+        client.__enter__()
+        client.session.read_timeout_seconds = self.upstream.spec.timeout
+        self.upstream.learned(client.server_capabilities)
+
+    def close(self) -> None:
+        try:
+            self.client.__exit__(None, None, None)
+        except Exception:  # closing a connection that already failed may fail again; nothing is waiting on it
+            logger.debug("closing a connection to upstream %r failed", self.upstream.name, exc_info=True)
+
+    # --- what the upstream sends, handed to the call holding the lease ----------------------------
+    def _ask(self, method: str, params: dict[str, Any]) -> dict[str, Any] | ErrorData:
+        relay = self.relay
+        if relay is None:
+            return _NOBODY
+        return relay.ask(self, method, params)
+
+    def _elicit(self, _: ClientRequestContext,
+                params: ElicitRequestFormParams | ElicitRequestURLParams) -> ElicitResult | ErrorData:
+        answer = self._ask("elicitation/create", dump(params))
+        return answer if isinstance(answer, ErrorData) else ElicitResult.model_validate(answer)
+
+    def _sample(self, _: ClientRequestContext,
+                params: CreateMessageRequestParams) -> CreateMessageResult | CreateMessageResultWithTools | ErrorData:
+        answer = self._ask("sampling/createMessage", dump(params))
+        if isinstance(answer, ErrorData):
+            return answer
+        if params.tools:
+            return CreateMessageResultWithTools.model_validate(answer)
+        return CreateMessageResult.model_validate(answer)
+
+    def _roots(self, _: ClientRequestContext) -> ListRootsResult | ErrorData:
+        answer = self._ask("roots/list", {})
+        return answer if isinstance(answer, ErrorData) else ListRootsResult.model_validate(answer)
+
+    def _log(self, params: LoggingMessageNotificationParams) -> None:
+        relay = self.relay
+        if relay is not None:
+            relay.log(params)
+
+    def _notified(self, message: IncomingMessage) -> None:
+        if isinstance(message, Exception):
+            return
+        listener = self.upstream.on_notification
+        if listener is not None:
+            listener(self.upstream, message)
+
+
+def open_client(spec: UpstreamSpec, key: Hashable, options: dict[str, Any]) -> Client:
+    """The default connection factory: a ``Client`` to the spec's target; ``key`` (a caller's
+    credential key) is for factories that sign each caller in on their own."""
+    return Client(spec.target, **options)
+
+
+#: ``(spec, credential key, Client keywords) -> Client``: how a connection to an upstream is made.
+ConnectionFactory = Callable[[UpstreamSpec, Hashable, dict[str, Any]], Client]
+#: ``(upstream, notification)``: what the proxy does with a notification no call is waiting for.
+NotificationListener = Callable[["Upstream", Any], None]
+
+
+class Upstream:
+    """The connections to one upstream server, pooled per credential key."""
+
+    def __init__(self, spec: UpstreamSpec, *, connection_factory: ConnectionFactory = open_client,
+                 max_connections: int = MAX_CONNECTIONS, on_notification: NotificationListener | None = None) -> None:
+        self.spec = spec
+        self.connection_factory = connection_factory
+        self.on_notification = on_notification
+        self.max_connections = max_connections
+        # _lock guards _idle, _slots (one semaphore per key), _down and _capabilities.
+        self._lock = threading.Lock()
+        self._idle: dict[Hashable, list[UpstreamConnection]] = {}
+        self._slots: dict[Hashable, threading.BoundedSemaphore] = {}
+        self._down: tuple[float, UpstreamFailure] | None = None
+        self._capabilities: ServerCapabilities | None = None
+        self._closed = False
+        # _subscribing guards _listener (the connection resource subscriptions are made on) and
+        # _subscribed (the URIs subscribed on it); held across the subscribe request, bounded by its timeout.
+        self._subscribing = threading.Lock()
+        self._listener: UpstreamConnection | None = None
+        self._subscribed: set[str] = set()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def capabilities(self) -> ServerCapabilities | None:
+        """What the upstream declared on the last connection made (``None`` before the first)."""
+        with self._lock:
+            return self._capabilities
+
+    def learned(self, capabilities: ServerCapabilities | None) -> None:
+        with self._lock:
+            self._capabilities = capabilities
+
+    def call(self, method: str, operation: Callable[[UpstreamConnection], T], relay: Relay | None = None,
+             key: Hashable = None) -> T:
+        """Run ``operation`` on a leased connection; failures come back as ``classify`` says."""
+        with self.lease(method, relay, key) as connection:
+            try:
+                return operation(connection)
+            except CallCancelled:
+                connection.broken = True
+                raise
+            except Exception as failure:
+                answer = classify(self.spec, method, failure)
+                if isinstance(answer, UpstreamFailure) or not isinstance(answer, MCPError):
+                    connection.broken = True
+                if answer is failure:
+                    raise
+                raise answer from failure
+            except BaseException:  # a question for a 2026-07-28 client: the call was abandoned
+                connection.broken = True
+                raise
+
+    @contextmanager
+    def lease(self, method: str, relay: Relay | None = None, key: Hashable = None) -> Iterator[UpstreamConnection]:
+        """A connection for one call, its questions going to ``relay``; returned to the pool after,
+        unless it broke."""
+        slots = self._slots_for(key)
+        if not slots.acquire(timeout=self.spec.timeout):
+            raise UpstreamFailure(self.spec, REQUEST_TIMEOUT,
+                                  f"had all {self.max_connections} of its connections busy for {self.spec.timeout:g} s; "
+                                  f"{method} was not sent: try again, or lower the load")
+        connection: UpstreamConnection | None = None
+        try:
+            connection = self._connection(key)
+            connection.relay = relay
+            yield connection
+        finally:
+            if connection is not None:
+                connection.relay = None
+                self._give_back(connection)
+            slots.release()
+
+    def _slots_for(self, key: Hashable) -> threading.BoundedSemaphore:
+        with self._lock:
+            if self._closed:
+                raise UpstreamFailure(self.spec, INTERNAL_ERROR, "is closed: the proxy is shutting down")
+            slots = self._slots.get(key)
+            if slots is None:
+                slots = self._slots[key] = threading.BoundedSemaphore(self.max_connections)
+            return slots
+
+    def _connection(self, key: Hashable) -> UpstreamConnection:
+        with self._lock:
+            idle = self._idle.get(key)
+            if idle:
+                return idle.pop()
+            down = self._down
+        if down is not None and time.monotonic() < down[0]:
+            raise down[1]
+        connection = UpstreamConnection(self, key)
+        try:
+            connection.open()
+        except Exception as failed:
+            connection.close()
+            answer = classify(self.spec, "initialize", failed)
+            if not isinstance(answer, UpstreamFailure):
+                answer = unreachable(self.spec, f"{type(failed).__name__}: {failed}")
+            elif answer.code == REQUEST_TIMEOUT:
+                answer = unreachable(self.spec, f"it did not answer within {self.spec.connect_timeout:g} s of connecting")
+            with self._lock:
+                self._down = (time.monotonic() + DOWN_FOR, answer)
+            raise answer from failed
+        with self._lock:
+            self._down = None
+        return connection
+
+    def _give_back(self, connection: UpstreamConnection) -> None:
+        with self._lock:
+            keep = not connection.broken and not self._closed
+            if keep:
+                self._idle.setdefault(connection.key, []).append(connection)
+        if not keep:
+            connection.close()
+
+    def subscribe(self, uri: str) -> None:
+        """Hear ``uri``'s updates from now on, on a connection kept for that alone (a pooled one
+        may be closed at any time); once per URI. The updates go to ``on_notification``."""
+        with self._subscribing:
+            if uri in self._subscribed:
+                return
+            listener = self._listener
+            try:
+                if listener is None or listener.broken:
+                    listener = self._listener = self._connection(None)
+                listener.client.subscribe_resource(uri)
+            except Exception as failure:
+                if listener is not None:
+                    listener.broken = True
+                answer = classify(self.spec, "resources/subscribe", failure)
+                if answer is failure:
+                    raise
+                raise answer from failure
+            self._subscribed.add(uri)
+
+    def close(self) -> None:
+        """Close the idle connections; those in use close when their call ends."""
+        with self._lock:
+            self._closed = True
+            idle = [connection for connections in self._idle.values() for connection in connections]
+            self._idle.clear()
+        with self._subscribing:
+            listener, self._listener = self._listener, None
+        for connection in idle + ([listener] if listener is not None else []):
+            connection.close()
