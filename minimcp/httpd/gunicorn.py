@@ -27,8 +27,11 @@ How gunicorn's settings map:
   ``Connection: close``.
 - ``--timeout``: the worker's main thread beats the heartbeat while its loops run (as gthread's,
   it proves the process alive, not that every request is quick).
-- ``TERM`` and ``--max-requests``: stop accepting, let the running requests finish within
-  ``--graceful-timeout``, then exit; ``INT`` and ``QUIT`` exit at once (gunicorn's own handlers).
+- ``TERM`` (``HUP`` sends it to the old workers) and ``--max-requests``: stop accepting, let the
+  running requests finish within ``--graceful-timeout``, then exit; 2 s before the end (half the
+  timeout, if shorter) the legacy questions still waiting on a client fail with an error that
+  says to call again, and the GET streams end (``minimcp.shared.process_stop``). ``INT`` and
+  ``QUIT`` exit at once (gunicorn's own handlers).
 - The server's log (``minimcp.httpd``) goes to gunicorn's error log, unless it is configured
   already; with an access log (``--access-logfile``), each response is logged there once sent,
   in ``--access-logformat``. Not honoured: the ``pre_request``/``post_request`` hooks, the
@@ -54,8 +57,13 @@ from typing import Any
 from gunicorn.workers import base
 
 from minimcp.httpd.connections import WSGIServer
+from minimcp.shared import process_stop
 
 _App = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+#: Seconds before ``--graceful-timeout`` ends at which a stopping worker answers the legacy
+#: questions it holds with an error and ends its GET streams (``Worker._stop``).
+ANSWER_BEFORE_EXIT = 2.0
 
 
 class _ToLogger(logging.Handler):
@@ -130,17 +138,28 @@ class Worker(base.Worker):
 
     def _stop(self, servers: list[WSGIServer], tick: float) -> None:
         """Stop accepting and let the running requests finish, for ``--graceful-timeout`` at most,
-        beating the heartbeat meanwhile (the master kills the worker once that timeout passes anyway)."""
+        beating the heartbeat meanwhile (the master kills the worker once that timeout passes anyway).
+
+        ``ANSWER_BEFORE_EXIT`` seconds before the end (half the timeout, when that is shorter) the
+        process stops serving (``process_stop``): its legacy questions, which only a client can
+        end, fail with a clear error their calls still send, and its GET streams end, so that the
+        requests left finish and no client learns of the exit only from a lost heartbeat."""
         grace = float(self.cfg.graceful_timeout)
         stoppers = [threading.Thread(target=server.shutdown, args=(grace,), kwargs={"drain": True},
                                      name="minimcp-httpd shutdown", daemon=True) for server in servers]
         for stopper in stoppers:
             stopper.start()
         deadline = time.monotonic() + grace
+        answer_at = deadline - min(ANSWER_BEFORE_EXIT, grace / 2)
         for stopper in stoppers:
             while stopper.is_alive() and time.monotonic() < deadline:
                 self.notify()
-                stopper.join(min(tick, max(0.0, deadline - time.monotonic())))
+                if time.monotonic() >= answer_at:
+                    process_stop.stop_serving()
+                    answer_at = deadline  # once
+                until = answer_at if answer_at < deadline else deadline
+                stopper.join(min(tick, max(0.0, until - time.monotonic())))
+        process_stop.stop_serving()
 
     def _app(self) -> _App:
         """The WSGI app as the settings ask: counted for ``--max-requests``, every response
