@@ -43,7 +43,7 @@ def on_stop(hook: Callable[[], None]) -> Callable[[], None]:
     forgets it (the object's ``close``). Held weakly: a server dropped unclosed is forgotten too."""
     token = object()
     with _lock:
-        _hooks[token] = weakref.WeakMethod(hook)  # type: ignore[arg-type]
+        _hooks[token] = weakref.WeakMethod(hook)
         _watched()
 
     def forget() -> None:

@@ -68,6 +68,10 @@ BLOCK_CAP = 4.0
 #: TTL bounds how long a client waits on a killed process's call (its stream's reader and a task's
 #: poller look at the key), and four beats in a row must miss before a live process is taken for dead.
 HEARTBEAT_EVERY, HEARTBEAT_TTL = 0.5, 2.0
+#: The connections a client made from a URL may open to Redis: one per thread running a command at
+#: once, which is a request thread's or a call worker's (redis-py's own default, 100, fails a
+#: command at once with "Too many connections" when more run together).
+MAX_CONNECTIONS = 1024
 #: How many questions that ended unanswered a session remembers, to take their late answers.
 LATE_KEPT = 64
 #: The hex digits of an epoch's two halves: the prefix's tag, and the generation of its data.
@@ -165,7 +169,7 @@ class RedisBackend(SharedBackend):
                 raise ValueError(f"RedisBackend: prefix={prefix!r} and the URL's ?prefix={in_url} differ; give one")
             prefix = prefix if prefix is not None else in_url
             client = redis.Redis.from_url(
-                url, socket_timeout=5.0, socket_connect_timeout=2.0, health_check_interval=30,
+                url, socket_timeout=5.0, socket_connect_timeout=2.0, health_check_interval=30, max_connections=MAX_CONNECTIONS,
                 retry=Retry(ExponentialBackoff(cap=BACKOFF_CAP, base=BACKOFF_FIRST), 3),
                 retry_on_error=[RedisConnectionError, RedisTimeoutError])
         if prefix == "":
