@@ -175,6 +175,29 @@ def test_a_gthread_worker_holding_a_get_stream_exits_at_its_graceful_timeout(red
     assert took < grace + 2.5  # gthread notices the signal within its 1 s poll, then waits the timeout
 
 
+def test_a_gthread_worker_answers_its_question_with_an_error_as_it_exits(redis_server: RedisServer) -> None:
+    """gthread gives the app no word of a stop until its interpreter exits, after the graceful
+    timeout: the question held fails then, on its call's stream, before the process is gone."""
+    grace = 2
+    with server_process(gthread_command(grace), server_env(redis_server.url), cwd=SERVERS) as server:
+        (worker,) = watch(server, 1)
+        session = legacy_handshake(server.base + "/mcp", capabilities={"elicitation": {}})
+        message = request_message("tools/call", {"name": "confirm_here", "arguments": {"door": "back"}})
+        response = requests.post(session.url, data=json.dumps(message), stream=True, timeout=30, headers={
+            **BASE_HEADERS, "Mcp-Session-Id": session.session_id, "MCP-Protocol-Version": session.protocol_version})
+        lines = response.iter_lines()
+        assert any(event.get("method") == "elicitation/create" for event in _events(lines))
+        server.process.send_signal(signal.SIGHUP)
+        sent = time.monotonic()
+        final = list(_events(lines))[-1]
+        took = time.monotonic() - sent
+        assert _gone_within(worker, 10.0)
+    print(f"\ngthread worker holding a legacy question: the call failed {took:.2f}s after HUP (graceful timeout {grace}s)")
+    assert final["id"] == message["id"], final
+    assert final["error"]["message"].startswith("The server process running this call is stopping"), final
+    assert took < grace + 2.5
+
+
 def _get_stream_open(server: ServerProcess, client: Client) -> bool:
     """Whether a GET stream of ``client``'s session is open on the server (a second one is refused 409)."""
     session_id = client.session.transport.session_id

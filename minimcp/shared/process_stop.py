@@ -23,7 +23,7 @@ import time
 import weakref
 from typing import Callable
 
-__all__ = ["on_stop", "stop_serving", "stopping"]
+__all__ = ["on_stop", "stop_serving"]
 
 logger = logging.getLogger("minimcp.server")
 
@@ -51,11 +51,6 @@ def on_stop(hook: Callable[[], None]) -> Callable[[], None]:
             _hooks.pop(token, None)
 
     return forget
-
-
-def stopping() -> bool:
-    """Whether this process has stopped serving."""
-    return _stopped == os.getpid()
 
 
 def stop_serving() -> None:
