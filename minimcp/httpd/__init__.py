@@ -34,7 +34,10 @@ How it is built:
   time and bytes. Such events are logged at most once per interval, with a count.
 - ``max_workers`` (by default ``max_connections``) bounds the requests running at once; one past
   it waits in the loop, holding no thread, for the first worker that comes free, and is answered
-  ``503`` after ``wait_timeout`` seconds.
+  ``503`` after ``wait_timeout`` seconds. An event stream (a GET accepting ``text/event-stream``)
+  holds its thread while open, so streams may take all but ``stream_reserve`` of them (by default
+  an eighth), kept for requests that end; a stream past that is answered ``503`` with
+  ``Retry-After`` at once.
 - Time limits: a request head must be complete ``header_timeout`` seconds after its first byte (or
   after the connection opened), else ``408`` and close; a body must be in ``body_timeout`` seconds
   after its head; a connection idle between requests closes after ``idle_timeout``, and so does

@@ -167,8 +167,10 @@ class WSGIBridge:
     per-connection state, so every worker shares one."""
 
     def __init__(self, app: Callable[..., Iterable[bytes]], host: str, port: int, *,
-                 body_timeout: float) -> None:
+                 body_timeout: float, refusal: Callable[[dict[str, Any]], str | None] | None = None) -> None:
         self.app = app
+        #: Why a request is answered 503 before the app sees it (``None``: it is not), asked on the worker.
+        self.refusal = refusal
         self.body_timeout = body_timeout
         self.date = Date()
         self._base_environ = {
@@ -184,6 +186,10 @@ class WSGIBridge:
             environ = self._environ(request, parser.headers, address)
         except BadRequest as bad:
             self.send_error(sock, bad.status, str(bad))
+            return False
+        refused = self.refusal(environ) if self.refusal is not None else None
+        if refused is not None:
+            self.send_error(sock, STATUS[503], refused)
             return False
         body = Body(parser, sock, time.monotonic() + self.body_timeout)
         environ["wsgi.input"] = body

@@ -25,7 +25,7 @@ from typing import Any
 from minimcp.httpd import affinity, sockets
 from minimcp.httpd.bridge import WSGIBridge
 from minimcp.httpd.limits import (ACCEPT_BATCH, ACCEPT_PAUSE, KEEP_ALIVE_GRACE, LINGER, LOG_INTERVAL, MAX_DRAIN,
-                                  MAX_LINGERING, RECV_SIZE, STATUS, WORKER_IDLE)
+                                  MAX_LINGERING, RECV_SIZE, SIBLING_YIELD, STATUS, WORKER_IDLE, kept_for_answers)
 from minimcp.httpd.parsing import NEED_DATA, PARSERS, BadRequest, Event, Head, Parser
 from minimcp.thread_pool import PoolFull, ThreadPool
 
@@ -108,7 +108,12 @@ class WSGIServer:
     worker threads (by default ``max_connections``), started on demand. A complete request that finds
     every one of them busy waits in the loop, holding no thread, for up to ``wait_timeout`` seconds,
     first come first served, and is answered ``503`` only then: a burst one over the threads is
-    served a moment late, not refused. ``max_connections_per_peer=None`` lifts
+    served a moment late, not refused. An event stream (a GET accepting ``text/event-stream``)
+    holds its thread while it stays open: streams may take all but ``stream_reserve`` threads (by
+    default an eighth, ``limits.kept_for_answers``), and one past them is answered ``503`` at once
+    (see ``_stream_refusal``). ``shared_listener``: other processes accept on ``listener`` too
+    (gunicorn's workers); then a busy server leaves new connections to idler ones for a moment
+    (``_yield_to_siblings``). ``max_connections_per_peer=None`` lifts
     the per-address cap (behind a proxy every connection comes from the proxy's address).
     ``parser`` names the request parser (see ``minimcp.httpd.parsing.PARSERS``): by default
     httptools's when it is installed, else h11's; both give the same verdicts. ``listener``, a
@@ -140,7 +145,8 @@ class WSGIServer:
                  max_workers: int | None = None, wait_timeout: float = 10.0,
                  idle_timeout: float = 75.0, header_timeout: float = 10.0, body_timeout: float = 30.0,
                  parser: str | None = None, listener: socket.socket | None = None, pin_cpu: bool = True,
-                 cpu_index: int | None = None) -> None:
+                 cpu_index: int | None = None, stream_reserve: int | None = None,
+                 shared_listener: bool = False) -> None:
         if parser is not None and parser not in PARSERS:
             raise ValueError(f"no parser {parser!r} here; these are: {', '.join(PARSERS)}")
         self._parser: type[Parser] = PARSERS[parser] if parser is not None else next(iter(PARSERS.values()))
@@ -148,6 +154,9 @@ class WSGIServer:
         self.max_connections = max_connections
         self.max_connections_per_peer = max_connections_per_peer
         self.max_workers = max_connections if max_workers is None else max_workers
+        self.stream_reserve = kept_for_answers(self.max_workers) if stream_reserve is None else stream_reserve
+        self.shared_listener = shared_listener
+        self._yielded = False  # the loop's: accepting was paused for the siblings (_yield_to_siblings)
         self.wait_timeout = wait_timeout
         self.idle_timeout = idle_timeout
         self.header_timeout = header_timeout
@@ -197,12 +206,15 @@ class WSGIServer:
         self._lingering: set[_Lingering] = set()
         self._timers: list[tuple[float, int, Any]] = []  # (deadline, tie-break, connection or lingering)
         self._sequence = itertools.count()
-        self._accept_resumes: float | None = None  # accepting paused until then (no descriptor left)
+        self._accept_resumes: float | None = None  # accepting paused until then (no descriptor left, or yielding)
         self._reserve: int | None = os.open(os.devnull, os.O_RDONLY)  # spent to answer when none is left
         self._refusals = _Tally("refusing connections")
         self._evictions = _Tally(f"closing the longest-idle connection for a new one ({max_connections} connections open)")
         self._shortage = _Tally("out of file descriptors: answering new connections 503")
-        self._bridge = WSGIBridge(app, host, self.port, body_timeout=body_timeout)
+        self._bridge = WSGIBridge(app, host, self.port, body_timeout=body_timeout, refusal=self._stream_refusal)
+        # _stream_tally_lock guards _stream_tally: event streams are refused on the workers, not the loop.
+        self._stream_tally_lock = threading.Lock()
+        self._stream_tally = _Tally("refusing event streams")
 
     # --- lifecycle ---------------------------------------------------------------------------------
     def serve_forever(self) -> None:
@@ -289,7 +301,9 @@ class WSGIServer:
             self._expire(time.monotonic())
 
     def _accept(self) -> None:
-        for _ in range(ACCEPT_BATCH):
+        if self.shared_listener and self._yield_to_siblings():
+            return
+        for _ in range(1 if self.shared_listener else ACCEPT_BATCH):
             try:
                 sock, address = self._listener.accept()
             except BlockingIOError:
@@ -377,6 +391,26 @@ class WSGIServer:
             assert self._selector is not None
             self._selector.unregister(self._listener)
             self._accept_resumes = time.monotonic() + ACCEPT_PAUSE
+
+    def _yield_to_siblings(self) -> bool:
+        """Loop, on a listener other processes accept on too (``shared_listener``, gunicorn's
+        workers): whether to leave the waiting connection to them for a moment. Every process wakes
+        for each connection and the first to accept takes it, so without this one process may take
+        most of a burst and run out of threads while the others idle (seen: 198 of 200 legacy
+        clients on one of four workers). A process busier than a quarter of its threads pauses
+        accepting for ``SIBLING_YIELD`` times its load, so an idler one wins the race; when all are
+        busy, each still accepts after its pause. One connection per wake, for the same reason."""
+        if self._yielded:  # paused already: this wake accepts
+            self._yielded = False
+            return False
+        load = self._busy / self.max_workers  # a hint: the workers change it under the loop's feet
+        if load < 0.25:
+            return False
+        self._yielded = True
+        assert self._selector is not None
+        self._selector.unregister(self._listener)
+        self._accept_resumes = time.monotonic() + SIBLING_YIELD * load
+        return True
 
     def _park(self, conn: _Connection) -> None:
         """Wait in the selector for the connection's next bytes, until ``conn.deadline``."""
@@ -639,6 +673,24 @@ class WSGIServer:
             logger.exception("connection from %s failed", conn.address[0])
         finally:
             conn.keep = keep
+
+    def _stream_refusal(self, environ: dict[str, Any]) -> str | None:
+        """Worker: why the event stream ``environ`` asks for (a GET accepting ``text/event-stream``)
+        is refused now, else ``None``. A stream holds its thread while it stays open, so streams may
+        take all but ``stream_reserve`` threads: the rest stay for requests that end (a legacy
+        client's answer, which a question holding another thread waits for), and a stream past
+        them is refused at once, since waiting would not free a thread."""
+        if not self.stream_reserve or environ["REQUEST_METHOD"] != "GET" \
+                or "text/event-stream" not in environ.get("HTTP_ACCEPT", ""):
+            return None
+        streams = self.max_workers - self.stream_reserve
+        if self._busy <= streams:  # this request counted; a hint that may be a moment stale
+            return None
+        with self._stream_tally_lock:
+            self._stream_tally.add(f"{streams} of the {self.max_workers} threads hold requests (raise the thread count)")
+        return (f"No thread is free for another event stream: this server gives streams at most {streams} of its "
+                f"{self.max_workers} threads and keeps the others for requests that end, such as answers; "
+                f"open the stream again after Retry-After")
 
     def _finish(self, conn: _Connection) -> None:
         """Worker, after ``_serve``, once the pool counts it free: only then may the connection's

@@ -1,6 +1,6 @@
 """A gunicorn worker class that serves the WSGI app with this package's HTTP server.
 
-``gunicorn -k minimcp.httpd.gunicorn.Worker -w 4 --threads 32 app:app``
+``gunicorn -k minimcp.httpd.gunicorn.Worker -w 4 --threads 256 app:app``
 
 gunicorn manages the processes: the master, ``-w N``, reload on ``HUP``, graceful ``TERM``,
 ``--max-requests``, the ``--timeout`` heartbeat, log reopening on ``USR1``. Each worker process
@@ -17,8 +17,11 @@ How gunicorn's settings map:
   number; ``minimcp.httpd.affinity``), so ``-w`` as many as the cores puts one interpreter on each.
 - ``--threads``: the requests one loop runs at once (``WSGIServer``'s ``max_workers``; its threads
   start on demand). A request past them waits in the loop, holding no thread, until one comes free
-  (``503`` after ``wait_timeout``). A legacy MCP question holds its thread until the answer arrives
-  on another request: size ``--threads`` above twice the questions open at once.
+  (``503`` after ``wait_timeout``); a GET event stream that finds all but an eighth of them busy
+  is refused at once (``WSGIServer.stream_reserve``). A legacy MCP question holds its thread until
+  the answer arrives on another request, and its client's GET stream holds one more: ``--threads``
+  should be at least twice the app's ``max_workers`` plus an eighth, and the worker logs a warning
+  naming the number as it starts when it is not (``minimcp.shared.call_workers``).
 - ``--worker-connections``: the connections one loop keeps open (``max_connections``, at least
   ``--threads``); an idle keep-alive connection holds no thread, and at the bound the longest-idle
   one closes for a newcomer. No per-address cap: behind a proxy every connection comes from the proxy.
@@ -27,8 +30,11 @@ How gunicorn's settings map:
   ``Connection: close``.
 - ``--timeout``: the worker's main thread beats the heartbeat while its loops run (as gthread's,
   it proves the process alive, not that every request is quick).
-- ``TERM`` and ``--max-requests``: stop accepting, let the running requests finish within
-  ``--graceful-timeout``, then exit; ``INT`` and ``QUIT`` exit at once (gunicorn's own handlers).
+- ``TERM`` (``HUP`` sends it to the old workers) and ``--max-requests``: stop accepting, let the
+  running requests finish within ``--graceful-timeout``, then exit; 2 s before the end (half the
+  timeout, if shorter) the legacy questions still waiting on a client fail with an error that
+  says to call again, and the GET streams end (``minimcp.shared.process_stop``). ``INT`` and
+  ``QUIT`` exit at once (gunicorn's own handlers).
 - The server's log (``minimcp.httpd``) goes to gunicorn's error log, unless it is configured
   already; with an access log (``--access-logfile``), each response is logged there once sent,
   in ``--access-logformat``. Not honoured: the ``pre_request``/``post_request`` hooks, the
@@ -45,6 +51,7 @@ import logging
 import os
 import select
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -54,8 +61,13 @@ from typing import Any
 from gunicorn.workers import base
 
 from minimcp.httpd.connections import WSGIServer
+from minimcp.httpd.limits import kept_for_answers
 
 _App = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+#: Seconds before ``--graceful-timeout`` ends at which a stopping worker answers the legacy
+#: questions it holds with an error and ends its GET streams (``Worker._stop``).
+ANSWER_BEFORE_EXIT = 2.0
 
 
 class _ToLogger(logging.Handler):
@@ -80,10 +92,6 @@ class Worker(base.Worker):
         if cfg.is_ssl:
             raise RuntimeError("minimcp.httpd.gunicorn.Worker serves plain HTTP: terminate TLS at a proxy, "
                                "or use -k gthread")
-        if cfg.threads < 2:
-            log.warning("minimcp.httpd.gunicorn.Worker runs --threads requests at once per worker, and the "
-                        "others wait for one; with %d, a legacy MCP session's GET stream takes the only one "
-                        "(set --threads 32, say)", cfg.threads)
 
     def init_process(self) -> None:
         for listener in self.sockets:
@@ -94,13 +102,15 @@ class Worker(base.Worker):
 
     def run(self) -> None:
         self._log_through_gunicorn()
+        self._check_threads()
         app = self._app()
         # Under --keep-alive 0 no connection idles (see _closing): the server's default bounds the sends.
         idle: dict[str, Any] = {"idle_timeout": float(self.cfg.keepalive)} if self.cfg.keepalive else {}
         # Worker k on the k-th CPU (gunicorn numbers its workers from 1, a replacement with the next number).
         servers = [WSGIServer(app, listener=listener.sock, max_workers=self.cfg.threads,
                               max_connections=max(self.cfg.threads, self.cfg.worker_connections),
-                              max_connections_per_peer=None, cpu_index=self.age - 1, **idle)
+                              max_connections_per_peer=None, cpu_index=self.age - 1,
+                              shared_listener=self.cfg.workers > 1, **idle)
                    for listener in self.sockets]
         loops = [threading.Thread(target=server.serve_forever, name=f"minimcp-httpd {server.host}:{server.port}",
                                   daemon=True) for server in servers]
@@ -118,6 +128,26 @@ class Worker(base.Worker):
             self._wait(tick)
         self._stop(servers, tick)
 
+    def _check_threads(self) -> None:
+        """Say at start-up, once the app is loaded, when ``--threads`` cannot hold what its MCP
+        servers' legacy clients may hold at once (``minimcp.shared.call_workers``): with too few,
+        event streams are refused and a question's answer may find no thread to arrive on."""
+        call_workers = sys.modules.get("minimcp.shared.call_workers")  # loaded with an MCP server, if any
+        threads = self.cfg.threads
+        kept = kept_for_answers(threads)
+        needed = call_workers.threads_needed() if call_workers is not None else 0
+        if needed and threads - kept < needed:
+            enough = needed
+            while enough - kept_for_answers(enough) < needed:
+                enough += 1
+            self.log.warning(
+                "--threads %d is too few for this app's legacy MCP clients: its %d call workers (max_workers) "
+                "each hold a thread while a question waits for the client's answer, each asking client holds "
+                "one more for its GET stream, and an eighth of the threads are kept for the answers, so %d "
+                "are needed; with fewer, GET streams are refused (503) and calls wait. Set --threads %d "
+                "(threads start on demand: an idle one costs nothing), or lower max_workers",
+                threads, needed // 2, enough, enough)
+
     def _wait(self, seconds: float) -> None:
         """Until a signal (or the counting app) writes to the wakeup pipe, or ``seconds`` pass."""
         readable, _, _ = select.select([self.PIPE[0]], [], [], seconds)
@@ -130,17 +160,28 @@ class Worker(base.Worker):
 
     def _stop(self, servers: list[WSGIServer], tick: float) -> None:
         """Stop accepting and let the running requests finish, for ``--graceful-timeout`` at most,
-        beating the heartbeat meanwhile (the master kills the worker once that timeout passes anyway)."""
+        beating the heartbeat meanwhile (the master kills the worker once that timeout passes anyway).
+
+        ``ANSWER_BEFORE_EXIT`` seconds before the end (half the timeout, when that is shorter) the
+        process stops serving (``process_stop``): its legacy questions, which only a client can
+        end, fail with a clear error their calls still send, and its GET streams end, so that the
+        requests left finish and no client learns of the exit only from a lost heartbeat."""
         grace = float(self.cfg.graceful_timeout)
         stoppers = [threading.Thread(target=server.shutdown, args=(grace,), kwargs={"drain": True},
                                      name="minimcp-httpd shutdown", daemon=True) for server in servers]
         for stopper in stoppers:
             stopper.start()
         deadline = time.monotonic() + grace
+        answer_at = deadline - min(ANSWER_BEFORE_EXIT, grace / 2)
         for stopper in stoppers:
             while stopper.is_alive() and time.monotonic() < deadline:
                 self.notify()
-                stopper.join(min(tick, max(0.0, deadline - time.monotonic())))
+                if time.monotonic() >= answer_at:
+                    _stop_serving()
+                    answer_at = deadline  # once
+                until = answer_at if answer_at < deadline else deadline
+                stopper.join(min(tick, max(0.0, until - time.monotonic())))
+        _stop_serving()
 
     def _app(self) -> _App:
         """The WSGI app as the settings ask: counted for ``--max-requests``, every response
@@ -183,6 +224,14 @@ class Worker(base.Worker):
         httpd_log.addHandler(_ToLogger(error_log))
         httpd_log.setLevel(error_log.getEffectiveLevel())
         httpd_log.propagate = False
+
+
+def _stop_serving() -> None:
+    """Have what the app's MCP servers hold answer now (``minimcp.shared.process_stop``), when an
+    app loaded them: the worker class itself imports nothing of MCP."""
+    process_stop = sys.modules.get("minimcp.shared.process_stop")
+    if process_stop is not None:
+        process_stop.stop_serving()
 
 
 def _closing(app: _App) -> _App:

@@ -32,10 +32,20 @@ KEEP_ALIVE_GRACE = 0.05
 ACCEPT_PAUSE = 0.1
 #: Connections accepted per wake of the loop, so a flood of them does not starve the others.
 ACCEPT_BATCH = 64
+#: Seconds a fully busy process sharing its listener with others waits before it accepts, so that
+#: an idler one takes the connection (``WSGIServer._yield_to_siblings``; scaled by its load).
+SIBLING_YIELD = 0.02
 #: Bytes asked of a socket per read.
 RECV_SIZE = 65536
 #: How long an idle worker thread waits for a next job before it ends.
 WORKER_IDLE = 60.0
+def kept_for_answers(threads: int) -> int:
+    """The threads of ``threads`` that event streams may not take (an eighth): a legacy MCP
+    question holds one thread until its answer arrives on another, so a server whose every thread
+    held a stream or a question would leave the answers none."""
+    return threads // 8
+
+
 #: The status lines the server sends without the app.
 STATUS = {400: "400 Bad Request", 408: "408 Request Timeout", 414: "414 URI Too Long",
           417: "417 Expectation Failed", 431: "431 Request Header Fields Too Large",

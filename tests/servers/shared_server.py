@@ -50,6 +50,13 @@ def confirm(door: str, ctx: Context) -> str:
 
 
 @mcp.tool()
+def confirm_here(door: str, ctx: Context) -> str:
+    """Ask one question that names the process asking it (``pid N``), so a test can stop that one."""
+    answer = ctx.elicit(f"pid {os.getpid()}: open {door}?", schema=Ok)
+    return f"{door}: {answer.action}"
+
+
+@mcp.tool()
 def pid() -> int:
     return os.getpid()
 
@@ -132,6 +139,16 @@ def add_later(a: int, b: int) -> str:
 @mcp.resource("note://{name}")
 def note(name: str) -> str:
     return f"note {name}"
+
+
+@mcp.tool(task=True)
+def endless_task(tag: str) -> str:
+    """A task that runs until its process stops; it says which process runs it on the Redis list ``tag``."""
+    import redis
+
+    redis.Redis.from_url(os.environ["MINIMCP_TEST_BACKEND"]).rpush(tag, os.getpid())
+    time.sleep(3600)
+    return "never"
 
 
 #: The caller is whoever the ``X-Test-User`` header names: sessions are bound to it on every process.

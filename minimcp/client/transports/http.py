@@ -150,6 +150,14 @@ def _answer_refusal(refusal: Refusal) -> str:
             '(backend="redis://host:6379/0") so that any process takes any request')
 
 
+def _busy(status: int, body: bytes, retry_after: str | None) -> str:
+    """A temporary refusal (429, 503) as the caller should read it: what the server said, and when
+    to try again."""
+    said = body.decode("utf-8", "replace").strip()[:300]
+    text = f"The server is busy (HTTP {status}" + (f": {said})" if said else ")")
+    return text + (f"; retry after {retry_after} s" if retry_after else "; retry later")
+
+
 def _refused_how(refusal: Refusal) -> str:
     """A refusal for the log: ``HTTP 503 (reason), why``."""
     status, reason, why = refusal
@@ -363,6 +371,9 @@ class HttpTransport(StreamPairContext):
         refusal: dict[str, Any] = {"status": response.status_code}
         if "WWW-Authenticate" in response.headers:
             refusal["wwwAuthenticate"] = response.headers["WWW-Authenticate"]
+        if response.status_code in (429, 503):  # a server past its capacity says why and when to retry
+            raise MCPError(INTERNAL_ERROR, _busy(response.status_code, body, response.headers.get("Retry-After")),
+                           {**refusal, "retryAfter": response.headers.get("Retry-After")})
         raise MCPError(INTERNAL_ERROR, "Server returned an error response", refusal)
 
     def _drain(

@@ -65,8 +65,10 @@ KEY_RING = 3
 MAX_EVENTS = 1024
 BLOCK_CAP = 4.0
 #: A process is alive while its heartbeat key is: renewed every ``HEARTBEAT_EVERY`` seconds by the
-#: relay, gone ``HEARTBEAT_TTL`` seconds after the process stopped beating (killed, or hung).
-HEARTBEAT_EVERY, HEARTBEAT_TTL = 2.0, 6.0
+#: relay, gone ``HEARTBEAT_TTL`` seconds after the process stopped beating (killed, or hung). The
+#: TTL bounds how long a client waits on a killed process's call (its stream's reader and a task's
+#: poller look at the key), and four beats in a row must miss before a live process is taken for dead.
+HEARTBEAT_EVERY, HEARTBEAT_TTL = 0.5, 2.0
 #: How many questions that ended unanswered a session remembers, to take their late answers.
 LATE_KEPT = 64
 #: The hex digits of an epoch's two halves: the prefix's tag, and the generation of its data.
@@ -333,7 +335,8 @@ class RedisBackend(SharedBackend):
     def task_channel(self) -> RedisTaskChannel:
         with self._lock:
             if self._task_channel is None:
-                self._task_channel = RedisTaskChannel(self.client, prefix=f"{self.prefix}:tasks")
+                self._task_channel = RedisTaskChannel(self.client, prefix=f"{self.prefix}:tasks",
+                                                      heartbeat=HEARTBEAT_TTL)
             return self._task_channel
 
     # --- sessions -----------------------------------------------------------------------------
@@ -534,11 +537,16 @@ class RedisBackend(SharedBackend):
             _safely(listener, kind, session_id, body)
 
     def close(self) -> None:
-        """Stop this process's relay; a later command starts it again while listeners remain."""
+        """Stop this process's relay and withdraw its heartbeat, so that a reader of a stream this
+        process sent hears at once that nothing more comes; a later command starts the relay (and
+        the heartbeat) again while listeners remain."""
         with self._lock:
             relay, self._relay = self._relay, None
         if relay is not None:
             relay.stop()
+            if relay.pid == os.getpid():
+                with contextlib.suppress(RedisError, OSError):  # unreachable: the key expires on its own
+                    self.client.delete(f"{self.prefix}:alive:{self.process_id()}")
 
 
 def _safely(listener: Callable[..., None], *args: Any) -> None:

@@ -52,7 +52,12 @@ def _retry() -> Retry:
 
 #: What a client made from a URL is given unless the URL says otherwise: a command times out after
 #: 5 s, a connection after 2 s.
-_TIMEOUTS: dict[str, Any] = {"socket_timeout": 5.0, "socket_connect_timeout": 2.0}
+#: The connections a client made from a URL may open to Redis (to each node of a cluster): one per
+#: thread running a command at once, which is a request thread's or a call worker's (redis-py's own
+#: default, 100, fails a command at once with "Too many connections" when more run together).
+MAX_CONNECTIONS = 1024
+#: What every client made from a URL is given: a command times out after 5 s, a connection after 2 s.
+_TIMEOUTS: dict[str, Any] = {"socket_timeout": 5.0, "socket_connect_timeout": 2.0, "max_connections": MAX_CONNECTIONS}
 
 
 def client_from_url(url: str) -> RedisClient:

@@ -45,13 +45,15 @@ class RedisTaskChannel(TaskChannel):
     """Status, cancellations, resumptions and heartbeats over Redis pub/sub.
 
     ``client`` is a ``redis.Redis``; ``prefix`` must match the ``RedisTaskStore``'s when both
-    serve one deployment. ``heartbeat`` (seconds) is how long a silent process is taken for alive;
+    serve one deployment. ``heartbeat`` (seconds) is how long a silent process is taken for alive
+    (2 s: a killed process's tasks fail on the next poll after that, and a live one must miss
+    three beats in a row, one every ``heartbeat / 3``, to be taken for dead);
     ``max_backoff`` (seconds) bounds the wait between reconnection attempts.
     """
 
     heartbeat: float  # always set: processes share this channel
 
-    def __init__(self, client: RedisClient, *, prefix: str = "minimcp:tasks", heartbeat: float = 10.0,
+    def __init__(self, client: RedisClient, *, prefix: str = "minimcp:tasks", heartbeat: float = 2.0,
                  max_backoff: float = 5.0) -> None:
         if heartbeat <= 0 or max_backoff <= 0:
             raise ValueError("heartbeat and max_backoff must be positive")

@@ -154,6 +154,18 @@ class PendingRequests:
         for waiter in waiters:
             waiter.fail(error)
 
+    def withdraw(self, error: MCPError) -> None:
+        """Fail every wait with ``error``, and every later question: this process stops serving.
+        Each question ends as a timed-out one does, so its late answer is taken and dropped."""
+        with self._lock:
+            self._closed_with = error
+            waiting, self._waiting = self._waiting, {}
+            self._late.extend(waiting)
+        for waiter in waiting.values():
+            waiter.fail(error)
+        for request_id in waiting:
+            self.ended(request_id)
+
     def __len__(self) -> int:
         return len(self._waiting)
 

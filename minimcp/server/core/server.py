@@ -39,6 +39,7 @@ from minimcp.server.core.workers import Deadlines, Lock, WorkerPool
 from minimcp.server.core.in_process import MemoryBackend
 from minimcp.server.core.otel import default_middleware
 from minimcp.server.core.ports import Stores
+from minimcp.shared import call_workers
 from minimcp.shared.exceptions import MCPDeprecationWarning
 from minimcp.types import (
     CompletionsCapability,
@@ -197,6 +198,7 @@ class Server(Generic[LifespanResultT]):
             hooks.get_tool_input_schema, hooks.get_tool_required_scopes, hooks.get_tool_timeout,
             hooks.get_tool_silent, hooks.listings_vary)
         self.pool = WorkerPool(limits.max_workers, limits.worker_wait_timeout)
+        call_workers.declare(self, limits.max_workers)  # an HTTP server sizes its threads by them
         self.back_channel_timeout = limits.back_channel_timeout
         #: Where what outlives a request is kept (``minimcp.server.backends``): this process's memory
         #: by default; a shared one (``backend="redis://..."``) lets any process serve any request.

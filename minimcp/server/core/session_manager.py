@@ -9,16 +9,21 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING, Any
 
+from minimcp.jsonrpc import MCPError
 from minimcp.server.core.outbox import EventLog
 from minimcp.server.core.shares import session_principal
 from minimcp.server.core.workers import Lock, monotonic
-from minimcp.types import RequestId
+from minimcp.shared import process_stop
+from minimcp.types import INTERNAL_ERROR, RequestId
 
 if TYPE_CHECKING:
     from minimcp.server.core.sessions import Connection
 
 __all__ = ["SessionManager"]
 
+#: What a call whose question this process withdrew as it stopped answers its client.
+PROCESS_STOPPING = ("The server process running this call is stopping (a restart, a reload or a scale-down), so "
+                    "its question to you was withdrawn; call again")
 #: The bytes of a session manager's ``instance`` tag, and the digits an id is written in.
 _TAG_BYTES = 4
 _HEX = frozenset("0123456789abcdef")
@@ -56,6 +61,7 @@ class SessionManager:
         self._last_sweep = 0.0
         #: What this manager's session ids end with (see the class text).
         self.instance = secrets.token_hex(_TAG_BYTES)
+        self._forget_stop = process_stop.on_stop(self.stopping)
 
     def add(self, connection: Connection) -> str | None:
         """Register ``connection`` under a fresh id (128 random bits, tagged with ``instance``);
@@ -130,10 +136,22 @@ class SessionManager:
         return True
 
     def close(self) -> None:
+        self._forget_stop()
         with self._lock:
             sessions, self._sessions = list(self._sessions.values()), {}
         for session in sessions:
             session.close()
+
+    def stopping(self) -> None:
+        """This process stops serving (``minimcp.shared.process_stop``): each worker waiting on a
+        client's answer wakes with ``PROCESS_STOPPING``, which its call answers the client with
+        while the process still can, and each standalone GET stream here ends, its client opening
+        it again (on another process of a shared backend); the sessions themselves live on."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+        for session in sessions:
+            session.pending.withdraw(MCPError(INTERNAL_ERROR, PROCESS_STOPPING))
+            session.close_standalone_stream(here_only=True)
 
     def __len__(self) -> int:
         return len(self._sessions)

@@ -53,6 +53,9 @@ logger = logging.getLogger("minimcp.server.session")
 
 #: How long an answer is kept for a worker whose process lost the channel when it was sent.
 KEEP_ANSWERS = 120.0
+#: The longest a reader of another process's stream waits before it looks at that process's
+#: heartbeat again: with the heartbeat's TTL, it bounds how long a killed process's call hangs.
+LIVENESS_RECHECK = 0.5
 
 
 def record_of(connection: Connection) -> dict[str, Any]:
@@ -169,9 +172,10 @@ class RemoteLog:
     """A resumable stream another process sends, read from the backend: the reader side of an
     ``EventLog`` (``read``, ``exhausted``, ``event_id``, ``last``), which the HTTP edge replays.
 
-    While the stream is silent the sending process's heartbeat is checked; once it stopped (killed
-    mid-call) the stream ends with an error for the request, so the client's call fails within
-    seconds instead of waiting for an answer that will not come. One reader (the resumed response's
+    While the stream is silent the sending process's heartbeat is checked every ``LIVENESS_RECHECK``
+    seconds; once it stopped (killed mid-call) the stream ends with an error for the request, so the
+    client's call fails within the heartbeat's TTL and a recheck instead of waiting for an answer
+    that will not come. One reader (the resumed response's
     generator, on one thread) owns it, so it holds no lock.
     """
 
@@ -188,14 +192,18 @@ class RemoteLog:
     def read(self, after: int, timeout: float) -> LogEntry | None:
         while self._ahead and self._ahead[0].seq <= after:
             self._ahead.popleft()
-        if not self._ahead and self._final is None:
-            for seq, message, final in self._backend.read_events(self._session_id, self.stream_id, after, timeout):
+        deadline = monotonic() + timeout
+        while not self._ahead and self._final is None:
+            wait = min(max(0.0, deadline - monotonic()), LIVENESS_RECHECK)
+            for seq, message, final in self._backend.read_events(self._session_id, self.stream_id, after, wait):
                 self._note(LogEntry(seq, message, final))
             if not self._ahead and not self._backend.process_alive(str(self._origin.get("proc"))):
                 self._note(LogEntry(max(after, self.last) + 1, jsonrpc.error(
                     self._origin.get("req"), INTERNAL_ERROR,
-                    "The server process running this request stopped before it answered; its outcome is unknown"),
-                    True))
+                    "The server process running this request stopped before it answered; its outcome is "
+                    "unknown: call again"), True))
+            if monotonic() >= deadline:
+                break
         return self._ahead.popleft() if self._ahead else None
 
     def _note(self, entry: LogEntry) -> None:
@@ -362,6 +370,7 @@ class SharedSessionManager(SessionManager):
 
     def close(self) -> None:
         """This process stops serving: its replicas close, the sessions live on in the other processes."""
+        self._forget_stop()
         self._stop_listening()
         with self._lock:
             sessions, self._sessions, self._records = list(self._sessions.values()), {}, {}
