@@ -1,0 +1,242 @@
+"""Identity at the gateway: a Flask site and a Django project that mount a proxy of a billing
+service, over real HTTP, with users that are rows of their databases.
+
+The billing service (``tests/servers/identity_upstream.py``, a process of its own) records the
+headers of every request it receives and echoes the bearer token a call came with. The site's
+users see and call the upstream's tools by the site's own rules (``mcp.allow``); each reaches the
+upstream with their own billing token, on connections of their own; and neither the site's session
+cookie nor the caller's token ever reaches the upstream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import requests
+from flask import Flask, request, session
+
+from conftest import ROOT, TIMEOUT, server_process
+from host_support import ERAS, text
+from minimcp import Client, MCPError
+from minimcp.client.streamable_http import streamable_http_client
+from minimcp.flask import MCP
+from minimcp.server import create_proxy
+from minimcp.server.mcpserver import Context
+
+SERVERS = ROOT / "tests" / "servers"
+
+
+class Billing:
+    """The running billing service: its MCP ``url`` and the headers of every request it received."""
+
+    def __init__(self, base: str, url: str) -> None:
+        self.base = base
+        self.url = url
+
+    def seen(self) -> list[dict[str, str]]:
+        answer = requests.get(self.base + "/seen", timeout=TIMEOUT)
+        answer.raise_for_status()
+        return list(answer.json())
+
+    def sessions_by_bearer(self) -> dict[str, set[str]]:
+        """The upstream sessions (``mcp-session-id``) each credential's requests were made on."""
+        found: dict[str, set[str]] = {}
+        for headers in self.seen():
+            if "mcp-session-id" in headers:
+                found.setdefault(headers.get("authorization", "none"), set()).add(headers["mcp-session-id"])
+        return found
+
+
+@pytest.fixture
+def billing() -> Iterator[Billing]:
+    with server_process([sys.executable, str(SERVERS / "identity_upstream.py")]) as server:
+        url = re.search(r"http://127\.0\.0\.1:\d+/\S*", "".join(server.banner))
+        assert url is not None, server.banner
+        yield Billing(server.base, url.group(0))
+
+
+class Signed:
+    """One user of a site, as their MCP client presents them: the site's session cookie and an
+    ``Authorization`` of the site's own (an API token), both of which must stay at the site."""
+
+    def __init__(self, browser: requests.Session, cookie: str, token: str) -> None:
+        self.browser = browser
+        self.cookie = cookie
+        self.token = token
+
+    def client(self, url: str, mode: str) -> Client:
+        return Client(streamable_http_client(url, http_client=self.browser), mode=mode)
+
+
+def sign_in(login: str, username: str, cookie_name: str, token: str) -> Signed:
+    browser = requests.Session()
+    answer = browser.post(login, data={"username": username, "password": username}, timeout=TIMEOUT,
+                          allow_redirects=False)
+    assert answer.status_code in (200, 302), answer.text
+    cookie = browser.cookies[cookie_name]
+    browser.headers["Authorization"] = f"Bearer {token}"
+    return Signed(browser, cookie, token)
+
+
+# --- the Flask site ---------------------------------------------------------------------------------
+USERS = [("alice", 1), ("carol", 1), ("bob", 0)]
+
+
+def flask_gateway(tmp_path: Path, upstream: str) -> tuple[Flask, MCP]:
+    """A Flask site with its users in SQLite, signing in by its session cookie (or an API token),
+    that mounts the billing service under ``billing`` for its staff, each with their own token."""
+    database = tmp_path / "site.sqlite3"
+    with contextlib.closing(sqlite3.connect(database)) as db, db:
+        db.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT UNIQUE, staff INTEGER)")
+        db.executemany("INSERT INTO users (username, staff) VALUES (?, ?)", USERS)
+
+    def row(column: str, value: Any) -> sqlite3.Row | None:
+        with contextlib.closing(sqlite3.connect(database)) as db:
+            db.row_factory = sqlite3.Row
+            found: sqlite3.Row | None = db.execute(f"SELECT * FROM users WHERE {column} = ?", (value,)).fetchone()
+            return found
+
+    app = Flask("gateway_site", instance_path=str(tmp_path / "instance"))
+    app.secret_key = "gateway-site-test-only"
+
+    @app.post("/login")
+    def login() -> tuple[str, int]:
+        user = row("username", request.form["username"])
+        if user is None:
+            return "no such user", 403
+        session["user_id"] = user["id"]
+        return "signed in", 200
+
+    mcp = MCP(app, "site", user=lambda: row("id", session["user_id"]) if "user_id" in session else None,
+              load_user=lambda user_id: row("id", int(user_id)))
+    proxy = create_proxy({"mcpServers": {"billing": {"url": upstream, "mode": "legacy"}}},
+                         credentials={"billing": lambda user: {"Authorization": f"Bearer billing-{user['username']}"}})
+    mcp.mount(proxy, namespace="billing")
+    mcp.allow("billing_*", allowed=lambda user: bool(user["staff"]), requirement="staff membership")
+
+    @mcp.tool()
+    def me(ctx: Context) -> str:
+        """Who the site says is calling."""
+        return str(ctx.user["username"])
+
+    return app, mcp
+
+
+class FlaskGateway:
+    def __init__(self, tmp_path: Path, billing: Billing, serve_wsgi: Callable[[Any], str]) -> None:
+        self.app, self.mcp = flask_gateway(tmp_path, billing.url)
+        self.base = serve_wsgi(self.app)
+        self.url = self.base + "/mcp"
+
+    def user(self, username: str) -> Signed:
+        with self.app.app_context():
+            token = self.mcp.tokens.create(str([name for name, _ in USERS].index(username) + 1), "test")
+        return sign_in(self.base + "/login", username, "session", token)
+
+
+class DjangoGateway:
+    def __init__(self, base: str, tokens: dict[str, str]) -> None:
+        self.base = base
+        self.url = base + "/mcp/"
+        self.tokens = tokens
+
+    def user(self, username: str) -> Signed:
+        return sign_in(self.base + "/login/", username, "sessionid", self.tokens[username])
+
+
+@contextlib.contextmanager
+def django_gateway(tmp_path: Path, billing: Billing) -> Iterator[DjangoGateway]:
+    """``tests/servers/django_gateway.py`` on a fresh database, in a process of its own."""
+    env = {**os.environ, "GATEWAY_DATABASE": str(tmp_path / "site.sqlite3"), "GATEWAY_UPSTREAM": billing.url,
+           "PYTHONPATH": str(ROOT)}
+    with server_process([sys.executable, str(SERVERS / "django_gateway.py")], env) as server:
+        yield DjangoGateway(server.base, dict(re.findall(r"(\w+)'s API token: (\S+)", "".join(server.banner))))
+
+
+@pytest.fixture(params=["flask", "django"])
+def site(request: pytest.FixtureRequest, tmp_path: Path, billing: Billing,
+         serve_wsgi: Callable[[Any], str]) -> Iterator[FlaskGateway | DjangoGateway]:
+    if request.param == "flask":
+        yield FlaskGateway(tmp_path, billing, serve_wsgi)
+        return
+    with django_gateway(tmp_path, billing) as gateway:
+        yield gateway
+
+
+@ERAS
+def test_staff_see_and_call_the_upstreams_tools_and_others_neither(site: Any, billing: Billing, mode: str) -> None:
+    with site.user("alice").client(site.url, mode) as alice:
+        names = {tool.name for tool in alice.list_tools().tools}
+        assert {"me", "billing_whoami", "billing_refund"} <= names
+        assert text(alice.call_tool("billing_whoami", {})) == "billing-alice"
+        assert text(alice.call_tool("billing_refund", {"invoice": 7})) == "refunded invoice 7 for billing-alice"
+    with site.user("bob").client(site.url, mode) as bob:
+        names = {tool.name for tool in bob.list_tools().tools}
+        assert "me" in names and not any(name.startswith("billing_") for name in names)
+        assert text(bob.call_tool("me", {})) == "bob"
+        with pytest.raises(MCPError) as refused:
+            bob.call_tool("billing_whoami", {})
+    requirement = "staff membership" if isinstance(site, FlaskGateway) else "staff status"
+    assert refused.value.message == f"Permission denied: tool 'billing_whoami' requires {requirement}"
+    assert "billing-bob" not in {headers.get("authorization") for headers in billing.seen()}
+
+
+@ERAS
+def test_each_user_reaches_the_upstream_with_their_own_credential_on_their_own_connection(
+        site: Any, billing: Billing, mode: str) -> None:
+    with site.user("alice").client(site.url, mode) as alice, site.user("carol").client(site.url, mode) as carol:
+        for _ in range(3):
+            assert text(alice.call_tool("billing_whoami", {})) == "billing-alice"
+            assert text(carol.call_tool("billing_whoami", {})) == "billing-carol"
+    sessions = billing.sessions_by_bearer()
+    # One upstream connection per credential, kept for the next call: each user's calls (and their
+    # listing) went on one session of theirs, and no session carried another user's token.
+    assert set(sessions) == {"Bearer billing-alice", "Bearer billing-carol"}
+    assert all(len(ids) == 1 for ids in sessions.values()), sessions
+    assert not sessions["Bearer billing-alice"] & sessions["Bearer billing-carol"]
+
+
+@ERAS
+def test_a_user_sees_what_the_upstream_lists_for_their_own_credential(tmp_path: Path, billing: Billing, mode: str,
+                                                                    serve_wsgi: Callable[[Any], str]) -> None:
+    """The upstream shows ``refund`` to alice's token and not to carol's: each listing is made with
+    its user's credential, whoever listed first. (Flask: on the Django site, carol lacks the
+    permission ``refund`` needs, so the site's own rule hides it already.)"""
+    site = FlaskGateway(tmp_path, billing, serve_wsgi)
+    with site.user("carol").client(site.url, mode) as carol, site.user("alice").client(site.url, mode) as alice:
+        assert "billing_refund" not in {tool.name for tool in carol.list_tools().tools}
+        assert "billing_refund" in {tool.name for tool in alice.list_tools().tools}
+        assert "billing_refund" not in {tool.name for tool in carol.list_tools().tools}
+
+
+def test_a_rule_by_name_narrows_one_upstream_tool_further(billing: Billing, tmp_path: Path) -> None:
+    """Django: ``allow("billing_refund", permission_required=...)`` on top of the staff rule."""
+    with django_gateway(tmp_path, billing) as site:
+        with site.user("carol").client(site.url, "auto") as carol:
+            names = {tool.name for tool in carol.list_tools().tools}
+            assert "billing_whoami" in names and "billing_refund" not in names
+            with pytest.raises(MCPError, match="requires the permission auth.change_user"):
+                carol.call_tool("billing_refund", {"invoice": 1})
+
+
+@ERAS
+def test_the_sites_cookie_and_the_callers_token_never_reach_the_upstream(site: Any, billing: Billing,
+                                                                         mode: str) -> None:
+    alice = site.user("alice")
+    with alice.client(site.url, mode) as client:
+        client.list_tools()
+        assert text(client.call_tool("billing_refund", {"invoice": 3})) == "refunded invoice 3 for billing-alice"
+    seen = billing.seen()
+    assert seen, "the upstream received nothing"
+    for headers in seen:
+        assert "cookie" not in headers, headers
+        assert headers.get("authorization") == "Bearer billing-alice", headers
+        assert not any(alice.cookie in value or alice.token in value for value in headers.values()), headers
