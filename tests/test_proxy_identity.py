@@ -240,3 +240,39 @@ def test_the_sites_cookie_and_the_callers_token_never_reach_the_upstream(site: A
         assert "cookie" not in headers, headers
         assert headers.get("authorization") == "Bearer billing-alice", headers
         assert not any(alice.cookie in value or alice.token in value for value in headers.values()), headers
+
+
+# --- credentials of the gateway itself ---------------------------------------------------------------
+class GatewayAuth(requests.auth.AuthBase):
+    """A ``requests`` auth object, as ``OAuthClientProvider`` is one: it signs each request itself."""
+
+    def __call__(self, prepared: requests.PreparedRequest) -> requests.PreparedRequest:
+        prepared.headers["Authorization"] = "Bearer gateway-own"
+        return prepared
+
+
+def test_an_auth_object_signs_every_callers_requests_to_its_upstream(billing: Billing,
+                                                                     serve_http: Callable[..., str]) -> None:
+    proxy = create_proxy(billing.url, credentials=GatewayAuth())
+    with Client(serve_http(proxy), headers={"Authorization": "Bearer the-callers-own"}) as client:
+        assert text(client.call_tool("whoami", {})) == "gateway-own"
+    assert {headers.get("authorization") for headers in billing.seen()} == {"Bearer gateway-own"}
+
+
+def test_credentials_are_refused_where_they_cannot_apply(billing: Billing) -> None:
+    from minimcp.server.app.proxy import ProxyConfigError
+
+    with pytest.raises(ProxyConfigError, match="credentials for \\['payroll'\\], which is no upstream"):
+        create_proxy({"mcpServers": {"billing": {"url": billing.url}}}, credentials={"payroll": GatewayAuth()})
+    with pytest.raises(ProxyConfigError, match="not reached over HTTP, so it takes no credentials"):
+        create_proxy([sys.executable, str(SERVERS / "identity_upstream.py")], credentials=GatewayAuth())
+
+
+def test_a_credential_that_gives_something_else_fails_the_call_naming_the_upstream(
+        billing: Billing, serve_http: Callable[..., str]) -> None:
+    proxy = create_proxy(billing.url, upstream_name="billing", credentials=lambda user: "Bearer not-a-mapping")
+    with Client(serve_http(proxy)) as client, pytest.raises(MCPError) as failed:
+        client.call_tool("whoami", {})
+    assert failed.value.message.startswith(f"Upstream 'billing' ({billing.url}) was given a credential that gave a "
+                                           "str: the proxy's credentials= must give a mapping of header names")
+    assert failed.value.error.data == {"upstream": "billing"}

@@ -269,7 +269,9 @@ class Upstream:
 
     def reach(self, key: Hashable = None) -> Reach:
         """Whose connection the current call needs: ``key`` (the proxy's credential key of the
-        caller) and the credential the upstream gives the current user."""
+        caller) and the credential the upstream gives the current user. What a per-user
+        credential raises fails the request it is needed for, a listing included: for a user who
+        has none, give ``None`` (the upstream then answers as to a caller without one)."""
         given = self.credential
         if given is not None and not isinstance(given, (Mapping, requests.auth.AuthBase)):
             given = given(self.user())
@@ -279,8 +281,10 @@ class Upstream:
             return Reach(key, auth_id=id(given), auth=given)
         if isinstance(given, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in given.items()):
             return Reach(key, tuple(sorted(given.items())))
-        raise TypeError(f"the credential of upstream {self.name!r} gave a {type(given).__name__}: give a mapping of "
-                        "header names to strings, a requests auth object (an OAuthClientProvider), or None")
+        raise UpstreamFailure(self.spec, INTERNAL_ERROR,
+                              f"was given a credential that gave a {type(given).__name__}: the proxy's credentials= must "
+                              "give a mapping of header names to strings, a requests auth object (an "
+                              "OAuthClientProvider), or None")
 
     @property
     def name(self) -> str:
