@@ -11,8 +11,10 @@ cookie nor the caller's token ever reaches the upstream.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
+import shutil
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -276,3 +278,30 @@ def test_a_credential_that_gives_something_else_fails_the_call_naming_the_upstre
     assert failed.value.message.startswith(f"Upstream 'billing' ({billing.url}) was given a credential that gave a "
                                            "str: the proxy's credentials= must give a mapping of header names")
     assert failed.value.error.data == {"upstream": "billing"}
+
+
+# --- the guide's program ---------------------------------------------------------------------------
+def test_the_guides_flask_gateway_lets_its_staff_reach_billing_as_themselves(
+        tmp_path: Path, billing: Billing, serve_wsgi: Callable[[Any], str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs_src/how_to/proxy_flask_gateway.py, imported from a folder of its own (its instance
+    folder, where the API tokens are kept, goes there), signed in to with API tokens."""
+    shutil.copy(ROOT / "docs_src" / "how_to" / "proxy_flask_gateway.py", tmp_path)
+    monkeypatch.setenv("BILLING_URL", billing.url)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("proxy_flask_gateway", None)
+    guide = importlib.import_module("proxy_flask_gateway")
+    url = serve_wsgi(guide.app) + "/mcp"
+    with guide.app.app_context():
+        tokens = {user_id: guide.mcp.tokens.create(user_id, "guide") for user_id in ("1", "2")}
+
+    def client(user_id: str) -> Client:
+        return Client(url, headers={"Authorization": f"Bearer {tokens[user_id]}"})
+
+    with client("1") as ann, client("2") as ben:
+        assert {"billing_whoami", "billing_refund"} <= {tool.name for tool in ann.list_tools().tools}
+        assert text(ann.call_tool("billing_whoami", {})) == "ann-at-billing"
+        assert not [tool.name for tool in ben.list_tools().tools]
+        with pytest.raises(MCPError, match="tool 'billing_whoami' requires staff status"):
+            ben.call_tool("billing_whoami", {})
+    # ben has no billing token: his listing reached billing with no credential at all, never the site's
+    assert {headers.get("authorization") for headers in billing.seen()} == {"Bearer ann-at-billing", None}

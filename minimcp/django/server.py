@@ -87,7 +87,7 @@ class MCP(HostedServer):
         rule, words = _permission_rule(permission_required, allowed)
         return super().tool(name, allowed=rule, requirement=words, **options)
 
-    def allow(self, pattern: str, allowed: AccessRule | None = None,  # type: ignore[override]
+    def allow(self, pattern: str, allowed: AccessRule | None = None,
               requirement: str | None = None, *, permission_required: str | Sequence[str] | None = None) -> None:
         """Limit every tool whose name matches ``pattern`` (``"billing_*"``), a mounted server's
         (a proxy's upstream tools) included, to users with ``permission_required`` and whom
