@@ -305,3 +305,28 @@ def test_the_guides_flask_gateway_lets_its_staff_reach_billing_as_themselves(
             ben.call_tool("billing_whoami", {})
     # ben has no billing token: his listing reached billing with no credential at all, never the site's
     assert {headers.get("authorization") for headers in billing.seen()} == {"Bearer ann-at-billing", None}
+
+
+def test_an_oauth_client_per_upstream_signs_the_gateway_in_once(serve_wsgi: Callable[[Any], str],
+                                                                serve_http: Callable[..., str]) -> None:
+    """An upstream behind OAuth, reached with the gateway's own client credentials grant: one
+    token, got once, for every caller's calls (tests/oauth_fakes.py's protected server)."""
+    from minimcp.client.auth import InMemoryTokenStorage
+    from minimcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+    from oauth_fakes import guarded_world
+
+    worlds = guarded_world(serve_wsgi)
+    world = next(worlds)
+    try:
+        world.auth_server.clients["gateway"] = "SECRET-gateway"
+        provider = ClientCredentialsOAuthProvider(world.url, InMemoryTokenStorage(), "gateway", "SECRET-gateway",
+                                                  issuer=world.auth_server.base)
+        proxy = create_proxy({"mcpServers": {"guarded": {"url": world.url}}}, credentials={"guarded": provider})
+        url = serve_http(proxy)
+        with Client(url, mode="legacy") as first, Client(url, mode="auto") as second:
+            assert text(first.call_tool("echo", {"text": "one"})) == "one"
+            assert text(second.call_tool("write_note", {"text": "two"})) == "noted: two"
+        (request,) = world.auth_server.token_requests
+        assert request["grant_type"] == "client_credentials"
+    finally:
+        worlds.close()
