@@ -92,9 +92,10 @@ def sign_in(login: str, username: str, cookie_name: str, token: str) -> Signed:
 USERS = [("alice", 1), ("carol", 1), ("bob", 0)]
 
 
-def flask_gateway(tmp_path: Path, upstream: str) -> tuple[Flask, MCP]:
+def flask_gateway(tmp_path: Path, upstream: str, tokens: dict[str, str]) -> tuple[Flask, MCP]:
     """A Flask site with its users in SQLite, signing in by its session cookie (or an API token),
-    that mounts the billing service under ``billing`` for its staff, each with their own token."""
+    that mounts the billing service under ``billing`` for its staff, each with their own token
+    (``tokens``, by username, which a test may change; ``billing-<username>`` by default)."""
     database = tmp_path / "site.sqlite3"
     with contextlib.closing(sqlite3.connect(database)) as db, db:
         db.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, username TEXT UNIQUE, staff INTEGER)")
@@ -120,7 +121,8 @@ def flask_gateway(tmp_path: Path, upstream: str) -> tuple[Flask, MCP]:
     mcp = MCP(app, "site", user=lambda: row("id", session["user_id"]) if "user_id" in session else None,
               load_user=lambda user_id: row("id", int(user_id)))
     proxy = create_proxy({"mcpServers": {"billing": {"url": upstream, "mode": "legacy"}}},
-                         credentials={"billing": lambda user: {"Authorization": f"Bearer billing-{user['username']}"}})
+                         credentials={"billing": lambda user: {
+                             "Authorization": f"Bearer {tokens.get(user['username'], 'billing-' + user['username'])}"}})
     mcp.mount(proxy, namespace="billing")
     mcp.allow("billing_*", allowed=lambda user: bool(user["staff"]), requirement="staff membership")
 
@@ -134,7 +136,9 @@ def flask_gateway(tmp_path: Path, upstream: str) -> tuple[Flask, MCP]:
 
 class FlaskGateway:
     def __init__(self, tmp_path: Path, billing: Billing, serve_wsgi: Callable[[Any], str]) -> None:
-        self.app, self.mcp = flask_gateway(tmp_path, billing.url)
+        #: Each user's billing token, by username, where it is not ``billing-<username>``.
+        self.tokens: dict[str, str] = {}
+        self.app, self.mcp = flask_gateway(tmp_path, billing.url, self.tokens)
         self.base = serve_wsgi(self.app)
         self.url = self.base + "/mcp"
 
@@ -217,6 +221,19 @@ def test_a_user_sees_what_the_upstream_lists_for_their_own_credential(tmp_path: 
         assert "billing_refund" not in {tool.name for tool in carol.list_tools().tools}
         assert "billing_refund" in {tool.name for tool in alice.list_tools().tools}
         assert "billing_refund" not in {tool.name for tool in carol.list_tools().tools}
+
+
+def test_a_user_whose_token_changed_reaches_the_upstream_with_the_new_one(
+        tmp_path: Path, billing: Billing, serve_wsgi: Callable[[Any], str]) -> None:
+    site = FlaskGateway(tmp_path, billing, serve_wsgi)
+    with site.user("alice").client(site.url, "auto") as alice:
+        assert text(alice.call_tool("billing_whoami", {})) == "billing-alice"
+        site.tokens["alice"] = "billing-alice-renewed"
+        assert text(alice.call_tool("billing_whoami", {})) == "billing-alice-renewed"
+        assert text(alice.call_tool("billing_whoami", {})) == "billing-alice-renewed"
+    sessions = billing.sessions_by_bearer()
+    assert set(sessions) == {"Bearer billing-alice", "Bearer billing-alice-renewed"}
+    assert all(len(ids) == 1 for ids in sessions.values()) and not set.intersection(*sessions.values())
 
 
 def test_a_rule_by_name_narrows_one_upstream_tool_further(billing: Billing, tmp_path: Path) -> None:

@@ -129,12 +129,14 @@ Credentials = Union[Credential, Callable[[Any], Credential]]
 class Reach:
     """Whose connections these are: the proxy's credential ``key`` of the caller and the
     credential they are made with. Equal reaches share a pool; an auth object counts by identity
-    (the pool's connections hold it, so its id is not reused while the key is in use)."""
+    (the pool's connections hold it, so its id is not reused while the key is in use), so a
+    per-user credential gives each user the same auth object every time. The credential stays
+    out of ``repr``: a reach in a log line names no token."""
 
     key: Hashable = None
-    headers: tuple[tuple[str, str], ...] = ()
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     auth_id: int | None = None
-    auth: requests.auth.AuthBase | None = field(default=None, compare=False)
+    auth: requests.auth.AuthBase | None = field(default=None, compare=False, repr=False)
 
 
 class _Pool:
