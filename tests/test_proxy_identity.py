@@ -236,6 +236,18 @@ def test_a_user_whose_token_changed_reaches_the_upstream_with_the_new_one(
     assert all(len(ids) == 1 for ids in sessions.values()) and not set.intersection(*sessions.values())
 
 
+def test_a_user_whose_credential_the_upstream_refuses_takes_nobody_elses_calls_down(
+        tmp_path: Path, billing: Billing, serve_wsgi: Callable[[Any], str]) -> None:
+    site = FlaskGateway(tmp_path, billing, serve_wsgi)
+    site.tokens["carol"] = "billing-carol-revoked"
+    with site.user("carol").client(site.url, "auto") as carol, site.user("alice").client(site.url, "auto") as alice:
+        with pytest.raises(MCPError) as refused:
+            carol.call_tool("billing_whoami", {})
+        assert text(alice.call_tool("billing_whoami", {})) == "billing-alice"
+    assert refused.value.message == (f"Upstream 'billing' ({billing.url}) refused the credential it was reached with "
+                                     "(HTTP 401): it is missing, expired or revoked, or not one this upstream issued")
+
+
 def test_a_rule_by_name_narrows_one_upstream_tool_further(billing: Billing, tmp_path: Path) -> None:
     """Django: ``allow("billing_refund", permission_required=...)`` on top of the staff rule."""
     with django_gateway(tmp_path, billing) as site:

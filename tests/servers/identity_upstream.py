@@ -2,7 +2,8 @@
 every request it receives, so a test can tell what a gateway sent it and what it never did.
 
 Two tools: ``whoami`` echoes the bearer token the call came with, ``refund`` pretends to refund;
-a caller whose bearer is ``billing-carol`` (a clerk) is not shown ``refund`` and cannot call it.
+a caller whose bearer is ``billing-carol`` (a clerk) is not shown ``refund`` and cannot call it,
+and one whose bearer ends in ``-revoked`` is answered 401.
 ``GET /seen`` answers the headers of every request so far (a JSON list of objects, names in lower
 case). Run as ``python identity_upstream.py``: it serves on a loopback port it picks and prints
 ``billing at http://127.0.0.1:PORT/mcp``.
@@ -59,6 +60,9 @@ def recording(app: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[byt
                    if key.startswith("HTTP_")}
         with _lock:
             _seen.append(headers)
+        if headers.get("authorization", "").endswith("-revoked"):
+            start_response("401 Unauthorized", [("Content-Type", "text/plain"), ("WWW-Authenticate", "Bearer")])
+            return [b"this token was revoked"]
         return app(environ, start_response)
 
     return serve

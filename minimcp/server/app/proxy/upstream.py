@@ -25,7 +25,9 @@ call, a question handed to a 2026-07-28 client), is closed instead of reused: th
 still be working on that call, and a question it sends later must not reach another caller.
 
 An upstream that could not be reached is not tried again for ``DOWN_FOR`` seconds: calls fail at
-once with the same message, so a gateway's other upstreams are served without waiting on it.
+once with the same message, so a gateway's other upstreams are served without waiting on it. One
+that refused a connection's credential (HTTP 401 or 403) is not: that caller's call fails, saying
+so, and everyone else's go on.
 """
 
 from __future__ import annotations
@@ -148,6 +150,13 @@ class _Pool:
         self.slots = threading.BoundedSemaphore(size)
         self.idle: list[UpstreamConnection] = []
         self.holders = 0
+
+
+def _refused_credential(failure: Exception) -> int | None:
+    """The HTTP status (401, 403) with which an upstream refused a connection's credential, if it did."""
+    data = failure.error.data if isinstance(failure, MCPError) else None
+    status = data.get("status") if isinstance(data, dict) else None
+    return status if status in (401, 403) else None
 
 
 class UpstreamConnection:
@@ -390,6 +399,11 @@ class Upstream:
             connection.open()
         except Exception as failed:
             connection.close()
+            status = _refused_credential(failed)
+            if status is not None:  # this credential's failure, not the upstream's: nobody else's calls wait
+                raise UpstreamFailure(self.spec, INTERNAL_ERROR,
+                                      f"refused the credential it was reached with (HTTP {status}): it is missing, "
+                                      "expired or revoked, or not one this upstream issued") from failed
             answer = classify(self.spec, "initialize", failed)
             if not isinstance(answer, UpstreamFailure):
                 answer = unreachable(self.spec, f"{type(failed).__name__}: {failed}")
