@@ -84,13 +84,20 @@ class MCP(HostedServer):
         with those permissions: the others do not see it and their calls are refused."""
         if permission_required is None:
             return super().tool(name, allowed=allowed, **options)
-        perms = (permission_required,) if isinstance(permission_required, str) else tuple(permission_required)
-        words = f"the permission {perms[0]}" if len(perms) == 1 else "the permissions " + ", ".join(perms)
-
-        def rule(user: Any) -> bool:
-            return user is not None and user.has_perms(perms) and (allowed is None or allowed(user))
-
+        rule, words = _permission_rule(permission_required, allowed)
         return super().tool(name, allowed=rule, requirement=words, **options)
+
+    def allow(self, pattern: str, allowed: AccessRule | None = None,
+              requirement: str | None = None, *, permission_required: str | Sequence[str] | None = None) -> None:
+        """Limit every tool whose name matches ``pattern`` (``"billing_*"``), a mounted server's
+        (a proxy's upstream tools) included, to users with ``permission_required`` and whom
+        ``allowed`` admits (``HostedServer.allow``)."""
+        if permission_required is not None:
+            allowed, words = _permission_rule(permission_required, allowed)
+            requirement = requirement or words
+        if allowed is None:
+            raise TypeError("allow() needs permission_required=, allowed=, or both")
+        super().allow(pattern, allowed, requirement)
 
     # --- who is calling ------------------------------------------------------------------------
     def host_user(self) -> Any:
@@ -233,6 +240,18 @@ class MCP(HostedServer):
     # --- where the calls run -------------------------------------------------------------------
     def call_scope(self) -> contextlib.AbstractContextManager[Any]:
         return _call_scope(self, _user.get(), origin())
+
+
+def _permission_rule(permission_required: str | Sequence[str],
+                     allowed: AccessRule | None) -> tuple[AccessRule, str]:
+    """The rule of ``permission_required`` (and ``allowed``, when given), and its words."""
+    perms = (permission_required,) if isinstance(permission_required, str) else tuple(permission_required)
+    words = f"the permission {perms[0]}" if len(perms) == 1 else "the permissions " + ", ".join(perms)
+
+    def rule(user: Any) -> bool:
+        return user is not None and user.has_perms(perms) and (allowed is None or allowed(user))
+
+    return rule, words
 
 
 @contextlib.contextmanager

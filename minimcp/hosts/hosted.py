@@ -17,6 +17,10 @@ things follow from that:
 - **what a user may use.** ``@mcp.tool(allowed=rule)`` limits a tool to the signed-in users ``rule``
   admits: the others, and a caller with no user, do not see it in ``tools/list``, and a call is
   refused with a clear error that names the tool and what it requires, never the user.
+  ``mcp.allow("billing_*", allowed=rule)`` puts the same rule on every tool whose name matches,
+  the tools of a server mounted in the host included (a proxy's upstream tools: ``mcp.mount(
+  create_proxy(...))``); a mounted server's ``ctx.user`` and a proxy's per-user credentials see
+  the host's user (``MCPServer.host_user``).
 
 This module knows no framework; each host module adapts it to its own request and user objects.
 """
@@ -24,6 +28,7 @@ This module knows no framework; each host module adapts it to its own request an
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -89,7 +94,9 @@ class HostedServer(MCPServer):
                             "site's users, signed in by the host (its login, API tokens, or oauth=True). For tokens "
                             "from another authorization server, serve an MCPServer(auth=...) with its own wsgi_app()")
         super().__init__(name, **options)
-        self._access: dict[str, Access] = {}  # written at registration, before serving; read-only after
+        # Both written at registration (tool, allow), before serving; read-only after.
+        self._access: dict[str, Access] = {}
+        self._patterns: list[tuple[str, Access]] = []
         self._principal = principal
 
     def principal_of(self, user: Any) -> str | None:
@@ -101,7 +108,7 @@ class HostedServer(MCPServer):
 
     @property
     def listings_vary_by_user(self) -> bool:  # type: ignore[override]
-        return bool(self._access)
+        return bool(self._access or self._patterns)
 
     # --- registering ---------------------------------------------------------------------------
     # MCPServer.tool's options are passed on by keyword only, hence the narrower signature
@@ -124,12 +131,28 @@ class HostedServer(MCPServer):
         if allowed is not None:
             self._access[name or fn.__name__] = Access(allowed, requirement or "a rule of this site")
 
+    def allow(self, pattern: str, allowed: AccessRule, requirement: str | None = None) -> None:
+        """Limit every tool whose name matches ``pattern`` (``fnmatch``: ``"billing_*"``, or a name)
+        to the users ``allowed`` admits, as ``@mcp.tool(allowed=...)`` does for one: the tools of
+        servers mounted here too, under the names this server serves them by (a proxy's upstream
+        tools, ``billing_refund``), whenever they appear. Every rule that matches a tool must
+        admit the user. Call it before serving, as you register tools."""
+        self._patterns.append((pattern, Access(allowed, requirement or "a rule of this site")))
+
     # --- using ---------------------------------------------------------------------------------
+    def refusal(self, tool: str, user: Any) -> Access | None:
+        """The first rule on ``tool`` that does not admit ``user``, ``None`` when all do (or none
+        speaks of it). A rule speaks about the site's users (``user.is_admin``): nobody is never
+        one of them, so a limited tool is denied to a caller with no user without asking its rule."""
+        exact = self._access.get(tool)
+        rules = [exact] if exact is not None else []
+        rules += [access for pattern, access in self._patterns if fnmatch.fnmatchcase(tool, pattern)]
+        if rules and self.principal_of(user) is None:
+            return rules[0]
+        return next((access for access in rules if not access.rule(user)), None)
+
     def may_use(self, tool: str, user: Any) -> bool:
-        """A rule speaks about the site's users (``user.is_admin``): nobody is never one of them,
-        so a limited tool is denied to a caller with no user without asking its rule."""
-        access = self._access.get(tool)
-        return access is None or (self.principal_of(user) is not None and bool(access.rule(user)))
+        return self.refusal(tool, user) is None
 
     def list_tools(self) -> list[ToolDefinition]:
         user = self.host_user()
@@ -139,8 +162,8 @@ class HostedServer(MCPServer):
         """The tool, for ``call_tool`` and a served call alike, once the host's rule admits the user
         (a served call then keeps ``MCPServer``'s cheaper route for its result)."""
         user = self.host_user()
-        if not self.may_use(name, user):
-            access = self._access[name]
+        access = self.refusal(name, user)
+        if access is not None:
             why = "" if self.principal_of(user) is not None else "; sign in first"
             raise MCPError(INVALID_PARAMS, f"Permission denied: tool '{name}' requires {access.requirement}{why}",
                            {"tool": name, "requires": access.requirement})

@@ -594,7 +594,13 @@ class MCPServer(Generic[LifespanT]):
         return self.call_scope if type(self).call_scope is not MCPServer.call_scope else contextlib.nullcontext
 
     def host_user(self) -> Any:
-        """The host application's user of the current call (``ctx.user``); ``None`` outside a host."""
+        """The host application's user of the current call (``ctx.user``): a mounted server's is
+        that of a server it is mounted in (a proxy mounted in a Flask or Django host learns whose
+        credential a call needs); ``None`` outside a host."""
+        for parent in list(self._mounted_in):
+            user = parent.host_user()
+            if user is not None:
+                return user
         return None
 
     def capabilities(self, protocol_version: str | None = None) -> ServerCapabilities:

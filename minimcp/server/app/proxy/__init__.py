@@ -28,23 +28,30 @@ from minimcp.server.app.proxy.config import (
 )
 from minimcp.server.app.proxy.provider import MirroredTool, name_tool
 from minimcp.server.app.proxy.server import ProxyServer
-from minimcp.server.app.proxy.upstream import Upstream, UpstreamFailure
+from minimcp.server.app.proxy.upstream import Credentials, Reach, Upstream, UpstreamFailure
 
-__all__ = ["MirroredTool", "ProxyConfigError", "ProxyServer", "Upstream", "UpstreamFailure", "UpstreamSpec",
-           "create_proxy", "name_tool"]
+__all__ = ["Credentials", "MirroredTool", "ProxyConfigError", "ProxyServer", "Reach", "Upstream", "UpstreamFailure",
+           "UpstreamSpec", "create_proxy", "name_tool"]
 
 
 def create_proxy(target: Any, name: str | None = None, *, upstream_name: str | None = None,
                  timeout: float | None = None, connect_timeout: float | None = None, mode: str | None = None,
-                 headers: Mapping[str, str] | None = None, **options: Any) -> ProxyServer:
+                 headers: Mapping[str, str] | None = None, credentials: Any = None, **options: Any) -> ProxyServer:
     """A server serving ``target``: a URL, a command (a string or a list), ``StdioServerParameters``,
     an ``MCPServer``, or an ``mcpServers`` configuration (a mapping, or the path of its JSON file),
     whose upstreams, when several, are each served under their name.
 
     ``timeout``, ``connect_timeout``, ``mode`` and ``headers`` describe a single target (a
-    configuration says them per entry); the other keywords are ``ProxyServer``'s and ``MCPServer``'s.
+    configuration says them per entry). ``credentials`` is what an HTTP upstream is reached with
+    besides its headers (``ProxyServer``'s): for a configuration, by upstream name; for a single
+    target, its credential itself (``lambda user: {"Authorization": ...}``, or an auth object).
+    The other keywords are ``ProxyServer``'s and ``MCPServer``'s.
     """
     if is_configuration(target):
+        if credentials is not None and not isinstance(credentials, Mapping):
+            raise ProxyConfigError("a configuration's credentials are given by upstream name: "
+                                   "credentials={\"billing\": lambda user: {...}}")
+        options["credentials"] = credentials
         if any(given is not None for given in (upstream_name, timeout, connect_timeout, mode, headers)):
             raise ProxyConfigError("a configuration says timeout, connect_timeout, mode and headers per entry, "
                                    "in its mcpServers")
@@ -54,7 +61,7 @@ def create_proxy(target: Any, name: str | None = None, *, upstream_name: str | N
         ("timeout", timeout), ("connect_timeout", connect_timeout), ("mode", mode), ("headers", headers))
         if value is not None}
     spec = target_spec(upstream_name or _name_of(target), target, **settings)
-    return ProxyServer([spec], name, **options)
+    return ProxyServer([spec], name, credentials=None if credentials is None else {spec.name: credentials}, **options)
 
 
 def _name_of(target: Any) -> str:

@@ -1,6 +1,7 @@
 """One upstream's tools, resources, templates and prompts, as the proxy offers them.
 
-A :class:`Mirror` lists what its upstream offers when first asked, keeps the listing until the
+A :class:`Mirror` lists what its upstream offers when first asked, keeps the listing (one per
+credential: a user whose credential is their own sees what the upstream lists for them) until the
 upstream says that list changed (or ``LIST_TTL`` passes: a 2026-07-28 upstream tells only the
 clients that listen), and renames for a gateway of several upstreams: ``name_tool`` puts the
 upstream's name before each tool and prompt name. A call is forwarded by name even when it was
@@ -24,7 +25,7 @@ from minimcp.jsonrpc import MCPError
 from minimcp.server.app.context import Context
 from minimcp.server.app.exceptions import ToolError
 from minimcp.server.app.proxy.relay import forward
-from minimcp.server.app.proxy.upstream import Upstream, UpstreamConnection
+from minimcp.server.app.proxy.upstream import Reach, Upstream, UpstreamConnection
 from minimcp.server.app.tools import Tool
 from minimcp.server.core.rounds import InputRequired
 from minimcp.shared.inbound import annotates_headers
@@ -50,6 +51,8 @@ LIST_TTL = 30.0
 MAX_PAGES = 100
 #: Tools never listed but called (forwarded by name) whose mirrored tool is kept for the next call.
 MAX_UNLISTED = 256
+#: Listings kept at once (one per method and credential); the oldest is dropped beyond.
+MAX_LISTINGS = 512
 
 #: ``(arguments, ctx) -> result``: what a mirrored tool does with a call.
 ToolCall = Callable[[dict[str, Any], "Context | None"], Any]
@@ -123,9 +126,9 @@ class Mirror:
     def __init__(self, upstream: Upstream, prefix: str | None) -> None:
         self.upstream = upstream
         self.prefix = prefix
-        # _lock guards _listed (method -> (when, items)), _tools (listed, by proxy name) and _unlisted.
+        # _lock guards _listed ((method, reach) -> (when, items)), _tools (listed, by proxy name) and _unlisted.
         self._lock = threading.Lock()
-        self._listed: dict[str, tuple[float, list[Any]]] = {}
+        self._listed: dict[tuple[str, Reach], tuple[float, list[Any]]] = {}
         self._tools: dict[str, MirroredTool] = {}
         self._unlisted: dict[str, MirroredTool] = {}
         #: ``ctx -> key``: whose credential a call travels with (``ProxyServer(credential_key=...)``).
@@ -149,15 +152,14 @@ class Mirror:
     def forget(self, method: str | None = None) -> None:
         """Drop a listing (all of them for ``None``): the upstream said it changed."""
         with self._lock:
-            if method is None:
-                self._listed.clear()
-            else:
-                self._listed.pop(method, None)
+            for listed in [listed for listed in self._listed if method is None or listed[0] == method]:
+                del self._listed[listed]
 
     def _listing(self, method: str, page: Callable[[UpstreamConnection, str | None], Any],
                  items: Callable[[Any], list[Any]]) -> list[Any]:
+        reach = self.upstream.reach()
         with self._lock:
-            cached = self._listed.get(method)
+            cached = self._listed.get((method, reach))
         if cached is not None and time.monotonic() - cached[0] < LIST_TTL:
             return cached[1]
 
@@ -172,9 +174,12 @@ class Mirror:
                     break
             return found
 
-        listed = self.upstream.call(method, read)
+        listed = self.upstream.call(method, read, key=reach)
         with self._lock:
-            self._listed[method] = (time.monotonic(), listed)
+            self._listed.pop((method, reach), None)
+            self._listed[(method, reach)] = (time.monotonic(), listed)
+            while len(self._listed) > MAX_LISTINGS:
+                del self._listed[next(iter(self._listed))]
         return listed
 
     def tools(self) -> list[ToolDefinition]:

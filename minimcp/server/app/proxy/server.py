@@ -16,7 +16,7 @@ on to the proxy's own clients.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 from minimcp.jsonrpc import MCPError
@@ -24,8 +24,8 @@ from minimcp.server.app.context import Context
 from minimcp.server.app.exceptions import ResourceNotFoundError
 from minimcp.server.app.proxy.provider import Mirror
 from minimcp.server.app.proxy.relay import forward
-from minimcp.server.app.proxy.upstream import ConnectionFactory, Upstream, UpstreamConnection, open_client
-from minimcp.server.app.proxy.config import UpstreamSpec
+from minimcp.server.app.proxy.config import ProxyConfigError, UpstreamSpec
+from minimcp.server.app.proxy.upstream import ConnectionFactory, Credentials, Upstream, UpstreamConnection, open_client
 from minimcp.server.app.server import MCPServer
 from minimcp.server.app.tools import Tool
 from minimcp.server.core.context import ServerRequestContext
@@ -69,23 +69,34 @@ CredentialKey = Callable[[Context], Hashable]
 class ProxyServer(MCPServer[Any]):
     """An ``MCPServer`` in front of one upstream, or of several under their names (a gateway).
 
-    ``credential_key``: for an upstream reached with each caller's own credential, the key of the
-    caller's (pooled connections are kept per key, and ``connection_factory`` receives it to sign
-    the caller in); without it every call shares one pool.
+    ``credentials``: by upstream name, what its connections are made with besides its entry's
+    headers: headers or a ``requests`` auth object (an ``OAuthClientProvider``) for every caller,
+    or ``lambda user: ...`` returning one of those per user of the host application the proxy
+    is mounted in (``minimcp.server.app.proxy.upstream`` says how connections are then pooled).
+    ``credential_key``: for a ``connection_factory`` that signs each caller in itself, the key of
+    the caller's credential (pooled connections are kept per key, and the factory receives it).
     """
 
     def __init__(self, upstreams: Iterable[UpstreamSpec], name: str | None = None, *, gateway: bool = False,
                  connection_factory: ConnectionFactory = open_client, credential_key: CredentialKey | None = None,
+                 credentials: Mapping[str, Credentials] | None = None,
                  max_connections: int | None = None, **options: Any) -> None:
         specs = list(upstreams)
         if not specs:
             raise ValueError("a proxy needs one upstream at least")
+        credentials = dict(credentials or {})
+        unknown = sorted(set(credentials) - {spec.name for spec in specs})
+        if unknown:
+            raise ProxyConfigError(f"credentials for {unknown}, which is no upstream of this proxy; its upstreams are "
+                                   f"{[spec.name for spec in specs]}")
         if not gateway and len(specs) > 1:
             raise ValueError("several upstreams are served as a gateway: pass gateway=True, which names each one's "
                              "tools after it")
         extra = {} if max_connections is None else {"max_connections": max_connections}
         self.upstreams = {spec.name: Upstream(spec, connection_factory=connection_factory,
-                                              on_notification=self._upstream_notified, **extra) for spec in specs}
+                                              on_notification=self._upstream_notified,
+                                              credential=credentials.get(spec.name), user=self.host_user, **extra)
+                          for spec in specs}
         self.mirrors = [Mirror(upstream, upstream.name if gateway else None) for upstream in self.upstreams.values()]
         self.gateway = gateway
         self.credential_key = credential_key

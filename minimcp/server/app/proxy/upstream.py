@@ -2,10 +2,20 @@
 
 A connection serves one proxied call at a time (it is *leased*): everything the upstream sends
 on it while the call runs (a question, a log line, progress) belongs to that call, which is the
-only way to tell whose a question is on stdio, where nothing on the wire says. Idle connections
-are kept for the next call, per credential key: ``Upstream.lease(key=...)`` keeps the connections
-made with one caller's credential apart from another's (the ``connection_factory`` receives the
-key), and a proxy without per-caller credentials uses the one key ``None``.
+only way to tell whose a question is on stdio, where nothing on the wire says.
+
+**Whose connection.** Idle connections are kept for the next call made with the same credential
+(a :class:`Reach`): the proxy's credential key of the caller (``ProxyServer(credential_key=...)``,
+which the ``connection_factory`` receives) and what the upstream's ``credential`` gives for the
+caller. A credential is the upstream's own, for every caller (a mapping of headers, or a
+``requests`` auth object such as an ``OAuthClientProvider``), or per user: a callable given the
+host application's user (``MCPServer.host_user``, the same on the request thread and the worker)
+that returns one of those, or ``None`` for the entry's own headers only. Each user's connections
+are then made with that user's credential and kept apart from everyone else's; listings are made
+with it too, so a user sees what the upstream lists for them. Nothing of the caller's own request
+reaches the upstream: a connection sends its entry's headers, its credential, and what the MCP
+client itself sends, never the caller's cookies or ``Authorization``. At most ``MAX_POOLS`` keys
+keep idle connections; the least recently used key's are closed beyond that.
 
 What goes wrong on the way to the upstream is turned into an ``UpstreamFailure`` naming it (its
 name and its URL or command) and saying what to do: down, slow (over the spec's ``timeout``),
@@ -15,7 +25,9 @@ call, a question handed to a 2026-07-28 client), is closed instead of reused: th
 still be working on that call, and a question it sends later must not reach another caller.
 
 An upstream that could not be reached is not tried again for ``DOWN_FOR`` seconds: calls fail at
-once with the same message, so a gateway's other upstreams are served without waiting on it.
+once with the same message, so a gateway's other upstreams are served without waiting on it. One
+that refused a connection's credential (HTTP 401 or 403) is not: that caller's call fails, saying
+so, and everyone else's go on.
 """
 
 from __future__ import annotations
@@ -23,9 +35,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 import requests
 from pydantic import ValidationError
@@ -35,7 +48,7 @@ from minimcp.client.client import Client
 from minimcp.client.session import ClientRequestContext, IncomingMessage
 from minimcp.client.transports.base import NetworkError, SessionExpired
 from minimcp.jsonrpc import MCPError
-from minimcp.server.app.proxy.config import UpstreamSpec
+from minimcp.server.app.proxy.config import ProxyConfigError, UpstreamSpec
 from minimcp.types import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
@@ -65,6 +78,8 @@ T = TypeVar("T")
 DOWN_FOR = 2.0
 #: Connections to one upstream at once (per credential key); a call beyond waits its ``timeout`` for one.
 MAX_CONNECTIONS = 16
+#: Credential keys of one upstream that keep idle connections; the least recently used beyond are closed.
+MAX_POOLS = 64
 
 #: The answer to an upstream's question when no proxied call is waiting on the connection.
 _NOBODY = ErrorData(code=INVALID_REQUEST, message="No client call is waiting on this connection to answer")
@@ -106,22 +121,67 @@ def classify(spec: UpstreamSpec, method: str, failure: Exception) -> Exception:
     return failure
 
 
+#: What an upstream is reached with besides its entry's headers: headers, a ``requests`` auth object, or nothing.
+Credential = Union[Mapping[str, str], requests.auth.AuthBase, None]
+#: An upstream's credential: the same for every caller, or ``user -> Credential`` (the host's user, ``None`` for nobody).
+Credentials = Union[Credential, Callable[[Any], Credential]]
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Whose connections these are: the proxy's credential ``key`` of the caller and the
+    credential they are made with. Equal reaches share a pool; an auth object counts by identity
+    (the pool's connections hold it, so its id is not reused while the key is in use), so a
+    per-user credential gives each user the same auth object every time. The credential stays
+    out of ``repr``: a reach in a log line names no token."""
+
+    key: Hashable = None
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    auth_id: int | None = None
+    auth: requests.auth.AuthBase | None = field(default=None, compare=False, repr=False)
+
+
+class _Pool:
+    """The connections of one ``Reach``: ``slots`` bounds those in use, ``idle`` keeps the rest;
+    ``holders`` counts the leases waiting or running (a pool with none and nothing idle is dropped).
+    Guarded by ``Upstream._lock``, except ``slots``, a semaphore of its own."""
+
+    def __init__(self, size: int) -> None:
+        self.slots = threading.BoundedSemaphore(size)
+        self.idle: list[UpstreamConnection] = []
+        self.holders = 0
+
+
+def _refused_credential(failure: Exception) -> int | None:
+    """The HTTP status (401, 403) with which an upstream refused a connection's credential, if it did."""
+    data = failure.error.data if isinstance(failure, MCPError) else None
+    status = data.get("status") if isinstance(data, dict) else None
+    return status if status in (401, 403) else None
+
+
 class UpstreamConnection:
     """One connected ``Client`` to the upstream; its questions go to the ``relay`` of the call
     that leased it (set and cleared by the lease, read by the client's callback threads)."""
 
-    def __init__(self, upstream: Upstream, key: Hashable) -> None:
+    def __init__(self, upstream: Upstream, reach: Reach) -> None:
         self.upstream = upstream
-        self.key = key
+        self.reach = reach
+        self.key = reach.key
         self.relay: Relay | None = None
         #: Set when this connection must not serve another call (a failure, an abandoned call).
         self.broken = False
         spec = upstream.spec
-        reach: dict[str, Any] = {"headers": dict(spec.headers)} if isinstance(spec.target, str) and spec.headers else {}
-        self.client = upstream.connection_factory(spec, key, dict(
+        reach_options: dict[str, Any] = {}
+        if isinstance(spec.target, str):
+            headers = {**spec.headers, **dict(reach.headers)}
+            if headers:
+                reach_options["headers"] = headers
+            if reach.auth is not None:
+                reach_options["auth"] = reach.auth
+        self.client = upstream.connection_factory(spec, reach.key, dict(
             mode=spec.mode, read_timeout_seconds=spec.connect_timeout, cache=None, log_level="debug",
             elicitation_callback=self._elicit, sampling_callback=self._sample, list_roots_callback=self._roots,
-            logging_callback=self._log, message_handler=self._notified, **reach))
+            logging_callback=self._log, message_handler=self._notified, **reach_options))
 
     def open(self) -> None:
         """Connect, bounded by the spec's ``connect_timeout``; calls are then bounded by its ``timeout``."""
@@ -187,18 +247,28 @@ NotificationListener = Callable[["Upstream", Any], None]
 
 
 class Upstream:
-    """The connections to one upstream server, pooled per credential key."""
+    """The connections to one upstream server, pooled per credential (``Reach``).
+
+    ``credential``: what every connection is made with besides the spec's headers, or a callable
+    of the user (``user()``, the host's user of the current call) giving it per user; see the
+    module docstring.
+    """
 
     def __init__(self, spec: UpstreamSpec, *, connection_factory: ConnectionFactory = open_client,
-                 max_connections: int = MAX_CONNECTIONS, on_notification: NotificationListener | None = None) -> None:
+                 max_connections: int = MAX_CONNECTIONS, on_notification: NotificationListener | None = None,
+                 credential: Credentials = None, user: Callable[[], Any] = lambda: None) -> None:
+        if credential is not None and not isinstance(spec.target, str):
+            raise ProxyConfigError(f"upstream {spec.name!r} is not reached over HTTP, so it takes no credentials; "
+                                   "give a command its credential in its env")
         self.spec = spec
         self.connection_factory = connection_factory
         self.on_notification = on_notification
         self.max_connections = max_connections
-        # _lock guards _idle, _slots (one semaphore per key), _down and _capabilities.
+        self.credential = credential
+        self.user = user
+        # _lock guards _pools (in least recently used order), _down and _capabilities.
         self._lock = threading.Lock()
-        self._idle: dict[Hashable, list[UpstreamConnection]] = {}
-        self._slots: dict[Hashable, threading.BoundedSemaphore] = {}
+        self._pools: dict[Reach, _Pool] = {}
         self._down: tuple[float, UpstreamFailure] | None = None
         self._capabilities: ServerCapabilities | None = None
         self._closed = False
@@ -207,6 +277,25 @@ class Upstream:
         self._subscribing = threading.Lock()
         self._listener: UpstreamConnection | None = None
         self._subscribed: set[str] = set()
+
+    def reach(self, key: Hashable = None) -> Reach:
+        """Whose connection the current call needs: ``key`` (the proxy's credential key of the
+        caller) and the credential the upstream gives the current user. What a per-user
+        credential raises fails the request it is needed for, a listing included: for a user who
+        has none, give ``None`` (the upstream then answers as to a caller without one)."""
+        given = self.credential
+        if given is not None and not isinstance(given, (Mapping, requests.auth.AuthBase)):
+            given = given(self.user())
+        if given is None:
+            return Reach(key)
+        if isinstance(given, requests.auth.AuthBase):
+            return Reach(key, auth_id=id(given), auth=given)
+        if isinstance(given, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in given.items()):
+            return Reach(key, tuple(sorted(given.items())))
+        raise UpstreamFailure(self.spec, INTERNAL_ERROR,
+                              f"was given a credential that gave a {type(given).__name__}: the proxy's credentials= must "
+                              "give a mapping of header names to strings, a requests auth object (an "
+                              "OAuthClientProvider), or None")
 
     @property
     def name(self) -> str:
@@ -224,7 +313,8 @@ class Upstream:
 
     def call(self, method: str, operation: Callable[[UpstreamConnection], T], relay: Relay | None = None,
              key: Hashable = None) -> T:
-        """Run ``operation`` on a leased connection; failures come back as ``classify`` says."""
+        """Run ``operation`` on a leased connection (``key``: the caller's credential key, or the
+        ``Reach`` already found); failures come back as ``classify`` says."""
         with self.lease(method, relay, key) as connection:
             try:
                 return operation(connection)
@@ -244,46 +334,76 @@ class Upstream:
 
     @contextmanager
     def lease(self, method: str, relay: Relay | None = None, key: Hashable = None) -> Iterator[UpstreamConnection]:
-        """A connection for one call, its questions going to ``relay``; returned to the pool after,
-        unless it broke."""
-        slots = self._slots_for(key)
-        if not slots.acquire(timeout=self.spec.timeout):
-            raise UpstreamFailure(self.spec, REQUEST_TIMEOUT,
-                                  f"had all {self.max_connections} of its connections busy for {self.spec.timeout:g} s; "
-                                  f"{method} was not sent: try again, or lower the load")
-        connection: UpstreamConnection | None = None
+        """A connection for one call made with the caller's credential (``key``: the caller's
+        credential key, or the ``Reach`` already found), its questions going to ``relay``;
+        returned to the pool after, unless it broke."""
+        reach = key if isinstance(key, Reach) else self.reach(key)
+        pool = self._hold(reach)
         try:
-            connection = self._connection(key)
-            connection.relay = relay
-            yield connection
+            if not pool.slots.acquire(timeout=self.spec.timeout):
+                raise UpstreamFailure(self.spec, REQUEST_TIMEOUT,
+                                      f"had all {self.max_connections} of its connections busy for "
+                                      f"{self.spec.timeout:g} s; {method} was not sent: try again, or lower the load")
+            connection: UpstreamConnection | None = None
+            try:
+                connection = self._idle(pool) or self._open(reach)
+                connection.relay = relay
+                yield connection
+            finally:
+                if connection is not None:
+                    connection.relay = None
+                    self._give_back(pool, connection)
+                pool.slots.release()
         finally:
-            if connection is not None:
-                connection.relay = None
-                self._give_back(connection)
-            slots.release()
+            self._let_go(reach, pool)
 
-    def _slots_for(self, key: Hashable) -> threading.BoundedSemaphore:
+    def _hold(self, reach: Reach) -> _Pool:
         with self._lock:
             if self._closed:
                 raise UpstreamFailure(self.spec, INTERNAL_ERROR, "is closed: the proxy is shutting down")
-            slots = self._slots.get(key)
-            if slots is None:
-                slots = self._slots[key] = threading.BoundedSemaphore(self.max_connections)
-            return slots
+            pool = self._pools.pop(reach, None) or _Pool(self.max_connections)
+            self._pools[reach] = pool  # last: the most recently used
+            pool.holders += 1
+            return pool
 
-    def _connection(self, key: Hashable) -> UpstreamConnection:
+    def _let_go(self, reach: Reach, pool: _Pool) -> None:
+        """The lease is over: a pool nobody holds with nothing idle is dropped, and beyond
+        ``MAX_POOLS`` the least recently used idle ones are closed."""
+        closing: list[UpstreamConnection] = []
         with self._lock:
-            idle = self._idle.get(key)
-            if idle:
-                return idle.pop()
+            pool.holders -= 1
+            if pool.holders == 0 and not pool.idle and self._pools.get(reach) is pool:
+                del self._pools[reach]
+            excess = len(self._pools) - MAX_POOLS
+            for stale, kept in list(self._pools.items()):
+                if excess <= 0:
+                    break
+                if kept.holders == 0:
+                    closing += kept.idle
+                    del self._pools[stale]
+                    excess -= 1
+        for connection in closing:
+            connection.close()
+
+    def _idle(self, pool: _Pool) -> UpstreamConnection | None:
+        with self._lock:
+            return pool.idle.pop() if pool.idle else None
+
+    def _open(self, reach: Reach) -> UpstreamConnection:
+        with self._lock:
             down = self._down
         if down is not None and time.monotonic() < down[0]:
             raise down[1]
-        connection = UpstreamConnection(self, key)
+        connection = UpstreamConnection(self, reach)
         try:
             connection.open()
         except Exception as failed:
             connection.close()
+            status = _refused_credential(failed)
+            if status is not None:  # this credential's failure, not the upstream's: nobody else's calls wait
+                raise UpstreamFailure(self.spec, INTERNAL_ERROR,
+                                      f"refused the credential it was reached with (HTTP {status}): it is missing, "
+                                      "expired or revoked, or not one this upstream issued") from failed
             answer = classify(self.spec, "initialize", failed)
             if not isinstance(answer, UpstreamFailure):
                 answer = unreachable(self.spec, f"{type(failed).__name__}: {failed}")
@@ -296,11 +416,11 @@ class Upstream:
             self._down = None
         return connection
 
-    def _give_back(self, connection: UpstreamConnection) -> None:
+    def _give_back(self, pool: _Pool, connection: UpstreamConnection) -> None:
         with self._lock:
             keep = not connection.broken and not self._closed
             if keep:
-                self._idle.setdefault(connection.key, []).append(connection)
+                pool.idle.append(connection)
         if not keep:
             connection.close()
 
@@ -313,7 +433,7 @@ class Upstream:
             listener = self._listener
             try:
                 if listener is None or listener.broken:
-                    listener = self._listener = self._connection(None)
+                    listener = self._listener = self._open(self.reach())
                 listener.client.subscribe_resource(uri)
             except Exception as failure:
                 if listener is not None:
@@ -328,8 +448,9 @@ class Upstream:
         """Close the idle connections; those in use close when their call ends."""
         with self._lock:
             self._closed = True
-            idle = [connection for connections in self._idle.values() for connection in connections]
-            self._idle.clear()
+            idle = [connection for pool in self._pools.values() for connection in pool.idle]
+            for pool in self._pools.values():
+                pool.idle.clear()
         with self._subscribing:
             listener, self._listener = self._listener, None
         for connection in idle + ([listener] if listener is not None else []):
