@@ -32,7 +32,9 @@ its change announcements reach the parent's clients (``follow``, ``MCPServer.not
 its completion handler answers for its prompts and templates (``Mount.completion_ref``).
 
 A mounted task tool runs as a plain call: tasks live in the store of the server that serves the
-``tasks/*`` requests, the parent's, which holds no record of the child's.
+``tasks/*`` requests, the parent's, which holds no record of the child's. A child that passes on
+tasks it does not keep (``relays_tasks``: a proxy, whose tasks are its upstream's) answers the
+``tasks/*`` of those itself; the parent asks it first (``MCPServer._routed_task``).
 """
 
 from __future__ import annotations
