@@ -208,3 +208,48 @@ def test_an_upstream_resource_update_reaches_a_listen_by_the_gateways_uri(
     with Client(url) as client, client.listen(resource_subscriptions=["notes://a/today"]) as updates:
         upstreams["a"][1].subscriptions.publish(ResourceUpdated(uri="notes://today"))
         assert updates.next(timeout=5) == ResourceUpdated(uri="notes://a/today")
+
+
+# --- a gateway under gunicorn -w 2 on the Redis backend ------------------------------------------------------
+@pytest.fixture
+def gateway_workers(redis_server: Any) -> Iterator[Any]:
+    """``gunicorn -w 2`` of ``tests/servers/gateway_app.py`` sharing ``redis_server``, over one upstream
+    process (``tests/servers/shared_server.py``, whose ``confirm`` tool elicits)."""
+    import sys
+
+    from cluster_support import SERVERS, server_env
+    from conftest import server_process
+
+    with server_process([sys.executable, str(SERVERS / "shared_server.py")], server_env(None), cwd=SERVERS) as up:
+        env = {**server_env(redis_server.url), "MINIMCP_TEST_UPSTREAM": f"{up.base}/mcp"}
+        # A legacy client waiting on a question holds two threads (its GET stream, its call) and its
+        # answer takes a third: 16 serve the test's four clients even were all on one worker.
+        command = [sys.executable, "-m", "gunicorn", "-w", "2", "-k", "gthread", "--threads", "16",
+                   "--no-control-socket", "--graceful-timeout", "2", "-b", "127.0.0.1:0", "gateway_app:app"]
+        with server_process(command, env, cwd=SERVERS) as gateway:
+            yield gateway
+
+
+def test_a_relayed_legacy_question_is_answered_whichever_worker_the_answer_lands_on(gateway_workers: Any) -> None:
+    """Four legacy clients at once, every request on a new connection, so the kernel spreads the
+    calls and the answers' POSTs over both workers; each question comes from the upstream through
+    the worker running the call, and its answer may land on the other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cluster_support import accept, client_of
+
+    rounds = 4
+
+    def session(who: int) -> tuple[set[int], list[str]]:
+        client, _ = client_of(gateway_workers, mode="legacy", elicitation_callback=accept, read_timeout_seconds=60)
+        with client:
+            texts = [client.call_tool(f"{entry}_confirm", {"door": f"{who}.{n}"}).content[0].text
+                     for n in range(rounds) for entry in ("old", "new")]
+            pids = {client.call_tool("pid", {}).structured_content["result"] for _ in range(rounds)}
+        return pids, texts
+
+    with ThreadPoolExecutor(4) as pool:
+        done = list(pool.map(session, range(4)))
+    for who, (_, texts) in enumerate(done):
+        assert texts == [f"{who}.{n}: accept True" for n in range(rounds) for _ in ("old", "new")]
+    assert len(set().union(*(pids for pids, _ in done))) == 2  # both workers served
