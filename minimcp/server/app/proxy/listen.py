@@ -10,8 +10,8 @@ reopens it with the new set. What arrives on it reaches the proxy as any upstrea
 (the connection's ``on_notification``).
 
 One thread per upstream holds the listen (``minimcp-proxy-listen``): a lost stream or an upstream
-that is down is tried again after ``RETRY`` seconds, and since nothing is replayed, every reopening
-is announced (``on_open``) so the proxy reads its listings again.
+that is down is tried again after ``RETRY`` seconds (longer while it stays down), and since nothing
+is replayed, every reopening is announced (``on_open``) so the proxy reads its listings again.
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("minimcp.server.proxy")
 
-#: Seconds before a listen that could not be opened, or was lost, is opened again.
+#: Seconds before a listen that could not be opened, or was lost, is opened again; doubled while
+#: the attempts keep failing, up to ``MAX_RETRY``.
 RETRY = 1.0
+MAX_RETRY = 30.0
 #: Seconds the listen thread waits for an event before it looks whether it must reopen or stop.
 POLL = 0.2
 #: Resource URIs one upstream listen asks for at most (the subscriptions of all the proxy's clients).
@@ -107,23 +109,29 @@ class UpstreamListen:
             self._cond.notify_all()
 
     def _run(self) -> None:
+        delay = RETRY
         while not self._stopped():
             connection: UpstreamConnection | None = None
             try:
                 connection = UpstreamConnection(self.upstream, None)
                 connection.open()
+                delay = RETRY
                 self._hold(connection)
             except ListenNotSupportedError:
                 self._settle(legacy=True)
                 return
             except Exception as failed:  # down, lost, refused: the next attempt says it again if it lasts
                 logger.info("listening to upstream %r failed, trying again in %g s: %s", self.upstream.name,
-                            RETRY, failed)
+                            delay, failed)
                 self._settle(frozenset())
             finally:
                 if connection is not None:
                     connection.close()
-            self._changed.wait(RETRY)
+            with self._lock:
+                if not self._closed:  # a want() made while down wakes the wait; only a new one does
+                    self._changed.clear()
+            self._changed.wait(delay)
+            delay = min(delay * 2, MAX_RETRY)
 
     def _hold(self, connection: UpstreamConnection) -> None:
         """Keep a listen open on ``connection``, reopening it with the URIs wanted, until closed."""
