@@ -42,7 +42,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -52,6 +51,7 @@ from pydantic import BaseModel
 
 from minimcp.server.app.context import Context
 from minimcp.server.app.exceptions import ToolError
+from minimcp.server.app.namespace import check_namespace
 from minimcp.server.app.tools import Tool, failure_result
 from minimcp.server.core.context import ServerRequestContext
 from minimcp.server.core.otel import OpenTelemetryMiddleware
@@ -66,22 +66,9 @@ __all__ = ["Mount", "MountLifespan", "MountedComponent", "MountedTool", "Names",
 
 logger = logging.getLogger("minimcp.server")
 
-#: What a namespace may be: a valid tool-name prefix and a URI path segment (never ``.`` or ``..``).
-NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 #: The kinds of component a server can be asked for by key (``MCPServer.component``).
 ComponentKind = Literal["tool", "resource", "template", "prompt"]
-
-
-def check_namespace(namespace: str | None) -> str | None:
-    """``namespace`` if it is one (see the module docstring), else the ``ValueError`` saying what is."""
-    if namespace is None:
-        return None
-    if not isinstance(namespace, str) or not NAMESPACE.fullmatch(namespace):
-        raise ValueError(f"namespace {namespace!r} is not usable: use 1 to 64 letters, digits, '.', '_' or '-', "
-                         "starting with a letter or digit (it prefixes tool names and becomes a URI path segment), "
-                         "or namespace=None to mount without a prefix")
-    return namespace
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from minimcp.client.stdio import StdioServerParameters
-from minimcp.server.app.mount import NAMESPACE
+from minimcp.server.app.namespace import NAMESPACE
 
 #: Seconds one call to an upstream may take before the caller is told it timed out, naming the upstream.
 DEFAULT_CALL_TIMEOUT = 120.0
