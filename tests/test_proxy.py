@@ -213,7 +213,9 @@ def test_a_gateway_serves_each_upstream_under_its_name(serve_proxy: Callable[...
         assert client.call_tool("files_echo", {"text": "a"}).content[0].text == "a"
         assert client.call_tool("web_echo", {"text": "b"}).content[0].text == "b"
         assert client.get_prompt("web_greet", {"who": "Ada"}).messages[0].content.text == "Hello, Ada!"
-        assert client.read_resource("notes://today").contents[0].text == "buy milk"
+        listed = {str(resource.uri) for resource in client.list_resources().resources}
+        assert {"notes://files/today", "notes://web/today"} <= listed  # mount's rule: the namespace after scheme://
+        assert client.read_resource("notes://web/today").contents[0].text == "buy milk"
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from minimcp import create_proxy
 
 url, *command = sys.argv[1:]
 proxy = create_proxy({"mcpServers": {
-    "web": {"url": url, "timeout": 30},  # its tools are web_<name>
-    "local": {"command": command[0], "args": command[1:]},  # and these local_<name>
+    "web": {"url": url, "timeout": 30},  # its tools are web_<name>, its notes://x is notes://web/x
+    "local": {"command": command[0], "args": command[1:]},  # and these local_<name>, notes://local/x
 }})
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import os
 import sys
 import threading
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel
 
@@ -17,7 +17,7 @@ from minimcp import MCPError
 from minimcp.server import MCPServer
 from minimcp.server.mcpserver import Context, ListRoots, Resolve, Sample
 from minimcp.server.mcpserver.exceptions import ToolError
-from minimcp.types import CreateMessageResult, ListRootsResult, SamplingMessage, TextContent
+from minimcp.types import Completion, CreateMessageResult, ListRootsResult, SamplingMessage, TextContent
 
 
 class Proceed(BaseModel):
@@ -112,9 +112,19 @@ def upstream(name: str = "upstream") -> MCPServer:
     def today() -> str:
         return "buy milk"
 
+    @mcp.resource("notes://day/{day}")
+    def note_of(day: str) -> str:
+        return f"notes of {day}"
+
     @mcp.prompt()
     def greet(who: str) -> str:
         return f"Hello, {who}!"
+
+    @mcp.completion()
+    def complete(ref: Any, argument: Any, context: Any) -> Completion:
+        """``who`` of ``greet`` and ``day`` of ``notes://day/{day}``, by their first letters."""
+        known = {"who": ["Ada", "Alan", "Grace"], "day": ["monday", "tuesday"]}.get(argument.name, [])
+        return Completion(values=[value for value in known if value.startswith(argument.value)])
 
     return mcp
 

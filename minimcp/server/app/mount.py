@@ -32,7 +32,9 @@ its change announcements reach the parent's clients (``follow``, ``MCPServer.not
 its completion handler answers for its prompts and templates (``Mount.completion_ref``).
 
 A mounted task tool runs as a plain call: tasks live in the store of the server that serves the
-``tasks/*`` requests, the parent's, which holds no record of the child's.
+``tasks/*`` requests, the parent's, which holds no record of the child's. A child that passes on
+tasks it does not keep (``relays_tasks``: a proxy, whose tasks are its upstream's) answers the
+``tasks/*`` of those itself; the parent asks it first (``MCPServer._routed_task``).
 """
 
 from __future__ import annotations
@@ -40,7 +42,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -50,6 +51,7 @@ from pydantic import BaseModel
 
 from minimcp.server.app.context import Context
 from minimcp.server.app.exceptions import ToolError
+from minimcp.server.app.namespace import check_namespace
 from minimcp.server.app.tools import Tool, failure_result
 from minimcp.server.core.context import ServerRequestContext
 from minimcp.server.core.otel import OpenTelemetryMiddleware
@@ -64,22 +66,9 @@ __all__ = ["Mount", "MountLifespan", "MountedComponent", "MountedTool", "Names",
 
 logger = logging.getLogger("minimcp.server")
 
-#: What a namespace may be: a valid tool-name prefix and a URI path segment (never ``.`` or ``..``).
-NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 #: The kinds of component a server can be asked for by key (``MCPServer.component``).
 ComponentKind = Literal["tool", "resource", "template", "prompt"]
-
-
-def check_namespace(namespace: str | None) -> str | None:
-    """``namespace`` if it is one (see the module docstring), else the ``ValueError`` saying what is."""
-    if namespace is None:
-        return None
-    if not isinstance(namespace, str) or not NAMESPACE.fullmatch(namespace):
-        raise ValueError(f"namespace {namespace!r} is not usable: use 1 to 64 letters, digits, '.', '_' or '-', "
-                         "starting with a letter or digit (it prefixes tool names and becomes a URI path segment), "
-                         "or namespace=None to mount without a prefix")
-    return namespace
 
 
 @dataclasses.dataclass(frozen=True)

@@ -237,6 +237,9 @@ class MCPServer(Generic[LifespanT]):
     #: a 2026-07-28 list result then says ``cacheScope: "private"``, so no shared cache hands one
     #: user's list to another.
     listings_vary_by_user = False
+    #: Whether this server's tools may answer with tasks it does not keep (a proxy's: its upstream's),
+    #: whose ``tasks/*`` it answers itself (``_routed_task``); a server mounting it sends them there.
+    relays_tasks = False
 
     def __init__(
         self,
@@ -489,6 +492,8 @@ class MCPServer(Generic[LifespanT]):
             first = next((mount for mount in self._mounts if mount.child is server), None)
             lifespan = first.lifespan if first is not None else MountLifespan(server)
             self._mounts = (*self._mounts, Mount(self, server, namespace, lifespan))
+        if server.relays_tasks:
+            self._sync_extensions()
         if server.capabilities().completions is not None:
             self._serve_completions()
         if first is None:
@@ -787,9 +792,11 @@ class MCPServer(Generic[LifespanT]):
             lambda questions, answers, state: run(Context(ctx, self, questions, answers, state)))
 
     def _sync_extensions(self) -> None:
-        """Advertise the tasks extension exactly while some tool runs as a task."""
+        """Advertise the tasks extension exactly while some tool runs as a task, or a mounted server
+        passes on tasks of its own (``relays_tasks``)."""
         with self._registry_lock:
-            serves_tasks = any(tool.task is not None for tool in self._tools.values())
+            serves_tasks = any(tool.task is not None for tool in self._tools.values()) or \
+                any(mount.child.relays_tasks for mount in self._mounts)
         if serves_tasks:
             self._lowlevel_server.extensions[TASKS_EXTENSION] = {}
         else:
@@ -818,9 +825,25 @@ class MCPServer(Generic[LifespanT]):
         low.extensions[identifier] = extension.settings()
 
     def _task_handler(self, method: str) -> Callable[[ServerRequestContext[Any, Any], Any], Any]:
-        """The handler of one ``tasks/*`` method: answered from the task store."""
+        """The handler of one ``tasks/*`` method: answered by the mounted server that passed the
+        task on (``relays_tasks``), else from the task store."""
         answer = getattr(self.tasks, method.removeprefix("tasks/"))
-        return lambda ctx, params: answer(ctx.params or {}, Context(ctx, self))
+
+        def handle(ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
+            routed = self._routed_task(method, ctx) if self._mounts or self.relays_tasks else None
+            return routed if routed is not None else answer(ctx.params or {}, Context(ctx, self))
+
+        return handle
+
+    def _routed_task(self, method: str, ctx: ServerRequestContext[Any, Any]) -> Any:
+        """The answer to ``tasks/*`` of the mounted server (at any depth) whose task it is; ``None``
+        where none relays it."""
+        for mount in self._mounts:
+            if mount.child.relays_tasks or mount.child._mounts:
+                routed = mount.child._routed_task(method, ctx)
+                if routed is not None:
+                    return routed
+        return None
 
     # --- tools -----------------------------------------------------------------------------------
     def tool(self, name: str | None = None, title: str | None = None, description: str | None = None,

@@ -8,7 +8,8 @@
 The proxy speaks both protocol eras to its clients and whichever each upstream speaks, relaying
 questions (elicitation, sampling, roots), progress, log lines, cancellation and tasks between
 them (``relay``); an upstream that is down, slow, garbled or gone fails its calls with an error
-naming it (``upstream``) while the others are served.
+naming it (``upstream``) while the others are served. A configuration of several is a ``Gateway``:
+one ``ProxyServer`` per upstream, mounted under its name (``MCPServer.mount``'s rule of names).
 """
 
 from __future__ import annotations
@@ -26,20 +27,22 @@ from minimcp.server.app.proxy.config import (
     read_configuration,
     target_spec,
 )
-from minimcp.server.app.proxy.provider import MirroredTool, name_tool
-from minimcp.server.app.proxy.server import ProxyServer
+from minimcp.server.app.proxy.provider import MirroredTool
+from minimcp.server.app.proxy.server import Gateway, ProxyServer
 from minimcp.server.app.proxy.upstream import Credentials, Reach, Upstream, UpstreamFailure
 
-__all__ = ["Credentials", "MirroredTool", "ProxyConfigError", "ProxyServer", "Reach", "Upstream", "UpstreamFailure",
-           "UpstreamSpec", "create_proxy", "name_tool"]
+__all__ = ["Credentials", "Gateway", "MirroredTool", "ProxyConfigError", "ProxyServer", "Reach", "Upstream",
+           "UpstreamFailure", "UpstreamSpec", "create_proxy"]
 
 
 def create_proxy(target: Any, name: str | None = None, *, upstream_name: str | None = None,
                  timeout: float | None = None, connect_timeout: float | None = None, mode: str | None = None,
-                 headers: Mapping[str, str] | None = None, credentials: Any = None, **options: Any) -> ProxyServer:
+                 headers: Mapping[str, str] | None = None, credentials: Any = None,
+                 **options: Any) -> ProxyServer | Gateway:
     """A server serving ``target``: a URL, a command (a string or a list), ``StdioServerParameters``,
     an ``MCPServer``, or an ``mcpServers`` configuration (a mapping, or the path of its JSON file),
-    whose upstreams, when several, are each served under their name.
+    whose upstreams, when several, are each served under their name (a ``Gateway``, mounting a
+    ``ProxyServer`` per upstream).
 
     ``timeout``, ``connect_timeout``, ``mode`` and ``headers`` describe a single target (a
     configuration says them per entry). ``credentials`` is what an HTTP upstream is reached with
@@ -56,7 +59,7 @@ def create_proxy(target: Any, name: str | None = None, *, upstream_name: str | N
             raise ProxyConfigError("a configuration says timeout, connect_timeout, mode and headers per entry, "
                                    "in its mcpServers")
         specs = list(read_configuration(target).values())
-        return ProxyServer(specs, name, gateway=len(specs) > 1, **options)
+        return Gateway(specs, name, **options) if len(specs) > 1 else ProxyServer(specs, name, **options)
     settings: dict[str, Any] = {key: value for key, value in (
         ("timeout", timeout), ("connect_timeout", connect_timeout), ("mode", mode), ("headers", headers))
         if value is not None}

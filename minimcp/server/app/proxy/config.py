@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from minimcp.client.stdio import StdioServerParameters
+from minimcp.server.app.namespace import NAMESPACE
 
 #: Seconds one call to an upstream may take before the caller is told it timed out, naming the upstream.
 DEFAULT_CALL_TIMEOUT = 120.0
@@ -37,7 +38,7 @@ class ProxyConfigError(ValueError):
 
 @dataclass(frozen=True)
 class UpstreamSpec:
-    """One upstream: its name (the prefix of its tools in a gateway of several), what ``Client``
+    """One upstream: its name (its namespace in a gateway of several), what ``Client``
     is given to reach it, and the bounds of its calls."""
 
     name: str
@@ -86,8 +87,10 @@ def read_configuration(target: Any) -> dict[str, UpstreamSpec]:
 
 def entry_spec(name: str, entry: Any) -> UpstreamSpec:
     """One ``mcpServers`` entry as an ``UpstreamSpec``."""
-    if not name or "/" in name or any(c.isspace() for c in name):
-        raise ProxyConfigError(f"mcpServers name {name!r}: use letters, digits, '-' or '_' (it prefixes its tools)")
+    if not NAMESPACE.fullmatch(name):
+        raise ProxyConfigError(f"mcpServers name {name!r}: use 1 to 64 letters, digits, '.', '_' or '-', starting "
+                               "with a letter or digit (it is the namespace its tools, prompts and resources are "
+                               "served under)")
     if not isinstance(entry, Mapping):
         raise ProxyConfigError(f"mcpServers.{name}: an object with \"url\" or \"command\", not {type(entry).__name__}")
     unknown = set(entry) - _SETTINGS - {"url", "headers", "command", "args", "env", "cwd"}

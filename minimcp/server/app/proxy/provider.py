@@ -3,9 +3,10 @@
 A :class:`Mirror` lists what its upstream offers when first asked, keeps the listing (one per
 credential: a user whose credential is their own sees what the upstream lists for them) until the
 upstream says that list changed (or ``LIST_TTL`` passes: a 2026-07-28 upstream tells only the
-clients that listen), and renames for a gateway of several upstreams: ``name_tool`` puts the
-upstream's name before each tool and prompt name. A call is forwarded by name even when it was
-never listed: the upstream says whether the tool exists, and a down upstream is named as such.
+clients that listen), under the upstream's own names: a gateway of several mounts one proxy per
+upstream, and ``MCPServer.mount``'s rule of names is the only one. A call is forwarded by name even
+when it was never listed: the upstream says whether the tool exists, and a down upstream is named
+as such.
 
 A mirrored tool (:class:`MirroredTool`) publishes the upstream's definition as it is (its input
 and output schemas, annotations, ``_meta``) and hands the arguments on unvalidated: the upstream
@@ -21,6 +22,8 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from pydantic import BaseModel
+
 from minimcp.jsonrpc import MCPError
 from minimcp.server.app.context import Context
 from minimcp.server.app.exceptions import ToolError
@@ -31,12 +34,13 @@ from minimcp.server.core.rounds import InputRequired
 from minimcp.shared.inbound import annotates_headers
 from minimcp.shared.tasks import CreateTaskResult, declares_tasks
 from minimcp.types import (
-    INVALID_PARAMS,
     META_CLIENT_CAPABILITIES,
     CallToolResult,
+    CompleteResult,
     GetPromptResult,
     InputRequiredResult,
     ReadResourceResult,
+    dump,
 )
 from minimcp.types import Prompt as PromptDefinition
 from minimcp.types import Resource as ResourceDefinition
@@ -56,11 +60,6 @@ MAX_LISTINGS = 512
 
 #: ``(arguments, ctx) -> result``: what a mirrored tool does with a call.
 ToolCall = Callable[[dict[str, Any], "Context | None"], Any]
-
-
-def name_tool(upstream: str, name: str) -> str:
-    """The name a gateway of several upstreams gives ``name`` of ``upstream``."""
-    return f"{upstream}_{name}"
 
 
 def _relay(arguments: dict[str, Any], ctx: Context) -> Any:
@@ -120,13 +119,11 @@ def _declares_tasks(ctx: Context) -> bool:
 
 
 class Mirror:
-    """What one upstream offers, under the proxy's names (``prefix``: the upstream's name in a
-    gateway of several, ``None`` for a proxy of one)."""
+    """What one upstream offers, under its own names."""
 
-    def __init__(self, upstream: Upstream, prefix: str | None) -> None:
+    def __init__(self, upstream: Upstream) -> None:
         self.upstream = upstream
-        self.prefix = prefix
-        # _lock guards _listed ((method, reach) -> (when, items)), _tools (listed, by proxy name) and _unlisted.
+        # _lock guards _listed ((method, reach) -> (when, items)), _tools (listed, by name) and _unlisted.
         self._lock = threading.Lock()
         self._listed: dict[tuple[str, Reach], tuple[float, list[Any]]] = {}
         self._tools: dict[str, MirroredTool] = {}
@@ -136,17 +133,6 @@ class Mirror:
 
     def _key(self, ctx: Context | None) -> Hashable:
         return self.credential_key(ctx) if ctx is not None and self.credential_key is not None else None
-
-    # --- names ---------------------------------------------------------------------------------------
-    def public(self, name: str) -> str:
-        return name if self.prefix is None else name_tool(self.prefix, name)
-
-    def local(self, name: str) -> str | None:
-        """The upstream's own name for the proxy's ``name``, or ``None`` when it is not this upstream's."""
-        if self.prefix is None:
-            return name
-        head = name_tool(self.prefix, "")
-        return name[len(head):] if name.startswith(head) and len(name) > len(head) else None
 
     # --- listings ------------------------------------------------------------------------------------
     def forget(self, method: str | None = None) -> None:
@@ -183,33 +169,27 @@ class Mirror:
         return listed
 
     def tools(self) -> list[ToolDefinition]:
-        listed = self._listing("tools/list", lambda c, cursor: c.client.session.list_tools(cursor=cursor),
-                               lambda page: page.tools)
-        definitions = [tool.model_copy(update={"name": self.public(tool.name)}) for tool in listed]
+        definitions: list[ToolDefinition] = self._listing(
+            "tools/list", lambda c, cursor: c.client.session.list_tools(cursor=cursor), lambda page: page.tools)
         with self._lock:
             known = self._tools
             self._tools = {d.name: known[d.name] if d.name in known and known[d.name].definition() == d
-                           else MirroredTool.of(d, self._tool_call(self.local(d.name) or d.name))
-                           for d in definitions}
+                           else MirroredTool.of(d, self._tool_call(d.name)) for d in definitions}
         return definitions
 
-    def tool(self, name: str) -> MirroredTool | None:
-        """The mirrored tool the proxy's ``name`` stands for, listed or not; ``None`` when the name
-        is not this upstream's."""
-        local = self.local(name)
-        if local is None:
-            return None
+    def tool(self, name: str) -> MirroredTool:
+        """The mirrored tool ``name`` stands for, listed or not (the upstream says whether it exists)."""
         with self._lock:
             tool = self._tools.get(name) or self._unlisted.get(name)
             if tool is not None:
                 return tool
-        tool = MirroredTool.of(ToolDefinition(name=name, input_schema={"type": "object"}), self._tool_call(local))
+        tool = MirroredTool.of(ToolDefinition(name=name, input_schema={"type": "object"}), self._tool_call(name))
         with self._lock:
             if len(self._unlisted) < MAX_UNLISTED:
                 self._unlisted[name] = tool
         return tool
 
-    def _tool_call(self, local: str) -> ToolCall:
+    def _tool_call(self, name: str) -> ToolCall:
         upstream = self.upstream
 
         def call(arguments: dict[str, Any], ctx: Context | None) -> Any:
@@ -217,7 +197,7 @@ class Mirror:
 
             def leg(connection: UpstreamConnection, responses: Any, state: Any, progress: Any) -> Any:
                 return connection.client.session.call_tool(
-                    local, arguments, None, progress, input_responses=responses, request_state=state,
+                    name, arguments, None, progress, input_responses=responses, request_state=state,
                     allow_input_required=True, allow_task=task, validate_output=False)
 
             result = forward(upstream, "tools/call", ctx, leg, self._key(ctx))
@@ -248,20 +228,27 @@ class Mirror:
         return result
 
     def prompts(self) -> list[PromptDefinition]:
-        listed = self._listing("prompts/list", lambda c, cursor: c.client.session.list_prompts(cursor=cursor),
-                               lambda page: page.prompts)
-        return [prompt.model_copy(update={"name": self.public(prompt.name)}) for prompt in listed]
+        return self._listing("prompts/list", lambda c, cursor: c.client.session.list_prompts(cursor=cursor),
+                             lambda page: page.prompts)
 
     def prompt(self, name: str, arguments: dict[str, str] | None,
                ctx: Context | None) -> GetPromptResult | InputRequiredResult:
-        local = self.local(name)
-        if local is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")
-
         def leg(connection: UpstreamConnection, responses: Any, state: Any, progress: Any) -> Any:
-            return connection.client.session.get_prompt(local, arguments, input_responses=responses,
+            return connection.client.session.get_prompt(name, arguments, input_responses=responses,
                                                         request_state=state, allow_input_required=True)
 
         result: GetPromptResult | InputRequiredResult = forward(self.upstream, "prompts/get", ctx, leg,
                                                                    self._key(ctx))
+        return result
+
+    def complete(self, ref: Any, argument: Any, context: Any, ctx: Context | None) -> CompleteResult:
+        """The upstream's completion of a prompt's or template's argument."""
+        wire_ref = dump(ref) if isinstance(ref, BaseModel) else ref
+        wire_argument = dump(argument) if isinstance(argument, BaseModel) else argument
+        arguments = getattr(context, "arguments", None) if context is not None else None
+
+        def leg(connection: UpstreamConnection, responses: Any, state: Any, progress: Any) -> Any:
+            return connection.client.session.complete(wire_ref, wire_argument, arguments)
+
+        result: CompleteResult = forward(self.upstream, "completion/complete", ctx, leg, self._key(ctx))
         return result

@@ -278,6 +278,14 @@ class Upstream:
         self._listener: UpstreamConnection | None = None
         self._subscribed: set[str] = set()
 
+    def own_reach(self) -> Reach:
+        """The reach of what the proxy asks on its own behalf, for no caller (its listen upstream):
+        the gateway's credential, or none where the credential is a user's."""
+        given = self.credential
+        if given is None or not isinstance(given, (Mapping, requests.auth.AuthBase)):
+            return Reach()
+        return self.reach()
+
     def reach(self, key: Hashable = None) -> Reach:
         """Whose connection the current call needs: ``key`` (the proxy's credential key of the
         caller) and the credential the upstream gives the current user. What a per-user
