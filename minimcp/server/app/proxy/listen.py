@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from minimcp.client.era import ListenNotSupportedError
-from minimcp.server.app.proxy.upstream import UpstreamConnection
+from minimcp.server.app.proxy.upstream import Reach, UpstreamConnection
 
 if TYPE_CHECKING:
     from minimcp.server.app.proxy.upstream import Upstream
@@ -59,7 +59,10 @@ class UpstreamListen:
 
     def start(self) -> bool:
         """Have the listen open, waiting (at most the upstream's ``connect_timeout``) for the first
-        attempt; ``False`` when the upstream is legacy (it pushes without a listen)."""
+        attempt; ``False`` when the upstream is legacy (it pushes without a listen), or reached
+        with each user's own credential (the proxy has none to listen with: its listings expire)."""
+        if self.upstream.own_reach() is None:
+            return False
         with self._lock:
             if self._legacy is not None or self._closed:
                 return not self._legacy
@@ -113,7 +116,7 @@ class UpstreamListen:
         while not self._stopped():
             connection: UpstreamConnection | None = None
             try:
-                connection = UpstreamConnection(self.upstream, self.upstream.own_reach())
+                connection = UpstreamConnection(self.upstream, self.upstream.own_reach() or Reach())
                 connection.open()
                 delay = RETRY
                 self._hold(connection)

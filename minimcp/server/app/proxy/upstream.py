@@ -278,13 +278,14 @@ class Upstream:
         self._listener: UpstreamConnection | None = None
         self._subscribed: set[str] = set()
 
-    def own_reach(self) -> Reach:
+    def own_reach(self) -> Reach | None:
         """The reach of what the proxy asks on its own behalf, for no caller (its listen upstream):
-        the gateway's credential, or none where the credential is a user's."""
+        the gateway's credential, if any; ``None`` where the credential is a user's, as the proxy
+        then has none of its own to reach the upstream with."""
         given = self.credential
-        if given is None or not isinstance(given, (Mapping, requests.auth.AuthBase)):
-            return Reach()
-        return self.reach()
+        if given is None or isinstance(given, (Mapping, requests.auth.AuthBase)):
+            return self.reach()
+        return None
 
     def reach(self, key: Hashable = None) -> Reach:
         """Whose connection the current call needs: ``key`` (the proxy's credential key of the
