@@ -8,15 +8,14 @@ after ``--`` or a server file is proxied alike, and ``--http`` serves the proxy 
 
 from __future__ import annotations
 
-import logging
 import os
-import sys
 from argparse import Namespace
 from collections.abc import Hashable
 from contextlib import ExitStack
 from typing import Any
 
 from minimcp.cli.errors import CLIError
+from minimcp.cli.serve import serve
 from minimcp.cli.target import Target, load_server
 from minimcp.client.auth.browser import browser_login
 from minimcp.client.client import Client
@@ -61,9 +60,4 @@ def proxy(target: Target, options: Namespace, headers: dict[str, str]) -> int:
         except ProxyConfigError as wrong:
             raise CLIError(str(wrong)) from None
         stack.callback(server.close)
-        if not options.http:
-            server.run()
-            return 0
-        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)  # says where it listens
-        server.run(transport="streamable-http", host=options.host, port=options.port)
-    return 0
+        return serve(server, options)

@@ -57,6 +57,11 @@ def run(target: Target, options: Namespace) -> int:
             raise CLIError(f"{file}: {wrong}") from None
     else:
         server = load_server(target)
+    return serve(server, options)
+
+
+def serve(server: Any, options: Namespace) -> int:
+    """Serve ``server`` over stdio, or over HTTP where ``options.http`` says so, until stopped."""
     if not options.http:
         server.run()
         return 0
