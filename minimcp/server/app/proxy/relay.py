@@ -18,9 +18,9 @@ through it:
   upstream's ``requestState`` carried inside the proxy's own sealed state, and on the retry the
   client's ``inputResponses`` and that state go upstream unchanged.
 
-A downstream cancellation (a ``notifications/cancelled``, a closed 2026-07-28 stream) sets
-``ctx.cancelled``; one watcher thread for the whole process looks at the calls in flight and
-cancels the upstream call of each cancelled one through its ``CancelScope``.
+A downstream cancellation (a ``notifications/cancelled``, a closed 2026-07-28 stream, a timeout)
+ends the request's outbox, whose end callback (``Outbox.on_end``) cancels the upstream call in
+flight through its ``CancelScope``: no thread looks for it.
 """
 
 from __future__ import annotations
@@ -56,56 +56,14 @@ logger = logging.getLogger("minimcp.server.proxy")
 
 T = TypeVar("T")
 
-#: How often the cancellation watcher looks at the calls in flight, in seconds.
-WATCH_EVERY = 0.05
+#: Seconds before a 2026-07-28 upstream that answered a round with no question is asked again.
+ROUND_PAUSE = 0.05
 #: Rounds of a 2026-07-28 upstream answered for a legacy client before the call fails.
 MAX_ROUNDS = 10
 #: The code an upstream question gets when its call was abandoned so its client could answer on retry.
 ABANDONED = -32800
 _UNSUPPORTED = {"sampling/createMessage": ("sampling", "Sampling not supported"),
                 "roots/list": ("roots", "List roots not supported")}
-
-
-class _Watcher:
-    """One thread cancelling the upstream calls whose downstream request was cancelled; it runs
-    while some call is in flight and ends when none is."""
-
-    def __init__(self) -> None:
-        # _lock guards _watched (token -> (ctx, scope)), _next and _running.
-        self._lock = threading.Lock()
-        self._watched: dict[int, tuple[Context, CancelScope]] = {}
-        self._next = 0
-        self._running = False
-
-    def watch(self, ctx: Context, scope: CancelScope) -> int:
-        with self._lock:
-            token = self._next
-            self._next += 1
-            self._watched[token] = (ctx, scope)
-            start = not self._running
-            self._running = True
-        if start:
-            threading.Thread(target=self._run, name="minimcp-proxy-cancel-watch", daemon=True).start()
-        return token
-
-    def unwatch(self, token: int) -> None:
-        with self._lock:
-            self._watched.pop(token, None)
-
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                if not self._watched:
-                    self._running = False
-                    return
-                watched = list(self._watched.values())
-            for ctx, scope in watched:
-                if ctx.cancelled:
-                    scope.cancel()
-            time.sleep(WATCH_EVERY)
-
-
-_watcher = _Watcher()
 
 
 def _gate(connection: Connection, method: str, params: dict[str, Any]) -> None:
@@ -132,10 +90,21 @@ class Relay:
         self._asked = 0
         #: The question a 2026-07-28 client must answer first; the call raises it once the upstream call ends.
         self.pending: InputRequired | None = None
+        #: The scope of the upstream call in flight (one per leg, ``_watched``); replaced whole, read
+        #: by the thread that cancels it.
         self.scope = CancelScope()
         meta = ctx.request_context.meta or {}
         #: Whether the client asked for progress: only then does the upstream call ask for it.
         self.wants_progress = meta.get("progressToken") is not None
+        outbox = ctx.request_context.outbox
+        if outbox is not None:
+            outbox.on_end(self.cancel_if_cancelled)
+
+    def cancel_if_cancelled(self) -> None:
+        """When the request ends: a request its client cancelled (or that timed out) cancels the
+        upstream call in flight; one answered has none in flight left."""
+        if self.ctx.cancelled:
+            self.scope.cancel()
 
     # --- questions ---------------------------------------------------------------------------------
     def ask(self, connection: UpstreamConnection, method: str, params: dict[str, Any]) -> dict[str, Any] | ErrorData:
@@ -232,7 +201,7 @@ def forward(upstream: Upstream, method: str, ctx: Context | None, leg: Leg, key:
                 responses = relay.answer_round(result)
             else:
                 responses = None
-                time.sleep(WATCH_EVERY)
+                time.sleep(ROUND_PAUSE)
             state = result.request_state
         raise MCPError(INTERNAL_ERROR, f"Upstream {upstream.name!r} kept answering {method} with input_required for "
                                        f"{MAX_ROUNDS} rounds")
@@ -241,16 +210,13 @@ def forward(upstream: Upstream, method: str, ctx: Context | None, leg: Leg, key:
 
 
 def _watched(relay: Relay, connection: UpstreamConnection, send: Callable[[], T]) -> T:
-    """``send`` under the relay's cancel scope, watched for the client's cancellation; raises the
+    """``send`` under the relay's cancel scope, which the client's cancellation cancels; raises the
     question a 2026-07-28 client must answer first when that is why the call was abandoned. A
     cancelled call's connection is not used again (the upstream may still be working on it)."""
     relay.scope = scope = CancelScope()
-    token = _watcher.watch(relay.ctx, scope)
-    try:
-        with scope:
-            result = send()
-    finally:
-        _watcher.unwatch(token)
+    relay.cancel_if_cancelled()  # cancelled between two legs: the end callback saw the scope before
+    with scope:
+        result = send()
     pending = relay.pending
     if pending is not None:
         raise pending
