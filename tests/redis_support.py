@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from conftest import redis_server_program, require_service, wait_for
+from conftest import redis_server_program, require_service, wait_answering, wait_for
 
 #: How long a Redis process, a Sentinel's view or a cluster may take to come up on a loaded machine.
 STARTUP = 30.0
@@ -90,18 +90,8 @@ class Node:
             [*command, *listening, "--bind", "127.0.0.1", "--dir", str(self.directory), "--save", "",
              "--appendonly", "no", "--logfile", str(log), *self.args],
             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        client = self.client()
-
-        def answers() -> bool:
-            try:
-                return bool(client.ping())
-            except redis.RedisError:
-                return self.process is not None and self.process.poll() is not None
-
-        try:
-            assert wait_for(answers, STARTUP), f"redis-server did not answer within {STARTUP:.0f} s: {self.log()}"
-        finally:
-            client.close()
+        wait_answering(self.process, self.client(), STARTUP,
+                       f"redis-server did not answer within {STARTUP:.0f} s: {self.log()}")
         return self.process.poll() is None
 
     def log(self) -> str:
