@@ -307,7 +307,8 @@ class Dispatcher:
         if method == "notifications/progress":  # on a question of ours, perhaps (and to the handler too)
             connection.progress_heard(message.get("params"))
         try:
-            self._through_middleware(self._notified)(self._context(message, connection, None, _NOTIFICATION))
+            outermost, inner = self._chain(self._notified)
+            outermost(self._context(message, connection, None, _NOTIFICATION), inner)
         except Exception:
             logger.exception("the %s handler failed", method)
 
@@ -386,18 +387,11 @@ class Dispatcher:
         era.finish(result, wire, server.server_info_wire)
         return wire
 
-    def _through_middleware(self, inner: Callable[[ServerRequestContext[Any, Any]], Any]
-                            ) -> Callable[[ServerRequestContext[Any, Any]], Any]:
-        """``inner`` wrapped in the server's middleware, outermost first; each layer may pass a
-        changed context on."""
-        outermost, rest = self._chain(inner)
-        return functools.partial(_layered, outermost, rest)
-
     def _chain(self, inner: Callable[[ServerRequestContext[Any, Any]], Any]
                ) -> tuple[Callable[[ServerRequestContext[Any, Any], Any], Any], Callable[[ServerRequestContext[Any, Any]], Any]]:
-        """The server's middleware around ``inner`` as its outermost layer and what that layer calls
-        next, so that a request is handed to the first middleware directly (``_unwrapped`` stands
-        in for it where there is none)."""
+        """The server's middleware around ``inner`` (outermost first; each layer may pass a changed
+        context on), as its outermost layer and what that layer calls next, so that a message is
+        handed to the first middleware directly (``_unwrapped`` stands in for it where there is none)."""
         layers = self.server.middleware
         if not layers:
             return _unwrapped, inner
